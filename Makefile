@@ -1,0 +1,103 @@
+# swapadvisor - build the static library, the CLIs, the tests and the benchmarks.
+#
+#   make            library + every CLI into bin/
+#   make test       Check suite (ends with Check's summary line)
+#   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
+#   make bench      benchmarks; figures land in bench/results/
+#   make clean
+#
+# CUDA sources (lib/*.cu) are built when nvcc is on PATH; otherwise lib/gpu_none.c
+# stands in and the GPU paths report that the build has no CUDA.
+
+CC      ?= gcc
+NVCC    ?= $(shell command -v nvcc 2>/dev/null)
+BUILD   ?= build
+BIN     ?= bin
+OPT     ?= -O2
+SAN     ?=
+
+WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wpointer-arith -Wwrite-strings -Wformat=2 -Wundef -Wvla -Wcast-align \
+       -Wnull-dereference -Wdouble-promotion -Wno-format-truncation -Werror
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -fopenmp $(WARN) $(SAN) -Iinclude -MMD -MP $(CFLAGS)
+LDLIBS_ALL = -lcjson -lm -fopenmp $(SAN) $(LDLIBS)
+
+LIB_SRC  = $(wildcard lib/*.c)
+CU_SRC   = $(wildcard lib/*.cu)
+CMD_SRC  = $(wildcard cmd/*.c)
+CLI_SRC  = $(wildcard cmd/common/*.c)
+TEST_SRC = $(wildcard test/test_*.c)
+BENCH_SRC = $(wildcard bench/*.c)
+
+ifneq ($(NVCC),)
+  CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
+  LIB_SRC := $(filter-out lib/gpu_none.c,$(LIB_SRC))
+  CU_OBJ   = $(patsubst lib/%.cu,$(BUILD)/lib/%.cu.o,$(CU_SRC))
+  CFLAGS_ALL += -DSA_HAVE_CUDA=1 -I$(CUDA_HOME)/include
+  CUDA_LIBDIRS = $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib
+  LDLIBS_ALL += $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--as-needed -lcudnn -lcublas -lcudart -lstdc++ -Wl,--no-as-needed
+  NVCCFLAGS ?= -O2 -std=c++17 -Iinclude -Xcompiler -Wall,-fPIC \
+     -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+else
+  CU_SRC :=
+  CU_OBJ :=
+  $(info nvcc not found: building without CUDA (GPU paths will report it))
+endif
+
+LIB_OBJ  = $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC)) $(CU_OBJ)
+LIBA     = $(BUILD)/libswapadvisor.a
+CLIA     = $(BUILD)/libsacli.a
+CLI_OBJ  = $(patsubst cmd/common/%.c,$(BUILD)/cmd/common/%.o,$(CLI_SRC))
+CMDS     = $(patsubst cmd/%.c,$(BIN)/%,$(CMD_SRC))
+TEST_OBJ = $(patsubst test/%.c,$(BUILD)/test/%.o,$(TEST_SRC) test/check_main.c)
+TEST_BIN = $(BUILD)/test/run_tests
+BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+.PHONY: all test asan-test bench clean
+all: $(LIBA) $(CMDS)
+
+$(BUILD)/lib/%.o: lib/%.c | $(BUILD)/lib
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+$(BUILD)/lib/%.cu.o: lib/%.cu | $(BUILD)/lib
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+$(LIBA): $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/cmd/common/%.o: cmd/common/%.c | $(BUILD)/cmd/common
+	$(CC) $(CFLAGS_ALL) -Icmd/common -c $< -o $@
+$(CLIA): $(CLI_OBJ)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/cmd/%.o: cmd/%.c | $(BUILD)/cmd
+	$(CC) $(CFLAGS_ALL) -Icmd/common -c $< -o $@
+$(BIN)/%: $(BUILD)/cmd/%.o $(CLIA) $(LIBA) | $(BIN)
+	$(CC) -o $@ $< $(CLIA) $(LIBA) $(LDLIBS_ALL)
+
+# One runner for every suite: test_suites.h is generated from the
+# "Suite *suite_NAME(void)" definitions found in test/test_*.c.
+$(BUILD)/test/test_suites.h: $(TEST_SRC) | $(BUILD)/test
+	{ grep -ho '^Suite \*suite_[a-z0-9_]*(void)' $(TEST_SRC) | sed 's/$$/;/'; \
+	  printf '#define SA_ALL_SUITES(X)'; \
+	  grep -ho '^Suite \*suite_[a-z0-9_]*' $(TEST_SRC) | sed 's/^Suite \*/ X(/; s/$$/)/' | tr -d '\n'; echo; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/test/%.o: test/%.c $(BUILD)/test/test_suites.h | $(BUILD)/test
+	$(CC) $(CFLAGS_ALL) -I$(BUILD)/test -Itest -c $< -o $@
+$(TEST_BIN): $(TEST_OBJ) $(LIBA)
+	$(CC) -o $@ $(TEST_OBJ) $(LIBA) $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -lpthread) $(LDLIBS_ALL)
+
+test: all $(TEST_BIN)
+	./$(TEST_BIN)
+
+asan-test:
+	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+
+$(BUILD)/bench/%: bench/%.c $(LIBA) | $(BUILD)/bench
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBA) $(LDLIBS_ALL)
+bench: all $(BENCHES)
+	scripts/bench.sh
+
+$(BUILD)/lib $(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
+	mkdir -p $@
+
+clean:
+	rm -rf build build-asan bin
+
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)

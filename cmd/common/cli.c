@@ -1,0 +1,105 @@
+/* cli.c - the shared front-end conventions. */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+int cli_help(const cli_tool *t)
+{
+    fputs(t->help, stdout);
+    return 0;
+}
+
+int cli_version(const cli_tool *t)
+{
+    printf("%s (swapadvisor) %s\n", t->name, SA_VERSION);
+    return 0;
+}
+
+int cli_usage(const cli_tool *t, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", t->name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '%s --help' for more information.\n", t->name);
+    return 2;
+}
+
+int cli_fail(const cli_tool *t, const sa_err *err)
+{
+    fprintf(stderr, "%s: %s\n", t->name, err->msg);
+    return sa_exit_code(err->status);
+}
+
+bool cli_stderr_tty(void) { return isatty(STDERR_FILENO) == 1; }
+
+bool cli_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool cli_parse_f64(const char *s, double min, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+sa_status cli_parse_size(const char *s, int64_t reference, int64_t *out, sa_err *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !isfinite(v) || v <= 0)
+        return sa_fail(err, SA_EUSAGE, "bad size '%s' (examples: 16GiB, 8000MB, 12e9, 0.25x)", s);
+    while (isspace((unsigned char)*end))
+        end++;
+    static const struct { const char *unit; double mul; } units[] = {
+        {"", 1}, {"B", 1}, {"K", 1e3}, {"KB", 1e3}, {"M", 1e6}, {"MB", 1e6}, {"G", 1e9}, {"GB", 1e9},
+        {"T", 1e12}, {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+        {"TiB", 1099511627776.0}};
+    double bytes = -1;
+    if (strcmp(end, "x") == 0 || strcmp(end, "X") == 0) {
+        if (reference < 0)
+            return sa_fail(err, SA_EUSAGE, "size '%s': a fraction needs a reference peak here", s);
+        bytes = v * (double)reference;
+    } else {
+        for (size_t i = 0; i < SA_ARRAY_LEN(units); i++)
+            if (strcasecmp(end, units[i].unit) == 0 && (strlen(units[i].unit) < 3 || strcmp(end, units[i].unit) == 0))
+                bytes = v * units[i].mul;
+    }
+    if (bytes < 0)
+        return sa_fail(err, SA_EUSAGE, "bad unit in size '%s' (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, or x)", s);
+    if (bytes < 1 || bytes > 9007199254740992.0)
+        return sa_fail(err, SA_EUSAGE, "size '%s' out of range (1 byte .. 2^53)", s);
+    *out = (int64_t)floor(bytes);
+    return SA_OK;
+}
+
+int cli_threads(int64_t requested)
+{
+    if (requested > 0)
+        return (int)requested;
+    int n = omp_get_max_threads();
+    return n > 0 ? n : 1;
+}

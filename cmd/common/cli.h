@@ -1,0 +1,48 @@
+/*
+ * cli.h - conventions shared by every front end in cmd/ (only cmd/ prints or exits).
+ *
+ *   --help      usage to stdout, exit 0
+ *   --version   "NAME swapadvisor VERSION" to stdout, exit 0
+ *   usage error message + hint to stderr, exit 2
+ *   failures    "NAME: <one line>" to stderr, exit sa_exit_code(status)
+ *   "-"         stdin / stdout
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sa_common.h"
+
+typedef struct cli_tool {
+    const char *name;
+    const char *help; /* full --help text */
+} cli_tool;
+
+/* Prints help to stdout; returns 0. */
+int cli_help(const cli_tool *t);
+/* Prints the version to stdout; returns 0. */
+int cli_version(const cli_tool *t);
+/* Prints "NAME: message" and a --help hint to stderr; returns 2. */
+int cli_usage(const cli_tool *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "NAME: err->msg" to stderr; returns the documented exit code. */
+int cli_fail(const cli_tool *t, const sa_err *err);
+
+/* True when stderr is a terminal (progress and colour only then). */
+bool cli_stderr_tty(void);
+
+/* Parses an integer in [min, max]. */
+bool cli_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+/* Parses a finite number in [min, max]. */
+bool cli_parse_f64(const char *s, double min, double max, double *out);
+
+/* Parses a memory size: plain bytes, with a unit (B, KB, MB, GB, TB = 1e3 steps;
+ * KiB, MiB, GiB, TiB = 2^10 steps), or a fraction of reference written "0.25x".
+ * reference < 0 means fractions are not allowed here. */
+sa_status cli_parse_size(const char *s, int64_t reference, int64_t *out, sa_err *err);
+
+/* Threads to use: requested > 0, else OMP_NUM_THREADS / the OpenMP default. */
+int cli_threads(int64_t requested);
+
+#endif

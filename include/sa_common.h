@@ -1,0 +1,54 @@
+/*
+ * sa_common.h - status codes and the error record shared by every module.
+ *
+ * Library functions never print and never exit: they return an sa_status and,
+ * on failure, fill the caller's sa_err with one line that names the file, the
+ * item and the problem.  Only cmd/ turns a status into an exit code.
+ */
+#ifndef SA_COMMON_H
+#define SA_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SA_VERSION "0.1.0"
+
+typedef enum sa_status {
+    SA_OK = 0,
+    SA_EUSAGE,      /* bad argument from the caller (exit 2) */
+    SA_EFORMAT,     /* input document malformed or violates FORMATS.md (exit 3) */
+    SA_EIO,         /* cannot read or write a file (exit 4) */
+    SA_EINFEASIBLE, /* the graph cannot run in the memory given (exit 5) */
+    SA_EINVALID,    /* a plan fails validation (exit 6) */
+    SA_EDEVICE,     /* CUDA/GPU failure or no GPU where one is needed (exit 7) */
+    SA_EVERIFY,     /* a replay produced wrong contents (exit 8) */
+    SA_ENOMEM,      /* out of host memory (exit 1) */
+    SA_EINTERNAL    /* a bug: an invariant did not hold (exit 1) */
+} sa_status;
+
+/* One line of diagnosis.  The buffer is owned by whoever declares the sa_err. */
+typedef struct sa_err {
+    sa_status status;
+    char msg[1024];
+} sa_err;
+
+/* Records status and a printf-style message in err (err may be NULL); returns status. */
+sa_status sa_fail(sa_err *err, sa_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prepends "prefix: " to an existing message (used to add a file name). */
+void sa_err_prefix(sa_err *err, const char *prefix);
+
+/* Process exit code documented in README.md for a status. */
+int sa_exit_code(sa_status status);
+
+/* Short name of a status ("format error", ...). Static string. */
+const char *sa_status_name(sa_status status);
+
+/* Allocation helpers: they return NULL on failure like malloc; callers check. */
+void *sa_calloc(size_t n, size_t size);
+char *sa_strdup(const char *s);
+
+#define SA_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

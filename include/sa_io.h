@@ -1,0 +1,32 @@
+/*
+ * sa_io.h - whole-file reads and atomic writes ("-" means stdin / stdout).
+ */
+#ifndef SA_IO_H
+#define SA_IO_H
+
+#include <stddef.h>
+
+#include "sa_common.h"
+
+/* Reads all of path ("-" = stdin) into a NUL-terminated malloc'd buffer the
+ * caller frees; *len gets the byte count (without the NUL). */
+sa_status sa_read_file(const char *path, char **out, size_t *len, sa_err *err);
+
+/* Writes len bytes to path atomically: a temporary file in the same folder,
+ * fsync'd, then renamed over path, so a failure never leaves a partial file.
+ * "-" writes to stdout. */
+sa_status sa_write_file(const char *path, const char *data, size_t len, sa_err *err);
+
+/* An output stream that lands atomically.  sa_out_open gives a FILE* to write to;
+ * sa_out_commit renames it into place (or flushes stdout); sa_out_abort removes
+ * the temporary file.  The sa_out owns the FILE*. */
+typedef struct sa_out {
+    void *fp;          /* FILE* */
+    char *path;        /* final path, NULL for stdout */
+    char *tmp;         /* temporary path */
+} sa_out;
+sa_status sa_out_open(sa_out *o, const char *path, sa_err *err);
+sa_status sa_out_commit(sa_out *o, sa_err *err);
+void sa_out_abort(sa_out *o);
+
+#endif

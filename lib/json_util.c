@@ -1,0 +1,335 @@
+/* json_util.c - typed, range-checked access to cJSON trees with located errors. */
+#include "json_util.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+sa_status ju_fail(sa_err *err, sa_status st, ju_where w, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (w.arr)
+        return sa_fail(err, st, "%s: %s[%d]: %s", w.src, w.arr, w.idx, msg);
+    return sa_fail(err, st, "%s: %s", w.src, msg);
+}
+
+sa_status ju_parse(const char *text, size_t len, const char *src, cJSON **out, sa_err *err)
+{
+    const char *end = NULL;
+    *out = cJSON_ParseWithLengthOpts(text, len, &end, false);
+    if (*out)
+        return SA_OK;
+    if (!end || end < text || end > text + len)
+        end = text + len;
+    /* An unclosed string, object or array at the end means the text was cut short. */
+    int depth = 0;
+    bool in_str = false, esc = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_str) {
+            if (esc)
+                esc = false;
+            else if (c == '\\')
+                esc = true;
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+    }
+    bool truncated = in_str || depth > 0;
+    int line = 1, col = 1;
+    for (const char *p = text; p < end; p++) {
+        if (*p == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    if (len == 0)
+        return sa_fail(err, SA_EFORMAT, "%s: empty document, expected a JSON object", src);
+    if (truncated) {
+        line = 1;
+        for (size_t i = 0; i < len; i++)
+            line += text[i] == '\n';
+        return sa_fail(err, SA_EFORMAT, "%s: truncated JSON: the document ends inside an unclosed %s (line %d)", src,
+                       in_str ? "string" : "object or array", line);
+    }
+    return sa_fail(err, SA_EFORMAT, "%s: invalid JSON at line %d column %d", src, line, col);
+}
+
+sa_status ju_header(const cJSON *root, const char *format, int max_version, const char *src, sa_err *err)
+{
+    if (!cJSON_IsObject(root))
+        return sa_fail(err, SA_EFORMAT, "%s: expected a JSON object at top level", src);
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(f))
+        return sa_fail(err, SA_EFORMAT, "%s: missing \"format\" (expected \"%s\")", src, format);
+    if (strcmp(f->valuestring, format) != 0)
+        return sa_fail(err, SA_EFORMAT, "%s: \"format\" is \"%s\", expected \"%s\"", src, f->valuestring, format);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "version");
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 1)
+        return sa_fail(err, SA_EFORMAT, "%s: \"version\" must be a positive integer (this reader supports %s v1..v%d)",
+                       src, format, max_version);
+    if (v->valuedouble > max_version)
+        return sa_fail(err, SA_EFORMAT, "%s: \"version\" is %.0f, newer than the supported %s v%d", src,
+                       v->valuedouble, format, max_version);
+    return SA_OK;
+}
+
+sa_status ju_int(const cJSON *o, const char *key, int64_t min, bool required, int64_t *out, ju_where w, sa_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v)) {
+        if (required)
+            return ju_fail(err, SA_EFORMAT, w, "missing field \"%s\"", key);
+        return SA_OK;
+    }
+    if (!cJSON_IsNumber(v))
+        return ju_fail(err, SA_EFORMAT, w, "\"%s\" must be an integer", key);
+    double d = v->valuedouble;
+    if (!isfinite(d) || d != floor(d))
+        return ju_fail(err, SA_EFORMAT, w, "\"%s\" must be an integer, got %.17g", key, d);
+    if (fabs(d) > DFG_MAX_EXACT_INT)
+        return ju_fail(err, SA_EFORMAT, w, "\"%s\" = %.17g is beyond 2^53 and cannot be exact", key, d);
+    if (d < (double)min)
+        return ju_fail(err, SA_EFORMAT, w, "\"%s\" must be at least %lld, got %.17g", key, (long long)min, d);
+    *out = (int64_t)d;
+    return SA_OK;
+}
+
+sa_status ju_num(const cJSON *o, const char *key, double min, bool required, double *out, ju_where w, sa_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v)) {
+        if (required)
+            return ju_fail(err, SA_EFORMAT, w, "missing field \"%s\"", key);
+        return SA_OK;
+    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return ju_fail(err, SA_EFORMAT, w, "\"%s\" must be a number", key);
+    if (v->valuedouble < min)
+        return ju_fail(err, SA_EFORMAT, w, "\"%s\" must be at least %g, got %g", key, min, v->valuedouble);
+    *out = v->valuedouble;
+    return SA_OK;
+}
+
+sa_status ju_str(const cJSON *o, const char *key, bool required, const char **out, ju_where w, sa_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v)) {
+        if (required)
+            return ju_fail(err, SA_EFORMAT, w, "missing field \"%s\"", key);
+        return SA_OK;
+    }
+    if (!cJSON_IsString(v))
+        return ju_fail(err, SA_EFORMAT, w, "\"%s\" must be a string", key);
+    *out = v->valuestring;
+    return SA_OK;
+}
+
+sa_status ju_arr(const cJSON *o, const char *key, bool required, const cJSON **out, ju_where w, sa_err *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    *out = NULL;
+    if (!v || cJSON_IsNull(v)) {
+        if (required)
+            return ju_fail(err, SA_EFORMAT, w, "missing field \"%s\"", key);
+        return SA_OK;
+    }
+    if (!cJSON_IsArray(v))
+        return ju_fail(err, SA_EFORMAT, w, "\"%s\" must be an array", key);
+    *out = v;
+    return SA_OK;
+}
+
+sa_status ju_id_list(const cJSON *a, const char *key, int32_t max, int32_t **out, int32_t *n, ju_where w, sa_err *err)
+{
+    int len = cJSON_GetArraySize(a);
+    int32_t *ids = sa_calloc((size_t)len, sizeof *ids);
+    if (!ids)
+        return sa_fail(err, SA_ENOMEM, "%s: out of memory", w.src);
+    int k = 0;
+    for (const cJSON *e = a ? a->child : NULL; e; e = e->next, k++) {
+        double d = cJSON_IsNumber(e) ? e->valuedouble : -1e300;
+        if (!cJSON_IsNumber(e) || d != floor(d))
+            return free(ids), ju_fail(err, SA_EFORMAT, w, "\"%s\"[%d] must be an integer id", key, k);
+        if (d < 0 || d > max)
+            return free(ids), ju_fail(err, SA_EFORMAT, w, "\"%s\"[%d] = %.17g is a dangling id (valid: 0..%d)", key,
+                                      k, d, max);
+        ids[k] = (int32_t)d;
+    }
+    *out = ids;
+    *n = len;
+    return SA_OK;
+}
+
+char *ju_extra(const cJSON *o, const char *const *known)
+{
+    cJSON *extra = NULL;
+    for (const cJSON *e = o->child; e; e = e->next) {
+        bool k = false;
+        for (const char *const *p = known; *p && !k; p++)
+            k = e->string && strcmp(e->string, *p) == 0;
+        if (k || !e->string)
+            continue;
+        if (!extra && !(extra = cJSON_CreateObject()))
+            return NULL;
+        cJSON_AddItemToObject(extra, e->string, cJSON_Duplicate(e, true));
+    }
+    if (!extra)
+        return NULL;
+    char *s = cJSON_PrintUnformatted(extra);
+    cJSON_Delete(extra);
+    return s;
+}
+
+void ju_merge_extra(cJSON *o, const char *extra)
+{
+    if (!extra)
+        return;
+    cJSON *x = cJSON_Parse(extra);
+    if (!x)
+        return;
+    for (cJSON *e = x->child; e; e = e->next)
+        if (e->string && !cJSON_GetObjectItemCaseSensitive(o, e->string))
+            cJSON_AddItemToObject(o, e->string, cJSON_Duplicate(e, true));
+    cJSON_Delete(x);
+}
+
+cJSON *ju_number(double d)
+{
+    char buf[64];
+    if (!isfinite(d))
+        return cJSON_CreateNull();
+    if (d == floor(d) && fabs(d) <= DFG_MAX_EXACT_INT) {
+        snprintf(buf, sizeof buf, "%lld", (long long)d);
+    } else {
+        snprintf(buf, sizeof buf, "%.15g", d);
+        if (strtod(buf, NULL) != d)
+            snprintf(buf, sizeof buf, "%.17g", d);
+    }
+    return cJSON_CreateRaw(buf);
+}
+
+void ju_add_number(cJSON *o, const char *key, double d)
+{
+    cJSON_AddItemToObject(o, key, ju_number(d));
+}
+
+sa_status ju_device(const cJSON *o, dfg_device *dev, ju_where w, sa_err *err)
+{
+    sa_status st;
+    const char *name = "device";
+    memset(dev, 0, sizeof *dev);
+    if (!cJSON_IsObject(o))
+        return ju_fail(err, SA_EFORMAT, w, "the device block must be an object");
+    if ((st = ju_str(o, "name", false, &name, w, err)) ||
+        (st = ju_int(o, "memory_bytes", 1, true, &dev->memory_bytes, w, err)) ||
+        (st = ju_num(o, "h2d_bytes_per_s", 1, true, &dev->h2d_bytes_per_s, w, err)) ||
+        (st = ju_num(o, "d2h_bytes_per_s", 1, true, &dev->d2h_bytes_per_s, w, err)) ||
+        (st = ju_num(o, "duplex_bytes_per_s", 1, true, &dev->duplex_bytes_per_s, w, err)) ||
+        (st = ju_num(o, "transfer_latency_us", 0, true, &dev->transfer_latency_us, w, err)))
+        return st;
+    snprintf(dev->name, sizeof dev->name, "%s", name);
+    return SA_OK;
+}
+
+cJSON *ju_device_json(const dfg_device *dev)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "name", dev->name);
+    ju_add_number(o, "memory_bytes", (double)dev->memory_bytes);
+    ju_add_number(o, "h2d_bytes_per_s", dev->h2d_bytes_per_s);
+    ju_add_number(o, "d2h_bytes_per_s", dev->d2h_bytes_per_s);
+    ju_add_number(o, "duplex_bytes_per_s", dev->duplex_bytes_per_s);
+    ju_add_number(o, "transfer_latency_us", dev->transfer_latency_us);
+    return o;
+}
+
+/* Growable string for ju_print. */
+typedef struct strbuf {
+    char *p;
+    size_t n, cap;
+    bool oom;
+} strbuf;
+
+static void sb_put(strbuf *b, const char *s)
+{
+    size_t k = strlen(s);
+    if (b->oom)
+        return;
+    if (b->n + k + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 4096;
+        while (nc < b->n + k + 1)
+            nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = true;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, s, k + 1);
+    b->n += k;
+}
+
+static void sb_item(strbuf *b, const cJSON *e)
+{
+    char *s = cJSON_PrintUnformatted(e);
+    if (!s) {
+        b->oom = true;
+        return;
+    }
+    sb_put(b, s);
+    cJSON_free(s);
+}
+
+/* Layout: one top-level field per line, and one element per line in arrays of
+ * objects or arrays, so documents diff and grep well without pretty-printing
+ * every number onto its own line. */
+char *ju_print(const cJSON *root, bool pretty)
+{
+    if (!pretty)
+        return cJSON_PrintUnformatted(root);
+    strbuf b = {0};
+    sb_put(&b, "{");
+    for (const cJSON *f = root->child; f; f = f->next) {
+        sb_put(&b, f == root->child ? "\n  " : ",\n  ");
+        cJSON *key = cJSON_CreateString(f->string ? f->string : "");
+        sb_item(&b, key);
+        cJSON_Delete(key);
+        sb_put(&b, ": ");
+        bool rows = cJSON_IsArray(f) && f->child && (cJSON_IsObject(f->child) || cJSON_IsArray(f->child));
+        if (!rows) {
+            sb_item(&b, f);
+            continue;
+        }
+        sb_put(&b, "[");
+        for (const cJSON *e = f->child; e; e = e->next) {
+            sb_put(&b, e == f->child ? "\n    " : ",\n    ");
+            sb_item(&b, e);
+        }
+        sb_put(&b, "\n  ]");
+    }
+    sb_put(&b, "\n}\n");
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
