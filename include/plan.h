@@ -77,6 +77,10 @@ const char *plan_stream_name(plan_stream s);      /* "compute", "h2d", "d2h" */
 plan *plan_new(const dfg_graph *g, const dfg_device *dev);
 void plan_free(plan *p);
 
+/* Empties nodes, deps, placements and residents but keeps their capacity, so a
+ * plan reused across evaluations stops allocating once it has grown. */
+void plan_reset(plan *p);
+
 /* Builders. plan_add_node returns the node id or -1; deps are copied. */
 int32_t plan_add_node(plan *p, plan_kind kind, int32_t ref, const int32_t *deps, int32_t n_deps);
 /* Appends one dependency to the last node added (only valid for the last node). */

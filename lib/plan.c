@@ -60,6 +60,13 @@ void plan_free(plan *p)
     free(p);
 }
 
+void plan_reset(plan *p)
+{
+    p->n_nodes = p->n_deps = p->n_place = p->n_res = 0;
+    p->arena_bytes = 0;
+    memset(&p->predicted, 0, sizeof p->predicted);
+}
+
 static bool reserve(void **arr, int32_t *cap, int32_t need, size_t elem)
 {
     if (need <= *cap)

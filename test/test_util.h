@@ -34,4 +34,23 @@ static inline char *tu_tmpdir(void)
 #define ck_assert_msg_contains(err, needle)                                                                  \
     ck_assert_msg(strstr((err).msg, (needle)) != NULL, "message '%s' lacks '%s'", (err).msg, (needle))
 
+/* A tiny but complete training iteration: fc -> loss -> fc backward -> sgd. */
+static inline const char *tu_tiny_json(void)
+{
+    return
+    "{\"format\":\"dfg\",\"version\":1,\"name\":\"tiny\",\"batch\":2,\"custom\":{\"a\":[1,2]},\n"
+    " \"tensors\":[{\"id\":0,\"name\":\"x\",\"kind\":\"input\",\"bytes\":16,\"shape\":[2,2],\"dtype\":\"f32\"},\n"
+    "  {\"id\":1,\"name\":\"w\",\"kind\":\"param\",\"bytes\":32,\"note\":\"kept\"},\n"
+    "  {\"id\":2,\"name\":\"y\",\"kind\":\"activation\",\"bytes\":16},\n"
+    "  {\"id\":3,\"name\":\"dy\",\"kind\":\"gradient\",\"bytes\":16},\n"
+    "  {\"id\":4,\"name\":\"dw\",\"kind\":\"gradient\",\"bytes\":32},\n"
+    "  {\"id\":5,\"name\":\"ws\",\"kind\":\"workspace\",\"bytes\":8}],\n"
+    " \"ops\":[{\"id\":0,\"name\":\"fc\",\"type\":\"matmul\",\"phase\":\"forward\",\"inputs\":[0,1],\"outputs\":[2,5],"
+    "\"flops\":128,\"time_us\":1.5,\"extra_op\":true},\n"
+    "  {\"id\":1,\"name\":\"loss\",\"type\":\"softmax_xent\",\"phase\":\"forward\",\"inputs\":[2],\"outputs\":[3],\"time_us\":1},\n"
+    "  {\"id\":2,\"name\":\"fc_bw\",\"type\":\"matmul\",\"phase\":\"backward\",\"inputs\":[3,0],\"outputs\":[4],\"time_us\":1},\n"
+    "  {\"id\":3,\"name\":\"sgd\",\"type\":\"sgd_update\",\"phase\":\"update\",\"inputs\":[1,4],\"outputs\":[1],\"time_us\":1}],\n"
+    " \"control_deps\":[]}";
+}
+
 #endif

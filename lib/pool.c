@@ -1,0 +1,230 @@
+/* pool.c - size classes, object counts and the arena layout of the memory pool. */
+#include "pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool pool_alloc_init(pool_alloc *a, int32_t n_sizes)
+{
+    memset(a, 0, sizeof *a);
+    size_t n = (size_t)(n_sizes > 0 ? n_sizes : 1);
+    a->n_sizes = n_sizes;
+    a->cls = calloc(n, sizeof *a->cls);
+    a->cnt = calloc(n, sizeof *a->cnt);
+    a->obj_bytes = calloc(n, sizeof *a->obj_bytes);
+    a->first_obj = calloc(n + 1, sizeof *a->first_obj);
+    if (!a->cls || !a->cnt || !a->obj_bytes || !a->first_obj) {
+        pool_alloc_free(a);
+        return false;
+    }
+    return true;
+}
+
+void pool_alloc_free(pool_alloc *a)
+{
+    free(a->cls);
+    free(a->cnt);
+    free(a->obj_bytes);
+    free(a->first_obj);
+    free(a->obj_offset);
+    memset(a, 0, sizeof *a);
+}
+
+bool pool_alloc_copy(pool_alloc *dst, const pool_alloc *src)
+{
+    if (dst->n_sizes != src->n_sizes) {
+        pool_alloc_free(dst);
+        if (!pool_alloc_init(dst, src->n_sizes))
+            return false;
+    }
+    size_t n = (size_t)src->n_sizes;
+    memcpy(dst->cls, src->cls, n * sizeof *dst->cls);
+    memcpy(dst->cnt, src->cnt, n * sizeof *dst->cnt);
+    dst->n_classes = src->n_classes;
+    return true;
+}
+
+void pool_repair_cls(pool_alloc *a)
+{
+    if (a->n_sizes == 0)
+        return;
+    a->cls[0] = 0;
+    for (int32_t i = 1; i < a->n_sizes; i++) {
+        int32_t prev = a->cls[i - 1];
+        if (a->cls[i] < prev)
+            a->cls[i] = prev;
+        else if (a->cls[i] > prev + 1)
+            a->cls[i] = prev + 1;
+    }
+    a->n_classes = a->cls[a->n_sizes - 1] + 1;
+}
+
+bool pool_layout(pool_alloc *a, const dfg_graph *g)
+{
+    int32_t nc = a->n_classes, total = 0;
+    for (int32_t c = 0; c < nc; c++)
+        a->obj_bytes[c] = 0;
+    for (int32_t i = 0; i < a->n_sizes; i++) {
+        int64_t b = pool_align(g->sizes[i]);
+        if (b > a->obj_bytes[a->cls[i]])
+            a->obj_bytes[a->cls[i]] = b;
+    }
+    for (int32_t c = 0; c < nc; c++) {
+        a->first_obj[c] = total;
+        total += a->cnt[c];
+    }
+    a->first_obj[nc] = total;
+    if (total > a->cap_objects) {
+        int64_t *p = realloc(a->obj_offset, (size_t)total * sizeof *p);
+        if (!p)
+            return false;
+        a->obj_offset = p;
+        a->cap_objects = total;
+    }
+    a->n_objects = total;
+    int64_t off = 0;
+    for (int32_t c = 0; c < nc; c++)
+        for (int32_t k = 0; k < a->cnt[c]; k++) {
+            a->obj_offset[a->first_obj[c] + k] = off;
+            off += a->obj_bytes[c];
+        }
+    a->pool_bytes = off;
+    return true;
+}
+
+void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int32_t *need,
+                       int32_t *demand)
+{
+    const int32_t *sch = schedule ? schedule : g->topo;
+    int32_t nc = a->n_classes, n = g->n_ops;
+    memset(need, 0, (size_t)a->n_sizes * sizeof *need);
+    memset(demand, 0, (size_t)a->n_sizes * sizeof *demand);
+    /* need: per op, count its tensors per class (classes touched are few, so a
+     * small scan over the op's own uses is enough) */
+    for (int32_t i = 0; i < n; i++) {
+        const dfg_op *o = &g->ops[i];
+        for (int32_t k = 0; k < o->n_use; k++) {
+            int32_t c = a->cls[g->tensors[o->use[k]].size_idx], same = 0;
+            for (int32_t j = 0; j < o->n_use; j++)
+                same += a->cls[g->tensors[o->use[j]].size_idx] == c;
+            if (same > need[c])
+                need[c] = same;
+        }
+    }
+    /* demand: sweep the schedule with +1 at first use, -1 after last use */
+    int32_t *pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *pos);
+    int32_t *delta = calloc(((size_t)n + 1) * (size_t)(nc > 0 ? nc : 1), sizeof *delta);
+    int32_t *cur = calloc((size_t)(nc > 0 ? nc : 1), sizeof *cur);
+    if (!pos || !delta || !cur) {
+        /* without scratch memory fall back to the floor */
+        for (int32_t c = 0; c < nc; c++)
+            demand[c] = need[c];
+        free(pos);
+        free(delta);
+        free(cur);
+        return;
+    }
+    for (int32_t i = 0; i < n; i++)
+        pos[sch[i]] = i;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const dfg_tensor *tt = &g->tensors[t];
+        int32_t c = a->cls[tt->size_idx];
+        if (dfg_kind_persistent(tt->kind)) {
+            cur[c]++;
+            continue;
+        }
+        int32_t first = tt->producer >= 0 ? pos[tt->producer] : n, last = -1;
+        for (int32_t k = 0; k < tt->n_readers; k++) {
+            int32_t p = pos[g->readers[tt->reader_off + k]];
+            if (p < first) first = p;
+            if (p > last) last = p;
+        }
+        if (first >= n)
+            continue;
+        if (last < first)
+            last = first;
+        delta[(size_t)first * (size_t)nc + (size_t)c]++;
+        delta[(size_t)(last + 1) * (size_t)nc + (size_t)c]--;
+    }
+    for (int32_t c = 0; c < nc; c++)
+        demand[c] = cur[c];
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t c = 0; c < nc; c++) {
+            cur[c] += delta[(size_t)i * (size_t)nc + (size_t)c];
+            if (cur[c] > demand[c])
+                demand[c] = cur[c];
+        }
+    for (int32_t c = 0; c < nc; c++)
+        if (demand[c] < need[c])
+            demand[c] = need[c];
+    free(pos);
+    free(delta);
+    free(cur);
+}
+
+sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, const int32_t *demand,
+                        int64_t memory_bytes, sa_err *err)
+{
+    int32_t nc = a->n_classes;
+    a->cnt[0] = 0;
+    if (!pool_layout(a, g)) /* object sizes only; counts come next */
+        return sa_fail(err, SA_ENOMEM, "out of memory laying out the pool");
+    int64_t used = 0, want = 0;
+    for (int32_t c = 0; c < nc; c++) {
+        a->cnt[c] = need[c];
+        used += (int64_t)need[c] * a->obj_bytes[c];
+        want += (int64_t)(demand[c] - need[c]) * a->obj_bytes[c];
+    }
+    if (used > memory_bytes) {
+        int32_t worst = 0;
+        for (int32_t c = 1; c < nc; c++)
+            if ((int64_t)need[c] * a->obj_bytes[c] > (int64_t)need[worst] * a->obj_bytes[worst])
+                worst = c;
+        return sa_fail(err, SA_EINFEASIBLE,
+                       "the pool needs %lld bytes for the tensors single ops use at once (class of %lld-byte objects "
+                       "needs %d), more than the %lld bytes of memory",
+                       (long long)used, (long long)a->obj_bytes[worst], need[worst], (long long)memory_bytes);
+    }
+    int64_t spare = memory_bytes - used;
+    if (want > 0) {
+        double share = spare >= want ? 1.0 : (double)spare / (double)want;
+        for (int32_t c = 0; c < nc; c++) {
+            int32_t extra = (int32_t)((double)(demand[c] - need[c]) * share);
+            a->cnt[c] += extra;
+            spare -= (int64_t)extra * a->obj_bytes[c];
+        }
+        /* hand out what rounding left, largest objects first so little is wasted */
+        for (bool more = true; more;) {
+            more = false;
+            for (int32_t c = nc - 1; c >= 0; c--)
+                if (a->cnt[c] < demand[c] && a->obj_bytes[c] <= spare) {
+                    a->cnt[c]++;
+                    spare -= a->obj_bytes[c];
+                    more = true;
+                }
+        }
+    }
+    if (!pool_layout(a, g))
+        return sa_fail(err, SA_ENOMEM, "out of memory laying out the pool");
+    return SA_OK;
+}
+
+sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
+                            sa_err *err)
+{
+    for (int32_t i = 0; i < a->n_sizes; i++)
+        a->cls[i] = i;
+    pool_repair_cls(a);
+    int32_t *need = calloc((size_t)a->n_sizes + 1, sizeof *need);
+    int32_t *demand = calloc((size_t)a->n_sizes + 1, sizeof *demand);
+    if (!need || !demand) {
+        free(need);
+        free(demand);
+        return sa_fail(err, SA_ENOMEM, "out of memory sizing the pool");
+    }
+    pool_class_demand(a, g, schedule, need, demand);
+    sa_status st = pool_fill_cnt(a, g, need, demand, memory_bytes, err);
+    free(need);
+    free(demand);
+    return st;
+}

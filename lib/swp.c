@@ -1,0 +1,473 @@
+/* swp.c - the swap planner: Belady/LRU eviction over a size-class pool, swap
+ * timing through control edges, and the steady-state passes. */
+#include "swp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+void swp_opts_default(swp_opts *o)
+{
+    o->victim = SWP_BELADY;
+    o->on_demand = false;
+    o->threshold_scale = 1.0;
+    o->max_passes = 3;
+}
+
+struct swp_ws {
+    int32_t n_ops, n_tensors;
+    /* per schedule */
+    int32_t *use_off, *use_pos; /* CSR: positions in the schedule where a tensor is used */
+    double *tprefix;            /* compute time before each position */
+    /* per pass, per tensor */
+    int32_t *cursor, *obj_of, *last_use_node, *last_use_pos, *host_ready, *place_begin, *pin;
+    unsigned char *host_valid, *wasted;
+    int32_t *s_obj, *e_obj;     /* persistent tensors resident at start / end (object or -1) */
+    /* per object */
+    int32_t cap_obj;
+    int32_t *occ, *free_after, *fq, *fq_head, *fq_len; /* fq: FIFO of free objects per class */
+    int32_t *deps;              /* scratch for one node's deps */
+    int32_t cap_deps;
+};
+
+swp_ws *swp_ws_new(const dfg_graph *g)
+{
+    swp_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    size_t nt = (size_t)g->n_tensors + 1, no = (size_t)g->n_ops + 1, uses = 1;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        uses += (size_t)g->ops[i].n_use;
+    int32_t maxuse = 0;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (g->ops[i].n_use > maxuse)
+            maxuse = g->ops[i].n_use;
+    w->n_ops = g->n_ops;
+    w->n_tensors = g->n_tensors;
+    w->use_off = calloc(nt + 1, sizeof(int32_t));
+    w->use_pos = calloc(uses, sizeof(int32_t));
+    w->tprefix = calloc(no + 1, sizeof(double));
+    w->cursor = calloc(nt, sizeof(int32_t));
+    w->obj_of = calloc(nt, sizeof(int32_t));
+    w->last_use_node = calloc(nt, sizeof(int32_t));
+    w->last_use_pos = calloc(nt, sizeof(int32_t));
+    w->host_ready = calloc(nt, sizeof(int32_t));
+    w->place_begin = calloc(nt, sizeof(int32_t));
+    w->pin = calloc(nt, sizeof(int32_t));
+    w->host_valid = calloc(nt, 1);
+    w->wasted = calloc(nt, 1);
+    w->s_obj = calloc(nt, sizeof(int32_t));
+    w->e_obj = calloc(nt, sizeof(int32_t));
+    w->cap_deps = 2 * maxuse + 8;
+    w->deps = calloc((size_t)w->cap_deps, sizeof(int32_t));
+    w->fq_head = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->fq_len = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    if (!w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
+        !w->last_use_pos || !w->host_ready || !w->place_begin || !w->pin || !w->host_valid || !w->wasted ||
+        !w->s_obj || !w->e_obj || !w->deps || !w->fq_head || !w->fq_len) {
+        swp_ws_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void swp_ws_free(swp_ws *w)
+{
+    if (!w)
+        return;
+    free(w->use_off); free(w->use_pos); free(w->tprefix); free(w->cursor); free(w->obj_of);
+    free(w->last_use_node); free(w->last_use_pos); free(w->host_ready); free(w->place_begin);
+    free(w->pin); free(w->host_valid); free(w->wasted); free(w->s_obj); free(w->e_obj);
+    free(w->occ); free(w->free_after); free(w->fq); free(w->fq_head); free(w->fq_len); free(w->deps);
+    free(w);
+}
+
+static bool reserve_objects(swp_ws *w, int32_t n)
+{
+    if (n <= w->cap_obj)
+        return true;
+    int32_t nc = n + n / 2 + 16;
+    int32_t *a = realloc(w->occ, (size_t)nc * sizeof *a);
+    if (a) w->occ = a;
+    int32_t *b = realloc(w->free_after, (size_t)nc * sizeof *b);
+    if (b) w->free_after = b;
+    int32_t *c = realloc(w->fq, (size_t)nc * sizeof *c);
+    if (c) w->fq = c;
+    if (!a || !b || !c)
+        return false;
+    w->cap_obj = nc;
+    return true;
+}
+
+/* Everything one planning run needs, so the helpers take one argument. */
+typedef struct ctx {
+    const dfg_graph *g;
+    const dfg_device *dev;
+    const int32_t *sch;
+    const pool_alloc *a;
+    const swp_opts *o;
+    swp_ws *w;
+    plan *p;
+    sa_err *err;
+    int32_t pos;          /* schedule position being planned */
+    int32_t demand_node;  /* compute node of the previous op (odswap) */
+} ctx;
+
+static inline int32_t class_of(const ctx *c, int32_t t) { return c->a->cls[c->g->tensors[t].size_idx]; }
+
+static inline bool node_on_compute(const plan *p, int32_t v)
+{
+    return v >= 0 && plan_kind_stream(p->nodes[v].kind) == PLAN_STREAM_COMPUTE;
+}
+
+/* Next position (possibly in the next iteration) where t is used. */
+static inline int64_t next_use(const ctx *c, int32_t t)
+{
+    const swp_ws *w = c->w;
+    if (w->cursor[t] < w->use_off[t + 1])
+        return w->use_pos[w->cursor[t]];
+    if (w->use_off[t + 1] > w->use_off[t])
+        return (int64_t)c->g->n_ops + w->use_pos[w->use_off[t]];
+    return INT64_MAX / 2;
+}
+
+static sa_status oom(ctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory while planning"); }
+
+/* Closes t's current placement at node `end` and frees its object. */
+static sa_status close_placement(ctx *c, int32_t t, int32_t end)
+{
+    swp_ws *w = c->w;
+    int32_t o = w->obj_of[t];
+    if (!plan_add_placement(c->p, t, c->a->obj_offset[o], w->place_begin[t], end))
+        return oom(c);
+    w->occ[o] = -1;
+    w->free_after[o] = end;
+    w->obj_of[t] = -1;
+    return SA_OK;
+}
+
+/* Evicts the tensor in object o: a swap-out when the host copy is stale,
+ * otherwise a drop once its last reader is done. */
+static sa_status evict(ctx *c, int32_t o)
+{
+    swp_ws *w = c->w;
+    int32_t v = w->occ[o], end;
+    if (w->host_valid[v] && w->last_use_node[v] >= 0) {
+        end = w->last_use_node[v];
+    } else {
+        int32_t deps[2], nd = 0;
+        if (w->last_use_node[v] >= 0)
+            deps[nd++] = w->last_use_node[v];
+        if (c->o->on_demand && c->demand_node >= 0 && c->demand_node != w->last_use_node[v])
+            deps[nd++] = c->demand_node;
+        end = plan_add_node(c->p, PLAN_SWAP_OUT, v, deps, nd);
+        if (end < 0)
+            return oom(c);
+        w->host_valid[v] = 1;
+        w->host_ready[v] = end;
+    }
+    if (w->s_obj[v] >= 0 && w->last_use_pos[v] < 0)
+        w->wasted[v] = 1; /* resident at start but gone before its first use */
+    return close_placement(c, v, end);
+}
+
+/* Picks the victim object in class k, or -1 when every occupant is pinned. */
+static int32_t pick_victim(ctx *c, int32_t k)
+{
+    swp_ws *w = c->w;
+    const pool_alloc *a = c->a;
+    int32_t best = -1, best_any = -1;
+    int64_t key = 0, key_any = 0;
+    double now = w->tprefix[c->pos];
+    double thr = c->o->threshold_scale *
+                 sim_transfer_alone_us(c->dev, a->obj_bytes[k], PLAN_STREAM_D2H);
+    for (int32_t o = a->first_obj[k]; o < a->first_obj[k + 1]; o++) {
+        int32_t t = w->occ[o];
+        if (t < 0 || w->pin[t] == c->pos)
+            continue;
+        int64_t kk;
+        if (c->o->victim == SWP_LRU) {
+            kk = -(int64_t)w->last_use_pos[t]; /* least recently used = largest key */
+        } else {
+            kk = next_use(c, t);
+            int32_t lp = w->last_use_pos[t];
+            bool old_enough = lp < 0 || now - w->tprefix[lp + 1] >= thr;
+            if (old_enough && (best < 0 || kk > key)) {
+                best = o;
+                key = kk;
+            }
+        }
+        if (best_any < 0 || kk > key_any) {
+            best_any = o;
+            key_any = kk;
+        }
+    }
+    return best >= 0 ? best : best_any;
+}
+
+/* Finds an object of t's class: a free one (oldest freed first) or an evicted one. */
+static sa_status acquire(ctx *c, int32_t t, int32_t *obj)
+{
+    swp_ws *w = c->w;
+    int32_t k = class_of(c, t), o;
+    const pool_alloc *a = c->a;
+    int32_t span = a->cnt[k];
+    if (w->fq_len[k] > 0) {
+        o = w->fq[a->first_obj[k] + w->fq_head[k]];
+        w->fq_head[k] = (w->fq_head[k] + 1) % span;
+        w->fq_len[k]--;
+    } else {
+        o = pick_victim(c, k);
+        if (o < 0) {
+            int32_t op = c->sch[c->pos];
+            return sa_fail(c->err, SA_EINFEASIBLE,
+                           "op %d (\"%s\") needs more tensors of the %lld-byte size class at once than the pool's "
+                           "%d objects of that class",
+                           op, c->g->ops[op].name, (long long)a->obj_bytes[k], span);
+        }
+        sa_status st = evict(c, o);
+        if (st)
+            return st;
+    }
+    w->occ[o] = t;
+    w->obj_of[t] = o;
+    *obj = o;
+    return SA_OK;
+}
+
+static void release(ctx *c, int32_t o)
+{
+    swp_ws *w = c->w;
+    int32_t k;
+    /* find the class of object o: objects are laid out class after class */
+    const pool_alloc *a = c->a;
+    int32_t lo = 0, hi = a->n_classes - 1;
+    while (lo < hi) {
+        int32_t mid = (lo + hi + 1) / 2;
+        if (a->first_obj[mid] <= o) lo = mid; else hi = mid - 1;
+    }
+    k = lo;
+    int32_t span = a->cnt[k];
+    w->fq[a->first_obj[k] + (w->fq_head[k] + w->fq_len[k]) % span] = o;
+    w->fq_len[k]++;
+}
+
+static inline void add_dep(swp_ws *w, int32_t *nd, int32_t v)
+{
+    if (v < 0)
+        return;
+    for (int32_t i = 0; i < *nd; i++)
+        if (w->deps[i] == v)
+            return;
+    w->deps[(*nd)++] = v;
+}
+
+static sa_status plan_op(ctx *c)
+{
+    swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    int32_t op = c->sch[c->pos], nd = 0;
+    const dfg_op *o = &g->ops[op];
+    sa_status st;
+    for (int32_t k = 0; k < o->n_use; k++)
+        w->pin[o->use[k]] = c->pos;
+    /* inputs (in-place updated tensors included) must hold valid contents */
+    for (int32_t k = 0; k < o->n_in; k++) {
+        int32_t t = o->in[k], obj;
+        if (w->obj_of[t] >= 0)
+            continue;
+        if (!w->host_valid[t])
+            return sa_fail(c->err, SA_EINTERNAL, "planner: tensor %d has no valid copy for op %d", t, op);
+        if ((st = acquire(c, t, &obj)))
+            return st;
+        int32_t sd[2], n2 = 0;
+        if (w->free_after[obj] >= 0)
+            sd[n2++] = w->free_after[obj];
+        if (w->host_ready[t] >= 0 && (n2 == 0 || sd[0] != w->host_ready[t]))
+            sd[n2++] = w->host_ready[t];
+        int32_t si = plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n2);
+        if (si < 0)
+            return oom(c);
+        w->place_begin[t] = si;
+        add_dep(w, &nd, si);
+    }
+    /* new outputs and workspace take an object when the op starts */
+    for (int32_t k = o->n_in; k < o->n_use; k++) {
+        int32_t t = o->use[k], obj;
+        if ((st = acquire(c, t, &obj)))
+            return st;
+        if (!node_on_compute(c->p, w->free_after[obj]))
+            add_dep(w, &nd, w->free_after[obj]);
+    }
+    int32_t cn = plan_add_node(c->p, PLAN_COMPUTE, op, w->deps, nd);
+    if (cn < 0)
+        return oom(c);
+    for (int32_t k = o->n_in; k < o->n_use; k++)
+        w->place_begin[o->use[k]] = cn;
+    for (int32_t k = 0; k < o->n_out; k++) {
+        w->host_valid[o->out[k]] = 0; /* written on the device: the host copy is stale */
+        w->host_ready[o->out[k]] = -1;
+    }
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k];
+        w->last_use_node[t] = cn;
+        w->last_use_pos[t] = c->pos;
+        w->cursor[t]++;
+    }
+    /* tensors past their last use free their object (persistent ones stay) */
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k];
+        if (dfg_kind_persistent(g->tensors[t].kind) || w->cursor[t] < w->use_off[t + 1])
+            continue;
+        int32_t obj = w->obj_of[t];
+        if ((st = close_placement(c, t, cn)))
+            return st;
+        release(c, obj);
+    }
+    c->demand_node = cn;
+    return SA_OK;
+}
+
+/* Per-schedule tables: use positions and compute-time prefix sums. */
+static void index_schedule(ctx *c)
+{
+    swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    memset(w->use_off, 0, ((size_t)g->n_tensors + 1) * sizeof *w->use_off);
+    for (int32_t i = 0; i < g->n_ops; i++)
+        for (int32_t k = 0; k < g->ops[i].n_use; k++)
+            w->use_off[g->ops[i].use[k] + 1]++;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        w->use_off[t + 1] += w->use_off[t];
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        w->cursor[t] = w->use_off[t];
+    w->tprefix[0] = 0;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        const dfg_op *o = &g->ops[c->sch[i]];
+        for (int32_t k = 0; k < o->n_use; k++)
+            w->use_pos[w->cursor[o->use[k]]++] = i;
+        w->tprefix[i + 1] = w->tprefix[i] + (o->time_us > 0 ? o->time_us : 0);
+    }
+}
+
+/* Resets the per-pass state; persistent tensors in s_obj start resident. */
+static void start_pass(ctx *c)
+{
+    swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    const pool_alloc *a = c->a;
+    plan_reset(c->p);
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        w->cursor[t] = w->use_off[t];
+        w->obj_of[t] = -1;
+        w->last_use_node[t] = w->last_use_pos[t] = -1;
+        w->host_ready[t] = -1;
+        w->place_begin[t] = -1;
+        w->pin[t] = -1;
+        w->wasted[t] = 0;
+        /* host copies: inputs and persistent tensors not resident are current;
+         * a resident persistent tensor was updated on the device last iteration */
+        dfg_kind k = g->tensors[t].kind;
+        w->host_valid[t] = k == DFG_INPUT || (dfg_kind_persistent(k) && w->s_obj[t] < 0);
+    }
+    for (int32_t o = 0; o < a->n_objects; o++) {
+        w->occ[o] = -1;
+        w->free_after[o] = -1;
+    }
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (w->s_obj[t] >= 0) {
+            w->occ[w->s_obj[t]] = t;
+            w->obj_of[t] = w->s_obj[t];
+        }
+    for (int32_t k = 0; k < a->n_classes; k++) {
+        w->fq_head[k] = 0;
+        w->fq_len[k] = 0;
+        for (int32_t o = a->first_obj[k]; o < a->first_obj[k + 1]; o++)
+            if (w->occ[o] < 0)
+                w->fq[a->first_obj[k] + w->fq_len[k]++] = o;
+    }
+    c->demand_node = -1;
+}
+
+/* Brings the end state to the start state: persistent tensors resident at the
+ * end but not at their start object leave, missing ones come back. */
+static sa_status finish_pass(ctx *c)
+{
+    swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    sa_status st;
+    c->pos = g->n_ops; /* nothing is pinned any more */
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (w->obj_of[t] >= 0 && w->obj_of[t] != w->s_obj[t] && (st = evict(c, w->obj_of[t])))
+            return st;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        int32_t o = w->s_obj[t];
+        if (o < 0 || w->obj_of[t] == o)
+            continue;
+        int32_t sd[2], n2 = 0;
+        if (w->free_after[o] >= 0)
+            sd[n2++] = w->free_after[o];
+        if (w->host_ready[t] >= 0 && (n2 == 0 || sd[0] != w->host_ready[t]))
+            sd[n2++] = w->host_ready[t];
+        int32_t si = plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n2);
+        if (si < 0)
+            return oom(c);
+        w->occ[o] = t;
+        w->obj_of[t] = o;
+        w->place_begin[t] = si;
+    }
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        if (w->obj_of[t] < 0)
+            continue;
+        if (!plan_add_placement(c->p, t, c->a->obj_offset[w->obj_of[t]], w->place_begin[t], -1))
+            return oom(c);
+        if (!plan_add_resident(c->p, t, c->a->obj_offset[w->obj_of[t]]))
+            return oom(c);
+    }
+    return SA_OK;
+}
+
+sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
+                   const swp_opts *o, swp_ws *w, plan *out, sa_err *err)
+{
+    ctx c = {g, dev, schedule, a, o, w, out, err, 0, -1};
+    sa_status st;
+    if (a->pool_bytes > dev->memory_bytes)
+        return sa_fail(err, SA_EINFEASIBLE, "the pool (%lld bytes) does not fit the device memory (%lld bytes)",
+                       (long long)a->pool_bytes, (long long)dev->memory_bytes);
+    if (!reserve_objects(w, a->n_objects) || !plan_set_schedule(out, schedule, g->n_ops))
+        return oom(&c);
+    out->device = *dev;
+    index_schedule(&c);
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        w->s_obj[t] = -1;
+    int passes = o->max_passes > 0 ? o->max_passes : 1;
+    for (int pass = 1;; pass++) {
+        start_pass(&c);
+        for (c.pos = 0; c.pos < g->n_ops; c.pos++)
+            if ((st = plan_op(&c)))
+                return st;
+        /* the end state: persistent tensors still resident */
+        bool steady = true;
+        for (int32_t t = 0; t < g->n_tensors; t++) {
+            w->e_obj[t] = w->obj_of[t];
+            steady &= w->e_obj[t] == w->s_obj[t];
+        }
+        if (steady || pass >= passes)
+            break;
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            w->s_obj[t] = w->wasted[t] ? -1 : w->e_obj[t];
+    }
+    if ((st = finish_pass(&c)))
+        return st;
+    int64_t arena = 0;
+    for (int32_t i = 0; i < out->n_place; i++) {
+        int64_t e = out->place[i].offset + g->tensors[out->place[i].tensor].bytes;
+        if (e > arena)
+            arena = e;
+    }
+    out->arena_bytes = arena;
+    return SA_OK;
+}
