@@ -56,6 +56,16 @@ bool pool_layout(pool_alloc *a, const dfg_graph *g);
 void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int32_t *need,
                        int32_t *demand);
 
+/* need[c] only (see pool_class_demand): the most tensors of class c one op
+ * touches.  Allocation-free: the search calls it for every child. */
+void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need);
+
+/* Shrinks cnt to fit memory_bytes as the paper repairs it: every class gives
+ * up about the same number of bytes (so counts fall in inverse proportion to
+ * object size), never below need[c].  Lays the pool out.  false when even the
+ * needs do not fit (or on OOM). */
+bool pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes);
+
 /* Sets cnt to fit memory_bytes: every class gets need[c], the rest of memory is
  * shared in proportion to the unmet demand bytes, and leftover objects go to the
  * classes still short of demand.  Never more than demand[c] (no point).

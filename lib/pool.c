@@ -1,6 +1,7 @@
 /* pool.c - size classes, object counts and the arena layout of the memory pool. */
 #include "pool.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,6 +161,51 @@ void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *s
     free(pos);
     free(delta);
     free(cur);
+}
+
+void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need)
+{
+    memset(need, 0, (size_t)a->n_sizes * sizeof *need);
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        const dfg_op *o = &g->ops[i];
+        for (int32_t k = 0; k < o->n_use; k++) {
+            int32_t c = a->cls[g->tensors[o->use[k]].size_idx], same = 0;
+            for (int32_t j = 0; j < o->n_use; j++)
+                same += a->cls[g->tensors[o->use[j]].size_idx] == c;
+            if (same > need[c])
+                need[c] = same;
+        }
+    }
+}
+
+bool pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes)
+{
+    int32_t nc = a->n_classes;
+    for (int32_t c = 0; c < nc; c++)
+        if (a->cnt[c] < need[c])
+            a->cnt[c] = need[c];
+    if (!pool_layout(a, g))
+        return false;
+    for (int round = 0; a->pool_bytes > memory_bytes && round < 64; round++) {
+        int32_t movable = 0;
+        for (int32_t c = 0; c < nc; c++)
+            movable += a->cnt[c] > need[c];
+        if (movable == 0)
+            return false;
+        /* each class that can shrink gives up about excess / movable bytes */
+        double share = (double)(a->pool_bytes - memory_bytes) / movable;
+        for (int32_t c = 0; c < nc; c++) {
+            if (a->cnt[c] <= need[c])
+                continue;
+            int32_t d = (int32_t)ceil(share / (double)a->obj_bytes[c]);
+            if (d < 1)
+                d = 1;
+            a->cnt[c] = a->cnt[c] - d < need[c] ? need[c] : a->cnt[c] - d;
+        }
+        if (!pool_layout(a, g))
+            return false;
+    }
+    return a->pool_bytes <= memory_bytes;
 }
 
 sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, const int32_t *demand,

@@ -1,0 +1,207 @@
+/* swapadvisor-search - profiled graph -> swap plan. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dfg.h"
+#include "ga.h"
+#include "plan.h"
+#include "policy.h"
+#include "sa_io.h"
+#include "validate.h"
+
+static const cli_tool TOOL = {
+    "swapadvisor-search",
+    "Usage: swapadvisor-search GRAPH [options] -o PLAN\n"
+    "Plan which tensors move between GPU and host memory, when, where each one\n"
+    "lives in the device arena, and in which order the ops run.\n"
+    "\n"
+    "  GRAPH                 profiled dfg graph (dfg-profile output), '-' for stdin\n"
+    "  -o, --output FILE     plan to write ('-' = stdout, the default)\n"
+    "  --policy NAME         swapadvisor (default: the genetic search), topo, odswap, ideal\n"
+    "  --memory SIZE         memory budget: 16GiB, 8000MB, bytes, or 0.5x of the no-swap peak\n"
+    "                        (default: the graph's device memory_bytes)\n"
+    "  --seed N              random seed (default 1); same seed, same plan, any --threads\n"
+    "  --threads N           worker threads (default OMP_NUM_THREADS or all cores)\n"
+    "  --generations N       stop after N generations (default 30)\n"
+    "  --time-limit S        stop after the first generation that ends past S seconds\n"
+    "  --population N        N_p, individuals that survive each generation (default 24)\n"
+    "  --mutation P          mutation probability per pick / element (default 0.05)\n"
+    "  --temperature T       softmax temperature on t_norm in survival (default 1, the paper)\n"
+    "  --search MODE         both (default), schedule (fixed allocation), alloc (fixed order)\n"
+    "  --log FILE            per-generation CSV: generation,evaluations,elapsed_s,best_us,mean_us,worst_us\n"
+    "  -q, --quiet           no summary line on stderr\n"
+    "  -h, --help            this help;  --version  the version\n"
+    "\n"
+    "Every plan is checked by the library validator (FORMATS.md section 3, strict\n"
+    "ordering) before it is written; the output file appears whole or not at all.\n"
+    "Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input document, 4 I/O error,\n"
+    "5 infeasible (the graph cannot run in that memory).\n"};
+
+typedef struct logctx {
+    FILE *log;
+    bool tty;
+} logctx;
+
+static void on_generation(const ga_gen_stats *s, void *ctx)
+{
+    logctx *l = ctx;
+    if (l->log)
+        fprintf(l->log, "%d,%lld,%.3f,%.3f,%.3f,%.3f\n", s->generation, (long long)s->evaluations, s->elapsed_s,
+                s->best_us, s->mean_us, s->worst_us);
+    if (l->tty)
+        fprintf(stderr, "\rgen %4d  best %.1f us (%.1f%% of ideal)  mean %.1f  worst %.1f  %.0f eval/s   ",
+                s->generation, s->best_us, 100.0 * s->ideal_us / s->best_us, s->mean_us, s->worst_us,
+                s->elapsed_s > 0 ? (double)s->evaluations / s->elapsed_s : 0.0);
+}
+
+int main(int argc, char **argv)
+{
+    enum { O_POLICY = 256, O_MEMORY, O_SEED, O_THREADS, O_GENS, O_TIME, O_POP, O_MUT, O_TEMP, O_SEARCH, O_LOG,
+           O_VERSION };
+    static const struct option longopts[] = {
+        {"output", required_argument, 0, 'o'}, {"policy", required_argument, 0, O_POLICY},
+        {"memory", required_argument, 0, O_MEMORY}, {"seed", required_argument, 0, O_SEED},
+        {"threads", required_argument, 0, O_THREADS}, {"generations", required_argument, 0, O_GENS},
+        {"time-limit", required_argument, 0, O_TIME}, {"population", required_argument, 0, O_POP},
+        {"mutation", required_argument, 0, O_MUT}, {"temperature", required_argument, 0, O_TEMP},
+        {"search", required_argument, 0, O_SEARCH}, {"log", required_argument, 0, O_LOG},
+        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, O_VERSION},
+        {0, 0, 0, 0}};
+    const char *out = "-", *policy = "swapadvisor", *memory = NULL, *logpath = NULL;
+    ga_opts go;
+    ga_opts_default(&go);
+    int64_t v, threads = 0;
+    bool quiet = false, gens_set = false;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'q': quiet = true; break;
+        case 'h': return cli_help(&TOOL);
+        case O_VERSION: return cli_version(&TOOL);
+        case O_POLICY: policy = optarg; break;
+        case O_MEMORY: memory = optarg; break;
+        case O_LOG: logpath = optarg; break;
+        case O_SEED:
+            if (!cli_parse_i64(optarg, 0, INT64_MAX, &v))
+                return cli_usage(&TOOL, "--seed takes a non-negative integer, not '%s'", optarg);
+            go.seed = (uint64_t)v;
+            break;
+        case O_THREADS:
+            if (!cli_parse_i64(optarg, 1, 1024, &threads))
+                return cli_usage(&TOOL, "--threads takes 1..1024, not '%s'", optarg);
+            break;
+        case O_GENS:
+            if (!cli_parse_i64(optarg, 0, 1000000, &v))
+                return cli_usage(&TOOL, "--generations takes 0..1000000, not '%s'", optarg);
+            go.generations = (int)v;
+            gens_set = true;
+            break;
+        case O_TIME:
+            if (!cli_parse_f64(optarg, 0.001, 1e7, &go.time_limit_s))
+                return cli_usage(&TOOL, "--time-limit takes seconds > 0, not '%s'", optarg);
+            break;
+        case O_POP:
+            if (!cli_parse_i64(optarg, 2, 100000, &v))
+                return cli_usage(&TOOL, "--population takes 2..100000, not '%s'", optarg);
+            go.population = (int)v;
+            break;
+        case O_MUT:
+            if (!cli_parse_f64(optarg, 0, 1, &go.mutation))
+                return cli_usage(&TOOL, "--mutation takes a probability in [0, 1], not '%s'", optarg);
+            break;
+        case O_TEMP:
+            if (!cli_parse_f64(optarg, 1e-6, 1e6, &go.temperature))
+                return cli_usage(&TOOL, "--temperature takes a number > 0, not '%s'", optarg);
+            break;
+        case O_SEARCH:
+            if (strcmp(optarg, "both") == 0) go.mode = GA_BOTH;
+            else if (strcmp(optarg, "schedule") == 0) go.mode = GA_SCHEDULE_ONLY;
+            else if (strcmp(optarg, "alloc") == 0) go.mode = GA_ALLOC_ONLY;
+            else return cli_usage(&TOOL, "--search takes both, schedule or alloc, not '%s'", optarg);
+            break;
+        default: return cli_usage(&TOOL, "unknown option");
+        }
+    }
+    if (optind != argc - 1)
+        return cli_usage(&TOOL, optind >= argc ? "missing GRAPH" : "too many arguments");
+    if (go.time_limit_s > 0 && !gens_set)
+        go.generations = 0; /* the time limit alone decides */
+    const char *gpath = argv[optind];
+    bool ga = strcmp(policy, "swapadvisor") == 0;
+    if (!ga && strcmp(policy, "topo") && strcmp(policy, "odswap") && strcmp(policy, "ideal"))
+        return cli_usage(&TOOL, "unknown policy '%s' (swapadvisor, %s)", policy, policy_names());
+
+    sa_err err = {0};
+    dfg_graph *g = NULL;
+    plan *p = NULL;
+    FILE *logf = NULL;
+    int rc = 0;
+    sa_status st = dfg_load_file(gpath, &g, &err);
+    if (!st)
+        st = policy_check_graph(g, gpath, &err);
+    if (!st && !g->has_device)
+        st = sa_fail(&err, SA_EFORMAT, "%s: no device block (link rates); profile the graph first (dfg-profile)",
+                     gpath);
+    dfg_device dev = g && g->has_device ? g->device : (dfg_device){0};
+    if (!st && memory) {
+        int64_t bytes;
+        sa_err e2 = {0};
+        if (cli_parse_size(memory, dfg_peak_bytes(g, NULL), &bytes, &e2)) {
+            rc = cli_usage(&TOOL, "--memory: %s", e2.msg);
+            goto done;
+        }
+        dev.memory_bytes = bytes;
+    }
+    if (!st && ga) {
+        logctx lc = {NULL, cli_stderr_tty() && !quiet};
+        if (logpath && !(logf = fopen(logpath, "w")))
+            st = sa_fail(&err, SA_EIO, "%s: cannot open log for writing", logpath);
+        if (!st) {
+            lc.log = logf;
+            if (logf)
+                fprintf(logf, "generation,evaluations,elapsed_s,best_us,mean_us,worst_us\n");
+            go.threads = cli_threads(threads);
+            go.on_generation = on_generation;
+            go.ctx = &lc;
+            ga_result res;
+            st = ga_search(g, &dev, &go, &res, &err);
+            if (lc.tty)
+                fputc('\n', stderr);
+            p = res.best;
+        }
+    } else if (!st) {
+        st = policy_run(policy, g, &dev, &p, &err);
+    }
+    if (!st) {
+        sa_err verr = {0};
+        if (plan_validate(p, g, true, NULL, &verr) != SA_OK)
+            st = sa_fail(&err, SA_EINTERNAL, "internal error: the plan fails validation: %s", verr.msg);
+    }
+    if (!st)
+        st = plan_write_file(p, out, &err);
+    if (st) {
+        rc = cli_fail(&TOOL, &err);
+        goto done;
+    }
+    if (!quiet)
+        fprintf(stderr,
+                "%s: %s on %s: %.1f us per iteration (ideal %.1f us, %.1f%%), stall %.1f us, h2d %.2f GB, d2h %.2f GB, "
+                "arena %.2f GB of %.2f GB\n",
+                TOOL.name, policy, g->name, p->predicted.iteration_us, p->predicted.ideal_us,
+                100.0 * p->predicted.ideal_us / p->predicted.iteration_us, p->predicted.stall_us,
+                (double)p->predicted.h2d_bytes / 1e9, (double)p->predicted.d2h_bytes / 1e9,
+                (double)p->arena_bytes / 1e9, (double)p->device.memory_bytes / 1e9);
+done:
+    if (logf && fclose(logf) != 0 && rc == 0) {
+        sa_fail(&err, SA_EIO, "%s: write failed", logpath);
+        rc = cli_fail(&TOOL, &err);
+    }
+    plan_free(p);
+    dfg_free(g);
+    return rc;
+}

@@ -1,0 +1,62 @@
+/*
+ * ga.h - SwapAdvisor's genetic search over (schedule, CLS, CNT) (paper section 5).
+ *
+ * Each generation pairs the parents, crosses every pair over into two
+ * schedules and two allocations (4 children), mutates the children, plans and
+ * simulates them in parallel (OpenMP, one workspace per thread, a random stream
+ * per child so the result does not depend on the thread count), and keeps N_p
+ * survivors drawn by softmax over t_norm = (T_best - t) / T_best (the best is
+ * always kept).  Infeasible children score +infinity and die out.
+ *
+ * Ownership: ga_result.best is a plan the caller frees (plan_free).
+ */
+#ifndef GA_H
+#define GA_H
+
+#include <stdint.h>
+
+#include "dfg.h"
+#include "plan.h"
+#include "sa_common.h"
+
+typedef enum ga_mode { GA_BOTH, GA_SCHEDULE_ONLY, GA_ALLOC_ONLY } ga_mode;
+
+typedef struct ga_gen_stats {
+    int generation;
+    int64_t evaluations;
+    double elapsed_s;
+    double best_us, mean_us, worst_us; /* over the feasible survivors */
+    double ideal_us;
+} ga_gen_stats;
+
+typedef struct ga_opts {
+    uint64_t seed;
+    int threads;           /* >= 1 */
+    int population;        /* N_p, even, >= 2 */
+    int generations;       /* > 0: stop after this many */
+    double time_limit_s;   /* > 0: stop after the first generation past it */
+    double mutation;       /* P: per-pick / per-element mutation probability */
+    double temperature;    /* softmax temperature on t_norm (1 = the paper) */
+    ga_mode mode;
+    /* called after every generation from the calling thread; may be NULL */
+    void (*on_generation)(const ga_gen_stats *s, void *ctx);
+    void *ctx;
+} ga_opts;
+
+typedef struct ga_result {
+    plan *best;
+    int generations;
+    int64_t evaluations;
+    double wall_s;
+    double first_us;          /* best of the first generation */
+    double time_to_1pct_s;    /* search time until within 1 % of the final best */
+} ga_result;
+
+void ga_opts_default(ga_opts *o);
+const char *ga_mode_name(ga_mode m);
+
+/* Searches for dev (memory_bytes is the budget).  SA_EINFEASIBLE when no
+ * individual could be planned at all. */
+sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o, ga_result *res, sa_err *err);
+
+#endif
