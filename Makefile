@@ -3,6 +3,7 @@
 #   make            library + every CLI into bin/
 #   make test       Check suite (ends with Check's summary line)
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
+#   make check      both (what CI runs)
 #   make bench      benchmarks; figures land in bench/results/
 #   make clean
 #
@@ -53,7 +54,7 @@ TEST_OBJ = $(patsubst test/%.c,$(BUILD)/test/%.o,$(TEST_SRC) test/check_main.c)
 TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test asan-test bench clean
+.PHONY: all test asan-test check bench clean
 all: $(LIBA) $(CMDS)
 
 $(BUILD)/lib/%.o: lib/%.c | $(BUILD)/lib
@@ -85,6 +86,9 @@ $(TEST_BIN): $(TEST_OBJ) $(LIBA)
 
 test: all $(TEST_BIN)
 	./$(TEST_BIN)
+
+# What CI and the README run: the suite, then the suite under the sanitizers.
+check: test asan-test
 
 asan-test:
 	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test

@@ -1,0 +1,65 @@
+/* bench_eval - planner + simulator evaluations per second on one core, the
+ * search's inner loop, for profiled graphs given on the command line.
+ * Usage: bench_eval FRACTION GRAPH... (memory = FRACTION x the no-swap peak). */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "dfg.h"
+#include "plan.h"
+#include "policy.h"
+#include "pool.h"
+#include "sim.h"
+#include "swp.h"
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_eval FRACTION GRAPH...\n");
+        return 2;
+    }
+    double frac = atof(argv[1]);
+    printf("%-22s %6s %9s %8s %10s %12s %10s\n", "graph", "ops", "nodes", "memory", "ms/eval", "evals/s", "%ideal");
+    for (int i = 2; i < argc; i++) {
+        sa_err err;
+        dfg_graph *g;
+        if (dfg_load_file(argv[i], &g, &err)) {
+            fprintf(stderr, "%s\n", err.msg);
+            return 1;
+        }
+        dfg_device dev = g->device;
+        dev.memory_bytes = (int64_t)(frac * (double)dfg_peak_bytes(g, NULL));
+        pool_alloc a;
+        pool_alloc_init(&a, g->n_sizes);
+        if (pool_fine_grained(&a, g, g->topo, dev.memory_bytes, &err)) {
+            printf("%-22s %6d  infeasible: %s\n", g->name, g->n_ops, err.msg);
+            pool_alloc_free(&a);
+            dfg_free(g);
+            continue;
+        }
+        swp_opts o;
+        swp_opts_default(&o);
+        swp_ws *ws = swp_ws_new(g);
+        sim_ws *sw = sim_ws_new();
+        plan *p = plan_new(g, &dev);
+        sim_result r = {0};
+        int reps = 0;
+        double t0 = omp_get_wtime(), t = 0;
+        while (t < 2.0 || reps < 3) {
+            if (swp_plan(g, &dev, g->topo, &a, &o, ws, p, &err) || sim_run(p, g, sw, &r, &err)) {
+                fprintf(stderr, "%s: %s\n", argv[i], err.msg);
+                return 1;
+            }
+            reps++;
+            t = omp_get_wtime() - t0;
+        }
+        printf("%-22s %6d %9d %7.0f%% %10.3f %12.1f %9.1f%%\n", g->name, g->n_ops, p->n_nodes, frac * 100,
+               t / reps * 1e3, reps / t, 100.0 * dfg_total_time_us(g) / r.makespan_us);
+        plan_free(p);
+        sim_ws_free(sw);
+        swp_ws_free(ws);
+        pool_alloc_free(&a);
+        dfg_free(g);
+    }
+    return 0;
+}
