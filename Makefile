@@ -37,6 +37,7 @@ ifneq ($(NVCC),)
   CFLAGS_ALL += -DSA_HAVE_CUDA=1 -I$(CUDA_HOME)/include
   CUDA_LIBDIRS = $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib
   LDLIBS_ALL += $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--as-needed -lcudnn -lcublas -lcudart -lstdc++ -Wl,--no-as-needed
+  # CUDA 13 dropped Volta (sm_70): the V100 profile is analytic only.
   NVCCFLAGS ?= -O2 -std=c++17 -Iinclude -Xcompiler -Wall,-fPIC \
      -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 else
@@ -60,7 +61,7 @@ all: $(LIBA) $(CMDS)
 $(BUILD)/lib/%.o: lib/%.c | $(BUILD)/lib
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 $(BUILD)/lib/%.cu.o: lib/%.cu | $(BUILD)/lib
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 $(LIBA): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 

@@ -544,7 +544,7 @@ int64_t dfg_peak_bytes(const dfg_graph *g, const int32_t *schedule)
             continue;
         }
         /* live from the first use (producer, or first reader for inputs) to the last use */
-        int32_t first = tt->producer >= 0 ? pos[tt->producer] : n, lastp = first;
+        int32_t first = tt->producer >= 0 ? pos[tt->producer] : n, lastp = tt->producer >= 0 ? first : -1;
         for (int32_t k = 0; k < tt->n_readers; k++) {
             int32_t p = pos[g->readers[tt->reader_off + k]];
             if (p < first) first = p;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static bool is_stdio(const char *path) { return path && strcmp(path, "-") == 0; }
@@ -74,6 +75,15 @@ sa_status sa_out_open(sa_out *o, const char *path, sa_err *err)
         o->tmp = NULL;
         sa_out_abort(o);
         return sa_fail(err, SA_EIO, "%s: cannot create output: %s", path, strerror(e));
+    }
+    /* mkstemp makes the file 0600; give it the mode a plain fopen would */
+    mode_t um = umask(0);
+    umask(um);
+    if (fchmod(fd, 0666 & ~um) != 0) {
+        int e = errno;
+        close(fd);
+        sa_out_abort(o);
+        return sa_fail(err, SA_EIO, "%s: cannot set mode: %s", path, strerror(e));
     }
     o->fp = fdopen(fd, "wb");
     if (!o->fp) {

@@ -1,0 +1,22 @@
+/* gpu_none.c - the GPU API of gpu.h for builds without CUDA: every call
+ * reports that, so the front ends fail cleanly (exit 7) instead of lacking
+ * the option. */
+#include "gpu.h"
+
+#define NO_CUDA "this build has no CUDA (nvcc was not found at build time)"
+
+sa_status gpu_available(sa_err *err) { return sa_fail(err, SA_EDEVICE, NO_CUDA); }
+
+sa_status gpu_measure_links(dfg_device *dev, sa_err *err)
+{
+    (void)dev;
+    return sa_fail(err, SA_EDEVICE, NO_CUDA);
+}
+
+sa_status gpu_measure_graph(dfg_graph *g, const devprof *base, devprof **measured, sa_err *err)
+{
+    (void)g;
+    (void)base;
+    *measured = NULL;
+    return sa_fail(err, SA_EDEVICE, NO_CUDA);
+}

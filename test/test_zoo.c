@@ -1,0 +1,492 @@
+/* test_zoo.c - the model zoo: hand-checked op costs, gradient shapes, parameter
+ * counts, Table 1 op counts, and that every model builds a valid graph. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dfg.h"
+#include "test_util.h"
+#include "zoo.h"
+
+static dfg_graph *build(const char *name, int64_t batch, int64_t seq)
+{
+    zoo_opts o = {.batch = batch, .seq = seq};
+    dfg_graph *g = NULL;
+    sa_err err = {0};
+    sa_status st = zoo_build(name, &o, &g, &err);
+    ck_assert_msg(st == SA_OK, "%s: %s", name, err.msg);
+    ck_assert(g->finalized);
+    return g;
+}
+
+static int32_t op_named(const dfg_graph *g, const char *name)
+{
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (strcmp(g->ops[i].name, name) == 0)
+            return i;
+    ck_abort_msg("%s has no op '%s'", g->name, name);
+    return -1;
+}
+
+static const dfg_tensor *in_t(const dfg_graph *g, int32_t op, int k) { return &g->tensors[g->ops[op].in[k]]; }
+static const dfg_tensor *out_t(const dfg_graph *g, int32_t op, int k) { return &g->tensors[g->ops[op].out[k]]; }
+
+START_TEST(test_convolution_by_hand)
+{
+    dfg_graph *g = build("resnet-50", 2, 0);
+    /* stem: [2,3,224,224] * [64,3,7,7], stride 2, pad 3 -> [2,64,112,112] */
+    int32_t c = op_named(g, "conv1");
+    ck_assert_str_eq(g->ops[c].type, "conv2d");
+    ck_assert_int_eq(g->ops[c].n_in, 2);
+    ck_assert_int_eq(in_t(g, c, 0)->bytes, 2 * 3 * 224 * 224 * 4);
+    ck_assert_int_eq(in_t(g, c, 1)->bytes, 64 * 3 * 7 * 7 * 4);
+    ck_assert_int_eq(in_t(g, c, 1)->kind, DFG_PARAM);
+    ck_assert_int_eq(out_t(g, c, 0)->bytes, 2 * 64 * 112 * 112 * 4);
+    /* scratch: one image's im2col, (3*7*7) x (112*112) floats */
+    ck_assert_int_eq(out_t(g, c, 1)->kind, DFG_WORKSPACE);
+    ck_assert_int_eq(out_t(g, c, 1)->bytes, 3 * 7 * 7 * 112 * 112 * 4);
+    ck_assert_double_eq(g->ops[c].flops, 2.0 * 2 * 64 * 112 * 112 * 3 * 7 * 7); /* 472,055,808 */
+    ck_assert_double_eq(g->ops[c].bytes_accessed, 1204224.0 + 37632 + 6422528 + 7375872);
+    /* a 3x3 at 56x56, 64 -> 64 channels */
+    c = op_named(g, "layer1.0.conv2");
+    ck_assert_double_eq(g->ops[c].flops, 2.0 * 2 * 64 * 56 * 56 * 64 * 3 * 3);
+    ck_assert_int_eq(out_t(g, c, 1)->bytes, 64 * 9 * 56 * 56 * 4);
+    /* its backward: data and filter gradients cost the same MACs, each with scratch */
+    int32_t bd = op_named(g, "layer1.0.conv2/bwd_data"), bf = op_named(g, "layer1.0.conv2/bwd_filter");
+    ck_assert_str_eq(g->ops[bd].type, "conv2d_bwd_data");
+    ck_assert_str_eq(g->ops[bf].type, "conv2d_bwd_filter");
+    ck_assert_double_eq(g->ops[bd].flops, g->ops[c].flops);
+    ck_assert_double_eq(g->ops[bf].flops, g->ops[c].flops);
+    ck_assert_int_eq(out_t(g, bf, 0)->bytes, 64 * 64 * 9 * 4);
+    ck_assert_int_eq(out_t(g, bf, 1)->kind, DFG_WORKSPACE);
+    ck_assert_int_eq(out_t(g, bd, 0)->bytes, 2 * 64 * 56 * 56 * 4);
+    /* a 1x1 stride-1 convolution is a plain GEMM: no scratch */
+    c = op_named(g, "layer1.0.conv1");
+    ck_assert_int_eq(g->ops[c].n_out, 1);
+    /* the stem's input gradient is never needed */
+    for (int32_t i = 0; i < g->n_ops; i++)
+        ck_assert_str_ne(g->ops[i].name, "conv1/bwd_data");
+    dfg_free(g);
+
+    /* VGG convolutions carry a bias: + one add per output element */
+    g = build("vgg-11", 1, 0);
+    c = op_named(g, "conv1_1");
+    ck_assert_int_eq(g->ops[c].n_in, 3);
+    ck_assert_double_eq(g->ops[c].flops, 2.0 * 64 * 224 * 224 * 3 * 9 + 64 * 224 * 224);
+    dfg_free(g);
+
+    /* f16 halves every float tensor */
+    zoo_opts o = {.batch = 2, .dtype = ZOO_F16};
+    sa_err err = {0};
+    ck_assert_int_eq(zoo_build("resnet-50", &o, &g, &err), SA_OK);
+    c = op_named(g, "conv1");
+    ck_assert_int_eq(out_t(g, c, 0)->bytes, 2 * 64 * 112 * 112 * 2);
+    ck_assert_str_eq(out_t(g, c, 0)->dtype, "f16");
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_lstm_cell_by_hand)
+{
+    /* B = 4, H = 1024, 3 steps, 1 layer */
+    dfg_graph *g = build("rnn-1-1k", 4, 3);
+    int32_t xg = op_named(g, "l0.t1.xg"), hg = op_named(g, "l0.t1.hg"), c = op_named(g, "l0.t1.cell");
+    ck_assert_str_eq(g->ops[xg].type, "matmul");
+    ck_assert_double_eq(g->ops[xg].flops, 2.0 * 4 * 1024 * 4096);
+    ck_assert_double_eq(g->ops[hg].flops, 2.0 * 4 * 1024 * 4096);
+    ck_assert_int_eq(in_t(g, xg, 1)->bytes, 1024 * 4096 * 4); /* W_x */
+    ck_assert_double_eq(g->ops[xg].bytes_accessed, 4 * 1024 * 4 + 1024 * 4096 * 4 + 4 * 4096 * 4);
+    /* cell: xg, hg [4,4096], b [4096], c_prev [4,1024] -> h, c [4,1024], gates [4,4096] */
+    ck_assert_str_eq(g->ops[c].type, "lstm_cell");
+    ck_assert_int_eq(g->ops[c].n_in, 4);
+    ck_assert_int_eq(g->ops[c].n_out, 3);
+    ck_assert_int_eq(in_t(g, c, 0)->bytes, 65536);
+    ck_assert_int_eq(in_t(g, c, 2)->bytes, 16384);
+    ck_assert_int_eq(in_t(g, c, 3)->bytes, 16384);
+    ck_assert_int_eq(out_t(g, c, 0)->bytes, 16384);
+    ck_assert_int_eq(out_t(g, c, 2)->bytes, 65536);
+    ck_assert_double_eq(g->ops[c].bytes_accessed, 65536.0 * 2 + 16384 * 2 + 16384 * 2 + 65536);
+    ck_assert_double_eq(g->ops[c].flops, 32.0 * 4 * 1024);
+    /* the weights are shared: every step reads the same W_h */
+    ck_assert_int_eq(g->ops[hg].in[1], g->ops[op_named(g, "l0.t2.hg")].in[1]);
+    /* one gradient per shared weight, accumulated over all 3 steps in one GEMM */
+    int32_t wg = op_named(g, "l0.w_x/bwd_weight");
+    ck_assert_str_eq(g->ops[wg].type, "matmul_bwd_weight");
+    ck_assert_int_eq(g->ops[wg].n_in, 6);
+    ck_assert_double_eq(g->ops[wg].flops, 2.0 * 3 * 4 * 1024 * 4096);
+    ck_assert_str_eq(out_t(g, wg, 0)->name, "grad/l0.w_x");
+    int32_t w = g->ops[xg].in[1], readers_bwd = 0;
+    for (int32_t k = 0; k < g->tensors[w].n_readers; k++)
+        readers_bwd += g->ops[g->readers[g->tensors[w].reader_off + k]].phase == DFG_BACKWARD;
+    ck_assert_int_eq(readers_bwd, 3); /* the data gradient of each step */
+    int32_t cb = op_named(g, "l0.t1.cell/bwd");
+    ck_assert_str_eq(g->ops[cb].type, "lstm_cell_bwd");
+    ck_assert_int_eq(out_t(g, cb, 0)->bytes, 65536); /* d(gates) */
+    ck_assert_int_eq(out_t(g, cb, 1)->bytes, 16384); /* d(c_prev) */
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_attention_by_hand)
+{
+    /* B = 2, S = 16, H = 128, 2 heads of 64 */
+    zoo_opts o = {.batch = 2, .seq = 16, .heads = 2};
+    dfg_graph *g;
+    sa_err err = {0};
+    ck_assert_int_eq(zoo_build("gpt-1-128", &o, &g, &err), SA_OK);
+    int32_t qkv = op_named(g, "h0.attn.c_attn"), sc = op_named(g, "h0.attn.scores");
+    int32_t mk = op_named(g, "h0.attn.mask"), sm = op_named(g, "h0.attn.softmax"), cx = op_named(g, "h0.attn.context");
+    ck_assert_double_eq(g->ops[qkv].flops, 2.0 * 32 * 128 * 384 + 32 * 384);
+    ck_assert_str_eq(g->ops[op_named(g, "h0.attn.split")].type, "split");
+    ck_assert_str_eq(g->ops[sc].type, "batched_matmul");
+    ck_assert_int_eq(in_t(g, sc, 0)->bytes, 2 * 16 * 128 * 4); /* q */
+    ck_assert_int_eq(out_t(g, sc, 0)->bytes, 2 * 2 * 16 * 16 * 4);
+    ck_assert_double_eq(g->ops[sc].flops, 2.0 * 2 * 2 * 16 * 16 * 64);
+    ck_assert_double_eq(g->ops[sc].bytes_accessed, 16384.0 * 2 + 4096); /* read q, k; write scores */
+    ck_assert_str_eq(g->ops[mk].type, "mask");
+    ck_assert_int_eq(g->ops[mk].in[0], g->ops[sc].out[0]);
+    ck_assert_str_eq(g->ops[sm].type, "softmax");
+    ck_assert_double_eq(g->ops[sm].flops, 5.0 * 2 * 2 * 16 * 16);
+    ck_assert_str_eq(g->ops[cx].type, "batched_matmul");
+    ck_assert_int_eq(g->ops[cx].in[0], g->ops[sm].out[0]);
+    ck_assert_double_eq(g->ops[cx].flops, 2.0 * 2 * 2 * 16 * 64 * 16);
+    ck_assert_int_eq(out_t(g, cx, 0)->bytes, 2 * 16 * 128 * 4);
+    int32_t sb = op_named(g, "h0.attn.scores/bwd");
+    ck_assert_str_eq(g->ops[sb].type, "batched_matmul_bwd");
+    ck_assert_double_eq(g->ops[sb].flops, 2 * g->ops[sc].flops); /* dq and dk */
+    ck_assert_str_eq(g->ops[op_named(g, "h0.attn.softmax/bwd")].type, "softmax_bwd");
+    ck_assert_str_eq(g->ops[op_named(g, "h0.attn.mask/bwd")].type, "mask");
+    /* tied embedding: two partial gradients summed by an explicit add */
+    int32_t sum = op_named(g, "wte/grad_sum");
+    ck_assert_str_eq(g->ops[sum].type, "add");
+    ck_assert_int_eq(g->ops[sum].n_in, 2);
+    ck_assert_int_eq(g->ops[sum].phase, DFG_BACKWARD);
+    dfg_free(g);
+}
+END_TEST
+
+static int cmp_name(const void *a, const void *b, void *arg)
+{
+    const dfg_graph *g = arg;
+    return strcmp(g->tensors[*(const int32_t *)a].name, g->tensors[*(const int32_t *)b].name);
+}
+
+static const dfg_graph *g_sorted;
+static int32_t *g_order;
+
+static int32_t find_tensor(const char *name, size_t len)
+{
+    int32_t lo = 0, hi = g_sorted->n_tensors - 1;
+    while (lo <= hi) {
+        int32_t mid = (lo + hi) / 2;
+        const char *m = g_sorted->tensors[g_order[mid]].name;
+        int c = strncmp(m, name, len);
+        if (c == 0 && m[len])
+            c = 1;
+        if (c == 0)
+            return g_order[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+/* Every gradient is named grad/TARGET[#k|#sum] and has TARGET's size; names are
+ * unique; kinds follow the conventions; ids ascending is a valid schedule with
+ * forward before backward before update. */
+static void check_conventions(const dfg_graph *g)
+{
+    int32_t n = g->n_tensors;
+    g_order = malloc((size_t)n * sizeof *g_order);
+    for (int32_t i = 0; i < n; i++)
+        g_order[i] = i;
+    qsort_r(g_order, (size_t)n, sizeof *g_order, cmp_name, (void *)g);
+    g_sorted = g;
+    for (int32_t i = 1; i < n; i++)
+        ck_assert_msg(strcmp(g->tensors[g_order[i - 1]].name, g->tensors[g_order[i]].name) != 0,
+                      "%s: tensor name %s twice", g->name, g->tensors[g_order[i]].name);
+    int32_t grads = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const dfg_tensor *t = &g->tensors[i];
+        if (t->kind != DFG_GRADIENT) {
+            ck_assert_msg(strncmp(t->name, "grad/", 5) != 0, "%s: %s is not a gradient", g->name, t->name);
+            continue;
+        }
+        grads++;
+        ck_assert_msg(strncmp(t->name, "grad/", 5) == 0, "%s: gradient %s", g->name, t->name);
+        const char *target = t->name + 5, *hash = strrchr(target, '#');
+        int32_t x = find_tensor(target, hash ? (size_t)(hash - target) : strlen(target));
+        ck_assert_msg(x >= 0, "%s: %s differentiates nothing", g->name, t->name);
+        ck_assert_msg(g->tensors[x].kind != DFG_GRADIENT && g->tensors[x].kind != DFG_WORKSPACE, "%s: %s", g->name,
+                      t->name);
+        ck_assert_msg(g->tensors[x].bytes == t->bytes, "%s: %s has %lld bytes, %s %lld", g->name, t->name,
+                      (long long)t->bytes, g->tensors[x].name, (long long)g->tensors[x].bytes);
+        ck_assert_int_eq(g->ops[t->producer].phase, DFG_BACKWARD);
+        ck_assert_msg(t->n_readers > 0, "%s: %s is never used", g->name, t->name);
+    }
+    ck_assert_int_gt(grads, 0);
+    int32_t updates = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const dfg_tensor *t = &g->tensors[i];
+        if (t->kind == DFG_WORKSPACE) {
+            ck_assert_int_eq(t->n_readers, 0);
+            ck_assert_msg(strncmp(g->ops[t->producer].type, "conv2d", 6) == 0, "%s: %s", g->name, t->name);
+        }
+        if (t->kind == DFG_ACTIVATION)
+            ck_assert_int_eq(g->ops[t->producer].phase, DFG_FORWARD);
+        if (t->kind == DFG_PARAM) {
+            ck_assert_msg(t->updater >= 0, "%s: param %s is never updated", g->name, t->name);
+            ck_assert_int_eq(g->ops[t->updater].phase, DFG_UPDATE);
+            updates++;
+        }
+        if (t->kind == DFG_STATE)
+            ck_assert_msg(t->updater >= 0, "%s: state %s is never updated", g->name, t->name);
+        if (t->kind == DFG_INPUT)
+            ck_assert_msg(t->n_readers > 0, "%s: input %s is never read", g->name, t->name);
+    }
+    int32_t *ids = malloc((size_t)g->n_ops * sizeof *ids);
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        ids[i] = i;
+        if (i)
+            ck_assert_int_ge(g->ops[i].phase, g->ops[i - 1].phase);
+        ck_assert_msg(g->ops[i].flops >= 0 && g->ops[i].bytes_accessed > 0, "%s: %s lacks costs", g->name,
+                      g->ops[i].name);
+    }
+    ck_assert(dfg_is_topological(g, ids));
+    int32_t n_update_ops = 0;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        n_update_ops += g->ops[i].phase == DFG_UPDATE;
+    ck_assert_int_eq(n_update_ops, updates);
+    free(ids);
+    free(g_order);
+}
+
+START_TEST(test_gradients_match_what_they_differentiate)
+{
+    static const struct { const char *name; int64_t batch, seq; } m[] = {
+        {"resnet-18", 2, 0},    {"resnet-50", 2, 0},    {"wresnet-50-2", 1, 0}, {"vgg-16", 2, 0},
+        {"inception-1", 1, 0},  {"nasnet-2", 1, 0},     {"rnn-2-1k", 2, 5},     {"brnn-2-1k", 2, 4},
+        {"gpt-2-256", 2, 32},
+    };
+    for (size_t i = 0; i < SA_ARRAY_LEN(m); i++) {
+        dfg_graph *g = build(m[i].name, m[i].batch, m[i].seq);
+        check_conventions(g);
+        dfg_free(g);
+    }
+}
+END_TEST
+
+START_TEST(test_optimizers_add_state)
+{
+    dfg_graph *g[3];
+    static const char *const type[] = {"sgd_update", "momentum_update", "adam_update"};
+    for (int k = 0; k < 3; k++) {
+        zoo_opts o = {.batch = 2, .optimizer = (zoo_optimizer)k};
+        sa_err err = {0};
+        ck_assert_int_eq(zoo_build("resnet-18", &o, &g[k], &err), SA_OK);
+        check_conventions(g[k]);
+        int32_t last = g[k]->n_ops - 1;
+        ck_assert_str_eq(g[k]->ops[last].type, type[k]);
+        ck_assert_int_eq(g[k]->ops[last].n_in, 2 + k);
+        ck_assert_int_eq(g[k]->ops[last].n_out, 1 + k);
+        ck_assert_int_eq(g[k]->ops[last].in[0], g[k]->ops[last].out[0]);
+    }
+    int64_t params = dfg_param_count_elems(g[0], 1);
+    ck_assert_int_eq(dfg_total_bytes(g[1]), dfg_total_bytes(g[0]) + params);
+    ck_assert_int_eq(dfg_total_bytes(g[2]), dfg_total_bytes(g[0]) + 2 * params);
+    ck_assert_int_eq(g[0]->n_ops, g[2]->n_ops);
+    for (int k = 0; k < 3; k++)
+        dfg_free(g[k]);
+}
+END_TEST
+
+START_TEST(test_parameter_counts)
+{
+    static const struct { const char *name; double want; } m[] = {
+        {"resnet-50", 25.6e6}, {"vgg-16", 138e6}, {"gpt-12-768", 124e6},
+        {"resnet-152", 60.2e6}, {"inception-1", 42.7e6}, {"nasnet-6", 88.9e6},
+    };
+    for (size_t i = 0; i < SA_ARRAY_LEN(m); i++) {
+        dfg_graph *g = build(m[i].name, 1, strncmp(m[i].name, "gpt", 3) == 0 ? 16 : 0);
+        double got = (double)dfg_param_count_elems(g, 4);
+        ck_assert_msg(got > 0.99 * m[i].want && got < 1.01 * m[i].want, "%s: %.0f parameters, want %.0f", m[i].name,
+                      got, m[i].want);
+        dfg_free(g);
+    }
+    /* exact figures of the reference implementations */
+    dfg_graph *g = build("resnet-50", 1, 0);
+    ck_assert_int_eq(dfg_param_count_elems(g, 4), 25557032);
+    dfg_free(g);
+    g = build("vgg-16", 1, 0);
+    ck_assert_int_eq(dfg_param_count_elems(g, 4), 138357544);
+    dfg_free(g);
+    g = build("gpt-12-768", 1, 8);
+    ck_assert_int_eq(dfg_param_count_elems(g, 4), 124439808);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_every_model_builds)
+{
+    static const char *const names[] = {"resnet-18", "resnet-34", "resnet-101", "resnet-152", "vgg-11", "vgg-13",
+                                        "vgg-19", "wresnet-152-10", "wresnet-101-2.5", "resnet-200", "inception-4",
+                                        "inception-0.5", "nasnet-25", "rnn-8-8k", "brnn-4-8k", "gpt-12-768"};
+    for (size_t i = 0; i < SA_ARRAY_LEN(names); i++) {
+        dfg_graph *g = build(names[i], 1, strncmp(names[i], "gpt", 3) == 0 ? 64 : 0);
+        ck_assert_int_eq(g->batch, 1);
+        ck_assert_int_gt(g->n_ops, 50);
+        dfg_free(g);
+    }
+}
+END_TEST
+
+/* Table 1 of the paper: op counts do not depend on the batch. */
+START_TEST(test_table1_op_counts)
+{
+    static const struct { const char *name; int32_t ops, paper; } m[] = {
+        {"wresnet-152-10", 1652, 882}, {"inception-4", 1609, 830}, {"nasnet-25", 13968, 5533},
+        {"rnn-8-8k", 8606, 8594},      {"brnn-4-8k", 9014, 9034},
+    };
+    for (size_t i = 0; i < SA_ARRAY_LEN(m); i++) {
+        dfg_graph *g = build(m[i].name, 1, 0);
+        ck_assert_msg(g->n_ops == m[i].ops, "%s: %d ops (docs/zoo.md says %d)", m[i].name, g->n_ops, m[i].ops);
+        dfg_free(g);
+    }
+    /* the recurrent models' default unrolling was chosen to match the paper */
+    for (size_t i = 3; i < 5; i++) {
+        int64_t batch, seq;
+        sa_err err = {0};
+        ck_assert_int_eq(zoo_defaults(m[i].name, &batch, &seq, &err), SA_OK);
+        ck_assert_int_lt(abs(m[i].ops - m[i].paper), m[i].paper / 100);
+        ck_assert_int_eq(batch, i == 3 ? 256 : 128);
+    }
+    /* and the byte totals at the paper's batch sizes stay what docs/zoo.md reports */
+    dfg_graph *g = build("wresnet-152-10", 0, 0);
+    ck_assert_int_eq(g->batch, 64);
+    ck_assert_int_eq(g->n_sizes, 40);
+    dfg_free(g);
+    g = build("rnn-8-8k", 0, 0);
+    ck_assert_int_eq(g->batch, 256);
+    ck_assert_int_eq(g->n_sizes, 9);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_rejects_bad_names_and_options)
+{
+    dfg_graph *g = (dfg_graph *)1;
+    sa_err err = {0};
+    ck_assert_int_eq(zoo_build("alexnet", NULL, &g, &err), SA_EUSAGE);
+    ck_assert_ptr_null(g);
+    ck_assert_msg_contains(err, "unknown model 'alexnet'");
+    ck_assert_msg_contains(err, "wresnet-D-X");
+    ck_assert_msg_contains(err, "rnn-L-XK");
+    ck_assert_msg_contains(err, "gpt-L-H");
+    static const char *const bad[] = {"resnet-51", "resnet-50-2", "wresnet-50", "wresnet-50-0", "vgg-12",
+                                      "rnn-8-8",   "rnn-0-8k",    "brnn-4-k",   "gpt-12",       "nasnet-0",
+                                      "inception-", "resnet",     "res net-50", "inception-1e3"};
+    for (size_t i = 0; i < SA_ARRAY_LEN(bad); i++) {
+        ck_assert_msg(zoo_build(bad[i], NULL, &g, &err) == SA_EUSAGE, "%s accepted", bad[i]);
+        ck_assert_ptr_null(strchr(err.msg, '\n'));
+    }
+    zoo_opts o = {.seq = 8};
+    ck_assert_int_eq(zoo_build("resnet-50", &o, &g, &err), SA_EUSAGE);
+    ck_assert_msg_contains(err, "--seq");
+    o = (zoo_opts){.heads = 5};
+    ck_assert_int_eq(zoo_build("gpt-2-128", &o, &g, &err), SA_EUSAGE);
+    ck_assert_msg_contains(err, "divide");
+    o = (zoo_opts){.batch = -1};
+    ck_assert_int_eq(zoo_build("vgg-16", &o, &g, &err), SA_EUSAGE);
+    /* a model too big for exact byte counts is refused, not wrapped */
+    o = (zoo_opts){.batch = 1 << 20, .seq = 1 << 20}; /* scores: 2^20 * 2^40 floats */
+    ck_assert_int_eq(zoo_build("gpt-1-64", &o, &g, &err), SA_EUSAGE);
+    ck_assert_msg_contains(err, "2^53");
+    int32_t n;
+    const zoo_model_info *mi = zoo_models(&n);
+    ck_assert_int_eq(n, 8);
+    for (int32_t i = 0; i < n; i++) {
+        bool seq = strstr(mi[i].pattern, "rnn") || strstr(mi[i].pattern, "gpt");
+        ck_assert_msg(zoo_build(mi[i].example, &(zoo_opts){.batch = 1, .seq = seq ? 4 : 0}, &g, &err) == SA_OK, "%s",
+                      err.msg);
+        dfg_free(g);
+    }
+}
+END_TEST
+
+START_TEST(test_cli)
+{
+    if (access("bin/dfg-zoo", X_OK) != 0)
+        return; /* built by `make`, which `make test` runs first */
+    char *dir = tu_tmpdir(), cmd[1024];
+    ck_assert_int_eq(system("bin/dfg-zoo --list > /dev/null"), 0);
+    ck_assert_int_eq(system("bin/dfg-zoo --help > /dev/null"), 0);
+    ck_assert_int_eq(WEXITSTATUS(system("bin/dfg-zoo alexnet 2> /dev/null")), 2);
+    ck_assert_int_eq(WEXITSTATUS(system("bin/dfg-zoo resnet-18 --dtype f64 2> /dev/null")), 2);
+    ck_assert_int_eq(WEXITSTATUS(system("bin/dfg-zoo 2> /dev/null")), 2);
+    snprintf(cmd, sizeof cmd, "bin/dfg-zoo resnet-18 --batch 2 --optimizer adam -o %s/missing/g.json 2> /dev/null",
+             dir);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 4);
+    snprintf(cmd, sizeof cmd, "bin/dfg-zoo rnn-2-1k --batch 2 --seq 3 --dtype f16 -o %s/g.json", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/g.json", dir);
+    dfg_graph *g, *h = build("rnn-2-1k", 2, 3);
+    sa_err err = {0};
+    ck_assert_int_eq(dfg_load_file(cmd, &g, &err), SA_OK);
+    ck_assert_int_eq(g->n_ops, h->n_ops);
+    ck_assert_int_eq(dfg_total_bytes(g) * 2 - dfg_total_bytes(h), 4 * 2 * 3 * 2 * 1); /* i32 tokens, labels */
+    dfg_free(g);
+    dfg_free(h);
+    snprintf(cmd, sizeof cmd, "bin/dfg-zoo vgg-11 --batch 1 --stats > %s/s.txt && grep -q '^params 132863336$' %s/s.txt",
+             dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(dir);
+}
+END_TEST
+
+START_TEST(test_ready_made_graphs_load)
+{
+    static const struct { const char *path, *name; int64_t batch, seq; } m[] = {
+        {"graphs/resnet-50-b32.json", "resnet-50", 32, 0},
+        {"graphs/vgg-11-b16.json", "vgg-11", 16, 0},
+        {"graphs/rnn-2-1k.json", "rnn-2-1k", 16, 16},
+    };
+    for (size_t i = 0; i < SA_ARRAY_LEN(m); i++) {
+        if (access(m[i].path, R_OK) != 0)
+            continue;
+        dfg_graph *g, *h = build(m[i].name, m[i].batch, m[i].seq);
+        sa_err err = {0};
+        ck_assert_msg(dfg_load_file(m[i].path, &g, &err) == SA_OK, "%s", err.msg);
+        ck_assert_int_eq(g->n_ops, h->n_ops);
+        ck_assert_int_eq(g->n_tensors, h->n_tensors);
+        ck_assert_int_eq(dfg_total_bytes(g), dfg_total_bytes(h));
+        dfg_free(g);
+        dfg_free(h);
+    }
+}
+END_TEST
+
+Suite *suite_zoo(void)
+{
+    Suite *s = suite_create("zoo");
+    TCase *tc = tcase_create("zoo");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_convolution_by_hand);
+    tcase_add_test(tc, test_lstm_cell_by_hand);
+    tcase_add_test(tc, test_attention_by_hand);
+    tcase_add_test(tc, test_gradients_match_what_they_differentiate);
+    tcase_add_test(tc, test_optimizers_add_state);
+    tcase_add_test(tc, test_parameter_counts);
+    tcase_add_test(tc, test_every_model_builds);
+    tcase_add_test(tc, test_table1_op_counts);
+    tcase_add_test(tc, test_rejects_bad_names_and_options);
+    tcase_add_test(tc, test_cli);
+    tcase_add_test(tc, test_ready_made_graphs_load);
+    suite_add_tcase(s, tc);
+    return s;
+}
