@@ -95,7 +95,9 @@ bool plan_set_search_json(plan *p, const char *json);
 sa_status plan_parse(const char *text, size_t len, const char *source, plan **out, sa_err *err);
 sa_status plan_load_file(const char *path, plan **out, sa_err *err);
 
-/* Checks that p was made for g: names, counts, and ids within range. */
+/* Checks that p was made for g: the op and tensor counts match (ids were
+ * range-checked against those counts when the plan was parsed).  Names may
+ * differ: a graph can be renamed between tools. */
 sa_status plan_check_graph(const plan *p, const dfg_graph *g, const char *source, sa_err *err);
 
 /* Serializes; *out malloc'd, caller frees. */

@@ -456,6 +456,8 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
         sim_ws_free(ws);
         if (st == SA_EINVALID)
             violation(&v, "%s", err->msg);
+        if (rep)
+            rep->n_violations = v.count;
         return st;
     }
     v.ts = sim_start(ws);

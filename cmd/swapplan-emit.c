@@ -1,0 +1,184 @@
+/* swapplan-emit - swap plan -> views for people (summary, trace, dot, memory)
+ * and programs (check, graph).  The work is in lib/emit*.c. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dfg.h"
+#include "emit.h"
+#include "plan.h"
+#include "sa_io.h"
+
+static const cli_tool TOOL = {
+    "swapplan-emit",
+    "Usage: swapplan-emit PLAN --graph GRAPH [--format F] [options] [-o OUT]\n"
+    "Show a swap plan (swapadvisor-search output) in another form.\n"
+    "\n"
+    "  PLAN                  swapplan JSON, '-' for stdin\n"
+    "  -g, --graph GRAPH     the profiled dfg graph the plan was made for (required)\n"
+    "  -f, --format F        what to write (default summary):\n"
+    "      summary           iteration time, % of ideal, stall, bytes each way, peak\n"
+    "                        arena use vs memory_bytes, swaps by tensor kind, recomputes,\n"
+    "                        and the ten longest compute stalls with what each waited for\n"
+    "      check             validate the plan (FORMATS.md section 3): one line per\n"
+    "                        violation to OUT, a verdict on stderr, exit 6 when invalid\n"
+    "      trace             Chrome Trace Event JSON for Perfetto / chrome://tracing:\n"
+    "                        tracks compute, h2d, d2h and a \"device memory\" counter\n"
+    "      dot               Graphviz DOT of the augmented dataflow graph\n"
+    "      memory            memory in use over time as CSV time_us,bytes (or --svg)\n"
+    "      graph             the augmented graph as \"swapexec\" JSON for an executor\n"
+    "  -o, --output OUT      where to write ('-' = stdout, the default); written whole or not at all\n"
+    "  --strict              check: also require that every ordering the plan relies on is\n"
+    "                        enforced by dependencies (stream order + deps), not only by timing\n"
+    "  --window A:B          dot: only schedule positions A..B (0-based, inclusive) and the\n"
+    "                        swaps linked to them, so big graphs stay renderable\n"
+    "  --svg                 memory: an SVG plot (capacity line, the curve without swapping)\n"
+    "  -q, --quiet           check: no verdict on stderr\n"
+    "  -h, --help            this help;  --version  the version\n"
+    "\n"
+    "docs/emit.md describes every format and what to look for in a trace.\n"
+    "Exit codes: 0 ok (check: the plan is valid), 1 internal error, 2 usage,\n"
+    "3 bad input document (also: the plan is not for GRAPH, or GRAPH lacks op times),\n"
+    "4 I/O error, 6 the plan is invalid (check) or its nodes deadlock.\n"};
+
+typedef enum fmt { F_SUMMARY, F_CHECK, F_TRACE, F_DOT, F_MEMORY, F_GRAPH } fmt;
+static const char *const FMT_NAMES[] = {"summary", "check", "trace", "dot", "memory", "graph"};
+
+static bool parse_window(const char *s, int32_t *a, int32_t *b)
+{
+    const char *colon = strchr(s, ':');
+    if (!colon || colon == s)
+        return false;
+    char left[32];
+    size_t n = (size_t)(colon - s);
+    if (n >= sizeof left)
+        return false;
+    memcpy(left, s, n);
+    left[n] = '\0';
+    int64_t x, y;
+    if (!cli_parse_i64(left, 0, INT32_MAX, &x) || !cli_parse_i64(colon + 1, 0, INT32_MAX, &y) || y < x)
+        return false;
+    *a = (int32_t)x;
+    *b = (int32_t)y;
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    enum { O_STRICT = 256, O_WINDOW, O_SVG, O_VERSION };
+    static const struct option longopts[] = {
+        {"graph", required_argument, 0, 'g'}, {"format", required_argument, 0, 'f'},
+        {"output", required_argument, 0, 'o'}, {"strict", no_argument, 0, O_STRICT},
+        {"window", required_argument, 0, O_WINDOW}, {"svg", no_argument, 0, O_SVG},
+        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, O_VERSION},
+        {0, 0, 0, 0}};
+    const char *gpath = NULL, *out = "-";
+    fmt f = F_SUMMARY;
+    bool fmt_set = false, strict = false, svg = false, quiet = false, window = false;
+    int32_t wa = 0, wb = -1;
+    int c;
+    while ((c = getopt_long(argc, argv, "g:f:o:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'g': gpath = optarg; break;
+        case 'o': out = optarg; break;
+        case 'q': quiet = true; break;
+        case 'h': return cli_help(&TOOL);
+        case O_VERSION: return cli_version(&TOOL);
+        case O_STRICT: strict = true; break;
+        case O_SVG: svg = true; break;
+        case 'f': {
+            size_t i = 0;
+            while (i < SA_ARRAY_LEN(FMT_NAMES) && strcmp(optarg, FMT_NAMES[i]) != 0)
+                i++;
+            if (i == SA_ARRAY_LEN(FMT_NAMES))
+                return cli_usage(&TOOL, "unknown format '%s' (summary, check, trace, dot, memory, graph)", optarg);
+            f = (fmt)i;
+            fmt_set = true;
+            break;
+        }
+        case O_WINDOW:
+            if (!parse_window(optarg, &wa, &wb))
+                return cli_usage(&TOOL, "--window takes A:B with 0 <= A <= B, not '%s'", optarg);
+            window = true;
+            break;
+        default: return cli_usage(&TOOL, "unknown option");
+        }
+    }
+    if (optind != argc - 1)
+        return cli_usage(&TOOL, optind >= argc ? "missing PLAN" : "too many arguments");
+    const char *ppath = argv[optind];
+    if (!gpath)
+        return cli_usage(&TOOL, "missing --graph GRAPH (the graph the plan was made for)");
+    if (strcmp(gpath, "-") == 0 && strcmp(ppath, "-") == 0)
+        return cli_usage(&TOOL, "PLAN and GRAPH cannot both be stdin");
+    if (svg && !fmt_set)
+        f = F_MEMORY; /* --svg alone can only mean the memory plot */
+    if (strict && f != F_CHECK)
+        return cli_usage(&TOOL, "--strict applies to --format check");
+    if (window && f != F_DOT)
+        return cli_usage(&TOOL, "--window applies to --format dot");
+    if (svg && f != F_MEMORY)
+        return cli_usage(&TOOL, "--svg applies to --format memory");
+
+    sa_err err = {0};
+    dfg_graph *g = NULL;
+    plan *p = NULL;
+    int rc = 0;
+    const char *pname = strcmp(ppath, "-") == 0 ? "<stdin>" : ppath;
+    sa_status st = dfg_load_file(gpath, &g, &err);
+    if (!st)
+        st = plan_load_file(ppath, &p, &err);
+    if (!st && (st = plan_check_graph(p, g, pname, &err)) != SA_OK) {
+        sa_err e2 = err;
+        st = sa_fail(&err, st, "%s; pass --graph the graph the plan was made for", e2.msg);
+    }
+    if (st) {
+        rc = cli_fail(&TOOL, &err);
+        goto done;
+    }
+    if (strcmp(p->graph_name, g->name) != 0)
+        fprintf(stderr, "%s: warning: %s is for graph \"%s\", %s is \"%s\" (same sizes, going on)\n", TOOL.name, pname,
+                p->graph_name, gpath, g->name);
+
+    sa_out o;
+    if ((st = sa_out_open(&o, out, &err)) != SA_OK) {
+        rc = cli_fail(&TOOL, &err);
+        goto done;
+    }
+    FILE *fp = o.fp;
+    int32_t n_viol = 0;
+    switch (f) {
+    case F_SUMMARY: st = emit_summary(p, g, fp, &err); break;
+    case F_CHECK: st = emit_check(p, g, strict, 0, fp, &n_viol, &err); break;
+    case F_TRACE: st = emit_trace(p, g, fp, &err); break;
+    case F_DOT: st = emit_dot(p, g, wa, wb, fp, &err); break;
+    case F_MEMORY: st = svg ? emit_memory_svg(p, g, fp, &err) : emit_memory_csv(p, g, fp, &err); break;
+    case F_GRAPH: st = emit_graph_json(p, g, fp, &err); break;
+    }
+    /* an invalid plan's violation lines are the check's output: keep them */
+    bool keep = st == SA_OK || (f == F_CHECK && st == SA_EINVALID);
+    if (!keep) {
+        sa_out_abort(&o);
+        rc = cli_fail(&TOOL, &err);
+        goto done;
+    }
+    sa_err cerr = {0};
+    if (sa_out_commit(&o, &cerr) != SA_OK) {
+        rc = cli_fail(&TOOL, &cerr);
+        goto done;
+    }
+    if (f == F_CHECK) {
+        if (st == SA_OK && !quiet)
+            fprintf(stderr, "%s: %s: valid%s\n", TOOL.name, pname, strict ? " (strict: orderings enforced by deps)" : "");
+        else if (st && !quiet)
+            fprintf(stderr, "%s: %s: invalid, %d violation%s%s (first: %s)\n", TOOL.name, pname, n_viol,
+                    n_viol == 1 ? "" : "s", strict ? " with --strict" : "", err.msg);
+        rc = sa_exit_code(st);
+    }
+done:
+    plan_free(p);
+    dfg_free(g);
+    return rc;
+}

@@ -1,0 +1,557 @@
+/* test_emit.c - the plan views: golden summary and memory CSV of a hand plan,
+ * a trace that parses with the expected tracks, DOT that Graphviz accepts, an
+ * SVG that is well-formed XML, the swapexec graph, and check's verdicts.
+ *
+ * Golden files live in test/golden/ (make test runs from the repository
+ * root).  To regenerate them after an intended change of format, run
+ *   SA_UPDATE_GOLDEN=1 CK_RUN_SUITE=emit build/test/run_tests
+ * and review the diff. */
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emit.h"
+#include "plan.h"
+#include "policy.h"
+#include "sa_io.h"
+#include "test_util.h"
+
+static dfg_graph *tiny(void)
+{
+    dfg_graph *g;
+    sa_err err;
+    const char *t = tu_tiny_json();
+    ck_assert_int_eq(dfg_parse(t, strlen(t), "tiny.json", &g, &err), SA_OK);
+    return g;
+}
+
+/* The hand plan of test_plan.c: 16 bytes/us each way, so 16-byte tensors take
+ * 1 us and 32-byte ones 2 us.  Tensors 0 x input 16, 1 w param 32, 2 y 16,
+ * 3 dy 16, 4 dw 32, 5 ws 8; ops 0 fc, 1 loss, 2 fc_bw, 3 sgd.
+ * Timeline: x in [0,1], w in [1,3], fc [3,4.5], loss [4.5,5.5], fc_bw
+ * [5.5,6.5], sgd [6.5,7.5], w out [7.5,9.5].  With overlap set, dy lands on y. */
+static plan *hand_plan(const dfg_graph *g, bool overlap)
+{
+    dfg_device d = {"hand", 256, 16e6, 16e6, 32e6, 0};
+    plan *p = plan_new(g, &d);
+    int32_t sched[] = {0, 1, 2, 3};
+    plan_set_schedule(p, sched, 4);
+    int32_t d01[] = {0, 1}, d5[] = {5};
+    plan_add_node(p, PLAN_SWAP_IN, 0, NULL, 0);   /* 0 */
+    plan_add_node(p, PLAN_SWAP_IN, 1, NULL, 0);   /* 1 */
+    plan_add_node(p, PLAN_COMPUTE, 0, d01, 2);    /* 2 */
+    plan_add_node(p, PLAN_COMPUTE, 1, NULL, 0);   /* 3 */
+    plan_add_node(p, PLAN_COMPUTE, 2, NULL, 0);   /* 4 */
+    plan_add_node(p, PLAN_COMPUTE, 3, NULL, 0);   /* 5 */
+    plan_add_node(p, PLAN_SWAP_OUT, 1, d5, 1);    /* 6 */
+    plan_add_placement(p, 0, 0, 0, 4);            /* x */
+    plan_add_placement(p, 1, 16, 1, 6);           /* w */
+    plan_add_placement(p, 2, 48, 2, 3);           /* y */
+    plan_add_placement(p, 5, 64, 2, 2);           /* ws */
+    plan_add_placement(p, 3, overlap ? 48 : 80, 3, 4); /* dy */
+    plan_add_placement(p, 4, 96, 4, 5);           /* dw */
+    p->arena_bytes = 128;
+    sa_err err;
+    ck_assert_int_eq(policy_predict(p, g, NULL, NULL, &err), SA_OK);
+    return p;
+}
+
+/* A chain of fully connected layers with a loss and sgd updates: big enough
+ * for the topo policy to swap when memory is short. */
+static dfg_graph *chain(int layers)
+{
+    dfg_graph *g = dfg_new("chain");
+    const int64_t KB = 1024;
+    int32_t *x = calloc((size_t)layers + 1, sizeof *x), *w = calloc((size_t)layers, sizeof *w);
+    char name[64];
+    x[0] = dfg_add_tensor(g, "x0", DFG_INPUT, 64 * KB);
+    for (int l = 0; l < layers; l++) {
+        snprintf(name, sizeof name, "W%d", l);
+        w[l] = dfg_add_tensor(g, name, DFG_PARAM, (32 + 16 * (l % 2)) * KB);
+        snprintf(name, sizeof name, "x%d", l + 1);
+        x[l + 1] = dfg_add_tensor(g, name, DFG_ACTIVATION, (64 + 32 * (l % 3)) * KB);
+        int32_t in[] = {x[l], w[l]}, out[] = {x[l + 1]};
+        snprintf(name, sizeof name, "fc%d", l);
+        dfg_add_op(g, name, "matmul", DFG_FORWARD, in, 2, out, 1);
+    }
+    int32_t dx = dfg_add_tensor(g, "dloss", DFG_GRADIENT, g->tensors[x[layers]].bytes);
+    int32_t il[] = {x[layers]}, ol[] = {dx};
+    dfg_add_op(g, "loss", "softmax_xent", DFG_FORWARD, il, 1, ol, 1);
+    for (int l = layers - 1; l >= 0; l--) {
+        snprintf(name, sizeof name, "grad/W%d", l);
+        int32_t dw = dfg_add_tensor(g, name, DFG_GRADIENT, g->tensors[w[l]].bytes);
+        snprintf(name, sizeof name, "grad/x%d", l);
+        int32_t ndx = dfg_add_tensor(g, name, DFG_GRADIENT, g->tensors[x[l]].bytes);
+        int32_t in[] = {dx, x[l], w[l]}, out[] = {ndx, dw}, ui[] = {w[l], dw}, uo[] = {w[l]};
+        snprintf(name, sizeof name, "fc%d/bwd", l);
+        dfg_add_op(g, name, "matmul_bwd", DFG_BACKWARD, in, 3, out, 2);
+        snprintf(name, sizeof name, "sgd/W%d", l);
+        dfg_add_op(g, name, "sgd_update", DFG_UPDATE, ui, 2, uo, 1);
+        dx = ndx;
+    }
+    for (int32_t i = 0; i < g->n_ops; i++)
+        g->ops[i].time_us = 3.0 + (i * 5 % 7);
+    sa_err err;
+    ck_assert_msg(dfg_finalize(g, "chain", &err) == SA_OK, "%s", err.msg);
+    free(x);
+    free(w);
+    return g;
+}
+
+/* A topo plan of chain(layers) in the least memory, in twentieths of what the
+ * schedule needs without swapping, that the size-class pool can run (it may
+ * need more than that peak: objects are rounded up to their class). */
+static plan *chain_plan(const dfg_graph *g)
+{
+    dfg_device d = {"chain-dev", 1LL << 40, 4e9, 4e9, 6e9, 5.0};
+    plan *ideal, *p = NULL;
+    sa_err err = {0};
+    ck_assert_msg(policy_run("ideal", g, &d, &ideal, &err) == SA_OK, "%s", err.msg);
+    emit_curve ns;
+    ck_assert_msg(emit_noswap_curve(ideal, g, NULL, &ns, &err) == SA_OK, "%s", err.msg);
+    for (int k = 10; k <= 40 && !p; k++) {
+        d.memory_bytes = ns.peak * k / 20;
+        sa_status st = policy_run("topo", g, &d, &p, &err);
+        ck_assert_msg(st == SA_OK || st == SA_EINFEASIBLE, "%s", err.msg);
+    }
+    ck_assert_msg(p != NULL, "%s", err.msg);
+    emit_curve_free(&ns);
+    plan_free(ideal);
+    return p;
+}
+
+typedef sa_status (*emitter)(const plan *, const dfg_graph *, FILE *, sa_err *);
+
+/* Runs an emitter into a malloc'd string (caller frees). */
+static char *emit_str(emitter fn, const plan *p, const dfg_graph *g, sa_status want)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    sa_err err = {0};
+    sa_status st = fn(p, g, f, &err);
+    fclose(f);
+    ck_assert_msg(st == want, "status %d, wanted %d: %s", st, want, err.msg);
+    return buf;
+}
+
+/* Compares with test/golden/NAME exactly, or rewrites it under SA_UPDATE_GOLDEN. */
+static void golden(const char *name, const char *got)
+{
+    char path[256];
+    snprintf(path, sizeof path, "test/golden/%s", name);
+    sa_err err = {0};
+    if (getenv("SA_UPDATE_GOLDEN")) {
+        ck_assert_msg(sa_write_file(path, got, strlen(got), &err) == SA_OK, "%s", err.msg);
+        return;
+    }
+    char *want;
+    size_t len;
+    ck_assert_msg(sa_read_file(path, &want, &len, &err) == SA_OK, "%s (run from the repository root)", err.msg);
+    ck_assert_msg(strcmp(got, want) == 0, "%s differs from the golden file:\n--- got ---\n%s--- want ---\n%s", path,
+                  got, want);
+    free(want);
+}
+
+/* Writes text to a file in a fresh temporary directory; *dir to remove. */
+static char *tmp_file(const char *text, const char *name, char **dir)
+{
+    *dir = tu_tmpdir();
+    size_t n = strlen(*dir) + strlen(name) + 2;
+    char *path = malloc(n);
+    snprintf(path, n, "%s/%s", *dir, name);
+    sa_err err = {0};
+    ck_assert_msg(sa_write_file(path, text, strlen(text), &err) == SA_OK, "%s", err.msg);
+    return path;
+}
+
+static void tmp_remove(char *path, char *dir)
+{
+    unlink(path);
+    rmdir(dir);
+    free(path);
+    free(dir);
+}
+
+static bool have_tool(const char *name)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", name);
+    return system(cmd) == 0;
+}
+
+START_TEST(test_summary_golden)
+{
+    dfg_graph *g = tiny();
+    plan *p = hand_plan(g, false);
+    char *s = emit_str(emit_summary, p, g, SA_OK);
+    golden("emit_hand_summary.txt", s);
+    free(s);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_memory_csv_golden)
+{
+    dfg_graph *g = tiny();
+    plan *p = hand_plan(g, false);
+    char *s = emit_str(emit_memory_csv, p, g, SA_OK);
+    golden("emit_hand_memory.csv", s);
+    free(s);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_memory_curves)
+{
+    dfg_graph *g = tiny();
+    plan *p = hand_plan(g, false);
+    sa_err err = {0};
+    emit_curve c, ns;
+    ck_assert_int_eq(emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
+    /* x from 0, w from 1, y+ws at fc's start (3), ws gone at 4.5, dy at 4.5,
+     * y gone at 5.5, dw at 5.5, x and dy gone at 6.5, dw at 7.5, w at 9.5 */
+    static const double t[] = {0, 1, 3, 4.5, 5.5, 6.5, 7.5, 9.5};
+    static const int64_t b[] = {16, 48, 72, 80, 96, 64, 32, 0};
+    ck_assert_int_eq(c.n, 8);
+    for (int i = 0; i < 8; i++) {
+        ck_assert_double_eq_tol(c.time_us[i], t[i], 1e-9);
+        ck_assert_int_eq(c.bytes[i], b[i]);
+    }
+    ck_assert_int_eq(c.peak, 96);
+    /* without swapping: w always (32); x at fc..fc_bw, y fc..loss, ws fc,
+     * dy loss..fc_bw, dw fc_bw..sgd */
+    ck_assert_int_eq(emit_noswap_curve(p, g, NULL, &ns, &err), SA_OK);
+    ck_assert_int_eq(ns.peak, 32 + 16 + 16 + 32);
+    ck_assert_int_eq(ns.peak, dfg_peak_bytes(g, p->schedule));
+    ck_assert_double_eq_tol(ns.time_us[0], 0, 1e-9);
+    ck_assert_int_eq(ns.bytes[0], 32);
+    ck_assert_int_eq(ns.bytes[ns.n - 1], 32);
+    ck_assert_double_eq_tol(ns.time_us[ns.n - 1], 7.5, 1e-9);
+    emit_curve_free(&c);
+    emit_curve_free(&ns);
+    plan_free(p);
+    dfg_free(g);
+
+    /* a plan that swaps stays under its capacity, and the no-swap curve
+     * agrees with the graph's own peak for the same schedule */
+    g = chain(6);
+    p = chain_plan(g);
+    ck_assert_int_eq(emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
+    ck_assert_int_eq(emit_noswap_curve(p, g, NULL, &ns, &err), SA_OK);
+    ck_assert_int_le(c.peak, p->device.memory_bytes);
+    ck_assert_int_eq(ns.peak, dfg_peak_bytes(g, p->schedule));
+    for (int32_t i = 1; i < c.n; i++) {
+        ck_assert(c.time_us[i] > c.time_us[i - 1]);
+        ck_assert_int_ne(c.bytes[i], c.bytes[i - 1]);
+    }
+    ck_assert_int_eq(c.bytes[c.n - 1], 0);
+    ck_assert_double_eq_tol(c.time_us[c.n - 1], p->predicted.iteration_us, 1e-6);
+    emit_curve_free(&c);
+    emit_curve_free(&ns);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+static int count_events(const cJSON *evs, const char *ph, int tid)
+{
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, evs)
+    {
+        const cJSON *p = cJSON_GetObjectItem(e, "ph"), *t = cJSON_GetObjectItem(e, "tid");
+        if (cJSON_IsString(p) && strcmp(p->valuestring, ph) == 0 && (tid < 0 || (cJSON_IsNumber(t) && t->valueint == tid)))
+            n++;
+    }
+    return n;
+}
+
+static void check_trace(const plan *p, const dfg_graph *g)
+{
+    char *s = emit_str(emit_trace, p, g, SA_OK);
+    cJSON *root = cJSON_Parse(s);
+    ck_assert_msg(root != NULL, "the trace is not JSON near: %.60s", cJSON_GetErrorPtr());
+    const cJSON *evs = cJSON_GetObjectItem(root, "traceEvents");
+    ck_assert(cJSON_IsArray(evs));
+    int want[PLAN_STREAM_COUNT] = {0};
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        want[plan_kind_stream(p->nodes[v].kind)]++;
+    for (int s2 = 0; s2 < PLAN_STREAM_COUNT; s2++)
+        ck_assert_int_eq(count_events(evs, "X", s2 + 1), want[s2]);
+    /* each track named once */
+    const char *names[] = {"compute", "h2d", "d2h"};
+    int named = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, evs)
+    {
+        const cJSON *nm = cJSON_GetObjectItem(e, "name"), *args = cJSON_GetObjectItem(e, "args");
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "M") || strcmp(nm->valuestring, "thread_name"))
+            continue;
+        int tid = cJSON_GetObjectItem(e, "tid")->valueint;
+        ck_assert_int_ge(tid, 1);
+        ck_assert_int_le(tid, 3);
+        ck_assert_str_eq(cJSON_GetObjectItem(args, "name")->valuestring, names[tid - 1]);
+        named++;
+    }
+    ck_assert_int_eq(named, 3);
+    /* the counter follows the memory curve and every X event has ts, dur, args */
+    emit_curve c;
+    sa_err err = {0};
+    ck_assert_int_eq(emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
+    ck_assert_int_eq(count_events(evs, "C", -1), c.n);
+    int64_t top = 0;
+    cJSON_ArrayForEach(e, evs)
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        const cJSON *args = cJSON_GetObjectItem(e, "args");
+        if (strcmp(ph, "C") == 0) {
+            ck_assert_str_eq(cJSON_GetObjectItem(e, "name")->valuestring, "device memory");
+            int64_t b = (int64_t)cJSON_GetObjectItem(args, "bytes")->valuedouble;
+            top = b > top ? b : top;
+        } else if (strcmp(ph, "X") == 0) {
+            ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(e, "ts")));
+            ck_assert(cJSON_GetObjectItem(e, "dur")->valuedouble >= 0);
+            ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(args, "node")));
+            ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(args, "bytes")));
+            ck_assert(cJSON_IsString(cJSON_GetObjectItem(args, "kind")));
+            ck_assert(cJSON_IsNumber(cJSON_GetObjectItem(args, "op")) ||
+                      cJSON_IsNumber(cJSON_GetObjectItem(args, "tensor")));
+        }
+    }
+    ck_assert_int_eq(top, c.peak);
+    emit_curve_free(&c);
+    cJSON_Delete(root);
+    free(s);
+}
+
+START_TEST(test_trace_parses_with_tracks_and_counter)
+{
+    dfg_graph *g = tiny();
+    plan *p = hand_plan(g, false);
+    check_trace(p, g);
+    plan_free(p);
+    dfg_free(g);
+    g = chain(6);
+    p = chain_plan(g);
+    ck_assert_int_gt(p->predicted.h2d_bytes, 0); /* the point: a plan that swaps */
+    check_trace(p, g);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+static char *dot_str(const plan *p, const dfg_graph *g, int32_t a, int32_t b, sa_status want)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sa_err err = {0};
+    sa_status st = emit_dot(p, g, a, b, f, &err);
+    fclose(f);
+    ck_assert_msg(st == want, "status %d, wanted %d: %s", st, want, err.msg);
+    return buf;
+}
+
+static void expect_dot_accepts(const char *text)
+{
+    if (!have_tool("dot"))
+        return; /* Graphviz missing: only the structure checks below run */
+    char *dir, *path = tmp_file(text, "plan.dot", &dir);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "dot -Tsvg '%s' -o /dev/null 2>&1", path);
+    ck_assert_msg(system(cmd) == 0, "dot rejects:\n%s", text);
+    tmp_remove(path, dir);
+}
+
+static int count_str(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *q = strstr(s, needle); q; q = strstr(q + 1, needle))
+        n++;
+    return n;
+}
+
+START_TEST(test_dot_renders_and_windows)
+{
+    dfg_graph *g = tiny();
+    plan *p = hand_plan(g, false);
+    char *s = dot_str(p, g, 0, -1, SA_OK);
+    ck_assert_int_eq(count_str(s, "shape=box"), 4);
+    ck_assert_int_eq(count_str(s, "shape=invhouse"), 2);
+    ck_assert_int_eq(count_str(s, "shape=house"), 1);
+    ck_assert_int_eq(count_str(s, "style=dashed"), 3); /* deps 0->2, 1->2, 5->6 */
+    expect_dot_accepts(s);
+    free(s);
+    /* position 0 (fc) and the two swap-ins it waits for; the update's swap-out is out */
+    s = dot_str(p, g, 0, 0, SA_OK);
+    ck_assert_int_eq(count_str(s, "shape=box"), 1);
+    ck_assert_int_eq(count_str(s, "shape=invhouse"), 2);
+    ck_assert_int_eq(count_str(s, "shape=house"), 0);
+    expect_dot_accepts(s);
+    free(s);
+    s = dot_str(p, g, 2, 4, SA_EUSAGE);
+    free(s);
+    plan_free(p);
+    dfg_free(g);
+
+    g = chain(6);
+    p = chain_plan(g);
+    s = dot_str(p, g, 0, -1, SA_OK);
+    expect_dot_accepts(s);
+    free(s);
+    s = dot_str(p, g, 5, 9, SA_OK);
+    ck_assert_int_eq(count_str(s, "shape=box"), 5);
+    ck_assert_ptr_nonnull(strstr(s, "schedule positions 5..9"));
+    expect_dot_accepts(s);
+    free(s);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_memory_svg_is_xml)
+{
+    dfg_graph *g = chain(6);
+    plan *p = chain_plan(g);
+    char *s = emit_str(emit_memory_svg, p, g, SA_OK);
+    ck_assert_ptr_nonnull(strstr(s, "<svg"));
+    ck_assert_ptr_nonnull(strstr(s, "time (us)"));
+    ck_assert_ptr_nonnull(strstr(s, "device memory in use (MB)"));
+    ck_assert_ptr_nonnull(strstr(s, "capacity"));
+    ck_assert_ptr_nonnull(strstr(s, "without swapping"));
+    if (have_tool("xmllint")) {
+        char *dir, *path = tmp_file(s, "memory.svg", &dir);
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "xmllint --noout '%s' 2>&1", path);
+        ck_assert_msg(system(cmd) == 0, "xmllint rejects the SVG");
+        tmp_remove(path, dir);
+    }
+    free(s);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_graph_json)
+{
+    dfg_graph *g = chain(4);
+    plan *p = chain_plan(g);
+    char *s = emit_str(emit_graph_json, p, g, SA_OK);
+    cJSON *root = cJSON_Parse(s);
+    ck_assert_ptr_nonnull(root);
+    ck_assert_str_eq(cJSON_GetObjectItem(root, "format")->valuestring, "swapexec");
+    ck_assert_int_eq(cJSON_GetObjectItem(root, "version")->valueint, 1);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "streams")), 3);
+    const cJSON *nodes = cJSON_GetObjectItem(root, "nodes"), *e;
+    ck_assert_int_eq(cJSON_GetArraySize(nodes), p->n_nodes);
+    int i = 0;
+    cJSON_ArrayForEach(e, nodes)
+    {
+        const plan_node *n = &p->nodes[i];
+        ck_assert_int_eq(cJSON_GetObjectItem(e, "id")->valueint, i);
+        ck_assert_str_eq(cJSON_GetObjectItem(e, "kind")->valuestring, plan_kind_name(n->kind));
+        ck_assert_str_eq(cJSON_GetObjectItem(e, "stream")->valuestring, plan_stream_name(plan_kind_stream(n->kind)));
+        bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
+        ck_assert_int_eq(cJSON_GetObjectItem(e, op ? "op" : "tensor")->valueint, n->ref);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e, "deps")), n->n_deps);
+        i++;
+    }
+    const cJSON *tensors = cJSON_GetObjectItem(root, "tensors");
+    ck_assert_int_eq(cJSON_GetArraySize(tensors), g->n_tensors);
+    int places = 0;
+    cJSON_ArrayForEach(e, tensors) places += cJSON_GetArraySize(cJSON_GetObjectItem(e, "placements"));
+    ck_assert_int_eq(places, p->n_place);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "resident_at_start")), p->n_res);
+    ck_assert_int_eq((int64_t)cJSON_GetObjectItem(root, "arena_bytes")->valuedouble, p->arena_bytes);
+    cJSON_Delete(root);
+    free(s);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+static char *check_str(const plan *p, const dfg_graph *g, bool strict, sa_status want, int32_t *n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sa_err err = {0};
+    sa_status st = emit_check(p, g, strict, 0, f, n, &err);
+    fclose(f);
+    ck_assert_msg(st == want, "status %d, wanted %d: %s", st, want, err.msg);
+    return buf;
+}
+
+START_TEST(test_check_verdicts)
+{
+    dfg_graph *g = tiny();
+    plan *p = hand_plan(g, false);
+    int32_t n = -1;
+    char *s = check_str(p, g, true, SA_OK, &n);
+    ck_assert_int_eq(n, 0);
+    ck_assert_str_eq(s, "");
+    free(s);
+    plan_free(p);
+    p = hand_plan(g, true);
+    s = check_str(p, g, false, SA_EINVALID, &n);
+    ck_assert_int_ge(n, 1);
+    ck_assert_int_eq(count_str(s, "\n"), n);
+    ck_assert_ptr_nonnull(strstr(s, "rule 4: placements 2 (tensor 2) and 4 (tensor 3) overlap"));
+    free(s);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_views_refuse_foreign_or_deadlocked_plans)
+{
+    dfg_graph *g = tiny(), *other = chain(2);
+    plan *p = hand_plan(g, false);
+    sa_err err = {0};
+    FILE *f = fopen("/dev/null", "w");
+    emitter all[] = {emit_summary, emit_trace, emit_memory_csv, emit_memory_svg, emit_graph_json};
+    for (size_t i = 0; i < SA_ARRAY_LEN(all); i++) {
+        ck_assert_int_eq(all[i](p, other, f, &err), SA_EFORMAT);
+        ck_assert_msg_contains(err, "plan is for 4 ops");
+    }
+    ck_assert_int_eq(emit_dot(p, other, 0, -1, f, &err), SA_EFORMAT);
+    /* fc waits for sgd: a cycle through the compute stream */
+    int32_t back = 5;
+    p->deps[p->nodes[2].dep_off] = back;
+    ck_assert_int_eq(emit_summary(p, g, f, &err), SA_EINVALID);
+    ck_assert_msg_contains(err, "can never start");
+    fclose(f);
+    char *s = dot_str(p, g, 0, -1, SA_OK); /* still drawn, to show the cycle */
+    ck_assert_ptr_nonnull(strstr(s, "not simulated"));
+    ck_assert_ptr_nonnull(strstr(s, "n5 -> n2 [style=dashed"));
+    expect_dot_accepts(s);
+    free(s);
+    plan_free(p);
+    dfg_free(other);
+    dfg_free(g);
+}
+END_TEST
+
+Suite *suite_emit(void)
+{
+    Suite *s = suite_create("emit");
+    TCase *tc = tcase_create("views");
+    tcase_add_test(tc, test_summary_golden);
+    tcase_add_test(tc, test_memory_csv_golden);
+    tcase_add_test(tc, test_memory_curves);
+    tcase_add_test(tc, test_trace_parses_with_tracks_and_counter);
+    tcase_add_test(tc, test_dot_renders_and_windows);
+    tcase_add_test(tc, test_memory_svg_is_xml);
+    tcase_add_test(tc, test_graph_json);
+    tcase_add_test(tc, test_check_verdicts);
+    tcase_add_test(tc, test_views_refuse_foreign_or_deadlocked_plans);
+    suite_add_tcase(s, tc);
+    return s;
+}
