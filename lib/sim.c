@@ -141,7 +141,7 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
         bool moving[PLAN_STREAM_COUNT] = {false, false, false};
         for (int s = 1; s < PLAN_STREAM_COUNT; s++)
             moving[s] = running[s] >= 0 && xf[s].lat_end <= now;
-        double rate[PLAN_STREAM_COUNT] = {0, 0, 0};
+        double rate[PLAN_STREAM_COUNT] = {0, 0, 0}, fin[PLAN_STREAM_COUNT] = {0, 0, 0};
         for (int s = 1; s < PLAN_STREAM_COUNT; s++) {
             if (running[s] < 0)
                 continue;
@@ -150,7 +150,8 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
                 continue;
             }
             rate[s] = moving[3 - s] ? rate_shared[s] : rate_alone[s];
-            next = fmin(next, now + xf[s].left / rate[s]);
+            fin[s] = now + xf[s].left / rate[s];
+            next = fmin(next, fin[s]);
         }
         if (!isfinite(next)) {
             int32_t stuck = -1;
@@ -174,7 +175,10 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
             finished++;
         }
         for (int s = 1; s < PLAN_STREAM_COUNT; s++) {
-            if (!moving[s] || xf[s].left > SIM_EPS * (1.0 + (double)g->tensors[p->nodes[xf[s].node].ref].bytes))
+            /* done when its own end was the event (exact even when now is so large
+             * that now + left / rate rounds to now) or when rounding left crumbs */
+            if (!moving[s] ||
+                (fin[s] > now && xf[s].left > SIM_EPS * (1.0 + (double)g->tensors[p->nodes[xf[s].node].ref].bytes)))
                 continue;
             int32_t v = xf[s].node;
             ws->end[v] = now;

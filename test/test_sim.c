@@ -142,6 +142,27 @@ START_TEST(test_streams_run_in_order_and_deadlock_is_reported)
 }
 END_TEST
 
+START_TEST(test_tiny_transfer_late_in_a_long_iteration_finishes)
+{
+    /* 1e13 us in, a 1-byte transfer lasts less than one ulp of the clock:
+     * now + left / rate rounds to now.  It must still finish (this hung). */
+    dfg_graph *g = two_tensors(1, 1, 1e13);
+    dfg_device d = dev12(0);
+    plan *p = plan_new(g, &d);
+    plan_add_node(p, PLAN_COMPUTE, 0, NULL, 0);
+    int32_t dep[] = {0};
+    plan_add_node(p, PLAN_SWAP_OUT, 1, dep, 1);
+    sim_ws *ws = sim_ws_new();
+    sim_result r;
+    sa_err err;
+    ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
+    ck_assert_double_eq_tol(r.makespan_us, 1e13, 1.0);
+    sim_ws_free(ws);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
 Suite *suite_sim(void)
 {
     Suite *s = suite_create("sim");
@@ -151,6 +172,7 @@ Suite *suite_sim(void)
     tcase_add_test(tc, test_transfer_starting_midway);
     tcase_add_test(tc, test_latency_does_not_use_bandwidth);
     tcase_add_test(tc, test_streams_run_in_order_and_deadlock_is_reported);
+    tcase_add_test(tc, test_tiny_transfer_late_in_a_long_iteration_finishes);
     suite_add_tcase(s, tc);
     return s;
 }
