@@ -48,6 +48,9 @@ void pool_repair_cls(pool_alloc *a);
  * Returns false on OOM. */
 bool pool_layout(pool_alloc *a, const dfg_graph *g);
 
+/* Only the object sizes (obj_bytes) from cls. */
+bool pool_layout_sizes(pool_alloc *a, const dfg_graph *g);
+
 /* Per-class demand figures for a schedule (NULL = g->topo):
  *   need[c]   the most tensors of class c one op touches at once (a floor on cnt)
  *   demand[c] the most tensors of class c live at once without swapping
@@ -74,7 +77,9 @@ sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, 
                         int64_t memory_bytes, sa_err *err);
 
 /* One class per distinct size (CLS = 0, 1, 2, ...), cnt filled by demand: the
- * `topo` policy's allocation and a starting point for the search. */
+ * `topo` policy's allocation and a starting point for the search.  When the
+ * per-class floors do not fit memory, the closest sizes share classes until
+ * they do (see pool.c). */
 sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
                             sa_err *err);
 

@@ -60,6 +60,18 @@ void pool_repair_cls(pool_alloc *a)
     a->n_classes = a->cls[a->n_sizes - 1] + 1;
 }
 
+bool pool_layout_sizes(pool_alloc *a, const dfg_graph *g)
+{
+    for (int32_t c = 0; c < a->n_classes; c++)
+        a->obj_bytes[c] = 0;
+    for (int32_t i = 0; i < a->n_sizes; i++) {
+        int64_t b = pool_align(g->sizes[i]);
+        if (b > a->obj_bytes[a->cls[i]])
+            a->obj_bytes[a->cls[i]] = b;
+    }
+    return true;
+}
+
 bool pool_layout(pool_alloc *a, const dfg_graph *g)
 {
     int32_t nc = a->n_classes, total = 0;
@@ -255,6 +267,18 @@ sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, 
     return SA_OK;
 }
 
+/* Bytes of the floor: every class holding the most tensors one op needs of it. */
+static int64_t floor_bytes(pool_alloc *a, const dfg_graph *g, int32_t *need)
+{
+    pool_need(a, g, need);
+    if (!pool_layout_sizes(a, g))
+        return INT64_MAX;
+    int64_t b = 0;
+    for (int32_t c = 0; c < a->n_classes; c++)
+        b += (int64_t)need[c] * a->obj_bytes[c];
+    return b;
+}
+
 sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
                             sa_err *err)
 {
@@ -267,6 +291,25 @@ sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *sc
         free(need);
         free(demand);
         return sa_fail(err, SA_ENOMEM, "out of memory sizing the pool");
+    }
+    /* Fixed objects per class cannot lend memory to each other, so the per-class
+     * floors can add up past the memory even when every op fits.  Then merge
+     * the two adjacent classes whose sizes are closest (least padding) until
+     * the floor fits or one class is left. */
+    while (a->n_classes > 1 && floor_bytes(a, g, need) > memory_bytes) {
+        int32_t best = -1;
+        double ratio = 0;
+        for (int32_t c = 0; c + 1 < a->n_classes; c++) {
+            double r = (double)a->obj_bytes[c + 1] / (double)a->obj_bytes[c];
+            if (best < 0 || r < ratio) {
+                best = c;
+                ratio = r;
+            }
+        }
+        for (int32_t i = 0; i < a->n_sizes; i++)
+            if (a->cls[i] > best)
+                a->cls[i]--;
+        pool_repair_cls(a);
     }
     pool_class_demand(a, g, schedule, need, demand);
     sa_status st = pool_fill_cnt(a, g, need, demand, memory_bytes, err);
