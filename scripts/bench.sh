@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/results
-mkdir -p "$out" build/bench/graphs
+mkdir -p "$out" build/zoo
 export OMP_NUM_THREADS=1
 
 ./build/bench/bench_load 10000 20 | tee "$out/load.txt"
@@ -13,7 +13,7 @@ profile=profiles/v100-pcie3-16gb.json
 models="resnet-50 vgg-16 wresnet-152-10 inception-4 nasnet-25 rnn-8-8k brnn-4-8k gpt-12-768"
 graphs=()
 for m in $models; do
-    g=build/bench/graphs/$m.json
+    g=build/zoo/$m.json
     if [ ! -s "$g" ]; then
         ./bin/dfg-zoo "$m" -o - | ./bin/dfg-profile - --device "$profile" -o "$g"
     fi
