@@ -29,56 +29,6 @@ static dfg_graph *tiny(void)
     return g;
 }
 
-/* The two-branch training ladder of test_ga.c: forward a = fa(x, Wa),
- * b = fb(x, Wb), x' = add(a, b); backward in reverse; one sgd per weight. */
-static dfg_graph *ladder(int layers)
-{
-    dfg_graph *g = dfg_new("ladder");
-    int32_t *x = calloc((size_t)layers + 1, sizeof *x), *wa = calloc((size_t)layers, sizeof *wa);
-    int32_t *wb = calloc((size_t)layers, sizeof *wb);
-    char name[64];
-    const int64_t KB = 1024;
-    x[0] = dfg_add_tensor(g, "x0", DFG_INPUT, 64 * KB);
-    for (int l = 0; l < layers; l++) {
-        int64_t act = (64 + 32 * (l % 3)) * KB, w = (16 + 16 * (l % 2)) * KB;
-        snprintf(name, sizeof name, "Wa%d", l);
-        wa[l] = dfg_add_tensor(g, name, DFG_PARAM, w);
-        snprintf(name, sizeof name, "Wb%d", l);
-        wb[l] = dfg_add_tensor(g, name, DFG_PARAM, w);
-        int32_t a = dfg_add_tensor(g, "a", DFG_ACTIVATION, act), b = dfg_add_tensor(g, "b", DFG_ACTIVATION, act);
-        x[l + 1] = dfg_add_tensor(g, "x", DFG_ACTIVATION, act);
-        int32_t ia[] = {x[l], wa[l]}, ib[] = {x[l], wb[l]}, oa[] = {a}, ob[] = {b}, is[] = {a, b}, os[] = {x[l + 1]};
-        dfg_add_op(g, "fa", "matmul", DFG_FORWARD, ia, 2, oa, 1);
-        dfg_add_op(g, "fb", "matmul", DFG_FORWARD, ib, 2, ob, 1);
-        dfg_add_op(g, "add", "add", DFG_FORWARD, is, 2, os, 1);
-    }
-    int32_t dx = dfg_add_tensor(g, "dloss", DFG_GRADIENT, g->tensors[x[layers]].bytes);
-    int32_t il[] = {x[layers]}, ol[] = {dx};
-    dfg_add_op(g, "loss", "softmax_xent", DFG_FORWARD, il, 1, ol, 1);
-    for (int l = layers - 1; l >= 0; l--) {
-        int64_t in_b = g->tensors[x[l]].bytes, w = g->tensors[wa[l]].bytes;
-        int32_t dwa = dfg_add_tensor(g, "dWa", DFG_GRADIENT, w), dwb = dfg_add_tensor(g, "dWb", DFG_GRADIENT, w);
-        int32_t dxa = dfg_add_tensor(g, "dxa", DFG_GRADIENT, in_b), dxb = dfg_add_tensor(g, "dxb", DFG_GRADIENT, in_b);
-        int32_t ndx = dfg_add_tensor(g, "dx", DFG_GRADIENT, in_b);
-        int32_t ia[] = {dx, x[l], wa[l]}, ib[] = {dx, x[l], wb[l]}, oa[] = {dxa, dwa}, ob[] = {dxb, dwb};
-        int32_t is[] = {dxa, dxb}, os[] = {ndx};
-        dfg_add_op(g, "fa_bwd", "matmul_bwd_data", DFG_BACKWARD, ia, 3, oa, 2);
-        dfg_add_op(g, "fb_bwd", "matmul_bwd_data", DFG_BACKWARD, ib, 3, ob, 2);
-        dfg_add_op(g, "sum", "add", DFG_BACKWARD, is, 2, os, 1);
-        int32_t ua[] = {wa[l], dwa}, ub[] = {wb[l], dwb}, wao[] = {wa[l]}, wbo[] = {wb[l]};
-        dfg_add_op(g, "sgd_a", "sgd_update", DFG_UPDATE, ua, 2, wao, 1);
-        dfg_add_op(g, "sgd_b", "sgd_update", DFG_UPDATE, ub, 2, wbo, 1);
-        dx = ndx;
-    }
-    for (int32_t i = 0; i < g->n_ops; i++)
-        g->ops[i].time_us = 2.0 + (i * 7 % 11);
-    sa_err err;
-    ck_assert_msg(dfg_finalize(g, "ladder", &err) == SA_OK, "%s", err.msg);
-    free(x);
-    free(wa);
-    free(wb);
-    return g;
-}
 
 static dfg_device dev_with(int64_t mem)
 {
@@ -188,7 +138,7 @@ END_TEST
 
 START_TEST(test_host_verifies_policies_on_ladder)
 {
-    dfg_graph *g = ladder(8);
+    dfg_graph *g = tu_ladder(8);
     const char *pol[] = {"topo", "odswap", "ga"};
     const double fr[] = {0.5, 0.25};
     for (size_t i = 0; i < SA_ARRAY_LEN(pol); i++)
@@ -216,7 +166,7 @@ END_TEST
  * it is the plan's own layout. */
 START_TEST(test_scaled_layout_keeps_address_relations)
 {
-    dfg_graph *g = ladder(6);
+    dfg_graph *g = tu_ladder(6);
     plan *p = plan_at(g, "topo", 0.4, NULL);
     /* plus a collision, a partial overlap and an exact adjacency */
     int64_t b0 = g->tensors[p->place[0].tensor].bytes;
@@ -265,7 +215,7 @@ END_TEST
 
 START_TEST(test_auto_scale_fits_the_cap)
 {
-    dfg_graph *g = ladder(8);
+    dfg_graph *g = tu_ladder(8);
     plan *p = plan_at(g, "odswap", 0.5, NULL);
     int64_t k = 0, full = runner_host_footprint(p, g, 1);
     sa_err err = {0};
@@ -312,7 +262,7 @@ static void add_dep(plan *q, int32_t node, int32_t dep)
 
 START_TEST(test_invalid_plan_refused_without_force)
 {
-    dfg_graph *g = ladder(6);
+    dfg_graph *g = tu_ladder(6);
     plan *p = plan_at(g, "topo", 0.4, NULL);
     /* a compute that no longer waits for anything: it may read tensors still in flight */
     int32_t victim = -1;
@@ -408,7 +358,7 @@ static int stale_swap_in_cases(const dfg_graph *g, const plan *p)
 
 START_TEST(test_force_catches_swap_in_before_its_swap_out)
 {
-    dfg_graph *g = ladder(6);
+    dfg_graph *g = tu_ladder(6);
     int caught = 0;
     const char *pol[] = {"topo", "odswap"};
     for (size_t i = 0; i < SA_ARRAY_LEN(pol); i++) {
@@ -426,7 +376,7 @@ END_TEST
  * writes its output A over B's bytes. */
 START_TEST(test_force_catches_placement_over_a_live_tensor)
 {
-    dfg_graph *g = ladder(6);
+    dfg_graph *g = tu_ladder(6);
     plan *p = plan_at(g, "topo", 0.4, NULL);
     int32_t *nplace = calloc((size_t)g->n_tensors, sizeof *nplace), *cnode = calloc((size_t)g->n_ops, sizeof *cnode);
     for (int32_t i = 0; i < p->n_place; i++)
@@ -482,7 +432,7 @@ END_TEST
  * update: the host keeps the old contents, which the final check reads. */
 START_TEST(test_force_catches_a_lost_update)
 {
-    dfg_graph *g = ladder(6);
+    dfg_graph *g = tu_ladder(6);
     plan *p = plan_at(g, "topo", 0.3, NULL);
     sim_ws *ws = sim_ws_new();
     sim_result res;
@@ -632,7 +582,7 @@ START_TEST(test_cli_exit_codes)
         fprintf(stderr, "note: %s not built; CLI checks skipped\n", tool);
         return;
     }
-    dfg_graph *g = ladder(4);
+    dfg_graph *g = tu_ladder(4);
     g->has_device = true;
     g->device = dev_with(1 << 30);
     plan *p = plan_at(g, "odswap", 0.4, NULL);

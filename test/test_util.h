@@ -53,4 +53,56 @@ static inline const char *tu_tiny_json(void)
     " \"control_deps\":[]}";
 }
 
+/* A training graph with two branches per layer and layer-dependent sizes:
+ * forward a = fa(x, Wa), b = fb(x, Wb), x' = add(a, b); backward in reverse;
+ * one sgd update per weight. */
+static inline dfg_graph *tu_ladder(int layers)
+{
+    dfg_graph *g = dfg_new("ladder");
+    int32_t *x = calloc((size_t)layers + 1, sizeof *x), *wa = calloc((size_t)layers, sizeof *wa);
+    int32_t *wb = calloc((size_t)layers, sizeof *wb);
+    char name[64];
+    const int64_t KB = 1024;
+    x[0] = dfg_add_tensor(g, "x0", DFG_INPUT, 64 * KB);
+    for (int l = 0; l < layers; l++) {
+        int64_t act = (64 + 32 * (l % 3)) * KB, w = (16 + 16 * (l % 2)) * KB;
+        snprintf(name, sizeof name, "Wa%d", l);
+        wa[l] = dfg_add_tensor(g, name, DFG_PARAM, w);
+        snprintf(name, sizeof name, "Wb%d", l);
+        wb[l] = dfg_add_tensor(g, name, DFG_PARAM, w);
+        int32_t a = dfg_add_tensor(g, "a", DFG_ACTIVATION, act), b = dfg_add_tensor(g, "b", DFG_ACTIVATION, act);
+        x[l + 1] = dfg_add_tensor(g, "x", DFG_ACTIVATION, act);
+        int32_t ia[] = {x[l], wa[l]}, ib[] = {x[l], wb[l]}, oa[] = {a}, ob[] = {b}, is[] = {a, b}, os[] = {x[l + 1]};
+        dfg_add_op(g, "fa", "matmul", DFG_FORWARD, ia, 2, oa, 1);
+        dfg_add_op(g, "fb", "matmul", DFG_FORWARD, ib, 2, ob, 1);
+        dfg_add_op(g, "add", "add", DFG_FORWARD, is, 2, os, 1);
+    }
+    int32_t dx = dfg_add_tensor(g, "dloss", DFG_GRADIENT, g->tensors[x[layers]].bytes);
+    int32_t il[] = {x[layers]}, ol[] = {dx};
+    dfg_add_op(g, "loss", "softmax_xent", DFG_FORWARD, il, 1, ol, 1);
+    for (int l = layers - 1; l >= 0; l--) {
+        int64_t in_b = g->tensors[x[l]].bytes, w = g->tensors[wa[l]].bytes;
+        int32_t dwa = dfg_add_tensor(g, "dWa", DFG_GRADIENT, w), dwb = dfg_add_tensor(g, "dWb", DFG_GRADIENT, w);
+        int32_t dxa = dfg_add_tensor(g, "dxa", DFG_GRADIENT, in_b), dxb = dfg_add_tensor(g, "dxb", DFG_GRADIENT, in_b);
+        int32_t ndx = dfg_add_tensor(g, "dx", DFG_GRADIENT, in_b);
+        int32_t ia[] = {dx, x[l], wa[l]}, ib[] = {dx, x[l], wb[l]}, oa[] = {dxa, dwa}, ob[] = {dxb, dwb};
+        int32_t is[] = {dxa, dxb}, os[] = {ndx};
+        dfg_add_op(g, "fa_bwd", "matmul_bwd_data", DFG_BACKWARD, ia, 3, oa, 2);
+        dfg_add_op(g, "fb_bwd", "matmul_bwd_data", DFG_BACKWARD, ib, 3, ob, 2);
+        dfg_add_op(g, "sum", "add", DFG_BACKWARD, is, 2, os, 1);
+        int32_t ua[] = {wa[l], dwa}, ub[] = {wb[l], dwb}, wao[] = {wa[l]}, wbo[] = {wb[l]};
+        dfg_add_op(g, "sgd_a", "sgd_update", DFG_UPDATE, ua, 2, wao, 1);
+        dfg_add_op(g, "sgd_b", "sgd_update", DFG_UPDATE, ub, 2, wbo, 1);
+        dx = ndx;
+    }
+    for (int32_t i = 0; i < g->n_ops; i++)
+        g->ops[i].time_us = 2.0 + (i * 7 % 11);
+    sa_err err;
+    ck_assert_msg(dfg_finalize(g, "ladder", &err) == SA_OK, "%s", err.msg);
+    free(x);
+    free(wa);
+    free(wb);
+    return g;
+}
+
 #endif
