@@ -149,6 +149,12 @@ double dfg_total_time_us(const dfg_graph *g);     /* sum of op time_us (ideal co
 int64_t dfg_param_count_elems(const dfg_graph *g, int64_t elem_bytes); /* param bytes / elem_bytes */
 /* Largest working set of a single op (its distinct tensors' bytes). */
 int64_t dfg_max_op_bytes(const dfg_graph *g, int32_t *op_out);
+/* Where non-persistent tensor t is live in a schedule, given pos[op] = the
+ * op's position: from its producer (an input: its first reader) to its last
+ * reader, inclusive.  false for persistent tensors (always live) and for
+ * inputs nobody reads (never live). */
+bool dfg_tensor_span(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *first, int32_t *last);
+
 /* Peak of live bytes when running the schedule with unlimited memory: every
  * persistent tensor resident throughout, activations from producer to last
  * reader in schedule order. schedule NULL = g->topo. */

@@ -523,6 +523,24 @@ int64_t dfg_max_op_bytes(const dfg_graph *g, int32_t *op_out)
     return best;
 }
 
+bool dfg_tensor_span(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *first, int32_t *last)
+{
+    const dfg_tensor *tt = &g->tensors[t];
+    if (dfg_kind_persistent(tt->kind))
+        return false;
+    int32_t f = tt->producer >= 0 ? pos[tt->producer] : INT32_MAX, l = tt->producer >= 0 ? f : -1;
+    for (int32_t k = 0; k < tt->n_readers; k++) {
+        int32_t q = pos[g->readers[tt->reader_off + k]];
+        if (q < f) f = q;
+        if (q > l) l = q;
+    }
+    if (l < 0)
+        return false; /* an input nobody reads */
+    *first = f;
+    *last = l;
+    return true;
+}
+
 int64_t dfg_peak_bytes(const dfg_graph *g, const int32_t *schedule)
 {
     const int32_t *sch = schedule ? schedule : g->topo;
@@ -538,24 +556,13 @@ int64_t dfg_peak_bytes(const dfg_graph *g, const int32_t *schedule)
         pos[sch[i]] = i;
     int64_t base = 0;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        const dfg_tensor *tt = &g->tensors[t];
-        if (dfg_kind_persistent(tt->kind)) {
-            base += tt->bytes;
-            continue;
+        int32_t first, last;
+        if (dfg_kind_persistent(g->tensors[t].kind))
+            base += g->tensors[t].bytes;
+        else if (dfg_tensor_span(g, pos, t, &first, &last)) {
+            delta[first] += g->tensors[t].bytes;
+            delta[last + 1] -= g->tensors[t].bytes;
         }
-        /* live from the first use (producer, or first reader for inputs) to the last use */
-        int32_t first = tt->producer >= 0 ? pos[tt->producer] : n, lastp = tt->producer >= 0 ? first : -1;
-        for (int32_t k = 0; k < tt->n_readers; k++) {
-            int32_t p = pos[g->readers[tt->reader_off + k]];
-            if (p < first) first = p;
-            if (p > lastp) lastp = p;
-        }
-        if (first == n)
-            continue; /* an input nobody reads */
-        if (lastp < first)
-            lastp = first;
-        delta[first] += tt->bytes;
-        delta[lastp + 1] -= tt->bytes;
     }
     int64_t cur = base, peak = base;
     for (int32_t i = 0; i < n; i++) {

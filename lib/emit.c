@@ -249,24 +249,13 @@ sa_status emit_noswap_curve(const plan *p, const dfg_graph *g, const emit_timeli
     int64_t base = 0;
     for (int32_t t = 0; t < g->n_tensors; t++) {
         const dfg_tensor *tt = &g->tensors[t];
+        int32_t first, last;
         if (dfg_kind_persistent(tt->kind)) {
             base += tt->bytes;
             continue;
         }
-        /* an input has no producer: its life starts at its first reader (last
-         * must not start at n, or it would reach past the delta array) */
-        int32_t first = tt->producer >= 0 ? pos[tt->producer] : n, last = tt->producer >= 0 ? first : -1;
-        for (int32_t k = 0; k < tt->n_readers; k++) {
-            int32_t q = pos[g->readers[tt->reader_off + k]];
-            if (q < first)
-                first = q;
-            if (q > last)
-                last = q;
-        }
-        if (first == n)
+        if (!dfg_tensor_span(g, pos, t, &first, &last))
             continue;
-        if (last < first)
-            last = first;
         delta[first] += tt->bytes;
         delta[last + 1] -= tt->bytes;
     }

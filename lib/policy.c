@@ -40,21 +40,8 @@ sa_status policy_predict(plan *p, const dfg_graph *g, sim_ws *ws, sim_result *re
 
 sa_status policy_ideal_pool(const dfg_graph *g, const int32_t *schedule, pool_alloc *a, sa_err *err)
 {
-    for (int32_t i = 0; i < a->n_sizes; i++)
-        a->cls[i] = i;
-    pool_repair_cls(a);
-    int32_t *need = calloc((size_t)a->n_sizes + 1, sizeof *need);
-    int32_t *demand = calloc((size_t)a->n_sizes + 1, sizeof *demand);
-    if (!need || !demand) {
-        free(need);
-        free(demand);
-        return sa_fail(err, SA_ENOMEM, "out of memory sizing the pool");
-    }
-    pool_class_demand(a, g, schedule, need, demand);
-    memcpy(a->cnt, demand, (size_t)a->n_sizes * sizeof *demand);
-    free(need);
-    free(demand);
-    return pool_layout(a, g) ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory laying out the pool");
+    /* with memory to spare every class gets its full demand: nothing is evicted */
+    return pool_fine_grained(a, g, schedule, INT64_MAX / 4, err);
 }
 
 /* Rejects up front an op whose own tensors exceed the memory: no plan can run it. */

@@ -75,13 +75,7 @@ bool pool_layout_sizes(pool_alloc *a, const dfg_graph *g)
 bool pool_layout(pool_alloc *a, const dfg_graph *g)
 {
     int32_t nc = a->n_classes, total = 0;
-    for (int32_t c = 0; c < nc; c++)
-        a->obj_bytes[c] = 0;
-    for (int32_t i = 0; i < a->n_sizes; i++) {
-        int64_t b = pool_align(g->sizes[i]);
-        if (b > a->obj_bytes[a->cls[i]])
-            a->obj_bytes[a->cls[i]] = b;
-    }
+    pool_layout_sizes(a, g);
     for (int32_t c = 0; c < nc; c++) {
         a->first_obj[c] = total;
         total += a->cnt[c];
@@ -110,20 +104,8 @@ void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *s
 {
     const int32_t *sch = schedule ? schedule : g->topo;
     int32_t nc = a->n_classes, n = g->n_ops;
-    memset(need, 0, (size_t)a->n_sizes * sizeof *need);
     memset(demand, 0, (size_t)a->n_sizes * sizeof *demand);
-    /* need: per op, count its tensors per class (classes touched are few, so a
-     * small scan over the op's own uses is enough) */
-    for (int32_t i = 0; i < n; i++) {
-        const dfg_op *o = &g->ops[i];
-        for (int32_t k = 0; k < o->n_use; k++) {
-            int32_t c = a->cls[g->tensors[o->use[k]].size_idx], same = 0;
-            for (int32_t j = 0; j < o->n_use; j++)
-                same += a->cls[g->tensors[o->use[j]].size_idx] == c;
-            if (same > need[c])
-                need[c] = same;
-        }
-    }
+    pool_need(a, g, need);
     /* demand: sweep the schedule with +1 at first use, -1 after last use */
     int32_t *pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *pos);
     int32_t *delta = calloc(((size_t)n + 1) * (size_t)(nc > 0 ? nc : 1), sizeof *delta);
@@ -146,16 +128,9 @@ void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *s
             cur[c]++;
             continue;
         }
-        int32_t first = tt->producer >= 0 ? pos[tt->producer] : n, last = -1;
-        for (int32_t k = 0; k < tt->n_readers; k++) {
-            int32_t p = pos[g->readers[tt->reader_off + k]];
-            if (p < first) first = p;
-            if (p > last) last = p;
-        }
-        if (first >= n)
+        int32_t first, last;
+        if (!dfg_tensor_span(g, pos, t, &first, &last))
             continue;
-        if (last < first)
-            last = first;
         delta[(size_t)first * (size_t)nc + (size_t)c]++;
         delta[(size_t)(last + 1) * (size_t)nc + (size_t)c]--;
     }
@@ -224,9 +199,7 @@ sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, 
                         int64_t memory_bytes, sa_err *err)
 {
     int32_t nc = a->n_classes;
-    a->cnt[0] = 0;
-    if (!pool_layout(a, g)) /* object sizes only; counts come next */
-        return sa_fail(err, SA_ENOMEM, "out of memory laying out the pool");
+    pool_layout_sizes(a, g);
     int64_t used = 0, want = 0;
     for (int32_t c = 0; c < nc; c++) {
         a->cnt[c] = need[c];
