@@ -90,6 +90,12 @@ bool plan_add_resident(plan *p, int32_t tensor, int64_t offset);
 bool plan_set_schedule(plan *p, const int32_t *schedule, int32_t n);
 bool plan_set_search_json(plan *p, const char *json);
 
+/* Orders the nodes so that each comes after its stream predecessor and its deps
+ * (Kahn's algorithm); order has n_nodes entries, filled by the caller's buffer.
+ * SA_EINVALID when they form a cycle (the streams would deadlock): *stuck then
+ * names a node that can never run.  Deps must be in range (plan_parse checks). */
+sa_status plan_node_order(const plan *p, int32_t *order, int32_t *stuck, sa_err *err);
+
 /* Parses a swapplan v1 document. Checks the format and every reference's range
  * against the document itself (not against a graph: see plan_check_graph). */
 sa_status plan_parse(const char *text, size_t len, const char *source, plan **out, sa_err *err);

@@ -146,6 +146,67 @@ bool plan_set_search_json(plan *p, const char *json)
     return true;
 }
 
+sa_status plan_node_order(const plan *p, int32_t *order, int32_t *stuck, sa_err *err)
+{
+    int32_t n = p->n_nodes;
+    int32_t *indeg = calloc((size_t)n + 1, sizeof *indeg), *snext = calloc((size_t)n + 1, sizeof *snext);
+    int32_t *roff = calloc((size_t)n + 2, sizeof *roff), *radj = calloc((size_t)p->n_deps + 1, sizeof *radj);
+    int32_t *fill = calloc((size_t)n + 1, sizeof *fill);
+    sa_status st = SA_OK;
+    *stuck = -1;
+    if (!indeg || !snext || !roff || !radj || !fill) {
+        st = sa_fail(err, SA_ENOMEM, "out of memory ordering %d plan nodes", n);
+        goto done;
+    }
+    int32_t last[PLAN_STREAM_COUNT] = {-1, -1, -1};
+    for (int32_t i = 0; i < n; i++) {
+        plan_stream s = plan_kind_stream(p->nodes[i].kind);
+        snext[i] = -1;
+        if (last[s] >= 0) {
+            snext[last[s]] = i;
+            indeg[i]++;
+        }
+        last[s] = i;
+        for (int32_t k = 0; k < p->nodes[i].n_deps; k++) {
+            roff[p->deps[p->nodes[i].dep_off + k] + 1]++;
+            indeg[i]++;
+        }
+    }
+    for (int32_t i = 0; i < n; i++)
+        roff[i + 1] += roff[i];
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t k = 0; k < p->nodes[i].n_deps; k++) {
+            int32_t d = p->deps[p->nodes[i].dep_off + k];
+            radj[roff[d] + fill[d]++] = i;
+        }
+    int32_t head = 0, tail = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (indeg[i] == 0)
+            order[tail++] = i;
+    while (head < tail) {
+        int32_t a = order[head++];
+        for (int32_t k = -1; k < roff[a + 1] - roff[a]; k++) {
+            int32_t b = k < 0 ? snext[a] : radj[roff[a] + k];
+            if (b >= 0 && --indeg[b] == 0)
+                order[tail++] = b;
+        }
+    }
+    if (tail < n) {
+        for (int32_t i = 0; i < n && *stuck < 0; i++)
+            if (indeg[i] > 0)
+                *stuck = i;
+        st = sa_fail(err, SA_EINVALID, "nodes[%d] (%s) is on a dependency cycle (stream order + deps): the streams "
+                     "would deadlock", *stuck, plan_kind_name(p->nodes[*stuck].kind));
+    }
+done:
+    free(indeg);
+    free(snext);
+    free(roff);
+    free(radj);
+    free(fill);
+    return st;
+}
+
 /* ---- parsing ---- */
 
 static sa_status parse_nodes(plan *p, const cJSON *nodes, const char *src, sa_err *err)

@@ -248,63 +248,6 @@ sa_status runner_auto_scale(const plan *p, const dfg_graph *g, int64_t cap, int6
 
 /* ------------------------------------------------------------ layout */
 
-/* Kahn's algorithm over stream order + deps; false on a cycle. */
-static bool topo_nodes(const plan *p, int32_t *order, int32_t *stuck)
-{
-    int32_t n = p->n_nodes;
-    int32_t *indeg = calloc((size_t)n + 1, sizeof *indeg), *snext = calloc((size_t)n + 1, sizeof *snext);
-    int32_t *roff = calloc((size_t)n + 2, sizeof *roff), *radj = calloc((size_t)p->n_deps + 1, sizeof *radj);
-    int32_t *fill = calloc((size_t)n + 1, sizeof *fill);
-    bool ok = indeg && snext && roff && radj && fill;
-    int32_t done = 0;
-    if (ok) {
-        int32_t last[PLAN_STREAM_COUNT] = {-1, -1, -1};
-        for (int32_t i = 0; i < n; i++) {
-            plan_stream s = plan_kind_stream(p->nodes[i].kind);
-            snext[i] = -1;
-            if (last[s] >= 0) {
-                snext[last[s]] = i;
-                indeg[i]++;
-            }
-            last[s] = i;
-            for (int32_t k = 0; k < p->nodes[i].n_deps; k++) {
-                roff[p->deps[p->nodes[i].dep_off + k] + 1]++;
-                indeg[i]++;
-            }
-        }
-        for (int32_t i = 0; i < n; i++)
-            roff[i + 1] += roff[i];
-        for (int32_t i = 0; i < n; i++)
-            for (int32_t k = 0; k < p->nodes[i].n_deps; k++) {
-                int32_t d = p->deps[p->nodes[i].dep_off + k];
-                radj[roff[d] + fill[d]++] = i;
-            }
-        int32_t tail = 0;
-        for (int32_t i = 0; i < n; i++)
-            if (indeg[i] == 0)
-                order[tail++] = i;
-        while (done < tail) {
-            int32_t a = order[done++];
-            for (int32_t k = -1; k < roff[a + 1] - roff[a]; k++) {
-                int32_t b = k < 0 ? snext[a] : radj[roff[a] + k];
-                if (b >= 0 && --indeg[b] == 0)
-                    order[tail++] = b;
-            }
-        }
-        *stuck = -1;
-        for (int32_t i = 0; i < n && done < n; i++)
-            if (indeg[i] > 0) {
-                *stuck = i;
-                break;
-            }
-    }
-    free(indeg);
-    free(snext);
-    free(roff);
-    free(radj);
-    free(fill);
-    return ok && done == n;
-}
 
 /* The placement of tensor t that node n uses: the one active when n starts
  * (begun by then, not ended before), latest begun first, as the validator's
@@ -351,12 +294,11 @@ sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, 
     if (!out->order)
         return sa_fail(err, SA_ENOMEM, "out of memory laying out the replay");
     int32_t stuck = -1;
-    if (!topo_nodes(p, out->order, &stuck)) {
+    if ((st = plan_node_order(p, out->order, &stuck, err))) {
         runner_layout_free(out);
-        if (stuck < 0)
-            return sa_fail(err, SA_ENOMEM, "out of memory laying out the replay");
-        return sa_fail(err, SA_EINVALID, "plan: nodes[%d] (%s) is on a dependency cycle (stream order + deps): the "
-                       "streams would deadlock, cannot replay", stuck, plan_kind_name(p->nodes[stuck].kind));
+        if (st == SA_EINVALID)
+            sa_err_prefix(err, "plan: cannot replay");
+        return st;
     }
 
     /* the simulated timing decides which placement a node uses, as in the validator */

@@ -77,69 +77,46 @@ static bool hb(const vctx *v, int32_t a, int32_t b)
     return v->vc[b][s] >= v->spos[a] + 1;
 }
 
-/* Vector clocks over a topological order of stream order + deps. */
+/* Vector clocks: vc[b][s] = how many nodes of stream s must have finished
+ * before b starts, by stream order and deps alone. */
 static sa_status build_clocks(vctx *v)
 {
     const plan *p = v->p;
-    int32_t n = p->n_nodes;
-    int32_t *indeg = calloc((size_t)n + 1, sizeof *indeg), *order = calloc((size_t)n + 1, sizeof *order);
-    int32_t *roff = calloc((size_t)n + 2, sizeof *roff), *radj = calloc((size_t)p->n_deps + 1, sizeof *radj);
-    int32_t *snext = calloc((size_t)n + 1, sizeof *snext);
+    int32_t n = p->n_nodes, stuck;
+    int32_t *order = calloc((size_t)n + 1, sizeof *order), *sprev = calloc((size_t)n + 1, sizeof *sprev);
     v->spos = calloc((size_t)n + 1, sizeof *v->spos);
     v->vc = calloc((size_t)n + 1, sizeof *v->vc);
-    if (!indeg || !order || !roff || !radj || !snext || !v->spos || !v->vc) {
-        free(indeg); free(order); free(roff); free(radj); free(snext);
-        return sa_fail(v->err, SA_ENOMEM, "out of memory validating");
+    sa_status st = (!order || !sprev || !v->spos || !v->vc) ? sa_fail(v->err, SA_ENOMEM, "out of memory validating")
+                                                               : plan_node_order(p, order, &stuck, v->err);
+    if (st) {
+        free(order);
+        free(sprev);
+        return st;
     }
     int32_t last[PLAN_STREAM_COUNT] = {-1, -1, -1}, cnt[PLAN_STREAM_COUNT] = {0, 0, 0};
     for (int32_t i = 0; i < n; i++) {
         plan_stream s = plan_kind_stream(p->nodes[i].kind);
         v->spos[i] = cnt[s]++;
-        snext[i] = -1;
-        if (last[s] >= 0) {
-            snext[last[s]] = i;
-            indeg[i]++;
-        }
+        sprev[i] = last[s];
         last[s] = i;
-        for (int32_t k = 0; k < p->nodes[i].n_deps; k++) {
-            roff[p->deps[p->nodes[i].dep_off + k] + 1]++;
-            indeg[i]++;
-        }
     }
-    for (int32_t i = 0; i < n; i++)
-        roff[i + 1] += roff[i];
-    int32_t *fill = calloc((size_t)n + 1, sizeof *fill);
-    if (!fill) {
-        free(indeg); free(order); free(roff); free(radj); free(snext);
-        return sa_fail(v->err, SA_ENOMEM, "out of memory validating");
-    }
-    for (int32_t i = 0; i < n; i++)
-        for (int32_t k = 0; k < p->nodes[i].n_deps; k++) {
-            int32_t d = p->deps[p->nodes[i].dep_off + k];
-            radj[roff[d] + fill[d]++] = i;
-        }
-    int32_t head = 0, tail = 0;
-    for (int32_t i = 0; i < n; i++)
-        if (indeg[i] == 0)
-            order[tail++] = i;
-    while (head < tail) {
-        int32_t a = order[head++];
-        plan_stream sa_ = plan_kind_stream(p->nodes[a].kind);
-        int32_t succ_stream = snext[a];
-        for (int32_t k = -1; k < roff[a + 1] - roff[a]; k++) {
-            int32_t b = k < 0 ? succ_stream : radj[roff[a] + k];
-            if (b < 0)
+    for (int32_t i = 0; i < n; i++) {
+        int32_t b = order[i];
+        const plan_node *nd = &p->nodes[b];
+        for (int32_t k = -1; k < nd->n_deps; k++) {
+            int32_t a = k < 0 ? sprev[b] : p->deps[nd->dep_off + k];
+            if (a < 0)
                 continue;
             for (int s = 0; s < PLAN_STREAM_COUNT; s++)
                 if (v->vc[a][s] > v->vc[b][s])
                     v->vc[b][s] = v->vc[a][s];
+            plan_stream sa_ = plan_kind_stream(p->nodes[a].kind);
             if (v->spos[a] + 1 > v->vc[b][sa_])
                 v->vc[b][sa_] = v->spos[a] + 1;
-            if (--indeg[b] == 0)
-                order[tail++] = b;
         }
     }
-    free(indeg); free(order); free(roff); free(radj); free(snext); free(fill);
+    free(order);
+    free(sprev);
     return SA_OK;
 }
 
