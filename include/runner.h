@@ -152,8 +152,6 @@ sa_status runner_host_replay(const plan *p, const dfg_graph *g, const runner_lay
 sa_status runner_cuda_replay(const plan *p, const dfg_graph *g, const runner_layout *l, const runner_opts *o,
                              runner_report *rep, sa_err *err);
 
-/* SA_OK when a CUDA device can be used; else SA_EDEVICE "no CUDA device: <why>". */
-sa_status runner_cuda_available(sa_err *err);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,7 @@
  * the option. */
 #include "gpu.h"
 
-#define NO_CUDA "this build has no CUDA (nvcc was not found at build time)"
+#define NO_CUDA "no CUDA device: this build has no CUDA (nvcc was not found at build time)"
 
 sa_status gpu_available(sa_err *err) { return sa_fail(err, SA_EDEVICE, NO_CUDA); }
 

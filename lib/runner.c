@@ -505,7 +505,6 @@ out:
  * so the front end fails cleanly (exit 7) instead of lacking the option. */
 #define NO_CUDA "no CUDA device: swapadvisor was built without CUDA (nvcc was not found at build time)"
 
-sa_status runner_cuda_available(sa_err *err) { return sa_fail(err, SA_EDEVICE, NO_CUDA); }
 
 sa_status runner_cuda_replay(const plan *p, const dfg_graph *g, const runner_layout *l, const runner_opts *o,
                              runner_report *rep, sa_err *err)

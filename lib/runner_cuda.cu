@@ -41,6 +41,7 @@
 #include <vector>
 
 extern "C" {
+#include "gpu.h"
 #include "runner.h"
 }
 
@@ -544,23 +545,10 @@ sa_status Run::run()
 
 } /* namespace */
 
-extern "C" sa_status runner_cuda_available(sa_err *err)
-{
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return sa_fail(err, SA_EDEVICE, "no CUDA device: %s", cudaGetErrorString(e));
-    }
-    if (n < 1)
-        return sa_fail(err, SA_EDEVICE, "no CUDA device: the CUDA runtime sees none (CUDA_VISIBLE_DEVICES?)");
-    return SA_OK;
-}
-
 extern "C" sa_status runner_cuda_replay(const plan *p, const dfg_graph *g, const runner_layout *l,
                                         const runner_opts *o, runner_report *rep, sa_err *err)
 {
-    sa_status st = runner_cuda_available(err);
+    sa_status st = gpu_available(err); /* a device this build's kernels run on */
     if (st)
         return st;
     try {

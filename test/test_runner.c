@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ga.h"
+#include "gpu.h"
 #include "policy.h"
 #include "runner.h"
 #include "sa_io.h"
@@ -481,7 +482,7 @@ END_TEST
 START_TEST(test_cuda_backend_without_gpu)
 {
     sa_err err = {0};
-    if (runner_cuda_available(&err) == SA_OK) {
+    if (gpu_available(&err) == SA_OK) {
         fprintf(stderr, "note: a CUDA device is present; the no-GPU check is skipped\n");
         return;
     }
@@ -624,7 +625,7 @@ START_TEST(test_cli_exit_codes)
     snprintf(args, sizeof args, "%s --graph %s --backend host --force", bad, gp);
     ck_assert_int_eq(run_cli(tool, args, out), 8);
 
-    if (runner_cuda_available(&err) != SA_OK) {
+    if (gpu_available(&err) != SA_OK) {
         snprintf(args, sizeof args, "%s --graph %s --backend cuda", pp, gp);
         ck_assert_int_eq(run_cli(tool, args, out), 7);
         ck_assert_int_eq(sa_read_file(out, &text, &len, &err), SA_OK);
