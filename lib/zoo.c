@@ -523,8 +523,9 @@ int32_t zl_conv(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw
     return y;
 }
 
-/* args: saved mean, saved inverse std */
-static void bn_bwd(zb *z, const zb_entry *e)
+/* Backward of a normalization with affine gamma/beta; args: the saved mean and
+ * inverse std (batchnorm) or rstd (layernorm). */
+static void norm_bwd(zb *z, const zb_entry *e, const char *type, double flops_per_elem)
 {
     const int32_t *in = zb_ein(z, e), *a = zb_earg(z, e);
     int32_t x = in[0], gm = in[1], bt = in[2], y = zb_eout(z, e)[0];
@@ -538,9 +539,11 @@ static void bn_bwd(zb *z, const zb_entry *e)
     o[n++] = zb_grad_contrib(z, bt);
     int32_t i2[] = {dy, x, gm, a[0], a[1]};
     char nm[300];
-    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "batchnorm_bwd", DFG_BACKWARD, i2, 5, o, n,
-          ZF_BN_BWD * (double)zb_numel(z, x));
+    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), type, DFG_BACKWARD, i2, 5, o, n,
+          flops_per_elem * (double)zb_numel(z, x));
 }
+
+static void bn_bwd(zb *z, const zb_entry *e) { norm_bwd(z, e, "batchnorm_bwd", ZF_BN_BWD); }
 
 int32_t zl_bn(zb *z, const char *name, int32_t x)
 {
@@ -868,24 +871,7 @@ int32_t zl_classifier(zb *z, int32_t x, int64_t classes, int32_t labels)
     return zl_softmax_xent(z, "loss", f, labels);
 }
 
-/* args: saved mean, saved rstd */
-static void ln_bwd(zb *z, const zb_entry *e)
-{
-    const int32_t *in = zb_ein(z, e), *a = zb_earg(z, e);
-    int32_t x = in[0], gm = in[1], bt = in[2], y = zb_eout(z, e)[0];
-    int32_t dy = zb_grad(z, y);
-    if (dy < 0)
-        return;
-    int32_t o[3], n = 0;
-    if (zb_needs(z, x))
-        o[n++] = zb_grad_contrib(z, x);
-    o[n++] = zb_grad_contrib(z, gm);
-    o[n++] = zb_grad_contrib(z, bt);
-    int32_t i2[] = {dy, x, gm, a[0], a[1]};
-    char nm[300];
-    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "layernorm_bwd", DFG_BACKWARD, i2, 5, o, n,
-          ZF_LN_BWD * (double)zb_numel(z, x));
-}
+static void ln_bwd(zb *z, const zb_entry *e) { norm_bwd(z, e, "layernorm_bwd", ZF_LN_BWD); }
 
 int32_t zl_layernorm(zb *z, const char *name, int32_t x)
 {
