@@ -28,6 +28,17 @@ struct swp_ws {
     /* per object */
     int32_t cap_obj;
     int32_t *occ, *free_after, *fq, *fq_head, *fq_len; /* fq: FIFO of free objects per class */
+    /* Occupied objects of each class in a binary max-heap of entries (see
+     * heap_entry: key and object in one integer), best victim on top.  A key
+     * changes only when its tensor is used, so picking a victim looks at a few
+     * entries instead of scanning the class (thousands of objects in the
+     * RNNs).  Updates are lazy: a re-key pushes a new entry and a removal
+     * just forgets the current one (cur[o]); stale entries are dropped when
+     * they surface or when a full heap is compacted.  Class k's heap is
+     * heap[hoff[k] .. hoff[k] + hlen[k]), with room for 2 cnt[k] + 16. */
+    uint64_t *heap, *cur;
+    int32_t *hoff, *hlen, *scratch, *ocls, *mark, stamp;
+    int64_t cap_heap;
     int32_t *deps;              /* scratch for one node's deps */
     int32_t cap_deps;
 };
@@ -64,7 +75,9 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->deps = calloc((size_t)w->cap_deps, sizeof(int32_t));
     w->fq_head = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     w->fq_len = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
-    if (!w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
+    w->hlen = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->hoff = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    if (!w->hlen || !w->hoff || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
         !w->last_use_pos || !w->host_ready || !w->place_begin || !w->pin || !w->host_valid || !w->wasted ||
         !w->s_obj || !w->e_obj || !w->deps || !w->fq_head || !w->fq_len) {
         swp_ws_free(w);
@@ -81,23 +94,36 @@ void swp_ws_free(swp_ws *w)
     free(w->last_use_node); free(w->last_use_pos); free(w->host_ready); free(w->place_begin);
     free(w->pin); free(w->host_valid); free(w->wasted); free(w->s_obj); free(w->e_obj);
     free(w->occ); free(w->free_after); free(w->fq); free(w->fq_head); free(w->fq_len); free(w->deps);
+    free(w->heap); free(w->cur); free(w->hoff); free(w->hlen); free(w->scratch); free(w->ocls); free(w->mark);
     free(w);
 }
 
-static bool reserve_objects(swp_ws *w, int32_t n)
+static bool grow(void *pp, size_t n, size_t elem)
 {
+    void *q = realloc(*(void **)pp, n * elem);
+    if (q)
+        *(void **)pp = q;
+    return q != NULL;
+}
+
+static bool reserve_objects(swp_ws *w, const pool_alloc *a)
+{
+    int64_t need_heap = 2 * (int64_t)a->n_objects + 16 * (int64_t)a->n_classes;
+    if (need_heap > w->cap_heap) {
+        size_t nh = (size_t)(need_heap + need_heap / 2);
+        if (!grow(&w->heap, nh, sizeof *w->heap) || !grow(&w->scratch, nh, sizeof *w->scratch))
+            return false;
+        w->cap_heap = (int64_t)nh;
+    }
+    int32_t n = a->n_objects;
     if (n <= w->cap_obj)
         return true;
-    int32_t nc = n + n / 2 + 16;
-    int32_t *a = realloc(w->occ, (size_t)nc * sizeof *a);
-    if (a) w->occ = a;
-    int32_t *b = realloc(w->free_after, (size_t)nc * sizeof *b);
-    if (b) w->free_after = b;
-    int32_t *c = realloc(w->fq, (size_t)nc * sizeof *c);
-    if (c) w->fq = c;
-    if (!a || !b || !c)
+    size_t nc = (size_t)n + (size_t)n / 2 + 16;
+    if (!grow(&w->occ, nc, sizeof *w->occ) || !grow(&w->free_after, nc, sizeof *w->free_after) ||
+        !grow(&w->fq, nc, sizeof *w->fq) || !grow(&w->cur, nc, sizeof *w->cur) ||
+        !grow(&w->ocls, nc, sizeof *w->ocls) || !grow(&w->mark, nc, sizeof *w->mark))
         return false;
-    w->cap_obj = nc;
+    w->cap_obj = (int32_t)nc;
     return true;
 }
 
@@ -133,6 +159,93 @@ static inline int64_t next_use(const ctx *c, int32_t t)
     return INT64_MAX / 2;
 }
 
+/* The heap entry of object o holding tensor t: a larger entry is a better
+ * victim.  The high word is the key (Belady: the next use, later is better;
+ * LRU: the last use, earlier is better), the low word favours lower object ids
+ * on ties, as a scan from the first object would. */
+static inline uint64_t heap_entry(const ctx *c, int32_t o, int32_t t)
+{
+    int64_t key = c->o->victim == SWP_LRU ? -(int64_t)c->w->last_use_pos[t] : next_use(c, t);
+    if (key > INT32_MAX)
+        key = INT32_MAX; /* never used again */
+    return (uint64_t)(key + 2147483648LL) << 32 | (uint32_t)(UINT32_MAX - (uint32_t)o);
+}
+
+static inline int32_t entry_obj(uint64_t e) { return (int32_t)(UINT32_MAX - (uint32_t)e); }
+
+static void sift_down(uint64_t *h, int32_t n, int32_t i, uint64_t e)
+{
+    for (;;) {
+        int32_t l = 2 * i + 1, b = l;
+        if (l >= n)
+            break;
+        if (l + 1 < n && h[l + 1] > h[l])
+            b = l + 1;
+        if (h[b] <= e)
+            break;
+        h[i] = h[b];
+        i = b;
+    }
+    h[i] = e;
+}
+
+/* Keeps only the current entries of class k (once each) and re-heapifies. */
+static void heap_compact(swp_ws *w, int32_t k)
+{
+    uint64_t *h = w->heap + w->hoff[k];
+    int32_t n = 0;
+    w->stamp++;
+    for (int32_t i = 0; i < w->hlen[k]; i++) {
+        int32_t o = entry_obj(h[i]);
+        if (w->cur[o] == h[i] && w->mark[o] != w->stamp) {
+            w->mark[o] = w->stamp;
+            h[n++] = h[i];
+        }
+    }
+    w->hlen[k] = n;
+    for (int32_t i = n / 2 - 1; i >= 0; i--)
+        sift_down(h, n, i, h[i]);
+}
+
+static void push_entry(swp_ws *w, int32_t k, uint64_t e)
+{
+    if (w->hoff[k] + w->hlen[k] == w->hoff[k + 1])
+        heap_compact(w, k); /* full: at most cnt[k] current entries survive */
+    uint64_t *h = w->heap + w->hoff[k];
+    int32_t i = w->hlen[k]++;
+    while (i > 0 && e > h[(i - 1) / 2]) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = e;
+}
+
+/* Object o (re)enters its class heap with its tensor's current key. */
+static void heap_push(ctx *c, int32_t o)
+{
+    swp_ws *w = c->w;
+    uint64_t e = heap_entry(c, o, w->occ[o]);
+    w->cur[o] = e;
+    push_entry(w, w->ocls[o], e);
+}
+
+static inline void heap_remove(ctx *c, int32_t o) { c->w->cur[o] = 0; }
+
+/* The best current entry of class k (stale ones surfacing are dropped); 0 if none. */
+static uint64_t heap_top(swp_ws *w, int32_t k)
+{
+    uint64_t *h = w->heap + w->hoff[k];
+    while (w->hlen[k] > 0) {
+        uint64_t e = h[0];
+        if (w->cur[entry_obj(e)] == e)
+            return e;
+        int32_t n = --w->hlen[k];
+        if (n > 0)
+            sift_down(h, n, 0, h[n]);
+    }
+    return 0;
+}
+
 static sa_status oom(ctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory while planning"); }
 
 /* Closes t's current placement at node `end` and frees its object. */
@@ -142,6 +255,7 @@ static sa_status close_placement(ctx *c, int32_t t, int32_t end)
     int32_t o = w->obj_of[t];
     if (!plan_add_placement(c->p, t, c->a->obj_offset[o], w->place_begin[t], end))
         return oom(c);
+    heap_remove(c, o);
     w->occ[o] = -1;
     w->free_after[o] = end;
     w->obj_of[t] = -1;
@@ -173,37 +287,47 @@ static sa_status evict(ctx *c, int32_t o)
     return close_placement(c, v, end);
 }
 
-/* Picks the victim object in class k, or -1 when every occupant is pinned. */
+/* Picks the victim object in class k, or -1 when every occupant is pinned.
+ * Belady takes the best victim last used at least the threshold ago, else the
+ * best unpinned one; LRU the best unpinned one.  Candidates come off the heap
+ * best first and go back unchanged (the caller's evict removes the victim). */
+static inline bool good_victim(const ctx *c, int32_t t, double now, double thr)
+{
+    int32_t lp = c->w->last_use_pos[t];
+    return c->o->victim == SWP_LRU || lp < 0 || now - c->w->tprefix[lp + 1] >= thr;
+}
+
 static int32_t pick_victim(ctx *c, int32_t k)
 {
     swp_ws *w = c->w;
-    const pool_alloc *a = c->a;
-    int32_t best = -1, best_any = -1;
-    int64_t key = 0, key_any = 0;
+    uint64_t e = heap_top(w, k);
+    if (e == 0)
+        return -1;
     double now = w->tprefix[c->pos];
     double thr = c->o->threshold_scale *
-                 sim_transfer_alone_us(c->dev, a->obj_bytes[k], PLAN_STREAM_D2H);
-    for (int32_t o = a->first_obj[k]; o < a->first_obj[k + 1]; o++) {
-        int32_t t = w->occ[o];
-        if (t < 0 || w->pin[t] == c->pos)
+                 sim_transfer_alone_us(c->dev, c->a->obj_bytes[k], PLAN_STREAM_D2H);
+    int32_t top = entry_obj(e), t = w->occ[top];
+    if (w->pin[t] != c->pos && good_victim(c, t, now, thr))
+        return top; /* the common case: the best victim is usable */
+    /* walk down the candidates best first, taking each out of the heap for
+     * the moment (forgetting it also hides its duplicates) */
+    int32_t best = -1, best_any = -1, n = 0;
+    for (; e != 0; e = heap_top(w, k)) {
+        int32_t o = entry_obj(e);
+        w->cur[o] = 0;
+        w->scratch[n++] = o;
+        t = w->occ[o];
+        if (w->pin[t] == c->pos)
             continue;
-        int64_t kk;
-        if (c->o->victim == SWP_LRU) {
-            kk = -(int64_t)w->last_use_pos[t]; /* least recently used = largest key */
-        } else {
-            kk = next_use(c, t);
-            int32_t lp = w->last_use_pos[t];
-            bool old_enough = lp < 0 || now - w->tprefix[lp + 1] >= thr;
-            if (old_enough && (best < 0 || kk > key)) {
-                best = o;
-                key = kk;
-            }
-        }
-        if (best_any < 0 || kk > key_any) {
+        if (best_any < 0)
             best_any = o;
-            key_any = kk;
+        if (good_victim(c, t, now, thr)) {
+            best = o;
+            break;
         }
     }
+    for (int32_t i = 0; i < n; i++)
+        heap_push(c, w->scratch[i]);
     return best >= 0 ? best : best_any;
 }
 
@@ -216,7 +340,7 @@ static sa_status acquire(ctx *c, int32_t t, int32_t *obj)
     int32_t span = a->cnt[k];
     if (w->fq_len[k] > 0) {
         o = w->fq[a->first_obj[k] + w->fq_head[k]];
-        w->fq_head[k] = (w->fq_head[k] + 1) % span;
+        w->fq_head[k] = w->fq_head[k] + 1 == span ? 0 : w->fq_head[k] + 1;
         w->fq_len[k]--;
     } else {
         o = pick_victim(c, k);
@@ -232,7 +356,7 @@ static sa_status acquire(ctx *c, int32_t t, int32_t *obj)
             return st;
     }
     w->occ[o] = t;
-    w->obj_of[t] = o;
+    w->obj_of[t] = o; /* enters the heap once the op is planned (plan_op) */
     *obj = o;
     return SA_OK;
 }
@@ -240,17 +364,9 @@ static sa_status acquire(ctx *c, int32_t t, int32_t *obj)
 static void release(ctx *c, int32_t o)
 {
     swp_ws *w = c->w;
-    int32_t k;
-    /* find the class of object o: objects are laid out class after class */
-    const pool_alloc *a = c->a;
-    int32_t lo = 0, hi = a->n_classes - 1;
-    while (lo < hi) {
-        int32_t mid = (lo + hi + 1) / 2;
-        if (a->first_obj[mid] <= o) lo = mid; else hi = mid - 1;
-    }
-    k = lo;
-    int32_t span = a->cnt[k];
-    w->fq[a->first_obj[k] + (w->fq_head[k] + w->fq_len[k]) % span] = o;
+    int32_t k = w->ocls[o], span = c->a->cnt[k];
+    int32_t i = w->fq_head[k] + w->fq_len[k]; /* a ring of span slots */
+    w->fq[c->a->first_obj[k] + (i >= span ? i - span : i)] = o;
     w->fq_len[k]++;
 }
 
@@ -326,6 +442,9 @@ static sa_status plan_op(ctx *c)
             return st;
         release(c, obj);
     }
+    for (int32_t k = 0; k < o->n_use; k++)
+        if (w->obj_of[o->use[k]] >= 0)
+            heap_push(c, w->obj_of[o->use[k]]); /* its key moved on */
     c->demand_node = cn;
     return SA_OK;
 }
@@ -372,14 +491,24 @@ static void start_pass(ctx *c)
         dfg_kind k = g->tensors[t].kind;
         w->host_valid[t] = k == DFG_INPUT || (dfg_kind_persistent(k) && w->s_obj[t] < 0);
     }
-    for (int32_t o = 0; o < a->n_objects; o++) {
-        w->occ[o] = -1;
-        w->free_after[o] = -1;
+    w->hoff[0] = 0;
+    for (int32_t k = 0; k < a->n_classes; k++) {
+        for (int32_t o = a->first_obj[k]; o < a->first_obj[k + 1]; o++) {
+            w->occ[o] = -1;
+            w->free_after[o] = -1;
+            w->cur[o] = 0;
+            w->mark[o] = 0;
+            w->ocls[o] = k;
+        }
+        w->hlen[k] = 0;
+        w->hoff[k + 1] = w->hoff[k] + 2 * a->cnt[k] + 16;
     }
+    w->stamp = 0;
     for (int32_t t = 0; t < g->n_tensors; t++)
         if (w->s_obj[t] >= 0) {
             w->occ[w->s_obj[t]] = t;
             w->obj_of[t] = w->s_obj[t];
+            heap_push(c, w->s_obj[t]);
         }
     for (int32_t k = 0; k < a->n_classes; k++) {
         w->fq_head[k] = 0;
@@ -437,7 +566,7 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
     if (a->pool_bytes > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE, "the pool (%lld bytes) does not fit the device memory (%lld bytes)",
                        (long long)a->pool_bytes, (long long)dev->memory_bytes);
-    if (!reserve_objects(w, a->n_objects) || !plan_set_schedule(out, schedule, g->n_ops))
+    if (!reserve_objects(w, a) || !plan_set_schedule(out, schedule, g->n_ops))
         return oom(&c);
     out->device = *dev;
     index_schedule(&c);
