@@ -63,11 +63,24 @@ void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *s
  * touches.  Allocation-free: the search calls it for every child. */
 void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need);
 
+/* Floors when a tensor may borrow an object of a larger class once its own
+ * class is full (the planner does, as a last resort): for every k,
+ * need[k] + need[k+1] + ... is the most tensors of classes >= k one op
+ * touches.  The smallest floors in bytes that let every op run; lower than
+ * pool_need's, but a pool sized by them makes small tensors crowd large
+ * objects, so pools are sized by pool_need where memory allows. */
+void pool_need_shared(const pool_alloc *a, const dfg_graph *g, int32_t *need);
+
 /* Shrinks cnt to fit memory_bytes as the paper repairs it: every class gives
  * up about the same number of bytes (so counts fall in inverse proportion to
  * object size), never below need[c].  Lays the pool out.  false when even the
  * needs do not fit (or on OOM). */
 bool pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes);
+
+/* Grows cnt to use the memory a laid-out pool leaves (each class by the same
+ * fraction, the remainder to the largest objects that fit); the caller lays
+ * the pool out again.  Allocation-free. */
+void pool_top_up(pool_alloc *a, int64_t memory_bytes);
 
 /* Sets cnt to fit memory_bytes: every class gets need[c], the rest of memory is
  * shared in proportion to the unmet demand bytes, and leftover objects go to the
@@ -79,7 +92,9 @@ sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, 
 /* One class per distinct size (CLS = 0, 1, 2, ...), cnt filled by demand: the
  * `topo` policy's allocation and a starting point for the search.  When the
  * per-class floors do not fit memory, the closest sizes share classes until
- * they do (see pool.c). */
+ * they do; when not even one class fits, one class per size again with the
+ * borrowing floors of pool_need_shared.  SA_EINFEASIBLE (err gives that
+ * floor and the largest op) means no fixed-object pool fits memory_bytes. */
 sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
                             sa_err *err);
 

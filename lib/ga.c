@@ -226,7 +226,15 @@ static double evaluate(const gctx *c, tws *w, indiv *x)
 {
     sa_err err;
     pool_need(&x->a, c->g, w->need);
-    if (!pool_repair_cnt(&x->a, c->g, w->need, c->dev->memory_bytes))
+    if (!pool_repair_cnt(&x->a, c->g, w->need, c->dev->memory_bytes)) {
+        /* the last resort, as pool_fine_grained: tensors borrow larger objects */
+        pool_need_shared(&x->a, c->g, w->need);
+        if (!pool_repair_cnt(&x->a, c->g, w->need, c->dev->memory_bytes))
+            return HUGE_VAL;
+    }
+    /* repair only shrinks; memory left unused is never better used idle */
+    pool_top_up(&x->a, c->dev->memory_bytes);
+    if (!pool_layout(&x->a, c->g))
         return HUGE_VAL;
     if (swp_plan(c->g, c->dev, x->sch, &x->a, &c->so, w->swp, w->p, &err) != SA_OK)
         return HUGE_VAL;

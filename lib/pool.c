@@ -165,6 +165,34 @@ void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need)
     }
 }
 
+void pool_need_shared(const pool_alloc *a, const dfg_graph *g, int32_t *need)
+{
+    int32_t nc = a->n_classes;
+    memset(need, 0, (size_t)a->n_sizes * sizeof *need);
+    /* An op fits when, for every class k, its tensors of classes >= k are no
+     * more than the objects of classes >= k.  First need[c] = the most
+     * tensors of classes >= c one op holds, over the ops holding class c ... */
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        const dfg_op *o = &g->ops[i];
+        for (int32_t k = 0; k < o->n_use; k++) {
+            int32_t c = a->cls[g->tensors[o->use[k]].size_idx], above = 0;
+            for (int32_t j = 0; j < o->n_use; j++)
+                above += a->cls[g->tensors[o->use[j]].size_idx] >= c;
+            if (above > need[c])
+                need[c] = above;
+        }
+    }
+    /* ... then S[k] = max over c >= k of that (an op without class k counts at
+     * its next larger class), and need[k] = S[k] - S[k+1]: the fewest objects
+     * of each class, largest first, with every suffix covered, which is also
+     * the floor of fewest bytes. */
+    for (int32_t c = nc - 2; c >= 0; c--)
+        if (need[c + 1] > need[c])
+            need[c] = need[c + 1];
+    for (int32_t c = 0; c + 1 < nc; c++)
+        need[c] -= need[c + 1];
+}
+
 bool pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes)
 {
     int32_t nc = a->n_classes;
@@ -240,10 +268,37 @@ sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, 
     return SA_OK;
 }
 
-/* Bytes of the floor: every class holding the most tensors one op needs of it. */
-static int64_t floor_bytes(pool_alloc *a, const dfg_graph *g, int32_t *need)
+void pool_top_up(pool_alloc *a, int64_t memory_bytes)
 {
-    pool_need(a, g, need);
+    int32_t nc = a->n_classes;
+    int64_t used = a->pool_bytes, spare = memory_bytes - used;
+    if (spare <= 0 || used <= 0)
+        return;
+    /* every class grows by the same fraction of its bytes, which keeps the
+     * shape the search chose; what rounding leaves goes to the largest
+     * objects that still fit */
+    double grow = (double)spare / (double)used;
+    for (int32_t c = 0; c < nc; c++) {
+        int32_t extra = (int32_t)((double)a->cnt[c] * grow);
+        a->cnt[c] += extra;
+        spare -= (int64_t)extra * a->obj_bytes[c];
+    }
+    for (int32_t c = nc - 1; c >= 0; c--)
+        if (a->obj_bytes[c] > 0 && a->obj_bytes[c] <= spare) {
+            int32_t extra = (int32_t)(spare / a->obj_bytes[c]);
+            a->cnt[c] += extra;
+            spare -= (int64_t)extra * a->obj_bytes[c];
+        }
+}
+
+/* Bytes of the floor: every class holding the most tensors one op needs of it
+ * (shared: counting what borrowed larger objects hold, see pool_need_shared). */
+static int64_t floor_bytes(pool_alloc *a, const dfg_graph *g, bool shared, int32_t *need)
+{
+    if (shared)
+        pool_need_shared(a, g, need);
+    else
+        pool_need(a, g, need);
     if (!pool_layout_sizes(a, g))
         return INT64_MAX;
     int64_t b = 0;
@@ -252,12 +307,17 @@ static int64_t floor_bytes(pool_alloc *a, const dfg_graph *g, int32_t *need)
     return b;
 }
 
-sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
-                            sa_err *err)
+static void one_class_per_size(pool_alloc *a)
 {
     for (int32_t i = 0; i < a->n_sizes; i++)
         a->cls[i] = i;
     pool_repair_cls(a);
+}
+
+sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
+                            sa_err *err)
+{
+    one_class_per_size(a);
     int32_t *need = calloc((size_t)a->n_sizes + 1, sizeof *need);
     int32_t *demand = calloc((size_t)a->n_sizes + 1, sizeof *demand);
     if (!need || !demand) {
@@ -269,7 +329,7 @@ sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *sc
      * floors can add up past the memory even when every op fits.  Then merge
      * the two adjacent classes whose sizes are closest (least padding) until
      * the floor fits or one class is left. */
-    while (a->n_classes > 1 && floor_bytes(a, g, need) > memory_bytes) {
+    while (a->n_classes > 1 && floor_bytes(a, g, false, need) > memory_bytes) {
         int32_t best = -1;
         double ratio = 0;
         for (int32_t c = 0; c + 1 < a->n_classes; c++) {
@@ -284,7 +344,30 @@ sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *sc
                 a->cls[i]--;
         pool_repair_cls(a);
     }
+    bool shared = floor_bytes(a, g, false, need) > memory_bytes;
+    if (shared) {
+        /* The last resort: one class per size again, with floors that count
+         * on tensors borrowing larger objects when their own class is full
+         * (swp.c does).  The smallest floor of any fixed-object pool: sharing
+         * a class only pads small tensors up to larger objects. */
+        one_class_per_size(a);
+        int64_t lowest = floor_bytes(a, g, true, need);
+        if (lowest > memory_bytes) {
+            int32_t op = -1;
+            int64_t one = dfg_max_op_bytes(g, &op);
+            free(need);
+            free(demand);
+            return sa_fail(err, SA_EINFEASIBLE,
+                           "a fixed-object pool needs at least %lld bytes so that every op can hold its tensors at "
+                           "once (objects are not split between sizes; the largest op, %d \"%s\", needs %lld alone), "
+                           "more than the %lld bytes of memory",
+                           (long long)lowest, op, op >= 0 ? g->ops[op].name : "", (long long)one,
+                           (long long)memory_bytes);
+        }
+    }
     pool_class_demand(a, g, schedule, need, demand);
+    if (shared)
+        pool_need_shared(a, g, need);
     sa_status st = pool_fill_cnt(a, g, need, demand, memory_bytes, err);
     free(need);
     free(demand);

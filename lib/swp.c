@@ -331,29 +331,35 @@ static int32_t pick_victim(ctx *c, int32_t k)
     return best >= 0 ? best : best_any;
 }
 
-/* Finds an object of t's class: a free one (oldest freed first) or an evicted one. */
+/* Finds an object for t: in its own class a free one (oldest freed first) or
+ * an evicted one; when every object of the class holds a tensor of the
+ * running op, the same in the next larger class, and so on.  Borrowing only
+ * then keeps plans that fit without it unchanged, and makes the per-op floors
+ * of pool_need (suffix sums) enough. */
 static sa_status acquire(ctx *c, int32_t t, int32_t *obj)
 {
     swp_ws *w = c->w;
-    int32_t k = class_of(c, t), o;
     const pool_alloc *a = c->a;
-    int32_t span = a->cnt[k];
-    if (w->fq_len[k] > 0) {
-        o = w->fq[a->first_obj[k] + w->fq_head[k]];
-        w->fq_head[k] = w->fq_head[k] + 1 == span ? 0 : w->fq_head[k] + 1;
-        w->fq_len[k]--;
-    } else {
-        o = pick_victim(c, k);
-        if (o < 0) {
-            int32_t op = c->sch[c->pos];
-            return sa_fail(c->err, SA_EINFEASIBLE,
-                           "op %d (\"%s\") needs more tensors of the %lld-byte size class at once than the pool's "
-                           "%d objects of that class",
-                           op, c->g->ops[op].name, (long long)a->obj_bytes[k], span);
+    int32_t k0 = class_of(c, t), o = -1;
+    for (int32_t k = k0; k < a->n_classes && o < 0; k++) {
+        int32_t span = a->cnt[k];
+        if (w->fq_len[k] > 0) {
+            o = w->fq[a->first_obj[k] + w->fq_head[k]];
+            w->fq_head[k] = w->fq_head[k] + 1 == span ? 0 : w->fq_head[k] + 1;
+            w->fq_len[k]--;
+        } else if ((o = pick_victim(c, k)) >= 0) {
+            sa_status st = evict(c, o);
+            if (st)
+                return st;
         }
-        sa_status st = evict(c, o);
-        if (st)
-            return st;
+    }
+    if (o < 0) {
+        int32_t op = c->sch[c->pos];
+        return sa_fail(c->err, SA_EINFEASIBLE,
+                       "op %d (\"%s\") needs more tensors of %lld bytes or more at once than the pool's %d objects "
+                       "that can hold them",
+                       op, c->g->ops[op].name, (long long)c->g->sizes[c->g->tensors[t].size_idx],
+                       a->first_obj[a->n_classes] - a->first_obj[k0]);
     }
     w->occ[o] = t;
     w->obj_of[t] = o; /* enters the heap once the op is planned (plan_op) */
