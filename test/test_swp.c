@@ -1,9 +1,11 @@
 /* test_swp.c - the swap planner on the paper's examples, checked by hand. */
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "policy.h"
 #include "pool.h"
+#include "sim.h"
 #include "swp.h"
 #include "validate.h"
 #include "test_util.h"
@@ -170,6 +172,371 @@ START_TEST(test_policies_on_tiny_under_pressure)
 }
 END_TEST
 
+/* ---- Figure 1: schedule x pool -------------------------------------------
+ *
+ * The paper's Figure 1(a) as its text describes it: Conv0 makes A0; the left
+ * branch is Conv1 (A0 -> A1); the right branch is Conv2 (A0 -> A2, 2 MiB),
+ * Conv3 (A2 -> A3), Conv4 (A3 -> A4); Concat joins A1 and A4 into A5 (2 MiB).
+ * Each ConvX reads its own parameter WX; every other tensor is 1 MiB.
+ * Left-first runs Conv1 before the right branch, right-first after it, so
+ * Conv3 runs in slot 4 or 3 as in the paper's (e) and (d).  Memory is the
+ * paper's 10 MiB: coarse = five 2 MiB objects, fine = eight 1 MiB + one 2 MiB.
+ * (The paper counts 12 MB for its graph; with a parameter per conv this
+ * forward part holds 13 MiB.  The figure itself is not in our copy.)
+ *
+ * Where it differs from the paper, and why:
+ *  - The paper keeps every activation for the backward pass it leaves out, so
+ *    evicting one means copying it out.  Our planner frees a tensor after its
+ *    last reader, so a forward-only graph never swaps an activation out, and
+ *    under the fine pool neither schedule would then stall at all.  We add a
+ *    stand-in for the backward pass: Loss (A5 -> dL), then Bwd4 (dL, A3),
+ *    Bwd1 (dL, A0), Bwd3 (g4, A2), each reading the forward input it needs
+ *    for a weight gradient, so A0, A2 and A3 stay live and A2 must come back
+ *    (2 units) at the end.  Bwd4 and Bwd1 sit between Loss (which frees the
+ *    only 2 MiB object) and Bwd3, so that under the fine pool A2's return
+ *    overlaps them.  The tail is the same in both schedules.
+ *  - The figure shows the first iteration: every parameter starts on the host.
+ *    We plan that iteration (max_passes = 1), so every parameter is swapped in
+ *    once, clean, and dropped (not copied out) when evicted.  Compute slot t
+ *    is [t, t+1]; slot 0 is always idle while W0 comes in.  The steady state
+ *    (the default passes) is checked at the end: there the fine pool keeps
+ *    four parameters resident and the contrasts still hold.
+ *  - The paper shows the best plan for each combination; we assert what our
+ *    planner does: the four iteration times are 11, 13, 12, 11 (right-first
+ *    fine / coarse, left-first fine / coarse), against an ideal of 10.  The
+ *    two contrasts the paper draws hold with its stalls in its slots: coarse
+ *    right-first stalls Conv1 in slot 5 waiting for W1 ((c) vs (d)), fine
+ *    left-first stalls Concat in slot 6 waiting for A2's swap-out ((e) vs
+ *    (d)).  Coarse right-first pays one more unit than the paper's (c), at the
+ *    end (A2's return), which the paper's figure does not reach.  The text
+ *    gives no time for (b), coarse left-first; ours needs no stall at all:
+ *    which schedule is better depends on the pool.
+ *
+ * Planner rules the timelines below apply (lib/swp.c): ops are planned in
+ * schedule order; a tensor takes the oldest-freed object of its class, else
+ * evicts a victim of that class, not used by the current op: the one next
+ * used farthest ahead (in brackets below; a parameter's next use is in the
+ * next iteration, at 10 + its position) among those old enough, else the
+ * farthest among all.  Old enough: the ideal compute time between its last
+ * use and the current op, its gap (positions in between, unit ops), is at
+ * least the object's swap-out time: 1 for 1 MiB objects, 2 for 2 MiB ones.
+ * The bound is inclusive, and several choices below sit exactly on it.  A clean
+ * victim (parameter) is dropped: its object is free after its last reader.  A
+ * dirty one (activation) is swapped out after its last reader and its object
+ * is free after that swap-out.  A swap-in waits for its object to be free
+ * (and for its host copy); an op waits for its swap-ins and for objects freed
+ * by a swap-out.  Swaps are queued per stream in the order they are planned.
+ * Every 1 MiB transfer takes 1 us, a 2 MiB one 2 us, both directions at once.
+ */
+enum { F1_W0, F1_W1, F1_W2, F1_W3, F1_W4, F1_A0, F1_A1, F1_A2, F1_A3, F1_A4, F1_A5, F1_DL, F1_G4, F1_G1,
+       F1_G3, F1_NT };
+enum { F1_C0, F1_C1, F1_C2, F1_C3, F1_C4, F1_CAT, F1_LOSS, F1_B4, F1_B1, F1_B3, F1_NOPS };
+
+static dfg_graph *figure1(void)
+{
+    static const char *tn[F1_NT] = {"W0", "W1", "W2", "W3", "W4", "A0", "A1", "A2",
+                                    "A3", "A4", "A5", "dL", "g4", "g1", "g3"};
+    dfg_graph *g = dfg_new("figure1");
+    for (int32_t t = 0; t < F1_NT; t++) {
+        dfg_kind k = t <= F1_W4 ? DFG_PARAM : t <= F1_A5 ? DFG_ACTIVATION : DFG_GRADIENT;
+        ck_assert_int_eq(dfg_add_tensor(g, tn[t], k, t == F1_A2 || t == F1_A5 ? 2 * MB : MB), t);
+    }
+    struct { const char *name, *type; dfg_phase ph; int32_t in[2], n_in, out; } ops[F1_NOPS] = {
+        {"Conv0", "conv2d", DFG_FORWARD, {F1_W0}, 1, F1_A0},
+        {"Conv1", "conv2d", DFG_FORWARD, {F1_A0, F1_W1}, 2, F1_A1},
+        {"Conv2", "conv2d", DFG_FORWARD, {F1_A0, F1_W2}, 2, F1_A2},
+        {"Conv3", "conv2d", DFG_FORWARD, {F1_A2, F1_W3}, 2, F1_A3},
+        {"Conv4", "conv2d", DFG_FORWARD, {F1_A3, F1_W4}, 2, F1_A4},
+        {"Concat", "concat", DFG_FORWARD, {F1_A1, F1_A4}, 2, F1_A5},
+        {"Loss", "softmax_xent", DFG_FORWARD, {F1_A5}, 1, F1_DL},
+        {"Bwd4", "conv2d_bwd", DFG_BACKWARD, {F1_DL, F1_A3}, 2, F1_G4},
+        {"Bwd1", "conv2d_bwd", DFG_BACKWARD, {F1_DL, F1_A0}, 2, F1_G1},
+        {"Bwd3", "conv2d_bwd", DFG_BACKWARD, {F1_G4, F1_A2}, 2, F1_G3},
+    };
+    for (int32_t i = 0; i < F1_NOPS; i++) {
+        ck_assert_int_eq(dfg_add_op(g, ops[i].name, ops[i].type, ops[i].ph, ops[i].in, ops[i].n_in, &ops[i].out, 1),
+                         i);
+        g->ops[i].time_us = 1.0;
+    }
+    sa_err err;
+    ck_assert_msg(dfg_finalize(g, "figure1", &err) == SA_OK, "%s", err.msg);
+    return g;
+}
+
+static const int32_t f1_left_first[F1_NOPS] = {F1_C0, F1_C1, F1_C2, F1_C3, F1_C4, F1_CAT, F1_LOSS, F1_B4, F1_B1, F1_B3};
+static const int32_t f1_right_first[F1_NOPS] = {F1_C0, F1_C2, F1_C3, F1_C4, F1_C1, F1_CAT, F1_LOSS, F1_B4, F1_B1,
+                                                F1_B3};
+
+/* Coarse: the 1 MiB and 2 MiB sizes share one class of five 2 MiB objects.
+ * Fine: eight 1 MiB objects and one 2 MiB object. */
+static void figure1_pool(pool_alloc *a, const dfg_graph *g, bool fine)
+{
+    ck_assert_int_eq(g->n_sizes, 2);
+    ck_assert(pool_alloc_init(a, g->n_sizes));
+    a->cls[0] = 0;
+    a->cls[1] = fine ? 1 : 0;
+    a->cnt[0] = fine ? 8 : 5;
+    a->cnt[1] = 1;
+    pool_repair_cls(a);
+    ck_assert(pool_layout(a, g));
+    ck_assert_int_eq(a->n_classes, fine ? 2 : 1);
+    ck_assert_int_eq(a->n_objects, fine ? 9 : 5);
+    ck_assert_int_eq(a->pool_bytes, 10 * MB);
+}
+
+/* One combination and its hand-computed timeline: the start of every compute
+ * node (comp[i] for schedule position i) and of every swap, per stream in
+ * stream order. */
+typedef struct f1_swap {
+    int32_t tensor;
+    double start;
+} f1_swap;
+
+typedef struct f1_case {
+    const int32_t *schedule;
+    bool fine;
+    int passes, n_res;  /* swp_opts.max_passes; parameters resident at the start */
+    double comp[F1_NOPS];
+    int n_in, n_out;
+    f1_swap in[8], out[4];
+} f1_case;
+
+/* Plans one combination, checks the plan (strict) and the whole timeline
+ * against c, and returns the iteration time. */
+static double figure1_run(const f1_case *c)
+{
+    dfg_graph *g = figure1();
+    dfg_device d = unit_dev(10);
+    pool_alloc a;
+    sa_err err = {0};
+    ck_assert(dfg_is_topological(g, c->schedule));
+    figure1_pool(&a, g, c->fine);
+    swp_opts o;
+    swp_opts_default(&o);
+    o.max_passes = c->passes;
+    swp_ws *ws = swp_ws_new(g);
+    plan *p = plan_new(g, &d);
+    ck_assert_msg(swp_plan(g, &d, c->schedule, &a, &o, ws, p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(policy_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(p->n_res, c->n_res);
+    sim_ws *sw = sim_ws_new();
+    sim_result r;
+    ck_assert_int_eq(sim_run(p, g, sw, &r, &err), SA_OK);
+    const double *st = sim_start(sw);
+    for (int32_t i = 0; i < F1_NOPS; i++) {
+        int32_t v = find_node(p, PLAN_COMPUTE, c->schedule[i]);
+        ck_assert_msg(fabs(st[v] - c->comp[i]) < 1e-9, "%s starts at %g, expected %g", g->ops[c->schedule[i]].name,
+                      st[v], c->comp[i]);
+    }
+    int64_t bytes[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        plan_kind kind = k == 0 ? PLAN_SWAP_IN : PLAN_SWAP_OUT;
+        const f1_swap *e = k == 0 ? c->in : c->out;
+        int n = k == 0 ? c->n_in : c->n_out, seen = 0;
+        for (int i = 0; i < n; i++)
+            bytes[k] += g->tensors[e[i].tensor].bytes;
+        for (int32_t v = 0; v < p->n_nodes; v++) {
+            if (p->nodes[v].kind != kind)
+                continue;
+            ck_assert_msg(seen < n, "unexpected %s of %s at %g", plan_kind_name(kind),
+                          g->tensors[p->nodes[v].ref].name, st[v]);
+            ck_assert_msg(p->nodes[v].ref == e[seen].tensor && fabs(st[v] - e[seen].start) < 1e-9,
+                          "%s #%d: %s at %g, expected %s at %g", plan_kind_name(kind), seen,
+                          g->tensors[p->nodes[v].ref].name, st[v], g->tensors[e[seen].tensor].name, e[seen].start);
+            seen++;
+        }
+        ck_assert_int_eq(seen, n);
+    }
+    ck_assert_int_eq(p->predicted.h2d_bytes, bytes[0]);
+    ck_assert_int_eq(p->predicted.d2h_bytes, bytes[1]);
+    ck_assert_double_eq_tol(p->predicted.ideal_us, 10.0, 1e-9);
+    ck_assert_double_eq_tol(r.makespan_us, p->predicted.iteration_us, 1e-9);
+    double it = p->predicted.iteration_us;
+    sim_ws_free(sw);
+    plan_free(p);
+    swp_ws_free(ws);
+    pool_alloc_free(&a);
+    dfg_free(g);
+    return it;
+}
+
+/* Figure 1(d).  Right-first: Conv0 Conv2 Conv3 Conv4 Conv1 Concat Loss Bwd4
+ * Bwd1 Bwd3.  1 MiB objects o0..o7, 2 MiB object o8; a 1 MiB victim is old
+ * enough with a gap >= 1, a 2 MiB one with a gap >= 2.
+ *   pos0 Conv0: W0 -> o0, A0 -> o1.   pos1 Conv2: W2 -> o2, A2 -> o8.
+ *   pos2 Conv3: W3 -> o3, A3 -> o4.   pos3 Conv4: W4 -> o5, A4 -> o6.
+ *   pos4 Conv1: W1 -> o7; A1 finds no free object: old enough are W0 (10),
+ *        W2 (11) and W3 (12, gap exactly 1): W3 dropped, A1 -> o3.
+ *   pos5 Concat: A5 needs o8, held by A2 (Bwd3 reads it; gap exactly 2):
+ *        swapped out after Conv3, [4,6]; Concat waits for it.  A1, A4 die.
+ *   pos6 Loss: dL -> o3, A5 dies (o8 free after Loss).  pos7 Bwd4: g4 -> o6,
+ *        A3 dies.  pos8 Bwd1: g1 -> o4; dL, A0, g1 die.
+ *   pos9 Bwd3: A2 comes back into o8 after Loss: [8,10].
+ *   slot: 0    1     2     3     4     5     6      7    8    9    10
+ *   gpu : -    Conv0 Conv2 Conv3 Conv4 Conv1 Concat Loss Bwd4 Bwd1 Bwd3
+ *   h2d : W0   W2    W3    W4    W1    -     -      -    A2   A2   -
+ *   d2h : -    -     -     -     A2    A2    -
+ * Conv3 ends at 4, so A2 is out by 6 when Concat starts, and its return
+ * overlaps Bwd4 and Bwd1: no stall but slot 0.  Iteration: 11. */
+static const f1_case f1_rf = {f1_right_first, true, 1, 0, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 6, 1,
+                              {{F1_W0, 0}, {F1_W2, 1}, {F1_W3, 2}, {F1_W4, 3}, {F1_W1, 4}, {F1_A2, 8}},
+                              {{F1_A2, 4}}};
+
+START_TEST(test_figure1_right_first_fine)
+{
+    ck_assert_double_eq_tol(figure1_run(&f1_rf), 11.0, 1e-9);
+}
+END_TEST
+
+/* Figure 1(c).  Right-first, five 2 MiB objects o0..o4 for everything; a
+ * victim is old enough with a gap >= 2.
+ *   pos0 Conv0: W0 -> o0, A0 -> o1.   pos1 Conv2: W2 -> o2, A2 -> o3.
+ *   pos2 Conv3: W3 -> o4.  A3: nothing is old enough; the farthest next use
+ *        among W0 (10), A0 (4), W2 (11) is W2's: dropped, A3 -> o2.
+ *   pos3 Conv4: W4: W0 is old enough (gap exactly 2): dropped, W4 -> o0
+ *        after Conv0, [3,4].  A4: none old enough among
+ *        A0 (4), A2 (9), W3 (12): W3 dropped, A4 -> o4.
+ *   pos4 Conv1: W1: none old enough among A2 (9), A3 (7), W4 (14), A4 (5):
+ *        W4 dropped, so W1 comes in only after Conv4, [5,6].  A1: among A2,
+ *        A3, A4 the farthest is A2: swapped out after Conv3, [4,6], A1 -> o3
+ *        and Conv1 also waits for that swap-out.
+ *   pos5 Concat: A5: none old enough among A0 (8), A3 (7), W1 (14): W1
+ *        dropped, A5 -> o0.  A1, A4 die (o3, o4, in that order).
+ *   pos6 Loss: dL -> o3, A5 dies.  pos7 Bwd4: g4 -> o4, A3 dies (o2).
+ *   pos8 Bwd1: g1 -> o0.  pos9 Bwd3: A2 takes the oldest free object, o2,
+ *        free after Bwd4: it comes back [10,12] and Bwd3 waits.
+ *   slot: 0   1     2     3     4     5  6     7      8    9    10   11 12
+ *   gpu : -   Conv0 Conv2 Conv3 Conv4 -  Conv1 Concat Loss Bwd4 Bwd1 -  Bwd3
+ *   h2d : W0  W2    W3    W4    -     W1 -     -      -    -    A2   A2
+ *   d2h : -   -     -     -     A2    A2
+ * The paper's (c) stall in slot 5 (Conv1 waiting for W1: the pool is full of
+ * Conv4's tensors, A0 for Conv1 and A2 on its way out) is here; our plan pays
+ * one more unit in slot 11 (A2's return), past the figure.  Iteration: 13. */
+static const f1_case f1_rc = {f1_right_first, false, 1, 0, {1, 2, 3, 4, 6, 7, 8, 9, 10, 12}, 6, 1,
+                              {{F1_W0, 0}, {F1_W2, 1}, {F1_W3, 2}, {F1_W4, 3}, {F1_W1, 5}, {F1_A2, 10}},
+                              {{F1_A2, 4}}};
+
+START_TEST(test_figure1_right_first_coarse)
+{
+    ck_assert_double_eq_tol(figure1_run(&f1_rc), 13.0, 1e-9);
+}
+END_TEST
+
+/* Figure 1(e).  Left-first: Conv0 Conv1 Conv2 Conv3 Conv4 Concat Loss Bwd4
+ * Bwd1 Bwd3, the fine pool.
+ *   pos0..3: W0 -> o0, A0 -> o1, W1 -> o2, A1 -> o3, W2 -> o4, A2 -> o8,
+ *        W3 -> o5, A3 -> o6.
+ *   pos4 Conv4: W4 -> o7.  A4: old enough (gap >= 1) are W0 (10), A0 (8),
+ *        W1 (11), A1 (5), W2 (12): W2 dropped, A4 -> o4.
+ *   pos5 Concat: A5 needs o8: A2 (the only candidate, not old enough) is
+ *        swapped out after Conv3, which ends only at 5: [5,7], and Concat
+ *        waits until 7.
+ *   pos6..9 as in right-first: A2 comes back into o8 after Loss, [9,11],
+ *        overlapping Bwd4 and Bwd1.
+ *   slot: 0   1     2     3     4     5     6  7      8    9    10   11
+ *   gpu : -   Conv0 Conv1 Conv2 Conv3 Conv4 -  Concat Loss Bwd4 Bwd1 Bwd3
+ *   h2d : W0  W1    W2    W3    W4    -     -  -      -    A2   A2
+ *   d2h : -   -     -     -     -     A2    A2
+ * The paper's (e) stall in slot 6: Concat waits for A2's swap-out, which
+ * cannot start before Conv3 (slot 4) ends.  Iteration: 12. */
+static const f1_case f1_lf = {f1_left_first, true, 1, 0, {1, 2, 3, 4, 5, 7, 8, 9, 10, 11}, 6, 1,
+                              {{F1_W0, 0}, {F1_W1, 1}, {F1_W2, 2}, {F1_W3, 3}, {F1_W4, 4}, {F1_A2, 9}},
+                              {{F1_A2, 5}}};
+
+START_TEST(test_figure1_left_first_fine)
+{
+    ck_assert_double_eq_tol(figure1_run(&f1_lf), 12.0, 1e-9);
+}
+END_TEST
+
+/* Figure 1(b).  Left-first, five 2 MiB objects; old enough = gap >= 2.
+ *   pos0 Conv0: W0 -> o0, A0 -> o1.   pos1 Conv1: W1 -> o2, A1 -> o3.
+ *   pos2 Conv2: W2 -> o4.  A2: none old enough among W0 (10), W1 (11),
+ *        A1 (5): W1 dropped, A2 -> o2.
+ *   pos3 Conv3: W3: W0 is old enough (gap exactly 2): dropped, W3 -> o0
+ *        after Conv0, [3,4].  A3: none old enough among
+ *        A0 (8), A1 (5), W2 (12): W2 dropped, A3 -> o4.
+ *   pos4 Conv4: W4: the only one old enough is A1 (gap 2): swapped out
+ *        after Conv1, [3,4], and W4 comes into o3 after that, [4,5].  A4:
+ *        none old enough among W3 (13), A0 (8), A2 (9): W3 dropped, A4 -> o0.
+ *   pos5 Concat: A1 must come back.  The only one old enough is A0 (gap 2):
+ *        swapped out after Conv2, [4,5], and A1 comes into o1 after it, [5,6].
+ *        A5: none old enough among A2 (9), W4 (14), A3 (7): W4 dropped,
+ *        A5 -> o3.  A1, A4 die (o1, o0).
+ *   pos6 Loss: dL -> o1, A5 dies.  pos7 Bwd4: g4 -> o0, A3 dies (o4).
+ *   pos8 Bwd1: A0 comes back into o3 (free after Loss), [8,9]; g1 -> o4.
+ *   pos9 Bwd3: A2 never left (o2); g3 -> o1.
+ *   slot: 0   1     2     3     4     5     6      7    8    9    10
+ *   gpu : -   Conv0 Conv1 Conv2 Conv3 Conv4 Concat Loss Bwd4 Bwd1 Bwd3
+ *   h2d : W0  W1    W2    W3    W4    A1    -      -    A0   -
+ *   d2h : -   -     -     A1    A0    -
+ * Every eviction found a victim that could leave in time: no stall but slot
+ * 0.  Iteration: 11 (the paper's text gives no time for (b)). */
+static const f1_case f1_lc = {f1_left_first, false, 1, 0, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 7, 2,
+                              {{F1_W0, 0}, {F1_W1, 1}, {F1_W2, 2}, {F1_W3, 3}, {F1_W4, 4}, {F1_A1, 5}, {F1_A0, 8}},
+                              {{F1_A1, 3}, {F1_A0, 4}}};
+
+START_TEST(test_figure1_left_first_coarse)
+{
+    ck_assert_double_eq_tol(figure1_run(&f1_lc), 11.0, 1e-9);
+}
+END_TEST
+
+/* The paper's contrasts: under right-first the fine pool beats the coarse one
+ * ((d) 11 vs (c) 13), and under the fine pool right-first beats left-first
+ * ((d) 11 vs (e) 12).  Neither factor decides alone: under the coarse pool
+ * left-first is the better schedule (11 vs 13).  All four move the same
+ * bytes (7 MiB in, 2 MiB out); only when differs. */
+START_TEST(test_figure1_pool_and_schedule_each_matter)
+{
+    double right_fine = figure1_run(&f1_rf), right_coarse = figure1_run(&f1_rc);
+    double left_fine = figure1_run(&f1_lf), left_coarse = figure1_run(&f1_lc);
+    ck_assert_double_lt(right_fine, right_coarse);
+    ck_assert_double_lt(right_fine, left_fine);
+    ck_assert_double_lt(left_coarse, right_coarse);
+}
+END_TEST
+
+/* The steady state (the default passes).  Coarse: every parameter was
+ * dropped during the first iteration, so none stays resident and the plans
+ * are the first iteration's (11 and 13 again).  Fine: the first iteration
+ * ends with four parameters resident, which the second pass keeps (they are
+ * then dirty, as if updated, but no choice below evicts them); it settles at
+ * once (its end state equals its start).
+ *   Right-first: resident W0 (o0), W2 (o2), W4 (o5), W1 (o7); free o1, o3,
+ *   o4, o6 and o8.  Conv0 starts at 0 (no W0 to wait for), A0 -> o1,
+ *   A2 -> o8; Conv3 needs W3: o3, [0,1], hidden behind Conv0; A3 -> o4,
+ *   A4 -> o6.  Conv1: A1 has no free object; old enough are W0 (10), W2 (11),
+ *   W3 (12, gap exactly 1): W3 dropped (swapped in this iteration, so
+ *   clean), A1 -> o3.  A2 leaves after Conv3, [3,5], before Concat (5); it
+ *   returns after Loss, [7,9].  Every op runs back to back from 0.
+ *     gpu : Conv0 Conv2 Conv3 Conv4 Conv1 Concat Loss Bwd4 Bwd1 Bwd3  (0..9)
+ *     h2d : W3 [0,1], A2 [7,9];  d2h : A2 [3,5].  Iteration: 10, the ideal.
+ *   Left-first: resident W0 (o0), W1 (o2), W3 (o5), W4 (o7); A0 -> o1,
+ *   A1 -> o3; Conv2 needs W2: o4, [0,1]; A2 -> o8, A3 -> o6.  Conv4: A4 has
+ *   no free object; old enough are W0 (10), A0 (8), W1 (11), A1 (5), W2 (12):
+ *   W2 dropped, A4 -> o4.  A2 leaves after Conv3 (ends at 4), [4,6], so
+ *   Concat waits from 5 to 6: the paper's (e) stall again.  A2 returns after
+ *   Loss, [8,10].
+ *     gpu : Conv0 Conv1 Conv2 Conv3 Conv4 -  Concat Loss Bwd4 Bwd1 Bwd3
+ *     h2d : W2 [0,1], A2 [8,10];  d2h : A2 [4,6].  Iteration: 11. */
+static const f1_case f1_rf_steady = {f1_right_first, true, 3, 4, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 2, 1,
+                                     {{F1_W3, 0}, {F1_A2, 7}}, {{F1_A2, 3}}};
+static const f1_case f1_lf_steady = {f1_left_first, true, 3, 4, {0, 1, 2, 3, 4, 6, 7, 8, 9, 10}, 2, 1,
+                                     {{F1_W2, 0}, {F1_A2, 8}}, {{F1_A2, 4}}};
+
+START_TEST(test_figure1_steady_state)
+{
+    f1_case rc = f1_rc, lc = f1_lc;
+    rc.passes = lc.passes = 3;
+    ck_assert_double_eq_tol(figure1_run(&rc), 13.0, 1e-9);
+    ck_assert_double_eq_tol(figure1_run(&lc), 11.0, 1e-9);
+    ck_assert_double_eq_tol(figure1_run(&f1_rf_steady), 10.0, 1e-9);
+    ck_assert_double_eq_tol(figure1_run(&f1_lf_steady), 11.0, 1e-9);
+}
+END_TEST
+
 Suite *suite_swp(void)
 {
     Suite *s = suite_create("swp");
@@ -178,6 +545,12 @@ Suite *suite_swp(void)
     tcase_add_test(tc, test_figure3_steady_state);
     tcase_add_test(tc, test_op_larger_than_memory_is_refused);
     tcase_add_test(tc, test_policies_on_tiny_under_pressure);
+    tcase_add_test(tc, test_figure1_right_first_fine);
+    tcase_add_test(tc, test_figure1_right_first_coarse);
+    tcase_add_test(tc, test_figure1_left_first_fine);
+    tcase_add_test(tc, test_figure1_left_first_coarse);
+    tcase_add_test(tc, test_figure1_pool_and_schedule_each_matter);
+    tcase_add_test(tc, test_figure1_steady_state);
     suite_add_tcase(s, tc);
     return s;
 }
