@@ -22,7 +22,9 @@ static const cli_tool TOOL = {
     "\n"
     "  GRAPH                 profiled dfg graph (dfg-profile output), '-' for stdin\n"
     "  -o, --output FILE     plan to write ('-' = stdout, the default)\n"
-    "  --policy NAME         swapadvisor (default: the genetic search), topo, odswap, ideal\n"
+    "  --policy NAME         swapadvisor (default: the genetic search), topo, odswap, ideal,\n"
+    "                        smartpool, vdnn, tflms, checkpoint-sqrt, superneurons (rule-based\n"
+    "                        baselines: docs/policies.md)\n"
     "  --memory SIZE         memory budget: 16GiB, 8000MB, bytes, or 0.5x of the no-swap peak\n"
     "                        (default: the graph's device memory_bytes)\n"
     "  --seed N              random seed (default 1); same seed, same plan, any --threads\n"
@@ -138,7 +140,7 @@ int main(int argc, char **argv)
         go.generations = 0; /* the time limit alone decides */
     const char *gpath = argv[optind];
     bool ga = strcmp(policy, "swapadvisor") == 0;
-    if (!ga && strcmp(policy, "topo") && strcmp(policy, "odswap") && strcmp(policy, "ideal"))
+    if (!ga && strcmp(policy, "topo") && strcmp(policy, "odswap") && strcmp(policy, "ideal") && !policy_is_rule(policy))
         return cli_usage(&TOOL, "unknown policy '%s' (swapadvisor, %s)", policy, policy_names());
 
     sa_err err = {0};
