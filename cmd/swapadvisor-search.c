@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "dfg.h"
 #include "ga.h"
+#include "pack.h"
 #include "plan.h"
 #include "policy.h"
 #include "sa_io.h"
@@ -21,7 +22,9 @@ static const cli_tool TOOL = {
     "\n"
     "  GRAPH                 profiled dfg graph (dfg-profile output), '-' for stdin\n"
     "  -o, --output FILE     plan to write ('-' = stdout, the default)\n"
-    "  --policy NAME         swapadvisor (default: the genetic search), topo, odswap, ideal\n"
+    "  --policy NAME         swapadvisor (default: the genetic search), topo, odswap, ideal,\n"
+    "                        smartpool, vdnn, tflms, checkpoint-sqrt, superneurons (rule-based\n"
+    "                        baselines: docs/policies.md)\n"
     "  --memory SIZE         memory budget: 16GiB, 8000MB, bytes, or 0.5x of the no-swap peak\n"
     "                        (default: the graph's device memory_bytes)\n"
     "  --seed N              random seed (default 1); same seed, same plan, any --threads\n"
@@ -33,6 +36,8 @@ static const cli_tool TOOL = {
     "  --temperature T       softmax temperature on t_norm in survival (default 1, the paper)\n"
     "  --search MODE         both (default), schedule (fixed allocation), alloc (fixed order)\n"
     "  --log FILE            per-generation CSV: generation,evaluations,elapsed_s,best_us,mean_us,worst_us\n"
+    "  --repack              re-pack the plan's offsets with SmartPool's best fit (sizes descending,\n"
+    "                        smallest hole) when that shrinks the arena; timing is unchanged\n"
     "  -q, --quiet           no summary line on stderr\n"
     "  -h, --help            this help;  --version  the version\n"
     "\n"
@@ -61,7 +66,7 @@ static void on_generation(const ga_gen_stats *s, void *ctx)
 int main(int argc, char **argv)
 {
     enum { O_POLICY = 256, O_MEMORY, O_SEED, O_THREADS, O_GENS, O_TIME, O_POP, O_MUT, O_TEMP, O_SEARCH, O_LOG,
-           O_VERSION };
+           O_VERSION, O_REPACK };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'}, {"policy", required_argument, 0, O_POLICY},
         {"memory", required_argument, 0, O_MEMORY}, {"seed", required_argument, 0, O_SEED},
@@ -69,13 +74,14 @@ int main(int argc, char **argv)
         {"time-limit", required_argument, 0, O_TIME}, {"population", required_argument, 0, O_POP},
         {"mutation", required_argument, 0, O_MUT}, {"temperature", required_argument, 0, O_TEMP},
         {"search", required_argument, 0, O_SEARCH}, {"log", required_argument, 0, O_LOG},
+        {"repack", no_argument, 0, O_REPACK},
         {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0}};
     const char *out = "-", *policy = "swapadvisor", *memory = NULL, *logpath = NULL;
     ga_opts go;
     ga_opts_default(&go);
     int64_t v, threads = 0;
-    bool quiet = false, gens_set = false;
+    bool quiet = false, gens_set = false, repack = false;
     int c;
     while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
         switch (c) {
@@ -86,6 +92,7 @@ int main(int argc, char **argv)
         case O_POLICY: policy = optarg; break;
         case O_MEMORY: memory = optarg; break;
         case O_LOG: logpath = optarg; break;
+        case O_REPACK: repack = true; break;
         case O_SEED:
             if (!cli_parse_i64(optarg, 0, INT64_MAX, &v))
                 return cli_usage(&TOOL, "--seed takes a non-negative integer, not '%s'", optarg);
@@ -133,7 +140,7 @@ int main(int argc, char **argv)
         go.generations = 0; /* the time limit alone decides */
     const char *gpath = argv[optind];
     bool ga = strcmp(policy, "swapadvisor") == 0;
-    if (!ga && strcmp(policy, "topo") && strcmp(policy, "odswap") && strcmp(policy, "ideal"))
+    if (!ga && strcmp(policy, "topo") && strcmp(policy, "odswap") && strcmp(policy, "ideal") && !policy_is_rule(policy))
         return cli_usage(&TOOL, "unknown policy '%s' (swapadvisor, %s)", policy, policy_names());
 
     sa_err err = {0};
@@ -177,6 +184,13 @@ int main(int argc, char **argv)
     } else if (!st) {
         st = policy_run(policy, g, &dev, &p, &err);
     }
+    pack_stats ps = {0};
+    if (!st && repack) {
+        pack_opts po;
+        pack_opts_default(&po);
+        po.keep_if_worse = true;
+        st = pack_plan(p, g, &po, &ps, &err);
+    }
     if (!st) {
         sa_err verr = {0};
         if (plan_validate(p, g, true, NULL, &verr) != SA_OK)
@@ -196,6 +210,12 @@ int main(int argc, char **argv)
                 100.0 * p->predicted.ideal_us / p->predicted.iteration_us, p->predicted.stall_us,
                 (double)p->predicted.h2d_bytes / 1e9, (double)p->predicted.d2h_bytes / 1e9,
                 (double)p->arena_bytes / 1e9, (double)p->device.memory_bytes / 1e9);
+    if (!quiet && repack)
+        fprintf(stderr, "%s: repack: arena %lld -> %lld bytes (%.2f%% saved; peak load %lld)%s\n", TOOL.name,
+                (long long)ps.arena_before, (long long)ps.arena_after,
+                ps.arena_before > 0 ? 100.0 * (double)(ps.arena_before - ps.arena_after) / (double)ps.arena_before
+                                    : 0.0,
+                (long long)ps.peak_load, ps.kept ? " (best fit was no smaller: offsets kept)" : "");
 done:
     if (logf && fclose(logf) != 0 && rc == 0) {
         sa_fail(&err, SA_EIO, "%s: write failed", logpath);

@@ -8,6 +8,24 @@
  *   odswap  the paper's online baseline: default order, LRU eviction when memory
  *           is demanded, swapped-out tensors prefetched as early as memory allows
  *
+ * The rule-based baselines (baselines.c; decide.h builds their plans, pack.h
+ * lays out the arena).  Each keeps parameters and optimizer state resident
+ * and refuses (SA_EINFEASIBLE, naming why) when they alone exceed memory.
+ *   smartpool        SmartPool: no swapping, best-fit arena over the schedule's
+ *                    lifetimes; refuses when the arena exceeds memory (the
+ *                    message gives arena, peak load and competitive ratio)
+ *   vdnn             vDNN_dyn: none, else conv inputs, else all layer inputs
+ *                    offloaded in forward, prefetched one conv layer ahead;
+ *                    refuses when even vDNN_all does not fit
+ *   tflms            TFLMS/LMS: activations only, swapout_threshold and
+ *                    swapin_ahead tuned to fit; refuses when swapping every
+ *                    activation does not fit
+ *   checkpoint-sqrt  Chen et al.: sqrt(n) checkpoints, the rest recomputed;
+ *                    refuses when that arena exceeds memory
+ *   superneurons     SuperNeurons: keep feature maps from the output side as
+ *                    memory allows, swap conv outputs, recompute the rest;
+ *                    refuses when dropping all of them does not fit
+ *
  * Ownership: *out is a new plan owned by the caller (plan_free).
  */
 #ifndef POLICY_H
@@ -31,10 +49,15 @@ sa_status policy_predict(plan *p, const dfg_graph *g, sim_ws *ws, sim_result *re
  * class per size); pool_bytes tells how much memory that takes. */
 sa_status policy_ideal_pool(const dfg_graph *g, const int32_t *schedule, pool_alloc *a, sa_err *err);
 
-/* Runs a named policy ("ideal", "topo", "odswap") for device dev. */
+/* Runs a named policy (see policy_names) for device dev. */
 sa_status policy_run(const char *name, const dfg_graph *g, const dfg_device *dev, plan **out, sa_err *err);
 
 /* Comma-separated names policy_run accepts (static string). */
 const char *policy_names(void);
+
+/* The rule-based baselines of baselines.c: is name one of them, and run it
+ * (policy_run checks the graph first and then calls this). */
+bool policy_is_rule(const char *name);
+sa_status policy_rule_run(const char *name, const dfg_graph *g, const dfg_device *dev, plan **out, sa_err *err);
 
 #endif

@@ -1,11 +1,13 @@
-/* policy.c - the baseline planners: ideal, topo and odswap. */
+/* policy.c - the baseline planners: ideal, topo and odswap; the rule-based
+ * ones (smartpool, vdnn, tflms, checkpoint-sqrt, superneurons) are in
+ * baselines.c. */
 #include "policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *policy_names(void) { return "ideal, topo, odswap"; }
+const char *policy_names(void) { return "ideal, topo, odswap, smartpool, vdnn, tflms, checkpoint-sqrt, superneurons"; }
 
 sa_status policy_check_graph(const dfg_graph *g, const char *source, sa_err *err)
 {
@@ -59,6 +61,12 @@ static sa_status check_fits(const dfg_graph *g, const dfg_device *dev, sa_err *e
 sa_status policy_run(const char *name, const dfg_graph *g, const dfg_device *dev, plan **out, sa_err *err)
 {
     *out = NULL;
+    if (policy_is_rule(name)) {
+        sa_status st = policy_check_graph(g, NULL, err);
+        if (st || (st = check_fits(g, dev, err)))
+            return st;
+        return policy_rule_run(name, g, dev, out, err);
+    }
     swp_opts o;
     swp_opts_default(&o);
     bool ideal = strcmp(name, "ideal") == 0;

@@ -1,0 +1,89 @@
+/*
+ * decide.h - builds a plan from per-tensor decisions: the common back end of
+ * the rule-based baselines (smartpool, vdnn, tflms, checkpoint-sqrt,
+ * superneurons in policy.c).
+ *
+ * Given a schedule and, for every activation, gradient and input tensor, one
+ * of
+ *   DEC_KEEP       on the device from its producer (an input: from its first
+ *                  swap-in) to its last reader;
+ *   DEC_SWAP       swapped out after its last forward-phase use (an input is
+ *                  just dropped: the host copy stays current) and swapped back
+ *                  in ahead of its next use;
+ *   DEC_RECOMPUTE  dropped after its last forward-phase use and rebuilt before
+ *                  its next use by re-running its producer op (a recompute
+ *                  node), whose inputs are first made valid the same way
+ *                  (kept, swapped in, or recomputed in turn: Chen's chains
+ *                  between checkpoints);
+ * it emits the compute, swap_in, swap_out and recompute nodes with the deps
+ * the strict validator demands, one placement per residency interval, then
+ * packs the offsets with pack_plan (SmartPool's best fit).  Persistent tensors
+ * (param, state) stay resident all iteration (none of these baselines swaps
+ * them); workspaces live for their op.
+ *
+ * A decision the tensor cannot carry out is demoted to DEC_KEEP and counted:
+ * no gap (no use after its last forward use), a swap-in that could not start
+ * before the swap-out is issued, or a recompute of an op that updates
+ * persistent state in place (batchnorm's running statistics), reads a
+ * persistent tensor already updated, or has no producer (an input).
+ *
+ * Timing rules.  A swap-out starts right after the op that last uses the
+ * tensor; the op out_sync positions later waits for it, and from there on its
+ * memory is free (auto: the first op estimated to start after the transfer
+ * ends, queued behind the earlier swap-outs).  A swap-in is issued when the
+ * op `prefetch` positions before the use starts (auto: the latest op from
+ * which the ops' times cover the transfer); with marks, prefetch counts
+ * marked positions instead (vDNN's "one layer ahead").
+ *
+ * Ownership: *out is a new plan the caller owns (plan_free).  act and marks
+ * stay the caller's.
+ */
+#ifndef DECIDE_H
+#define DECIDE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dfg.h"
+#include "pack.h"
+#include "plan.h"
+#include "sa_common.h"
+
+typedef enum dec_action { DEC_KEEP = 0, DEC_SWAP, DEC_RECOMPUTE } dec_action;
+
+typedef struct dec_opts {
+    int32_t prefetch;      /* > 0: ops (or marks) ahead of the use; 0 = auto */
+    const uint8_t *marks;  /* per schedule position, or NULL: what prefetch counts */
+    int32_t out_sync;      /* > 0: ops after the swap-out's issue; 0 = auto */
+    pack_opts pack;
+    bool pack_offsets;     /* false: leave every offset 0 (only the peak load is wanted) */
+} dec_opts;
+
+void dec_opts_default(dec_opts *o);
+
+typedef struct dec_stats {
+    int32_t n_swapped, n_recomputed;     /* tensors carried out as asked */
+    int32_t n_demoted;                   /* asked to swap or recompute, kept instead */
+    int32_t n_recompute_nodes;
+    int64_t swapped_bytes, recomputed_bytes;
+    int64_t peak_load;                   /* pack's lower bound on the arena */
+    int64_t arena_bytes;                 /* after packing (0 when not packed) */
+} dec_stats;
+
+/* Is the producer of t an op a recompute node may re-run (see above, the
+ * static part: produced by an op that updates no persistent tensor)? */
+bool dec_recomputable(const dfg_graph *g, int32_t t);
+
+/* Position of t's last forward-phase use in pos (pos[op] = schedule position)
+ * and of its next use after it (-1 when none: then t has no gap to use). */
+void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use);
+
+/* Builds the plan for schedule (NULL = g->topo) and act (n_tensors entries,
+ * NULL = keep everything) on device dev.  The plan's device is dev; its
+ * predicted block is filled (simulated).  The arena is not checked against
+ * dev->memory_bytes here: the caller decides (stats->arena_bytes).  st may be
+ * NULL.  SA_ENOMEM; SA_EINTERNAL on a broken invariant. */
+sa_status dec_build(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const uint8_t *act,
+                    const dec_opts *o, plan **out, dec_stats *st, sa_err *err);
+
+#endif

@@ -1,0 +1,151 @@
+/* test_baselines.c - the rule-based policies (smartpool, vdnn, tflms,
+ * checkpoint-sqrt, superneurons): valid plans (strict, simulated, replayed on
+ * the host) where they apply, clear refusals where they do not. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "cost.h"
+#include "policy.h"
+#include "runner.h"
+#include "sim.h"
+#include "validate.h"
+#include "zoo.h"
+#include "test_util.h"
+
+static const char *const RULES[] = {"smartpool", "vdnn", "tflms", "checkpoint-sqrt", "superneurons"};
+
+static dfg_device dev_at(int64_t mem)
+{
+    dfg_device d = {"baselines-dev", mem, 4e9, 4e9, 6e9, 5.0};
+    return d;
+}
+
+static void check_plan(const plan *p, const dfg_graph *g, const char *what, bool replay)
+{
+    sa_err err = {0};
+    val_report rep = {0};
+    ck_assert_msg(plan_validate(p, g, true, &rep, &err) == SA_OK, "%s: %d violations, first: %s", what,
+                  rep.n_violations, err.msg);
+    val_report_free(&rep);
+    ck_assert_int_le(p->arena_bytes, p->device.memory_bytes);
+    sim_ws *ws = sim_ws_new();
+    sim_result r;
+    ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
+    ck_assert(r.makespan_us == p->predicted.iteration_us);
+    sim_ws_free(ws);
+    ck_assert_ptr_nonnull(p->search_json);
+    if (!replay)
+        return;
+    runner_opts ro;
+    runner_opts_default(&ro);
+    ro.backend = RUNNER_HOST;
+    ro.cap_bytes = 48 << 20;
+    ck_assert_msg(runner_run(p, g, &ro, NULL, &err) == SA_OK, "%s replay: %s", what, err.msg);
+}
+
+/* Each policy at the smallest memory (in 5 % steps of the no-swap peak, from
+ * frac up) where it plans; returns that fraction. */
+static double plan_lowest(const dfg_graph *g, const char *pol, double frac, bool replay)
+{
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    for (double f = frac; f <= 2.0; f += 0.05) {
+        dfg_device d = dev_at((int64_t)((double)peak * f));
+        plan *p = NULL;
+        sa_err err = {0};
+        sa_status st = policy_run(pol, g, &d, &p, &err);
+        if (st == SA_EINFEASIBLE) {
+            ck_assert_msg(strstr(err.msg, pol) == err.msg, "refusal names the policy: %s", err.msg);
+            continue;
+        }
+        ck_assert_msg(st == SA_OK, "%s at %.2f: %s", pol, f, err.msg);
+        char what[96];
+        snprintf(what, sizeof what, "%s on %s at %.2f", pol, g->name, f);
+        check_plan(p, g, what, replay);
+        plan_free(p);
+        return f;
+    }
+    ck_abort_msg("%s on %s: no plan up to twice the peak", pol, g->name);
+    return 0;
+}
+
+START_TEST(test_rules_plan_the_ladder)
+{
+    dfg_graph *g = tu_ladder(8);
+    double low[SA_ARRAY_LEN(RULES)];
+    for (size_t i = 0; i < SA_ARRAY_LEN(RULES); i++)
+        low[i] = plan_lowest(g, RULES[i], 0.3, true);
+    /* smartpool does not swap: it needs about the whole peak; the others less */
+    ck_assert(low[0] >= 0.95);
+    for (size_t i = 1; i < SA_ARRAY_LEN(RULES); i++)
+        ck_assert_msg(low[i] < low[0], "%s needs %.2f of the peak, smartpool %.2f", RULES[i], low[i], low[0]);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_rules_plan_a_zoo_model)
+{
+    dfg_graph *g;
+    sa_err err = {0};
+    zoo_opts zo = {0};
+    zo.batch = 4;
+    ck_assert_int_eq(zoo_build("resnet-18", &zo, &g, &err), SA_OK);
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
+        double b = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
+        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + b / 2e12 * 1e6;
+    }
+    for (size_t i = 0; i < SA_ARRAY_LEN(RULES); i++) {
+        double f = plan_lowest(g, RULES[i], 0.4, i == 3);
+        ck_assert(f <= 1.1);
+    }
+    dfg_free(g);
+}
+END_TEST
+
+/* Refusals name the policy and the reason, with the numbers. */
+START_TEST(test_rules_refuse_with_reasons)
+{
+    dfg_graph *g = tu_ladder(6);
+    int64_t peak = dfg_peak_bytes(g, NULL), pers = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (dfg_kind_persistent(g->tensors[t].kind))
+            pers += g->tensors[t].bytes;
+    sa_err err = {0};
+    plan *p = NULL;
+    dfg_device d = dev_at(peak / 2);
+    ck_assert_int_eq(policy_run("smartpool", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_msg_contains(err, "smartpool: the packed arena needs");
+    ck_assert_msg_contains(err, "competitive ratio");
+    ck_assert_msg_contains(err, "does not swap");
+    /* below the parameters: every one of them refuses, naming why (called
+     * past policy_run's check that each op's own tensors fit, which the
+     * ladder's small weights would trip first) */
+    d = dev_at(pers - 1);
+    for (size_t i = 0; i < SA_ARRAY_LEN(RULES); i++) {
+        ck_assert_int_eq(policy_rule_run(RULES[i], g, &d, &p, &err), SA_EINFEASIBLE);
+        ck_assert_msg_contains(err, "parameters and optimizer state alone need");
+        ck_assert_msg(strstr(err.msg, RULES[i]) == err.msg, "%s", err.msg);
+    }
+    /* just above the parameters: too little for the activations */
+    d = dev_at(pers + pers / 20);
+    ck_assert_int_eq(policy_rule_run("checkpoint-sqrt", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_msg_contains(err, "checkpoints");
+    ck_assert_int_eq(policy_rule_run("tflms", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_msg_contains(err, "even swapping every activation");
+    ck_assert_int_eq(policy_run("no-such", g, &d, &p, &err), SA_EUSAGE);
+    ck_assert_msg_contains(err, "superneurons");
+    dfg_free(g);
+}
+END_TEST
+
+Suite *suite_baselines(void)
+{
+    Suite *s = suite_create("baselines");
+    TCase *tc = tcase_create("baselines");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_rules_plan_the_ladder);
+    tcase_add_test(tc, test_rules_plan_a_zoo_model);
+    tcase_add_test(tc, test_rules_refuse_with_reasons);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,196 @@
+/* test_decide.c - the decision-driven plan builder: keep, swap and recompute
+ * plans on the ladder are valid (strict), simulate, and replay correctly on
+ * the host runner; decisions a tensor cannot carry out are demoted. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "decide.h"
+#include "runner.h"
+#include "sim.h"
+#include "validate.h"
+#include "test_util.h"
+
+static dfg_device dev_big(void)
+{
+    dfg_device d = {"decide-dev", (int64_t)1 << 40, 4e9, 4e9, 6e9, 5.0};
+    return d;
+}
+
+/* Builds act's plan, validates it strictly, re-simulates it and replays it
+ * on the host backend (which checks every byte against a reference run). */
+static plan *build_checked(const dfg_graph *g, const uint8_t *act, const dec_opts *o, dec_stats *ds)
+{
+    dfg_device d = dev_big();
+    plan *p = NULL;
+    sa_err err = {0};
+    ck_assert_msg(dec_build(g, &d, NULL, act, o, &p, ds, &err) == SA_OK, "%s", err.msg);
+    val_report rep = {0};
+    ck_assert_msg(plan_validate(p, g, true, &rep, &err) == SA_OK, "%d violations, first: %s", rep.n_violations,
+                  err.msg);
+    val_report_free(&rep);
+    ck_assert_int_eq(p->arena_bytes, ds->arena_bytes);
+    ck_assert_int_ge(p->arena_bytes, ds->peak_load - 256 * 4);
+    sim_ws *ws = sim_ws_new();
+    sim_result r;
+    ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
+    ck_assert(r.makespan_us == p->predicted.iteration_us);
+    ck_assert_int_eq(r.n_recompute, ds->n_recompute_nodes);
+    sim_ws_free(ws);
+    runner_opts ro;
+    runner_opts_default(&ro);
+    ro.backend = RUNNER_HOST;
+    ro.iterations = 2;
+    runner_report rr;
+    ck_assert_msg(runner_run(p, g, &ro, &rr, &err) == SA_OK, "replay: %s", err.msg);
+    ck_assert_int_gt(rr.verified_checksums, 0);
+    runner_report_free(&rr);
+    return p;
+}
+
+static uint8_t *forward_acts(const dfg_graph *g, uint8_t what)
+{
+    uint8_t *act = calloc((size_t)g->n_tensors, 1);
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        int32_t op = g->tensors[t].producer;
+        if (g->tensors[t].kind == DFG_ACTIVATION && op >= 0 && g->ops[op].phase == DFG_FORWARD)
+            act[t] = what;
+    }
+    return act;
+}
+
+START_TEST(test_keep_everything_is_the_no_swap_plan)
+{
+    dfg_graph *g = tu_ladder(6);
+    dec_opts o;
+    dec_opts_default(&o);
+    dec_stats ds;
+    plan *p = build_checked(g, NULL, &o, &ds);
+    ck_assert_int_eq(ds.n_swapped + ds.n_recomputed + ds.n_demoted, 0);
+    ck_assert_int_eq(p->predicted.d2h_bytes, 0);
+    ck_assert_int_eq(p->predicted.h2d_bytes, g->tensors[0].bytes); /* the input, once */
+    /* best fit over the schedule's lifetimes: near the no-swap peak */
+    ck_assert_int_le(p->arena_bytes, dfg_peak_bytes(g, NULL) * 11 / 10);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_swapping_activations_lowers_the_arena)
+{
+    dfg_graph *g = tu_ladder(8);
+    dec_opts o;
+    dec_opts_default(&o);
+    dec_stats keep, swap;
+    plan *p0 = build_checked(g, NULL, &o, &keep);
+    uint8_t *act = forward_acts(g, DEC_SWAP);
+    o.out_sync = 1; /* synchronous swap-outs: memory is free at the next op */
+    plan *p1 = build_checked(g, act, &o, &swap);
+    ck_assert_int_gt(swap.n_swapped, 0);
+    ck_assert_int_gt(p1->predicted.d2h_bytes, 0);
+    ck_assert_int_lt(p1->arena_bytes, p0->arena_bytes);
+    /* fixed and time-based prefetch both stay valid */
+    for (int pf = 0; pf <= 3; pf++) {
+        o.prefetch = pf;
+        o.out_sync = pf;
+        dec_stats ds;
+        plan_free(build_checked(g, act, &o, &ds));
+    }
+    free(act);
+    plan_free(p0);
+    plan_free(p1);
+    dfg_free(g);
+}
+END_TEST
+
+/* Every forward activation recomputed: chains of recompute nodes run back
+ * to the input, each re-running its producer; the host replay checks that
+ * every recompute reads and writes what the reference did. */
+START_TEST(test_recompute_chains_replay_correctly)
+{
+    dfg_graph *g = tu_ladder(6);
+    dec_opts o;
+    dec_opts_default(&o);
+    uint8_t *act = forward_acts(g, DEC_RECOMPUTE);
+    dec_stats ds, keep;
+    plan *p0 = build_checked(g, NULL, &o, &keep);
+    plan *p = build_checked(g, act, &o, &ds);
+    ck_assert_int_gt(ds.n_recomputed, 0);
+    ck_assert_int_gt(ds.n_recompute_nodes, 0);
+    ck_assert_int_eq(p->predicted.d2h_bytes, 0);
+    ck_assert(p->predicted.compute_us > p0->predicted.compute_us); /* recomputation costs compute time */
+    ck_assert_int_le(p->arena_bytes, p0->arena_bytes);
+    /* checkpoints every third activation: shorter chains */
+    for (int32_t t = 0, j = 0; t < g->n_tensors; t++)
+        if (act[t] == DEC_RECOMPUTE && j++ % 3 == 2)
+            act[t] = DEC_KEEP;
+    dec_stats d3;
+    plan_free(build_checked(g, act, &o, &d3));
+    ck_assert_int_lt(d3.n_recompute_nodes, ds.n_recompute_nodes);
+    free(act);
+    plan_free(p);
+    plan_free(p0);
+    dfg_free(g);
+}
+END_TEST
+
+/* Swap and recompute mixed: a recompute reads a swapped tensor, which is
+ * then swapped in ahead of the recompute. */
+START_TEST(test_mixed_swap_and_recompute)
+{
+    dfg_graph *g = tu_ladder(6);
+    dec_opts o;
+    dec_opts_default(&o);
+    uint8_t *act = forward_acts(g, DEC_RECOMPUTE);
+    for (int32_t t = 0, j = 0; t < g->n_tensors; t++)
+        if (act[t] && j++ % 2 == 0)
+            act[t] = DEC_SWAP;
+    act[0] = DEC_SWAP; /* the input: dropped and fetched again */
+    dec_stats ds;
+    plan *p = build_checked(g, act, &o, &ds);
+    ck_assert_int_gt(ds.n_swapped, 0);
+    ck_assert_int_gt(ds.n_recompute_nodes, 0);
+    ck_assert_int_gt(p->predicted.h2d_bytes, g->tensors[0].bytes);
+    free(act);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+/* Decisions a tensor cannot carry out are kept instead and counted: a
+ * backward gradient has no forward use to leave after. */
+START_TEST(test_impossible_decisions_are_demoted)
+{
+    dfg_graph *g = tu_ladder(4);
+    uint8_t *act = calloc((size_t)g->n_tensors, 1);
+    int32_t asked = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].kind == DFG_GRADIENT && g->ops[g->tensors[t].producer].phase != DFG_FORWARD) {
+            act[t] = DEC_RECOMPUTE;
+            asked++;
+        }
+    ck_assert(!dec_recomputable(g, 1)); /* Wa0: a parameter has no producer */
+    dec_opts o;
+    dec_opts_default(&o);
+    dec_stats ds;
+    plan *p = build_checked(g, act, &o, &ds);
+    ck_assert_int_eq(ds.n_demoted, asked);
+    ck_assert_int_eq(ds.n_recompute_nodes, 0);
+    free(act);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+Suite *suite_decide(void)
+{
+    Suite *s = suite_create("decide");
+    TCase *tc = tcase_create("decide");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_keep_everything_is_the_no_swap_plan);
+    tcase_add_test(tc, test_swapping_activations_lowers_the_arena);
+    tcase_add_test(tc, test_recompute_chains_replay_correctly);
+    tcase_add_test(tc, test_mixed_swap_and_recompute);
+    tcase_add_test(tc, test_impossible_decisions_are_demoted);
+    suite_add_tcase(s, tc);
+    return s;
+}
