@@ -25,6 +25,7 @@ static const cli_tool TOOL = {
     "  --policy NAME         swapadvisor (default: the genetic search), topo, odswap, ideal,\n"
     "                        smartpool, vdnn, tflms, checkpoint-sqrt, superneurons (rule-based\n"
     "                        baselines: docs/policies.md)\n"
+    "                        autoswap, capuchin, pooch (profile-guided: docs/policies.md)\n"
     "  --memory SIZE         memory budget: 16GiB, 8000MB, bytes, or 0.5x of the no-swap peak\n"
     "                        (default: the graph's device memory_bytes)\n"
     "  --seed N              random seed (default 1); same seed, same plan, any --threads\n"

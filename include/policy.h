@@ -26,6 +26,22 @@
  *                    memory allows, swap conv outputs, recompute the rest;
  *                    refuses when dropping all of them does not fit
  *
+ * The profile-guided ones (adaptive.c), on the op times and link rates of the
+ * graph and device (a no-stall timeline of the default order):
+ *   autoswap         AutoSwap: activations >= 1 MiB alive across the peak,
+ *                    ranked by a*AOA + b*DOA + c*WDOA + d*SWDOA with weights
+ *                    from a GP Bayesian optimiser (bayesopt.h, fixed seed, 20
+ *                    simulations), swapped in that order until the arena fits;
+ *                    refuses when swapping every candidate does not fit
+ *   capuchin         Capuchin: candidates alive across the peak by FreeTime;
+ *                    overhead-free swaps first, then by MSPS, recomputing where
+ *                    that beats the swap's overhead; refuses when evicting
+ *                    every candidate does not fit
+ *   pooch            PooCH: all feature maps swapped, then L_O kept greedily
+ *                    from the output side and L_I brute-forced (its 4 worst),
+ *                    then swap -> recompute by r(X) < 1; refuses when swapping
+ *                    every feature map does not fit
+ *
  * Ownership: *out is a new plan owned by the caller (plan_free).
  */
 #ifndef POLICY_H

@@ -11,22 +11,11 @@
 #include "decide.h"
 #include "pack.h"
 #include "policy.h"
+#include "baselines_internal.h"
 
-typedef struct rctx {
-    const char *name;
-    const dfg_graph *g;
-    const dfg_device *dev;
-    sa_err *err;
-    int32_t *pos;       /* schedule position of each op (the default order) */
-    int32_t *cand;      /* candidate tensors, by producer position */
-    int32_t n_cand;
-    uint8_t *act;
-    uint8_t *marks;     /* convolution ops (vDNN's and SuperNeurons' layer boundaries), or NULL */
-} rctx;
+bool bl_is_conv(const dfg_op *o) { return strncmp(o->type, "conv", 4) == 0; }
 
-static bool is_conv(const dfg_op *o) { return strncmp(o->type, "conv", 4) == 0; }
-
-static int64_t persistent_bytes(const dfg_graph *g)
+int64_t bl_persistent_bytes(const dfg_graph *g)
 {
     int64_t b = 0;
     for (int32_t t = 0; t < g->n_tensors; t++)
@@ -35,14 +24,14 @@ static int64_t persistent_bytes(const dfg_graph *g)
     return b;
 }
 
-static bool has_gap(const rctx *r, int32_t t)
+bool bl_has_gap(const rctx *r, int32_t t)
 {
     int32_t lf, nx;
     dec_gap(r->g, r->pos, t, &lf, &nx);
     return nx >= 0;
 }
 
-static int32_t gap_len(const rctx *r, int32_t t)
+int32_t bl_gap_len(const rctx *r, int32_t t)
 {
     int32_t lf, nx;
     dec_gap(r->g, r->pos, t, &lf, &nx);
@@ -53,7 +42,7 @@ static int32_t gap_len(const rctx *r, int32_t t)
  * every baseline here works on), in producer order; with gap_only, only
  * those read again after their last forward use (the others are dropped
  * only when recomputation reads them later: decide.h). */
-static void forward_activations(rctx *r, bool gap_only)
+void bl_forward_activations(rctx *r, bool gap_only)
 {
     const dfg_graph *g = r->g;
     r->n_cand = 0;
@@ -63,19 +52,19 @@ static void forward_activations(rctx *r, bool gap_only)
             continue;
         for (int32_t k = 0; k < o->n_out; k++) {
             int32_t t = o->out[k];
-            if (g->tensors[t].kind == DFG_ACTIVATION && (!gap_only || has_gap(r, t)))
+            if (g->tensors[t].kind == DFG_ACTIVATION && (!gap_only || bl_has_gap(r, t)))
                 r->cand[r->n_cand++] = t;
         }
     }
 }
 
-static void all_keep(rctx *r) { memset(r->act, DEC_KEEP, (size_t)r->g->n_tensors + 1); }
+void bl_all_keep(rctx *r) { memset(r->act, DEC_KEEP, (size_t)r->g->n_tensors + 1); }
 
-static sa_status oom(rctx *r) { return sa_fail(r->err, SA_ENOMEM, "out of memory planning %s", r->name); }
+sa_status bl_oom(rctx *r) { return sa_fail(r->err, SA_ENOMEM, "out of memory planning %s", r->name); }
 
 /* Builds act's plan; with pack false only the peak load (a lower bound on
  * the arena) is computed. */
-static sa_status build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats *ds)
+sa_status bl_build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats *ds)
 {
     dec_opts o = *base;
     o.pack_offsets = pack;
@@ -87,9 +76,7 @@ static sa_status build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_s
  * [lo, hi]: the smallest k whose packed arena fits the memory.  The peak
  * load (cheap, no packing) narrows k by bisection; packing then walks up
  * from there.  *out is NULL when even hi does not fit (*ds then describes hi). */
-typedef void (*set_fn)(rctx *r, int32_t k, const void *arg);
-
-static sa_status fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, int32_t hi, const dec_opts *o,
+sa_status bl_fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, int32_t hi, const dec_opts *o,
                               plan **out, dec_stats *ds, int32_t *k_out)
 {
     int64_t mem = r->dev->memory_bytes;
@@ -97,7 +84,7 @@ static sa_status fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, 
     sa_status st;
     *out = NULL;
     set(r, hi, arg);
-    if ((st = build(r, o, false, &p, ds)))
+    if ((st = bl_build(r, o, false, &p, ds)))
         return st;
     plan_free(p);
     if (ds->peak_load > mem) {
@@ -108,7 +95,7 @@ static sa_status fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, 
     while (a < b) {
         int32_t m = a + (b - a) / 2;
         set(r, m, arg);
-        if ((st = build(r, o, false, &p, ds)))
+        if ((st = bl_build(r, o, false, &p, ds)))
             return st;
         plan_free(p);
         if (ds->peak_load <= mem)
@@ -118,7 +105,7 @@ static sa_status fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, 
     }
     for (int32_t k = b, step = 1;; step *= 2) {
         set(r, k, arg);
-        if ((st = build(r, o, true, &p, ds)))
+        if ((st = bl_build(r, o, true, &p, ds)))
             return st;
         if (ds->arena_bytes <= mem) {
             *out = p;
@@ -134,7 +121,7 @@ static sa_status fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, 
     }
 }
 
-static sa_status finish(rctx *r, plan *p, const dec_stats *ds, const char *extra)
+sa_status bl_finish(rctx *r, plan *p, const dec_stats *ds, const char *extra)
 {
     char search[768];
     snprintf(search, sizeof search,
@@ -144,11 +131,11 @@ static sa_status finish(rctx *r, plan *p, const dec_stats *ds, const char *extra
              ds->n_recompute_nodes, ds->n_demoted, (long long)ds->peak_load, (long long)ds->arena_bytes,
              extra && *extra ? "," : "", extra ? extra : "");
     if (!plan_set_search_json(p, search))
-        return oom(r);
+        return bl_oom(r);
     return SA_OK;
 }
 
-static sa_status too_big(rctx *r, const char *what, const dec_stats *ds)
+sa_status bl_too_big(rctx *r, const char *what, const dec_stats *ds)
 {
     return sa_fail(r->err, SA_EINFEASIBLE, "%s: %s the arena needs %lld bytes (peak load %lld) > %lld bytes of memory",
                    r->name, what, (long long)(ds->arena_bytes ? ds->arena_bytes : ds->peak_load),
@@ -162,10 +149,10 @@ static sa_status too_big(rctx *r, const char *what, const dec_stats *ds)
  * swapping.  The competitive ratio is arena / peak load (Definition 3). */
 static sa_status run_smartpool(rctx *r, const dec_opts *o, plan **out)
 {
-    all_keep(r);
+    bl_all_keep(r);
     dec_stats ds;
     plan *p;
-    sa_status st = build(r, o, true, &p, &ds);
+    sa_status st = bl_build(r, o, true, &p, &ds);
     if (st)
         return st;
     pack_opts exact = o->pack;
@@ -185,7 +172,7 @@ static sa_status run_smartpool(rctx *r, const dec_opts *o, plan **out)
     }
     char extra[160];
     snprintf(extra, sizeof extra, "\"peak_load_exact\":%lld,\"competitive_ratio\":%.6f", (long long)load, ratio);
-    if ((st = finish(r, p, &ds, extra))) {
+    if ((st = bl_finish(r, p, &ds, extra))) {
         plan_free(p);
         return st;
     }
@@ -201,17 +188,17 @@ static const char *const vmode_name[] = {"none", "conv", "all"};
 static void vdnn_set(rctx *r, vmode m)
 {
     const dfg_graph *g = r->g;
-    all_keep(r);
+    bl_all_keep(r);
     if (m == V_NONE)
         return;
     for (int32_t op = 0; op < g->n_ops; op++) {
         const dfg_op *o = &g->ops[op];
-        if (o->phase != DFG_FORWARD || (m == V_CONV && !is_conv(o)))
+        if (o->phase != DFG_FORWARD || (m == V_CONV && !bl_is_conv(o)))
             continue;
         for (int32_t k = 0; k < o->n_in; k++) {
             int32_t t = o->in[k];
             dfg_kind kd = g->tensors[t].kind;
-            if ((kd == DFG_ACTIVATION || kd == DFG_INPUT) && has_gap(r, t))
+            if ((kd == DFG_ACTIVATION || kd == DFG_INPUT) && bl_has_gap(r, t))
                 r->act[t] = DEC_SWAP;
         }
     }
@@ -236,12 +223,12 @@ static sa_status run_vdnn(rctx *r, const dec_opts *base, plan **out)
     for (vmode m = V_NONE; m <= V_ALL; m++) {
         vdnn_set(r, m);
         plan *p;
-        if ((st = build(r, &o, true, &p, &ds)))
+        if ((st = bl_build(r, &o, true, &p, &ds)))
             return st;
         if (ds.arena_bytes <= r->dev->memory_bytes) {
             char extra[64];
             snprintf(extra, sizeof extra, "\"mode\":\"%s\"", vmode_name[m]);
-            if ((st = finish(r, p, &ds, extra))) {
+            if ((st = bl_finish(r, p, &ds, extra))) {
                 plan_free(p);
                 return st;
             }
@@ -250,7 +237,7 @@ static sa_status run_vdnn(rctx *r, const dec_opts *base, plan **out)
         }
         plan_free(p);
     }
-    return too_big(r, "even offloading every layer's input feature maps (vDNN_all),", &ds);
+    return bl_too_big(r, "even offloading every layer's input feature maps (vDNN_all),", &ds);
 }
 
 /* ------------------------------------------------------------ tflms */
@@ -264,9 +251,9 @@ static void tflms_set(rctx *r, int32_t k, const void *argp)
 {
     const tf_arg *a = argp;
     int32_t thr = a->max_gap - k;
-    all_keep(r);
+    bl_all_keep(r);
     for (int32_t i = 0; i < r->n_cand; i++)
-        if (gap_len(r, r->cand[i]) > thr)
+        if (bl_gap_len(r, r->cand[i]) > thr)
             r->act[r->cand[i]] = DEC_SWAP;
 }
 
@@ -281,10 +268,10 @@ static void tflms_set(rctx *r, int32_t k, const void *argp)
  * swapin_ahead tried, the largest threshold that fits; the fastest wins. */
 static sa_status run_tflms(rctx *r, const dec_opts *base, plan **out)
 {
-    forward_activations(r, true);
+    bl_forward_activations(r, true);
     int32_t max_gap = 0;
     for (int32_t i = 0; i < r->n_cand; i++) {
-        int32_t gl = gap_len(r, r->cand[i]);
+        int32_t gl = bl_gap_len(r, r->cand[i]);
         if (gl > max_gap)
             max_gap = gl;
     }
@@ -304,7 +291,7 @@ static sa_status run_tflms(rctx *r, const dec_opts *base, plan **out)
             o.out_sync = sync;
             plan *p;
             int32_t k;
-            if ((st = fit_smallest(r, tflms_set, &a, 0, max_gap + 1, &o, &p, &ds, &k))) {
+            if ((st = bl_fit_smallest(r, tflms_set, &a, 0, max_gap + 1, &o, &p, &ds, &k))) {
                 plan_free(best);
                 return st;
             }
@@ -322,11 +309,11 @@ static sa_status run_tflms(rctx *r, const dec_opts *base, plan **out)
             }
         }
     if (!best)
-        return too_big(r, "even swapping every activation (swapout_threshold -1, synchronous swap-outs),", &ds);
+        return bl_too_big(r, "even swapping every activation (swapout_threshold -1, synchronous swap-outs),", &ds);
     char extra[128];
     snprintf(extra, sizeof extra, "\"swapout_threshold\":%d,\"swapin_ahead\":%d,\"sync_mode\":%d", best_thr,
              best_ahead, best_sync);
-    if ((st = finish(r, best, &bs, extra))) {
+    if ((st = bl_finish(r, best, &bs, extra))) {
         plan_free(best);
         return st;
     }
@@ -345,8 +332,8 @@ static sa_status run_tflms(rctx *r, const dec_opts *base, plan **out)
  * extra checkpoints. */
 static sa_status run_checkpoint(rctx *r, const dec_opts *o, plan **out)
 {
-    forward_activations(r, false);
-    all_keep(r);
+    bl_forward_activations(r, false);
+    bl_all_keep(r);
     int32_t n = 0;
     for (int32_t i = 0; i < r->n_cand; i++)
         n += dec_recomputable(r->g, r->cand[i]);
@@ -362,7 +349,7 @@ static sa_status run_checkpoint(rctx *r, const dec_opts *o, plan **out)
     }
     dec_stats ds;
     plan *p;
-    sa_status st = build(r, o, true, &p, &ds);
+    sa_status st = bl_build(r, o, true, &p, &ds);
     if (st)
         return st;
     if (ds.arena_bytes > r->dev->memory_bytes) {
@@ -370,11 +357,11 @@ static sa_status run_checkpoint(rctx *r, const dec_opts *o, plan **out)
         char what[160];
         snprintf(what, sizeof what, "with %d of %d recomputable feature maps kept as checkpoints (segments of %d) and "
                  "%d recomputed,", kept, n, seg, ds.n_recomputed);
-        return too_big(r, what, &ds);
+        return bl_too_big(r, what, &ds);
     }
     char extra[96];
     snprintf(extra, sizeof extra, "\"segment\":%d,\"checkpoints\":%d", seg, kept);
-    if ((st = finish(r, p, &ds, extra))) {
+    if ((st = bl_finish(r, p, &ds, extra))) {
         plan_free(p);
         return st;
     }
@@ -388,11 +375,11 @@ static sa_status run_checkpoint(rctx *r, const dec_opts *o, plan **out)
 static void sn_set(rctx *r, int32_t k, const void *arg)
 {
     (void)arg;
-    all_keep(r);
+    bl_all_keep(r);
     for (int32_t i = 0; i < k && i < r->n_cand; i++) {
         int32_t t = r->cand[i];
         const dfg_op *o = &r->g->ops[r->g->tensors[t].producer];
-        r->act[t] = is_conv(o) || !dec_recomputable(r->g, t) ? DEC_SWAP : DEC_RECOMPUTE;
+        r->act[t] = bl_is_conv(o) || !dec_recomputable(r->g, t) ? DEC_SWAP : DEC_RECOMPUTE;
     }
 }
 
@@ -405,7 +392,7 @@ static void sn_set(rctx *r, int32_t k, const void *arg)
  * updates its running statistics) are swapped like convolutions'. */
 static sa_status run_superneurons(rctx *r, const dec_opts *base, plan **out)
 {
-    forward_activations(r, false);
+    bl_forward_activations(r, false);
     dec_opts o = *base;
     o.marks = r->marks;
     o.prefetch = r->marks ? 1 : 0;
@@ -417,19 +404,19 @@ static sa_status run_superneurons(rctx *r, const dec_opts *base, plan **out)
      * for each (stalls for memory) */
     for (int sync = 0; sync <= 1 && !p; sync++) {
         o.out_sync = sync;
-        if ((st = fit_smallest(r, sn_set, NULL, 0, r->n_cand, &o, &p, &ds, &k)))
+        if ((st = bl_fit_smallest(r, sn_set, NULL, 0, r->n_cand, &o, &p, &ds, &k)))
             return st;
     }
     if (!p) {
         char what[192];
         snprintf(what, sizeof what, "even with all %d feature maps swapped (convolutions, synchronously) or "
                  "recomputed,", r->n_cand);
-        return too_big(r, what, &ds);
+        return bl_too_big(r, what, &ds);
     }
     char extra[96];
     snprintf(extra, sizeof extra, "\"kept_from_output\":%d,\"sync_swap_out\":%s", r->n_cand - k,
              o.out_sync ? "true" : "false");
-    if ((st = finish(r, p, &ds, extra))) {
+    if ((st = bl_finish(r, p, &ds, extra))) {
         plan_free(p);
         return st;
     }
@@ -441,7 +428,8 @@ static sa_status run_superneurons(rctx *r, const dec_opts *base, plan **out)
 
 bool policy_is_rule(const char *name)
 {
-    static const char *const names[] = {"smartpool", "vdnn", "tflms", "checkpoint-sqrt", "superneurons"};
+    static const char *const names[] = {"smartpool", "vdnn",     "tflms",    "checkpoint-sqrt",
+                                         "superneurons", "autoswap", "capuchin", "pooch"};
     for (size_t i = 0; i < SA_ARRAY_LEN(names); i++)
         if (strcmp(name, names[i]) == 0)
             return true;
@@ -452,7 +440,7 @@ sa_status policy_rule_run(const char *name, const dfg_graph *g, const dfg_device
 {
     *out = NULL;
     rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL};
-    int64_t pers = persistent_bytes(g);
+    int64_t pers = bl_persistent_bytes(g);
     if (pers > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE,
                        "%s: parameters and optimizer state alone need %lld bytes > %lld bytes of memory (%s never swaps "
@@ -463,13 +451,13 @@ sa_status policy_rule_run(const char *name, const dfg_graph *g, const dfg_device
     r.marks = calloc((size_t)g->n_ops + 1, 1);
     sa_status st = SA_OK;
     if (!r.pos || !r.cand || !r.act || !r.marks) {
-        st = oom(&r);
+        st = bl_oom(&r);
         goto out;
     }
     bool any_conv = false;
     for (int32_t i = 0; i < g->n_ops; i++) {
         r.pos[g->topo[i]] = i;
-        r.marks[i] = is_conv(&g->ops[g->topo[i]]);
+        r.marks[i] = bl_is_conv(&g->ops[g->topo[i]]);
         any_conv |= r.marks[i];
     }
     if (!any_conv) { /* no layer boundaries to count: prefetch by time instead */
@@ -488,6 +476,12 @@ sa_status policy_rule_run(const char *name, const dfg_graph *g, const dfg_device
         st = run_checkpoint(&r, &o, out);
     else if (strcmp(name, "superneurons") == 0)
         st = run_superneurons(&r, &o, out);
+    else if (strcmp(name, "autoswap") == 0)
+        st = bl_run_autoswap(&r, &o, out);
+    else if (strcmp(name, "capuchin") == 0)
+        st = bl_run_capuchin(&r, &o, out);
+    else if (strcmp(name, "pooch") == 0)
+        st = bl_run_pooch(&r, &o, out);
     else
         st = sa_fail(err, SA_EUSAGE, "unknown policy \"%s\" (known: %s)", name, policy_names());
 out:

@@ -1,13 +1,13 @@
 /* policy.c - the baseline planners: ideal, topo and odswap; the rule-based
  * ones (smartpool, vdnn, tflms, checkpoint-sqrt, superneurons) are in
- * baselines.c. */
+ * baselines.c, the profile-guided ones (autoswap, capuchin, pooch) in adaptive.c. */
 #include "policy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *policy_names(void) { return "ideal, topo, odswap, smartpool, vdnn, tflms, checkpoint-sqrt, superneurons"; }
+const char *policy_names(void) { return "ideal, topo, odswap, smartpool, vdnn, tflms, checkpoint-sqrt, superneurons, autoswap, capuchin, pooch"; }
 
 sa_status policy_check_graph(const dfg_graph *g, const char *source, sa_err *err)
 {

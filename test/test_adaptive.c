@@ -1,0 +1,231 @@
+/* test_adaptive.c - the profile-guided policies (autoswap, capuchin, pooch)
+ * and the Bayesian optimiser behind autoswap: valid plans (strict, simulated,
+ * one with recomputation replayed on the host) below the no-swap peak, clear
+ * refusals, a deterministic optimiser. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "bayesopt.h"
+#include "policy.h"
+#include "runner.h"
+#include "sim.h"
+#include "validate.h"
+#include "zoo.h"
+#include "test_util.h"
+
+static const char *const ADAPT[] = {"autoswap", "capuchin", "pooch"};
+
+static dfg_device dev_at(int64_t mem)
+{
+    dfg_device d = {"adaptive-dev", mem, 4e9, 4e9, 6e9, 5.0};
+    return d;
+}
+
+static int32_t count_kind(const plan *p, plan_kind k)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < p->n_nodes; i++)
+        n += p->nodes[i].kind == k;
+    return n;
+}
+
+static void check_plan(const plan *p, const dfg_graph *g, const char *what, bool replay)
+{
+    sa_err err = {0};
+    val_report rep = {0};
+    ck_assert_msg(plan_validate(p, g, true, &rep, &err) == SA_OK, "%s: %d violations, first: %s", what,
+                  rep.n_violations, err.msg);
+    val_report_free(&rep);
+    ck_assert_int_le(p->arena_bytes, p->device.memory_bytes);
+    sim_ws *ws = sim_ws_new();
+    sim_result r;
+    ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
+    ck_assert(r.makespan_us == p->predicted.iteration_us);
+    sim_ws_free(ws);
+    ck_assert_ptr_nonnull(p->search_json);
+    if (!replay)
+        return;
+    runner_opts ro;
+    runner_opts_default(&ro);
+    ro.backend = RUNNER_HOST;
+    ro.cap_bytes = 48 << 20;
+    ck_assert_msg(runner_run(p, g, &ro, NULL, &err) == SA_OK, "%s replay: %s", what, err.msg);
+}
+
+/* The smallest memory (5 % steps of the no-swap peak from frac) where pol
+ * plans; refusals on the way name the policy. */
+static double plan_lowest(const dfg_graph *g, const char *pol, double frac)
+{
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    for (double f = frac; f <= 2.0; f += 0.05) {
+        dfg_device d = dev_at((int64_t)((double)peak * f));
+        plan *p = NULL;
+        sa_err err = {0};
+        sa_status st = policy_run(pol, g, &d, &p, &err);
+        if (st == SA_EINFEASIBLE) {
+            ck_assert_msg(strstr(err.msg, pol) == err.msg, "refusal names the policy: %s", err.msg);
+            continue;
+        }
+        ck_assert_msg(st == SA_OK, "%s at %.2f: %s", pol, f, err.msg);
+        char what[96];
+        snprintf(what, sizeof what, "%s on %s at %.2f", pol, g->name, f);
+        check_plan(p, g, what, false);
+        plan_free(p);
+        return f;
+    }
+    ck_abort_msg("%s on %s: no plan up to twice the peak", pol, g->name);
+    return 0;
+}
+
+START_TEST(test_adaptive_plan_the_ladder)
+{
+    dfg_graph *g = tu_ladder(8);
+    for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
+        double f = plan_lowest(g, ADAPT[i], 0.3);
+        ck_assert_msg(f < 0.95, "%s needs %.2f of the no-swap peak", ADAPT[i], f);
+    }
+    dfg_free(g);
+}
+END_TEST
+
+/* resnet-18 at batch 4 with op times from a roofline guess */
+static dfg_graph *small_resnet(void)
+{
+    dfg_graph *g;
+    sa_err err = {0};
+    zoo_opts zo = {0};
+    zo.batch = 4;
+    ck_assert_int_eq(zoo_build("resnet-18", &zo, &g, &err), SA_OK);
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
+        double b = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
+        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + b / 2e12 * 1e6;
+    }
+    return g;
+}
+
+START_TEST(test_adaptive_plan_a_zoo_model)
+{
+    dfg_graph *g = small_resnet();
+    for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
+        double f = plan_lowest(g, ADAPT[i], 0.4);
+        ck_assert_msg(f < 0.95, "%s needs %.2f of the no-swap peak", ADAPT[i], f);
+    }
+    dfg_free(g);
+}
+END_TEST
+
+/* capuchin or pooch recompute somewhere on the small resnet (where the
+ * link is slow against the ops: recomputing beats swapping); such a plan
+ * replays on the host. */
+START_TEST(test_adaptive_recompute_replays)
+{
+    dfg_graph *g = small_resnet();
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    bool found = false;
+    for (int pi = 1; pi <= 2 && !found; pi++)
+        for (double f = 0.85; f < 1.0 && !found; f += 0.05) {
+            dfg_device d = dev_at((int64_t)((double)peak * f));
+            plan *p = NULL;
+            sa_err err = {0};
+            if (policy_run(ADAPT[pi], g, &d, &p, &err) != SA_OK)
+                continue;
+            if (count_kind(p, PLAN_RECOMPUTE) > 0) {
+                char what[96];
+                snprintf(what, sizeof what, "%s at %.2f (recomputes)", ADAPT[pi], f);
+                check_plan(p, g, what, true);
+                found = true;
+            }
+            plan_free(p);
+        }
+    ck_assert_msg(found, "neither capuchin nor pooch recomputed anything");
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_adaptive_refuse_with_reasons)
+{
+    dfg_graph *g = tu_ladder(6);
+    int64_t pers = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (dfg_kind_persistent(g->tensors[t].kind))
+            pers += g->tensors[t].bytes;
+    sa_err err = {0};
+    plan *p = NULL;
+    dfg_device d = dev_at(pers - 1);
+    for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
+        ck_assert_int_eq(policy_rule_run(ADAPT[i], g, &d, &p, &err), SA_EINFEASIBLE);
+        ck_assert_msg_contains(err, "parameters and optimizer state alone need");
+        ck_assert_msg(strstr(err.msg, ADAPT[i]) == err.msg, "%s", err.msg);
+    }
+    d = dev_at(pers + pers / 20);
+    ck_assert_int_eq(policy_rule_run("autoswap", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_msg_contains(err, "autoswap: even swapping all");
+    ck_assert_msg_contains(err, "across the peak");
+    ck_assert_int_eq(policy_rule_run("capuchin", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_msg_contains(err, "capuchin: even evicting all");
+    ck_assert_int_eq(policy_rule_run("pooch", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_msg_contains(err, "pooch: even swapping all");
+    ck_assert_ptr_null(p);
+    ck_assert_ptr_nonnull(strstr(policy_names(), "autoswap, capuchin, pooch"));
+    dfg_free(g);
+}
+END_TEST
+
+static sa_status bowl(const double *x, void *ctx, double *y, sa_err *err)
+{
+    (void)err;
+    int *calls = ctx;
+    (*calls)++;
+    *y = (x[0] - 0.3) * (x[0] - 0.3) + (x[1] + 0.5) * (x[1] + 0.5) + 0.1 * x[2] * x[2];
+    return SA_OK;
+}
+
+/* Same seed, same points; the optimiser improves on its random start and
+ * lands near the bowl's minimum; the GP interpolates what it saw. */
+START_TEST(test_bayesopt_deterministic)
+{
+    bo_opts o;
+    bo_opts_default(&o, 3);
+    o.budget = 24;
+    o.seed = 7;
+    double x1[24 * 3], y1[24], x2[24 * 3], y2[24], bx[3], by;
+    int32_t n1, n2;
+    int calls = 0;
+    sa_err err = {0};
+    ck_assert_int_eq(bo_minimize(&o, bowl, &calls, bx, &by, x1, y1, &n1, &err), SA_OK);
+    ck_assert_int_eq(bo_minimize(&o, bowl, &calls, bx, &by, x2, y2, &n2, &err), SA_OK);
+    ck_assert_int_eq(n1, 24);
+    ck_assert_int_eq(calls, 48);
+    ck_assert_mem_eq(x1, x2, sizeof x1);
+    ck_assert_mem_eq(y1, y2, sizeof y1);
+    double best_random = HUGE_VAL;
+    for (int i = 0; i < o.n_random; i++)
+        best_random = y1[i] < best_random ? y1[i] : best_random;
+    ck_assert_msg(by < best_random && by < 0.05, "best %.4f, random start %.4f", by, best_random);
+    o.seed = 8;
+    ck_assert_int_eq(bo_minimize(&o, bowl, &calls, bx, &by, x2, y2, &n2, &err), SA_OK);
+    ck_assert(memcmp(x1, x2, sizeof x1) != 0);
+    double mu, sg;
+    ck_assert_int_eq(bo_gp_predict(&o, x1, y1, 24, x1 + 3, &mu, &sg, &err), SA_OK);
+    ck_assert(fabs(mu - y1[1]) < 0.05);
+    ck_assert(sg < 0.05);
+    o.budget = 0;
+    ck_assert_int_eq(bo_minimize(&o, bowl, &calls, bx, &by, NULL, NULL, NULL, &err), SA_EUSAGE);
+}
+END_TEST
+
+Suite *suite_adaptive(void)
+{
+    Suite *s = suite_create("adaptive");
+    TCase *tc = tcase_create("adaptive");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_adaptive_plan_the_ladder);
+    tcase_add_test(tc, test_adaptive_plan_a_zoo_model);
+    tcase_add_test(tc, test_adaptive_recompute_replays);
+    tcase_add_test(tc, test_adaptive_refuse_with_reasons);
+    tcase_add_test(tc, test_bayesopt_deterministic);
+    suite_add_tcase(s, tc);
+    return s;
+}
