@@ -23,6 +23,7 @@ struct swp_ws {
     double *tprefix;            /* compute time before each position */
     /* per pass, per tensor */
     int32_t *cursor, *obj_of, *last_use_node, *last_use_pos, *host_ready, *place_begin, *pin;
+    int32_t *prev_end;          /* end node of the tensor's last closed placement, or -1 */
     unsigned char *host_valid, *wasted;
     int32_t *s_obj, *e_obj;     /* persistent tensors resident at start / end (object or -1) */
     /* per object */
@@ -67,6 +68,7 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->host_ready = calloc(nt, sizeof(int32_t));
     w->place_begin = calloc(nt, sizeof(int32_t));
     w->pin = calloc(nt, sizeof(int32_t));
+    w->prev_end = calloc(nt, sizeof(int32_t));
     w->host_valid = calloc(nt, 1);
     w->wasted = calloc(nt, 1);
     w->s_obj = calloc(nt, sizeof(int32_t));
@@ -78,7 +80,8 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->hlen = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     w->hoff = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     if (!w->hlen || !w->hoff || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
-        !w->last_use_pos || !w->host_ready || !w->place_begin || !w->pin || !w->host_valid || !w->wasted ||
+        !w->last_use_pos || !w->host_ready || !w->place_begin || !w->pin || !w->prev_end ||
+        !w->host_valid || !w->wasted ||
         !w->s_obj || !w->e_obj || !w->deps || !w->fq_head || !w->fq_len) {
         swp_ws_free(w);
         return NULL;
@@ -92,7 +95,7 @@ void swp_ws_free(swp_ws *w)
         return;
     free(w->use_off); free(w->use_pos); free(w->tprefix); free(w->cursor); free(w->obj_of);
     free(w->last_use_node); free(w->last_use_pos); free(w->host_ready); free(w->place_begin);
-    free(w->pin); free(w->host_valid); free(w->wasted); free(w->s_obj); free(w->e_obj);
+    free(w->pin); free(w->prev_end); free(w->host_valid); free(w->wasted); free(w->s_obj); free(w->e_obj);
     free(w->occ); free(w->free_after); free(w->fq); free(w->fq_head); free(w->fq_len); free(w->deps);
     free(w->heap); free(w->cur); free(w->hoff); free(w->hlen); free(w->scratch); free(w->ocls); free(w->mark);
     free(w);
@@ -258,6 +261,7 @@ static sa_status close_placement(ctx *c, int32_t t, int32_t end)
     heap_remove(c, o);
     w->occ[o] = -1;
     w->free_after[o] = end;
+    w->prev_end[t] = end;
     w->obj_of[t] = -1;
     return SA_OK;
 }
@@ -386,6 +390,24 @@ static inline void add_dep(swp_ws *w, int32_t *nd, int32_t v)
     w->deps[(*nd)++] = v;
 }
 
+/* A swap-in of t into object obj waits for the object to be free, for the
+ * host copy to be current (t's swap-out), and for t's previous placement to
+ * end: a clean tensor dropped after its last reader must not be on the device
+ * twice, as it would be if its swap-in overtook that reader.  -1 on OOM. */
+static int32_t add_swap_in(ctx *c, int32_t t, int32_t obj)
+{
+    swp_ws *w = c->w;
+    int32_t sd[3], n = 0, cand[3] = {w->free_after[obj], w->host_ready[t], w->prev_end[t]};
+    for (int i = 0; i < 3; i++) {
+        bool dup = cand[i] < 0;
+        for (int j = 0; j < n && !dup; j++)
+            dup = sd[j] == cand[i];
+        if (!dup)
+            sd[n++] = cand[i];
+    }
+    return plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n);
+}
+
 static sa_status plan_op(ctx *c)
 {
     swp_ws *w = c->w;
@@ -404,12 +426,7 @@ static sa_status plan_op(ctx *c)
             return sa_fail(c->err, SA_EINTERNAL, "planner: tensor %d has no valid copy for op %d", t, op);
         if ((st = acquire(c, t, &obj)))
             return st;
-        int32_t sd[2], n2 = 0;
-        if (w->free_after[obj] >= 0)
-            sd[n2++] = w->free_after[obj];
-        if (w->host_ready[t] >= 0 && (n2 == 0 || sd[0] != w->host_ready[t]))
-            sd[n2++] = w->host_ready[t];
-        int32_t si = plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n2);
+        int32_t si = add_swap_in(c, t, obj);
         if (si < 0)
             return oom(c);
         w->place_begin[t] = si;
@@ -491,6 +508,7 @@ static void start_pass(ctx *c)
         w->host_ready[t] = -1;
         w->place_begin[t] = -1;
         w->pin[t] = -1;
+        w->prev_end[t] = -1;
         w->wasted[t] = 0;
         /* host copies: inputs and persistent tensors not resident are current;
          * a resident persistent tensor was updated on the device last iteration */
@@ -541,12 +559,7 @@ static sa_status finish_pass(ctx *c)
         int32_t o = w->s_obj[t];
         if (o < 0 || w->obj_of[t] == o)
             continue;
-        int32_t sd[2], n2 = 0;
-        if (w->free_after[o] >= 0)
-            sd[n2++] = w->free_after[o];
-        if (w->host_ready[t] >= 0 && (n2 == 0 || sd[0] != w->host_ready[t]))
-            sd[n2++] = w->host_ready[t];
-        int32_t si = plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n2);
+        int32_t si = add_swap_in(c, t, o);
         if (si < 0)
             return oom(c);
         w->occ[o] = t;
