@@ -39,6 +39,12 @@ struct swp_ws {
      * heap[hoff[k] .. hoff[k] + hlen[k]), with room for 2 cnt[k] + 16. */
     uint64_t *heap, *cur;
     int32_t *hoff, *hlen, *scratch, *ocls, *mark, stamp;
+    /* Objects whose key changed since their class last picked a victim wait
+     * in pend[first_obj[k] .. + plen[k]) (pending[o] set) and enter the heap
+     * only when the class picks next: a tensor used by many ops in a row is
+     * pushed once, not once per use. */
+    int32_t *pend, *plen;
+    unsigned char *pending;
     int64_t cap_heap;
     int32_t *deps;              /* scratch for one node's deps */
     int32_t cap_deps;
@@ -79,7 +85,8 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->fq_len = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     w->hlen = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     w->hoff = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
-    if (!w->hlen || !w->hoff || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
+    w->plen = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    if (!w->hlen || !w->hoff || !w->plen || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
         !w->last_use_pos || !w->host_ready || !w->place_begin || !w->pin || !w->prev_end ||
         !w->host_valid || !w->wasted ||
         !w->s_obj || !w->e_obj || !w->deps || !w->fq_head || !w->fq_len) {
@@ -98,6 +105,7 @@ void swp_ws_free(swp_ws *w)
     free(w->pin); free(w->prev_end); free(w->host_valid); free(w->wasted); free(w->s_obj); free(w->e_obj);
     free(w->occ); free(w->free_after); free(w->fq); free(w->fq_head); free(w->fq_len); free(w->deps);
     free(w->heap); free(w->cur); free(w->hoff); free(w->hlen); free(w->scratch); free(w->ocls); free(w->mark);
+    free(w->pend); free(w->plen); free(w->pending);
     free(w);
 }
 
@@ -124,7 +132,8 @@ static bool reserve_objects(swp_ws *w, const pool_alloc *a)
     size_t nc = (size_t)n + (size_t)n / 2 + 16;
     if (!grow(&w->occ, nc, sizeof *w->occ) || !grow(&w->free_after, nc, sizeof *w->free_after) ||
         !grow(&w->fq, nc, sizeof *w->fq) || !grow(&w->cur, nc, sizeof *w->cur) ||
-        !grow(&w->ocls, nc, sizeof *w->ocls) || !grow(&w->mark, nc, sizeof *w->mark))
+        !grow(&w->ocls, nc, sizeof *w->ocls) || !grow(&w->mark, nc, sizeof *w->mark) ||
+        !grow(&w->pend, nc, sizeof *w->pend) || !grow(&w->pending, nc, sizeof *w->pending))
         return false;
     w->cap_obj = (int32_t)nc;
     return true;
@@ -232,6 +241,32 @@ static void heap_push(ctx *c, int32_t o)
     push_entry(w, w->ocls[o], e);
 }
 
+/* Object o's key changed (its tensor was used or just placed): forget its
+ * entry and queue it for its class's next pick. */
+static void heap_defer(ctx *c, int32_t o)
+{
+    swp_ws *w = c->w;
+    w->cur[o] = 0;
+    if (w->pending[o])
+        return;
+    int32_t k = w->ocls[o];
+    w->pending[o] = 1;
+    w->pend[c->a->first_obj[k] + w->plen[k]++] = o;
+}
+
+/* Pushes class k's queued objects that still hold a tensor, with their keys now. */
+static void heap_flush(ctx *c, int32_t k)
+{
+    swp_ws *w = c->w;
+    int32_t *q = w->pend + c->a->first_obj[k];
+    for (int32_t i = 0; i < w->plen[k]; i++) {
+        w->pending[q[i]] = 0;
+        if (w->occ[q[i]] >= 0)
+            heap_push(c, q[i]);
+    }
+    w->plen[k] = 0;
+}
+
 static inline void heap_remove(ctx *c, int32_t o) { c->w->cur[o] = 0; }
 
 /* The best current entry of class k (stale ones surfacing are dropped); 0 if none. */
@@ -304,6 +339,7 @@ static inline bool good_victim(const ctx *c, int32_t t, double now, double thr)
 static int32_t pick_victim(ctx *c, int32_t k)
 {
     swp_ws *w = c->w;
+    heap_flush(c, k);
     uint64_t e = heap_top(w, k);
     if (e == 0)
         return -1;
@@ -467,7 +503,7 @@ static sa_status plan_op(ctx *c)
     }
     for (int32_t k = 0; k < o->n_use; k++)
         if (w->obj_of[o->use[k]] >= 0)
-            heap_push(c, w->obj_of[o->use[k]]); /* its key moved on */
+            heap_defer(c, w->obj_of[o->use[k]]); /* its key moved on */
     c->demand_node = cn;
     return SA_OK;
 }
@@ -522,9 +558,11 @@ static void start_pass(ctx *c)
             w->free_after[o] = -1;
             w->cur[o] = 0;
             w->mark[o] = 0;
+            w->pending[o] = 0;
             w->ocls[o] = k;
         }
         w->hlen[k] = 0;
+        w->plen[k] = 0;
         w->hoff[k + 1] = w->hoff[k] + 2 * a->cnt[k] + 16;
     }
     w->stamp = 0;
