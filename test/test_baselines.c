@@ -20,29 +20,6 @@ static dfg_device dev_at(int64_t mem)
     return d;
 }
 
-static void check_plan(const plan *p, const dfg_graph *g, const char *what, bool replay)
-{
-    sa_err err = {0};
-    val_report rep = {0};
-    ck_assert_msg(plan_validate(p, g, true, &rep, &err) == SA_OK, "%s: %d violations, first: %s", what,
-                  rep.n_violations, err.msg);
-    val_report_free(&rep);
-    ck_assert_int_le(p->arena_bytes, p->device.memory_bytes);
-    sim_ws *ws = sim_ws_new();
-    sim_result r;
-    ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
-    ck_assert(r.makespan_us == p->predicted.iteration_us);
-    sim_ws_free(ws);
-    ck_assert_ptr_nonnull(p->search_json);
-    if (!replay)
-        return;
-    runner_opts ro;
-    runner_opts_default(&ro);
-    ro.backend = RUNNER_HOST;
-    ro.cap_bytes = 48 << 20;
-    ck_assert_msg(runner_run(p, g, &ro, NULL, &err) == SA_OK, "%s replay: %s", what, err.msg);
-}
-
 /* Each policy at the smallest memory (in 5 % steps of the no-swap peak, from
  * frac up) where it plans; returns that fraction. */
 static double plan_lowest(const dfg_graph *g, const char *pol, double frac, bool replay)
@@ -60,7 +37,7 @@ static double plan_lowest(const dfg_graph *g, const char *pol, double frac, bool
         ck_assert_msg(st == SA_OK, "%s at %.2f: %s", pol, f, err.msg);
         char what[96];
         snprintf(what, sizeof what, "%s on %s at %.2f", pol, g->name, f);
-        check_plan(p, g, what, replay);
+        tu_check_policy_plan(p, g, what, replay);
         plan_free(p);
         return f;
     }

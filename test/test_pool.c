@@ -14,12 +14,6 @@
 
 #define MB 1048576
 
-static dfg_device unit_dev(int64_t units)
-{
-    dfg_device d = {"unit", units * MB, 1e6 * MB, 1e6 * MB, 2e6 * MB, 0};
-    return d;
-}
-
 /* opA(W1) -> A1, A2 (three 1 MiB tensors at once); opB(W2) -> B (two 2 MiB);
  * opC(A1, A2, B) -> Y (three 1 MiB and one 2 MiB: 5 MiB, the largest op). */
 static dfg_graph *two_sizes(void)
@@ -83,7 +77,7 @@ static bool placed_in_large_object(const plan *p, const dfg_graph *g)
 START_TEST(test_planner_borrows_a_larger_object_when_its_class_is_full)
 {
     dfg_graph *g = two_sizes();
-    dfg_device d = unit_dev(6);
+    dfg_device d = tu_unit_dev(6);
     sa_err err = {0};
     const char *names[] = {"topo", "odswap"};
     for (int i = 0; i < 2; i++) {
@@ -105,7 +99,7 @@ START_TEST(test_fixed_pool_refusal_names_its_floor_and_the_largest_op)
     /* 5 MiB holds opC alone, but fixed objects need 2 x 1 MiB + 2 x 2 MiB even
      * with borrowing (7 MiB by own classes, 8 MiB as one class of 2 MiB) */
     dfg_graph *g = two_sizes();
-    dfg_device d = unit_dev(5);
+    dfg_device d = tu_unit_dev(5);
     plan *p = NULL;
     sa_err err = {0};
     ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_EINFEASIBLE);

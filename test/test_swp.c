@@ -12,12 +12,7 @@
 
 #define MB 1048576
 
-/* Unit tensors (1 MiB), unit op times (1 us), unit transfers (1 MiB/us), no latency. */
-static dfg_device unit_dev(int64_t units)
-{
-    dfg_device d = {"unit", units * MB, 1e6 * MB, 1e6 * MB, 2e6 * MB, 0};
-    return d;
-}
+/* Unit tensors (1 MiB), unit op times (1 us), tu_unit_dev's unit transfers. */
 
 /* Figure 3: op1(W1) -> A1, op2(W2) -> A2, op3(A1, A2, W3) -> A3. */
 static dfg_graph *figure3(void)
@@ -57,7 +52,7 @@ static int64_t offset_of(const plan *p, int32_t t, int32_t begin)
 START_TEST(test_figure3_w1_makes_room_for_w3_and_w2_for_a3)
 {
     dfg_graph *g = figure3();
-    dfg_device d = unit_dev(4);
+    dfg_device d = tu_unit_dev(4);
     pool_alloc a;
     sa_err err = {0};
     ck_assert(pool_alloc_init(&a, g->n_sizes));
@@ -112,7 +107,7 @@ START_TEST(test_figure3_steady_state)
     plan *p;
     sa_err err = {0};
     for (int64_t units = 4; units <= 7; units++) {
-        dfg_device d = unit_dev(units);
+        dfg_device d = tu_unit_dev(units);
         ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_OK);
         ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%lld units: %s", (long long)units, err.msg);
         if (units == 4)
@@ -131,7 +126,7 @@ END_TEST
 START_TEST(test_op_larger_than_memory_is_refused)
 {
     dfg_graph *g = figure3();
-    dfg_device d = unit_dev(3); /* op3 touches four units */
+    dfg_device d = tu_unit_dev(3); /* op3 touches four units */
     plan *p = NULL;
     sa_err err = {0};
     ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_EINFEASIBLE);
@@ -306,7 +301,7 @@ typedef struct f1_case {
 static double figure1_run(const f1_case *c)
 {
     dfg_graph *g = figure1();
-    dfg_device d = unit_dev(10);
+    dfg_device d = tu_unit_dev(10);
     pool_alloc a;
     sa_err err = {0};
     ck_assert(dfg_is_topological(g, c->schedule));

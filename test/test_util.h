@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "dfg.h"
+#include "runner.h"
+#include "sim.h"
+#include "validate.h"
 #include "test_suites.h" /* generated: every suite_NAME prototype */
 
 /* Returns a malloc'd copy of s with the first occurrence of from replaced by to. */
@@ -103,6 +106,40 @@ static inline dfg_graph *tu_ladder(int layers)
     free(wa);
     free(wb);
     return g;
+}
+
+/* Unit device for hand-computed timelines: 1 MiB tensors move in 1 us each way
+ * (full duplex), no latency; memory of `units` MiB. */
+static inline dfg_device tu_unit_dev(int64_t units)
+{
+    dfg_device d = {"unit", units * 1048576, 1e6 * 1048576, 1e6 * 1048576, 2e6 * 1048576, 0};
+    return d;
+}
+
+/* What every policy plan must satisfy: strict validation, an arena within
+ * memory, a prediction the simulator reproduces, a search block; with replay,
+ * a host-runner replay that loses nothing. */
+static inline void tu_check_policy_plan(const plan *p, const dfg_graph *g, const char *what, bool replay)
+{
+    sa_err err = {0};
+    val_report rep = {0};
+    ck_assert_msg(plan_validate(p, g, true, &rep, &err) == SA_OK, "%s: %d violations, first: %s", what,
+                  rep.n_violations, err.msg);
+    val_report_free(&rep);
+    ck_assert_int_le(p->arena_bytes, p->device.memory_bytes);
+    sim_ws *ws = sim_ws_new();
+    sim_result r;
+    ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
+    ck_assert(r.makespan_us == p->predicted.iteration_us);
+    sim_ws_free(ws);
+    ck_assert_ptr_nonnull(p->search_json);
+    if (!replay)
+        return;
+    runner_opts ro;
+    runner_opts_default(&ro);
+    ro.backend = RUNNER_HOST;
+    ro.cap_bytes = 48 << 20;
+    ck_assert_msg(runner_run(p, g, &ro, NULL, &err) == SA_OK, "%s replay: %s", what, err.msg);
 }
 
 #endif
