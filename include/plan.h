@@ -96,6 +96,12 @@ bool plan_set_search_json(plan *p, const char *json);
  * names a node that can never run.  Deps must be in range (plan_parse checks). */
 sa_status plan_node_order(const plan *p, int32_t *order, int32_t *stuck, sa_err *err);
 
+/* Vector clocks over the plan's happens-before order (stream order + deps):
+ * spos[i] = node i's position in its stream; vc[b][s] = how many nodes of
+ * stream s must have finished before node b starts.  The caller gives spos
+ * (n_nodes) and vc (n_nodes rows, zeroed); SA_EINVALID on a cycle, SA_ENOMEM. */
+sa_status plan_clocks(const plan *p, int32_t *spos, int32_t (*vc)[PLAN_STREAM_COUNT], sa_err *err);
+
 /* Parses a swapplan v1 document. Checks the format and every reference's range
  * against the document itself (not against a graph: see plan_check_graph). */
 sa_status plan_parse(const char *text, size_t len, const char *source, plan **out, sa_err *err);

@@ -40,46 +40,24 @@ static void life_free(life *l)
 /* Per node: when it has begun after (s) and ended by (a), in half positions. */
 static sa_status lifetimes(const plan *p, life *l, sa_err *err)
 {
-    int32_t n = p->n_nodes, stuck = -1;
+    int32_t n = p->n_nodes;
     sa_status st = SA_OK;
-    int32_t *order = calloc((size_t)n + 1, sizeof *order), *spos = calloc((size_t)n + 1, sizeof *spos);
-    int32_t *sprev = calloc((size_t)n + 1, sizeof *sprev), *cnode = calloc((size_t)n + 1, sizeof *cnode);
+    int32_t *spos = calloc((size_t)n + 1, sizeof *spos), *cnode = calloc((size_t)n + 1, sizeof *cnode);
     int32_t (*vc)[PLAN_STREAM_COUNT] = calloc((size_t)n + 1, sizeof *vc);
     l->s = calloc((size_t)n + 1, sizeof *l->s);
     l->a = calloc((size_t)n + 1, sizeof *l->a);
-    if (!order || !spos || !sprev || !cnode || !vc || !l->s || !l->a) {
+    if (!spos || !cnode || !vc || !l->s || !l->a) {
         st = sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
         goto out;
     }
-    if ((st = plan_node_order(p, order, &stuck, err)))
+    /* the validator's clocks: vc[b][s] = how many nodes of stream s finish
+     * before b starts by stream order and deps alone */
+    if ((st = plan_clocks(p, spos, vc, err)))
         goto out;
-    int32_t last[PLAN_STREAM_COUNT] = {-1, -1, -1}, cnt[PLAN_STREAM_COUNT] = {0, 0, 0};
-    for (int32_t i = 0; i < n; i++) {
-        plan_stream s = plan_kind_stream(p->nodes[i].kind);
-        if (s == PLAN_STREAM_COMPUTE)
-            cnode[cnt[s]] = i;
-        spos[i] = cnt[s]++;
-        sprev[i] = last[s];
-        last[s] = i;
-    }
-    /* vector clocks, as the validator builds them: vc[b][s] = how many nodes of
-     * stream s finish before b starts by stream order and deps alone */
-    for (int32_t i = 0; i < n; i++) {
-        int32_t b = order[i];
-        const plan_node *nd = &p->nodes[b];
-        for (int32_t k = -1; k < nd->n_deps; k++) {
-            int32_t a = k < 0 ? sprev[b] : p->deps[nd->dep_off + k];
-            if (a < 0)
-                continue;
-            for (int s = 0; s < PLAN_STREAM_COUNT; s++)
-                if (vc[a][s] > vc[b][s])
-                    vc[b][s] = vc[a][s];
-            plan_stream sa_ = plan_kind_stream(p->nodes[a].kind);
-            if (spos[a] + 1 > vc[b][sa_])
-                vc[b][sa_] = spos[a] + 1;
-        }
-    }
-    int32_t m = cnt[PLAN_STREAM_COMPUTE];
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (plan_kind_stream(p->nodes[i].kind) == PLAN_STREAM_COMPUTE)
+            cnode[m++] = i;
     l->inf = 2 * m + 2;
     /* a transfer's end: the first compute-stream node whose clock covers it
      * (clocks only grow along a stream, so one sweep per stream) */
@@ -99,9 +77,7 @@ static sa_status lifetimes(const plan *p, life *l, sa_err *err)
         l->a[cnode[c]] = 2 * c + 1;
     }
 out:
-    free(order);
     free(spos);
-    free(sprev);
     free(cnode);
     free(vc);
     if (st)

@@ -459,3 +459,41 @@ sa_status plan_write_file(const plan *p, const char *path, sa_err *err)
     free(text);
     return st;
 }
+
+sa_status plan_clocks(const plan *p, int32_t *spos, int32_t (*vc)[PLAN_STREAM_COUNT], sa_err *err)
+{
+    int32_t n = p->n_nodes, stuck;
+    int32_t *order = calloc((size_t)n + 1, sizeof *order), *sprev = calloc((size_t)n + 1, sizeof *sprev);
+    sa_status st = (!order || !sprev) ? sa_fail(err, SA_ENOMEM, "out of memory ordering the plan's nodes")
+                                      : plan_node_order(p, order, &stuck, err);
+    if (st) {
+        free(order);
+        free(sprev);
+        return st;
+    }
+    int32_t last[PLAN_STREAM_COUNT] = {-1, -1, -1}, cnt[PLAN_STREAM_COUNT] = {0, 0, 0};
+    for (int32_t i = 0; i < n; i++) {
+        plan_stream s = plan_kind_stream(p->nodes[i].kind);
+        spos[i] = cnt[s]++;
+        sprev[i] = last[s];
+        last[s] = i;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int32_t b = order[i];
+        const plan_node *nd = &p->nodes[b];
+        for (int32_t k = -1; k < nd->n_deps; k++) {
+            int32_t a = k < 0 ? sprev[b] : p->deps[nd->dep_off + k];
+            if (a < 0)
+                continue;
+            for (int s = 0; s < PLAN_STREAM_COUNT; s++)
+                if (vc[a][s] > vc[b][s])
+                    vc[b][s] = vc[a][s];
+            plan_stream sa_ = plan_kind_stream(p->nodes[a].kind);
+            if (spos[a] + 1 > vc[b][sa_])
+                vc[b][sa_] = spos[a] + 1;
+        }
+    }
+    free(order);
+    free(sprev);
+    return SA_OK;
+}

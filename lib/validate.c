@@ -81,43 +81,12 @@ static bool hb(const vctx *v, int32_t a, int32_t b)
  * before b starts, by stream order and deps alone. */
 static sa_status build_clocks(vctx *v)
 {
-    const plan *p = v->p;
-    int32_t n = p->n_nodes, stuck;
-    int32_t *order = calloc((size_t)n + 1, sizeof *order), *sprev = calloc((size_t)n + 1, sizeof *sprev);
+    int32_t n = v->p->n_nodes;
     v->spos = calloc((size_t)n + 1, sizeof *v->spos);
     v->vc = calloc((size_t)n + 1, sizeof *v->vc);
-    sa_status st = (!order || !sprev || !v->spos || !v->vc) ? sa_fail(v->err, SA_ENOMEM, "out of memory validating")
-                                                               : plan_node_order(p, order, &stuck, v->err);
-    if (st) {
-        free(order);
-        free(sprev);
-        return st;
-    }
-    int32_t last[PLAN_STREAM_COUNT] = {-1, -1, -1}, cnt[PLAN_STREAM_COUNT] = {0, 0, 0};
-    for (int32_t i = 0; i < n; i++) {
-        plan_stream s = plan_kind_stream(p->nodes[i].kind);
-        v->spos[i] = cnt[s]++;
-        sprev[i] = last[s];
-        last[s] = i;
-    }
-    for (int32_t i = 0; i < n; i++) {
-        int32_t b = order[i];
-        const plan_node *nd = &p->nodes[b];
-        for (int32_t k = -1; k < nd->n_deps; k++) {
-            int32_t a = k < 0 ? sprev[b] : p->deps[nd->dep_off + k];
-            if (a < 0)
-                continue;
-            for (int s = 0; s < PLAN_STREAM_COUNT; s++)
-                if (v->vc[a][s] > v->vc[b][s])
-                    v->vc[b][s] = v->vc[a][s];
-            plan_stream sa_ = plan_kind_stream(p->nodes[a].kind);
-            if (v->spos[a] + 1 > v->vc[b][sa_])
-                v->vc[b][sa_] = v->spos[a] + 1;
-        }
-    }
-    free(order);
-    free(sprev);
-    return SA_OK;
+    if (!v->spos || !v->vc)
+        return sa_fail(v->err, SA_ENOMEM, "out of memory validating");
+    return plan_clocks(v->p, v->spos, v->vc, v->err);
 }
 
 static void check_structure(vctx *v)
