@@ -66,6 +66,28 @@ START_TEST(test_adaptive_plan_the_ladder)
 }
 END_TEST
 
+/* With room for everything none of them moves a byte (pooch used to start
+ * from everything swapped and keep only what its search put back). */
+START_TEST(test_adaptive_keep_everything_when_it_fits)
+{
+    dfg_graph *g = tu_ladder(8);
+    dfg_device d = dev_at(4 * dfg_peak_bytes(g, NULL));
+    sa_err err = {0};
+    for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
+        plan *p = NULL;
+        ck_assert_msg(policy_run(ADAPT[i], g, &d, &p, &err) == SA_OK, "%s: %s", ADAPT[i], err.msg);
+        tu_check_policy_plan(p, g, ADAPT[i], false);
+        /* the only transfers: the iteration's inputs coming in once */
+        int32_t moved = count_kind(p, PLAN_SWAP_OUT) + count_kind(p, PLAN_RECOMPUTE);
+        for (int32_t n = 0; n < p->n_nodes; n++)
+            moved += p->nodes[n].kind == PLAN_SWAP_IN && g->tensors[p->nodes[n].ref].kind != DFG_INPUT;
+        ck_assert_msg(moved == 0, "%s moves %d tensors with room for all of them", ADAPT[i], moved);
+        plan_free(p);
+    }
+    dfg_free(g);
+}
+END_TEST
+
 /* resnet-18 at batch 4 with op times from a roofline guess */
 static dfg_graph *small_resnet(void)
 {
@@ -199,6 +221,7 @@ Suite *suite_adaptive(void)
     TCase *tc = tcase_create("adaptive");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_adaptive_plan_the_ladder);
+    tcase_add_test(tc, test_adaptive_keep_everything_when_it_fits);
     tcase_add_test(tc, test_adaptive_plan_a_zoo_model);
     tcase_add_test(tc, test_adaptive_recompute_replays);
     tcase_add_test(tc, test_adaptive_refuse_with_reasons);
