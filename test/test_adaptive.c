@@ -16,12 +16,6 @@
 
 static const char *const ADAPT[] = {"autoswap", "capuchin", "pooch"};
 
-static dfg_device dev_at(int64_t mem)
-{
-    dfg_device d = {"adaptive-dev", mem, 4e9, 4e9, 6e9, 5.0};
-    return d;
-}
-
 static int32_t count_kind(const plan *p, plan_kind k)
 {
     int32_t n = 0;
@@ -30,36 +24,11 @@ static int32_t count_kind(const plan *p, plan_kind k)
     return n;
 }
 
-/* The smallest memory (5 % steps of the no-swap peak from frac) where pol
- * plans; refusals on the way name the policy. */
-static double plan_lowest(const dfg_graph *g, const char *pol, double frac)
-{
-    int64_t peak = dfg_peak_bytes(g, NULL);
-    for (double f = frac; f <= 2.0; f += 0.05) {
-        dfg_device d = dev_at((int64_t)((double)peak * f));
-        plan *p = NULL;
-        sa_err err = {0};
-        sa_status st = policy_run(pol, g, &d, &p, &err);
-        if (st == SA_EINFEASIBLE) {
-            ck_assert_msg(strstr(err.msg, pol) == err.msg, "refusal names the policy: %s", err.msg);
-            continue;
-        }
-        ck_assert_msg(st == SA_OK, "%s at %.2f: %s", pol, f, err.msg);
-        char what[96];
-        snprintf(what, sizeof what, "%s on %s at %.2f", pol, g->name, f);
-        tu_check_policy_plan(p, g, what, false);
-        plan_free(p);
-        return f;
-    }
-    ck_abort_msg("%s on %s: no plan up to twice the peak", pol, g->name);
-    return 0;
-}
-
 START_TEST(test_adaptive_plan_the_ladder)
 {
     dfg_graph *g = tu_ladder(8);
     for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
-        double f = plan_lowest(g, ADAPT[i], 0.3);
+        double f = tu_plan_lowest(g, ADAPT[i], 0.3, false);
         ck_assert_msg(f < 0.95, "%s needs %.2f of the no-swap peak", ADAPT[i], f);
     }
     dfg_free(g);
@@ -71,7 +40,7 @@ END_TEST
 START_TEST(test_adaptive_keep_everything_when_it_fits)
 {
     dfg_graph *g = tu_ladder(8);
-    dfg_device d = dev_at(4 * dfg_peak_bytes(g, NULL));
+    dfg_device d = tu_policy_dev(4 * dfg_peak_bytes(g, NULL));
     sa_err err = {0};
     for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
         plan *p = NULL;
@@ -108,7 +77,7 @@ START_TEST(test_adaptive_plan_a_zoo_model)
 {
     dfg_graph *g = small_resnet();
     for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
-        double f = plan_lowest(g, ADAPT[i], 0.4);
+        double f = tu_plan_lowest(g, ADAPT[i], 0.4, false);
         ck_assert_msg(f < 0.95, "%s needs %.2f of the no-swap peak", ADAPT[i], f);
     }
     dfg_free(g);
@@ -125,7 +94,7 @@ START_TEST(test_adaptive_recompute_replays)
     bool found = false;
     for (int pi = 1; pi <= 2 && !found; pi++)
         for (double f = 0.85; f < 1.0 && !found; f += 0.05) {
-            dfg_device d = dev_at((int64_t)((double)peak * f));
+            dfg_device d = tu_policy_dev((int64_t)((double)peak * f));
             plan *p = NULL;
             sa_err err = {0};
             if (policy_run(ADAPT[pi], g, &d, &p, &err) != SA_OK)
@@ -152,13 +121,13 @@ START_TEST(test_adaptive_refuse_with_reasons)
             pers += g->tensors[t].bytes;
     sa_err err = {0};
     plan *p = NULL;
-    dfg_device d = dev_at(pers - 1);
+    dfg_device d = tu_policy_dev(pers - 1);
     for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
         ck_assert_int_eq(policy_rule_run(ADAPT[i], g, &d, &p, &err), SA_EINFEASIBLE);
         ck_assert_msg_contains(err, "parameters and optimizer state alone need");
         ck_assert_msg(strstr(err.msg, ADAPT[i]) == err.msg, "%s", err.msg);
     }
-    d = dev_at(pers + pers / 20);
+    d = tu_policy_dev(pers + pers / 20);
     ck_assert_int_eq(policy_rule_run("autoswap", g, &d, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "autoswap: even swapping all");
     ck_assert_msg_contains(err, "across the peak");

@@ -14,43 +14,12 @@
 
 static const char *const RULES[] = {"smartpool", "vdnn", "tflms", "checkpoint-sqrt", "superneurons"};
 
-static dfg_device dev_at(int64_t mem)
-{
-    dfg_device d = {"baselines-dev", mem, 4e9, 4e9, 6e9, 5.0};
-    return d;
-}
-
-/* Each policy at the smallest memory (in 5 % steps of the no-swap peak, from
- * frac up) where it plans; returns that fraction. */
-static double plan_lowest(const dfg_graph *g, const char *pol, double frac, bool replay)
-{
-    int64_t peak = dfg_peak_bytes(g, NULL);
-    for (double f = frac; f <= 2.0; f += 0.05) {
-        dfg_device d = dev_at((int64_t)((double)peak * f));
-        plan *p = NULL;
-        sa_err err = {0};
-        sa_status st = policy_run(pol, g, &d, &p, &err);
-        if (st == SA_EINFEASIBLE) {
-            ck_assert_msg(strstr(err.msg, pol) == err.msg, "refusal names the policy: %s", err.msg);
-            continue;
-        }
-        ck_assert_msg(st == SA_OK, "%s at %.2f: %s", pol, f, err.msg);
-        char what[96];
-        snprintf(what, sizeof what, "%s on %s at %.2f", pol, g->name, f);
-        tu_check_policy_plan(p, g, what, replay);
-        plan_free(p);
-        return f;
-    }
-    ck_abort_msg("%s on %s: no plan up to twice the peak", pol, g->name);
-    return 0;
-}
-
 START_TEST(test_rules_plan_the_ladder)
 {
     dfg_graph *g = tu_ladder(8);
     double low[SA_ARRAY_LEN(RULES)];
     for (size_t i = 0; i < SA_ARRAY_LEN(RULES); i++)
-        low[i] = plan_lowest(g, RULES[i], 0.3, true);
+        low[i] = tu_plan_lowest(g, RULES[i], 0.3, true);
     /* smartpool does not swap: it needs about the whole peak; the others less */
     ck_assert(low[0] >= 0.95);
     for (size_t i = 1; i < SA_ARRAY_LEN(RULES); i++)
@@ -72,7 +41,7 @@ START_TEST(test_rules_plan_a_zoo_model)
         g->ops[i].time_us = 5 + f / 5e13 * 1e6 + b / 2e12 * 1e6;
     }
     for (size_t i = 0; i < SA_ARRAY_LEN(RULES); i++) {
-        double f = plan_lowest(g, RULES[i], 0.4, i == 3);
+        double f = tu_plan_lowest(g, RULES[i], 0.4, i == 3);
         ck_assert(f <= 1.1);
     }
     dfg_free(g);
@@ -89,7 +58,7 @@ START_TEST(test_rules_refuse_with_reasons)
             pers += g->tensors[t].bytes;
     sa_err err = {0};
     plan *p = NULL;
-    dfg_device d = dev_at(peak / 2);
+    dfg_device d = tu_policy_dev(peak / 2);
     ck_assert_int_eq(policy_run("smartpool", g, &d, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "smartpool: the packed arena needs");
     ck_assert_msg_contains(err, "competitive ratio");
@@ -97,14 +66,14 @@ START_TEST(test_rules_refuse_with_reasons)
     /* below the parameters: every one of them refuses, naming why (called
      * past policy_run's check that each op's own tensors fit, which the
      * ladder's small weights would trip first) */
-    d = dev_at(pers - 1);
+    d = tu_policy_dev(pers - 1);
     for (size_t i = 0; i < SA_ARRAY_LEN(RULES); i++) {
         ck_assert_int_eq(policy_rule_run(RULES[i], g, &d, &p, &err), SA_EINFEASIBLE);
         ck_assert_msg_contains(err, "parameters and optimizer state alone need");
         ck_assert_msg(strstr(err.msg, RULES[i]) == err.msg, "%s", err.msg);
     }
     /* just above the parameters: too little for the activations */
-    d = dev_at(pers + pers / 20);
+    d = tu_policy_dev(pers + pers / 20);
     ck_assert_int_eq(policy_rule_run("checkpoint-sqrt", g, &d, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "checkpoints");
     ck_assert_int_eq(policy_rule_run("tflms", g, &d, &p, &err), SA_EINFEASIBLE);

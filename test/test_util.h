@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dfg.h"
+#include "policy.h"
 #include "runner.h"
 #include "sim.h"
 #include "validate.h"
@@ -140,6 +141,39 @@ static inline void tu_check_policy_plan(const plan *p, const dfg_graph *g, const
     ro.backend = RUNNER_HOST;
     ro.cap_bytes = 48 << 20;
     ck_assert_msg(runner_run(p, g, &ro, NULL, &err) == SA_OK, "%s replay: %s", what, err.msg);
+}
+
+/* A device with a mid-range PCIe link and a memory of mem bytes. */
+static inline dfg_device tu_policy_dev(int64_t mem)
+{
+    dfg_device d = {"policy-dev", mem, 4e9, 4e9, 6e9, 5.0};
+    return d;
+}
+
+/* The smallest memory (in 5 % steps of the no-swap peak, from frac up) where
+ * policy pol plans g, each plan checked by tu_check_policy_plan; refusals on
+ * the way must name the policy.  Returns that fraction. */
+static inline double tu_plan_lowest(const dfg_graph *g, const char *pol, double frac, bool replay)
+{
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    for (double f = frac; f <= 2.0; f += 0.05) {
+        dfg_device d = tu_policy_dev((int64_t)((double)peak * f));
+        plan *p = NULL;
+        sa_err err = {0};
+        sa_status st = policy_run(pol, g, &d, &p, &err);
+        if (st == SA_EINFEASIBLE) {
+            ck_assert_msg(strstr(err.msg, pol) == err.msg, "refusal names the policy: %s", err.msg);
+            continue;
+        }
+        ck_assert_msg(st == SA_OK, "%s at %.2f: %s", pol, f, err.msg);
+        char what[96];
+        snprintf(what, sizeof what, "%s on %s at %.2f", pol, g->name, f);
+        tu_check_policy_plan(p, g, what, replay);
+        plan_free(p);
+        return f;
+    }
+    ck_abort_msg("%s on %s: no plan up to twice the peak", pol, g->name);
+    return 0;
 }
 
 #endif
