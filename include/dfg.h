@@ -145,6 +145,7 @@ sa_status dfg_write_file(const dfg_graph *g, const char *path, sa_err *err);
 
 /* ---- whole-graph figures ---- */
 int64_t dfg_total_bytes(const dfg_graph *g);      /* sum of all tensor bytes (Table 1 MemUsage) */
+int64_t dfg_persistent_bytes(const dfg_graph *g); /* params and optimizer state: resident all iteration */
 double dfg_total_time_us(const dfg_graph *g);     /* sum of op time_us (ideal compute stream) */
 int64_t dfg_param_count_elems(const dfg_graph *g, int64_t elem_bytes); /* param bytes / elem_bytes */
 /* Largest working set of a single op (its distinct tensors' bytes). */

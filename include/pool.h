@@ -71,6 +71,12 @@ void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need);
  * objects, so pools are sized by pool_need where memory allows. */
 void pool_need_shared(const pool_alloc *a, const dfg_graph *g, int32_t *need);
 
+/* pool_repair_cnt to the own-class floors (pool_need) or, when those do not
+ * fit, to the borrowing floors (pool_need_shared): the search's repair.  need
+ * is scratch (n_sizes); false when neither fits.  Allocation-free but for
+ * pool_layout's growth. */
+bool pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes);
+
 /* Shrinks cnt to fit memory_bytes as the paper repairs it: every class gives
  * up about the same number of bytes (so counts fall in inverse proportion to
  * object size), never below need[c].  Lays the pool out.  false when even the

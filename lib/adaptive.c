@@ -305,6 +305,24 @@ static sa_status accept(rctx *r, plan *p, const dec_stats *ds, const char *extra
     return SA_OK;
 }
 
+/* When keeping every tensor fits, that plan (finished, "kept_all" in its
+ * search block) goes to *out; otherwise *out stays NULL.  The policies that
+ * swap only to get under the limit start here. */
+static sa_status keep_all_if_fits(rctx *r, const dec_opts *o, plan **out)
+{
+    plan *p = NULL;
+    dec_stats ds = {0};
+    *out = NULL;
+    bl_all_keep(r);
+    sa_status st = bl_build(r, o, true, &p, &ds);
+    if (st)
+        return st;
+    if (ds.arena_bytes <= r->dev->memory_bytes)
+        return accept(r, p, &ds, "\"kept_all\":true", out);
+    plan_free(p);
+    return SA_OK;
+}
+
 /* ------------------------------------------------------------ autoswap */
 
 enum { AS_SCORES = 4, AS_BUDGET = 20, AS_MEMO = 64 };
@@ -498,19 +516,10 @@ sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out)
     as_ctx s;
     memset(&s, 0, sizeof s);
     s.a = &a;
-    /* AutoSwap swaps only while the peak load is over the limit: when
-     * everything kept fits, that is the plan */
-    {
-        plan *keep = NULL;
-        dec_stats kds = {0};
-        bl_all_keep(r);
-        sa_status kst = bl_build(r, o, true, &keep, &kds);
-        if (kst)
-            return kst;
-        if (kds.arena_bytes <= r->dev->memory_bytes)
-            return accept(r, keep, &kds, "\"kept_all\":true", out);
-        plan_free(keep);
-    }
+    /* AutoSwap swaps only while the peak load is over the limit */
+    sa_status kst = keep_all_if_fits(r, o, out);
+    if (kst || *out)
+        return kst;
     sa_status st = tl_init(r, &a.T);
     double biggest = 0;
     if (!st) {
@@ -794,20 +803,9 @@ sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out)
         st = bl_oom(r);
         goto out;
     }
-    /* PooCH classifies feature maps only when they do not all fit: when
-     * keeping every one fits, that is its plan (nothing to hide) */
-    bl_all_keep(r);
-    if ((st = bl_build(r, o, true, &p, &ds)))
+    /* PooCH classifies feature maps only when they do not all fit */
+    if ((st = keep_all_if_fits(r, o, out)) || *out)
         goto out;
-    if (ds.arena_bytes <= r->dev->memory_bytes) {
-        char extra[96];
-        snprintf(extra, sizeof extra, "\"feature_maps\":%d,\"kept_all\":true", nf);
-        st = accept(r, p, &ds, extra, out);
-        p = NULL;
-        goto out;
-    }
-    plan_free(p);
-    p = NULL;
     /* all swapped, under the first timing setting that fits */
     dec_opts oo_opts;
     for (sync = 0; sync < N_TIMINGS; sync++) {

@@ -15,14 +15,6 @@
 
 bool bl_is_conv(const dfg_op *o) { return strncmp(o->type, "conv", 4) == 0; }
 
-int64_t bl_persistent_bytes(const dfg_graph *g)
-{
-    int64_t b = 0;
-    for (int32_t t = 0; t < g->n_tensors; t++)
-        if (dfg_kind_persistent(g->tensors[t].kind))
-            b += g->tensors[t].bytes;
-    return b;
-}
 
 bool bl_has_gap(const rctx *r, int32_t t)
 {
@@ -440,7 +432,7 @@ sa_status policy_rule_run(const char *name, const dfg_graph *g, const dfg_device
 {
     *out = NULL;
     rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL};
-    int64_t pers = bl_persistent_bytes(g);
+    int64_t pers = dfg_persistent_bytes(g);
     if (pers > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE,
                        "%s: parameters and optimizer state alone need %lld bytes > %lld bytes of memory (%s never swaps "

@@ -28,7 +28,6 @@ typedef struct rctx {
 } rctx;
 
 bool bl_is_conv(const dfg_op *o);
-int64_t bl_persistent_bytes(const dfg_graph *g);
 /* Is t read again after its last forward-phase use, and how many positions later (-1: never)? */
 bool bl_has_gap(const rctx *r, int32_t t);
 int32_t bl_gap_len(const rctx *r, int32_t t);

@@ -487,6 +487,15 @@ int64_t dfg_total_bytes(const dfg_graph *g)
     return s;
 }
 
+int64_t dfg_persistent_bytes(const dfg_graph *g)
+{
+    int64_t s = 0;
+    for (int32_t i = 0; i < g->n_tensors; i++)
+        if (dfg_kind_persistent(g->tensors[i].kind))
+            s += g->tensors[i].bytes;
+    return s;
+}
+
 double dfg_total_time_us(const dfg_graph *g)
 {
     double s = 0;

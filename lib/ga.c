@@ -225,13 +225,8 @@ static void mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a)
 static double evaluate(const gctx *c, tws *w, indiv *x)
 {
     sa_err err;
-    pool_need(&x->a, c->g, w->need);
-    if (!pool_repair_cnt(&x->a, c->g, w->need, c->dev->memory_bytes)) {
-        /* the last resort, as pool_fine_grained: tensors borrow larger objects */
-        pool_need_shared(&x->a, c->g, w->need);
-        if (!pool_repair_cnt(&x->a, c->g, w->need, c->dev->memory_bytes))
-            return HUGE_VAL;
-    }
+    if (!pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes))
+        return HUGE_VAL;
     /* repair only shrinks; memory left unused is never better used idle */
     pool_top_up(&x->a, c->dev->memory_bytes);
     if (!pool_layout(&x->a, c->g))

@@ -150,47 +150,51 @@ void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *s
     free(cur);
 }
 
-void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need)
+/* need[c] = the most tensors one op holds, over the ops holding one of class
+ * c, of class c itself (own) or of classes >= c (!own). */
+static void most_per_op(const pool_alloc *a, const dfg_graph *g, bool own, int32_t *need)
 {
     memset(need, 0, (size_t)a->n_sizes * sizeof *need);
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dfg_op *o = &g->ops[i];
         for (int32_t k = 0; k < o->n_use; k++) {
-            int32_t c = a->cls[g->tensors[o->use[k]].size_idx], same = 0;
-            for (int32_t j = 0; j < o->n_use; j++)
-                same += a->cls[g->tensors[o->use[j]].size_idx] == c;
-            if (same > need[c])
-                need[c] = same;
+            int32_t c = a->cls[g->tensors[o->use[k]].size_idx], n = 0;
+            for (int32_t j = 0; j < o->n_use; j++) {
+                int32_t cj = a->cls[g->tensors[o->use[j]].size_idx];
+                n += own ? cj == c : cj >= c;
+            }
+            if (n > need[c])
+                need[c] = n;
         }
     }
 }
 
+void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need) { most_per_op(a, g, true, need); }
+
 void pool_need_shared(const pool_alloc *a, const dfg_graph *g, int32_t *need)
 {
-    int32_t nc = a->n_classes;
-    memset(need, 0, (size_t)a->n_sizes * sizeof *need);
     /* An op fits when, for every class k, its tensors of classes >= k are no
-     * more than the objects of classes >= k.  First need[c] = the most
-     * tensors of classes >= c one op holds, over the ops holding class c ... */
-    for (int32_t i = 0; i < g->n_ops; i++) {
-        const dfg_op *o = &g->ops[i];
-        for (int32_t k = 0; k < o->n_use; k++) {
-            int32_t c = a->cls[g->tensors[o->use[k]].size_idx], above = 0;
-            for (int32_t j = 0; j < o->n_use; j++)
-                above += a->cls[g->tensors[o->use[j]].size_idx] >= c;
-            if (above > need[c])
-                need[c] = above;
-        }
-    }
-    /* ... then S[k] = max over c >= k of that (an op without class k counts at
-     * its next larger class), and need[k] = S[k] - S[k+1]: the fewest objects
-     * of each class, largest first, with every suffix covered, which is also
-     * the floor of fewest bytes. */
+     * more than the objects of classes >= k.  S[k] = max over c >= k of
+     * most_per_op (an op without class k counts at its next larger class),
+     * and need[k] = S[k] - S[k+1]: the fewest objects of each class, largest
+     * first, with every suffix covered, which is also the floor of fewest
+     * bytes. */
+    int32_t nc = a->n_classes;
+    most_per_op(a, g, false, need);
     for (int32_t c = nc - 2; c >= 0; c--)
         if (need[c + 1] > need[c])
             need[c] = need[c + 1];
     for (int32_t c = 0; c + 1 < nc; c++)
         need[c] -= need[c + 1];
+}
+
+bool pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes)
+{
+    pool_need(a, g, need);
+    if (pool_repair_cnt(a, g, need, memory_bytes))
+        return true;
+    pool_need_shared(a, g, need);
+    return pool_repair_cnt(a, g, need, memory_bytes);
 }
 
 bool pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes)
@@ -329,7 +333,8 @@ sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *sc
      * floors can add up past the memory even when every op fits.  Then merge
      * the two adjacent classes whose sizes are closest (least padding) until
      * the floor fits or one class is left. */
-    while (a->n_classes > 1 && floor_bytes(a, g, false, need) > memory_bytes) {
+    int64_t own_floor;
+    while ((own_floor = floor_bytes(a, g, false, need)) > memory_bytes && a->n_classes > 1) {
         int32_t best = -1;
         double ratio = 0;
         for (int32_t c = 0; c + 1 < a->n_classes; c++) {
@@ -344,7 +349,7 @@ sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *sc
                 a->cls[i]--;
         pool_repair_cls(a);
     }
-    bool shared = floor_bytes(a, g, false, need) > memory_bytes;
+    bool shared = own_floor > memory_bytes;
     if (shared) {
         /* The last resort: one class per size again, with floors that count
          * on tensors borrowing larger objects when their own class is full

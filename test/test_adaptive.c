@@ -115,19 +115,11 @@ END_TEST
 START_TEST(test_adaptive_refuse_with_reasons)
 {
     dfg_graph *g = tu_ladder(6);
-    int64_t pers = 0;
-    for (int32_t t = 0; t < g->n_tensors; t++)
-        if (dfg_kind_persistent(g->tensors[t].kind))
-            pers += g->tensors[t].bytes;
+    int64_t pers = dfg_persistent_bytes(g);
     sa_err err = {0};
     plan *p = NULL;
-    dfg_device d = tu_policy_dev(pers - 1);
-    for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
-        ck_assert_int_eq(policy_rule_run(ADAPT[i], g, &d, &p, &err), SA_EINFEASIBLE);
-        ck_assert_msg_contains(err, "parameters and optimizer state alone need");
-        ck_assert_msg(strstr(err.msg, ADAPT[i]) == err.msg, "%s", err.msg);
-    }
-    d = tu_policy_dev(pers + pers / 20);
+    tu_refuse_below_params(g, ADAPT, SA_ARRAY_LEN(ADAPT));
+    dfg_device d = tu_policy_dev(pers + pers / 20);
     ck_assert_int_eq(policy_rule_run("autoswap", g, &d, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "autoswap: even swapping all");
     ck_assert_msg_contains(err, "across the peak");

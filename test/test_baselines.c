@@ -52,10 +52,7 @@ END_TEST
 START_TEST(test_rules_refuse_with_reasons)
 {
     dfg_graph *g = tu_ladder(6);
-    int64_t peak = dfg_peak_bytes(g, NULL), pers = 0;
-    for (int32_t t = 0; t < g->n_tensors; t++)
-        if (dfg_kind_persistent(g->tensors[t].kind))
-            pers += g->tensors[t].bytes;
+    int64_t peak = dfg_peak_bytes(g, NULL), pers = dfg_persistent_bytes(g);
     sa_err err = {0};
     plan *p = NULL;
     dfg_device d = tu_policy_dev(peak / 2);
@@ -66,12 +63,7 @@ START_TEST(test_rules_refuse_with_reasons)
     /* below the parameters: every one of them refuses, naming why (called
      * past policy_run's check that each op's own tensors fit, which the
      * ladder's small weights would trip first) */
-    d = tu_policy_dev(pers - 1);
-    for (size_t i = 0; i < SA_ARRAY_LEN(RULES); i++) {
-        ck_assert_int_eq(policy_rule_run(RULES[i], g, &d, &p, &err), SA_EINFEASIBLE);
-        ck_assert_msg_contains(err, "parameters and optimizer state alone need");
-        ck_assert_msg(strstr(err.msg, RULES[i]) == err.msg, "%s", err.msg);
-    }
+    tu_refuse_below_params(g, RULES, SA_ARRAY_LEN(RULES));
     /* just above the parameters: too little for the activations */
     d = tu_policy_dev(pers + pers / 20);
     ck_assert_int_eq(policy_rule_run("checkpoint-sqrt", g, &d, &p, &err), SA_EINFEASIBLE);

@@ -176,4 +176,19 @@ static inline double tu_plan_lowest(const dfg_graph *g, const char *pol, double 
     return 0;
 }
 
+/* Below the persistent bytes every named policy refuses with a message that
+ * starts with its name and says why. */
+static inline void tu_refuse_below_params(const dfg_graph *g, const char *const *names, size_t n)
+{
+    dfg_device d = tu_policy_dev(dfg_persistent_bytes(g) - 1);
+    for (size_t i = 0; i < n; i++) {
+        plan *p = NULL;
+        sa_err err = {0};
+        ck_assert_int_eq(policy_rule_run(names[i], g, &d, &p, &err), SA_EINFEASIBLE);
+        ck_assert_ptr_null(p);
+        ck_assert_msg_contains(err, "parameters and optimizer state alone need");
+        ck_assert_msg(strstr(err.msg, names[i]) == err.msg, "%s", err.msg);
+    }
+}
+
 #endif
