@@ -29,22 +29,27 @@ struct swp_ws {
     /* per object */
     int32_t cap_obj;
     int32_t *occ, *free_after, *fq, *fq_head, *fq_len; /* fq: FIFO of free objects per class */
-    /* Occupied objects of each class in a binary max-heap of entries (see
-     * heap_entry: key and object in one integer), best victim on top.  A key
-     * changes only when its tensor is used, so picking a victim looks at a few
-     * entries instead of scanning the class (thousands of objects in the
-     * RNNs).  Updates are lazy: a re-key pushes a new entry and a removal
-     * just forgets the current one (cur[o]); stale entries are dropped when
-     * they surface or when a full heap is compacted.  Class k's heap is
+    /* Occupied objects of each class whose tensor was last used at least the
+     * recency threshold ago ("old": usable Belady victims) sit in a binary
+     * max-heap of entries (see heap_entry: key and object in one integer),
+     * best victim on top.  A key changes only when its tensor is used, so
+     * picking a victim looks at a few entries instead of scanning the class
+     * (thousands of objects in the RNNs).  Updates are lazy: a removal just
+     * forgets the object's current entry (cur[o]); stale entries are dropped
+     * when they surface or when a full heap is compacted.  Class k's heap is
      * heap[hoff[k] .. hoff[k] + hlen[k]), with room for 2 cnt[k] + 16. */
     uint64_t *heap, *cur;
     int32_t *hoff, *hlen, *scratch, *ocls, *mark, stamp;
-    /* Objects whose key changed since their class last picked a victim wait
-     * in pend[first_obj[k] .. + plen[k]) (pending[o] set) and enter the heap
-     * only when the class picks next: a tensor used by many ops in a row is
-     * pushed once, not once per use. */
-    int32_t *pend, *plen;
-    unsigned char *pending;
+    /* A used object is "young" until the threshold has passed since its use:
+     * it waits in its class's FIFO yq[hoff[k] + yhead[k] .. + ytail[k]) as
+     * (position << 32 | object), in the order of use, so the entries that
+     * have grown old are always at the front.  A pick first moves those into
+     * the heap; young objects never enter it, so the best entry on top is
+     * usable unless the running op pins it.  yat[o] is the position of o's
+     * current FIFO entry (-1: not young); older entries of o are stale.  A
+     * tensor used by many ops in a row enters the heap once, not per use. */
+    uint64_t *yq;
+    int32_t *yhead, *ytail, *yat;
     int64_t cap_heap;
     int32_t *deps;              /* scratch for one node's deps */
     int32_t cap_deps;
@@ -85,8 +90,9 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->fq_len = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     w->hlen = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     w->hoff = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
-    w->plen = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
-    if (!w->hlen || !w->hoff || !w->plen || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
+    w->yhead = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->ytail = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    if (!w->hlen || !w->hoff || !w->yhead || !w->ytail || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
         !w->last_use_pos || !w->host_ready || !w->place_begin || !w->pin || !w->prev_end ||
         !w->host_valid || !w->wasted ||
         !w->s_obj || !w->e_obj || !w->deps || !w->fq_head || !w->fq_len) {
@@ -105,7 +111,7 @@ void swp_ws_free(swp_ws *w)
     free(w->pin); free(w->prev_end); free(w->host_valid); free(w->wasted); free(w->s_obj); free(w->e_obj);
     free(w->occ); free(w->free_after); free(w->fq); free(w->fq_head); free(w->fq_len); free(w->deps);
     free(w->heap); free(w->cur); free(w->hoff); free(w->hlen); free(w->scratch); free(w->ocls); free(w->mark);
-    free(w->pend); free(w->plen); free(w->pending);
+    free(w->yq); free(w->yhead); free(w->ytail); free(w->yat);
     free(w);
 }
 
@@ -122,7 +128,8 @@ static bool reserve_objects(swp_ws *w, const pool_alloc *a)
     int64_t need_heap = 2 * (int64_t)a->n_objects + 16 * (int64_t)a->n_classes;
     if (need_heap > w->cap_heap) {
         size_t nh = (size_t)(need_heap + need_heap / 2);
-        if (!grow(&w->heap, nh, sizeof *w->heap) || !grow(&w->scratch, nh, sizeof *w->scratch))
+        if (!grow(&w->heap, nh, sizeof *w->heap) || !grow(&w->yq, nh, sizeof *w->yq) ||
+            !grow(&w->scratch, nh, sizeof *w->scratch))
             return false;
         w->cap_heap = (int64_t)nh;
     }
@@ -133,7 +140,7 @@ static bool reserve_objects(swp_ws *w, const pool_alloc *a)
     if (!grow(&w->occ, nc, sizeof *w->occ) || !grow(&w->free_after, nc, sizeof *w->free_after) ||
         !grow(&w->fq, nc, sizeof *w->fq) || !grow(&w->cur, nc, sizeof *w->cur) ||
         !grow(&w->ocls, nc, sizeof *w->ocls) || !grow(&w->mark, nc, sizeof *w->mark) ||
-        !grow(&w->pend, nc, sizeof *w->pend) || !grow(&w->pending, nc, sizeof *w->pending))
+        !grow(&w->yat, nc, sizeof *w->yat))
         return false;
     w->cap_obj = (int32_t)nc;
     return true;
@@ -241,30 +248,54 @@ static void heap_push(ctx *c, int32_t o)
     push_entry(w, w->ocls[o], e);
 }
 
-/* Object o's key changed (its tensor was used or just placed): forget its
- * entry and queue it for its class's next pick. */
+/* Object o's tensor was used (or just placed) at the current position: its
+ * heap entry is forgotten and it waits, young, at the back of its class's
+ * FIFO.  A full FIFO first drops its stale entries (at most cnt[k] are
+ * current, and it has room for 2 cnt[k] + 16). */
 static void heap_defer(ctx *c, int32_t o)
 {
     swp_ws *w = c->w;
     w->cur[o] = 0;
-    if (w->pending[o])
+    if (w->yat[o] == c->pos)
         return;
     int32_t k = w->ocls[o];
-    w->pending[o] = 1;
-    w->pend[c->a->first_obj[k] + w->plen[k]++] = o;
+    uint64_t *q = w->yq + w->hoff[k];
+    if (w->ytail[k] == w->hoff[k + 1] - w->hoff[k]) {
+        int32_t n = 0;
+        for (int32_t i = w->yhead[k]; i < w->ytail[k]; i++)
+            if (w->yat[entry_obj(q[i])] == (int32_t)(q[i] >> 32))
+                q[n++] = q[i];
+        w->yhead[k] = 0;
+        w->ytail[k] = n;
+    }
+    w->yat[o] = c->pos;
+    q[w->ytail[k]++] = (uint64_t)c->pos << 32 | (uint32_t)(UINT32_MAX - (uint32_t)o);
 }
 
-/* Pushes class k's queued objects that still hold a tensor, with their keys now. */
-static void heap_flush(ctx *c, int32_t k)
+static inline bool old_enough(const ctx *c, int32_t lp, double now, double thr)
+{
+    return c->o->victim == SWP_LRU || lp < 0 || now - c->w->tprefix[lp + 1] >= thr;
+}
+
+/* Moves class k's objects that have grown old (every one under LRU) from
+ * the front of its FIFO into its heap, with their keys now. */
+static void heap_promote(ctx *c, int32_t k, double now, double thr)
 {
     swp_ws *w = c->w;
-    int32_t *q = w->pend + c->a->first_obj[k];
-    for (int32_t i = 0; i < w->plen[k]; i++) {
-        w->pending[q[i]] = 0;
-        if (w->occ[q[i]] >= 0)
-            heap_push(c, q[i]);
+    const uint64_t *q = w->yq + w->hoff[k];
+    while (w->yhead[k] < w->ytail[k]) {
+        uint64_t e = q[w->yhead[k]];
+        int32_t o = entry_obj(e), lp = (int32_t)(e >> 32);
+        if (w->yat[o] == lp) {
+            if (!old_enough(c, lp, now, thr))
+                break;
+            w->yat[o] = -1;
+            heap_push(c, o);
+        }
+        w->yhead[k]++;
     }
-    w->plen[k] = 0;
+    if (w->yhead[k] == w->ytail[k])
+        w->yhead[k] = w->ytail[k] = 0;
 }
 
 static inline void heap_remove(ctx *c, int32_t o) { c->w->cur[o] = 0; }
@@ -294,6 +325,7 @@ static sa_status close_placement(ctx *c, int32_t t, int32_t end)
     if (!plan_add_placement(c->p, t, c->a->obj_offset[o], w->place_begin[t], end))
         return oom(c);
     heap_remove(c, o);
+    w->yat[o] = -1;
     w->occ[o] = -1;
     w->free_after[o] = end;
     w->prev_end[t] = end;
@@ -327,48 +359,46 @@ static sa_status evict(ctx *c, int32_t o)
 }
 
 /* Picks the victim object in class k, or -1 when every occupant is pinned.
- * Belady takes the best victim last used at least the threshold ago, else the
- * best unpinned one; LRU the best unpinned one.  Candidates come off the heap
- * best first and go back unchanged (the caller's evict removes the victim). */
-static inline bool good_victim(const ctx *c, int32_t t, double now, double thr)
+ * Belady takes the best victim last used at least the threshold ago (the
+ * heap's best unpinned entry), else the best unpinned young one; LRU the best
+ * unpinned one (nothing stays young).  Pinned objects on top of the heap are
+ * taken out for the moment and go back unchanged. */
+static int32_t best_young(ctx *c, int32_t k)
 {
-    int32_t lp = c->w->last_use_pos[t];
-    return c->o->victim == SWP_LRU || lp < 0 || now - c->w->tprefix[lp + 1] >= thr;
+    swp_ws *w = c->w;
+    const uint64_t *q = w->yq + w->hoff[k];
+    uint64_t best = 0;
+    for (int32_t i = w->yhead[k]; i < w->ytail[k]; i++) {
+        int32_t o = entry_obj(q[i]);
+        if (w->yat[o] != (int32_t)(q[i] >> 32) || w->pin[w->occ[o]] == c->pos)
+            continue;
+        uint64_t e = heap_entry(c, o, w->occ[o]);
+        if (e > best)
+            best = e;
+    }
+    return best ? entry_obj(best) : -1;
 }
 
 static int32_t pick_victim(ctx *c, int32_t k)
 {
     swp_ws *w = c->w;
-    heap_flush(c, k);
-    uint64_t e = heap_top(w, k);
-    if (e == 0)
-        return -1;
     double now = w->tprefix[c->pos];
     double thr = c->o->threshold_scale *
                  sim_transfer_alone_us(c->dev, c->a->obj_bytes[k], PLAN_STREAM_D2H);
-    int32_t top = entry_obj(e), t = w->occ[top];
-    if (w->pin[t] != c->pos && good_victim(c, t, now, thr))
-        return top; /* the common case: the best victim is usable */
-    /* walk down the candidates best first, taking each out of the heap for
-     * the moment (forgetting it also hides its duplicates) */
-    int32_t best = -1, best_any = -1, n = 0;
-    for (; e != 0; e = heap_top(w, k)) {
+    heap_promote(c, k, now, thr);
+    int32_t best = -1, n = 0;
+    for (uint64_t e = heap_top(w, k); e != 0; e = heap_top(w, k)) {
         int32_t o = entry_obj(e);
-        w->cur[o] = 0;
-        w->scratch[n++] = o;
-        t = w->occ[o];
-        if (w->pin[t] == c->pos)
-            continue;
-        if (best_any < 0)
-            best_any = o;
-        if (good_victim(c, t, now, thr)) {
+        if (w->pin[w->occ[o]] != c->pos) {
             best = o;
             break;
         }
+        w->cur[o] = 0; /* pinned: out of the way until the pick is made */
+        w->scratch[n++] = o;
     }
     for (int32_t i = 0; i < n; i++)
         heap_push(c, w->scratch[i]);
-    return best >= 0 ? best : best_any;
+    return best >= 0 ? best : best_young(c, k);
 }
 
 /* Finds an object for t: in its own class a free one (oldest freed first) or
@@ -558,11 +588,11 @@ static void start_pass(ctx *c)
             w->free_after[o] = -1;
             w->cur[o] = 0;
             w->mark[o] = 0;
-            w->pending[o] = 0;
+            w->yat[o] = -1;
             w->ocls[o] = k;
         }
         w->hlen[k] = 0;
-        w->plen[k] = 0;
+        w->yhead[k] = w->ytail[k] = 0;
         w->hoff[k + 1] = w->hoff[k] + 2 * a->cnt[k] + 16;
     }
     w->stamp = 0;
