@@ -71,11 +71,57 @@ void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need);
  * objects, so pools are sized by pool_need where memory allows. */
 void pool_need_shared(const pool_alloc *a, const dfg_graph *g, int32_t *need);
 
+/* Splitting an object between tensors (the planner's last resort, swp.c).
+ * When an op's tensors outnumber the objects that could hold them whole, the
+ * planner places them largest first: an object of the tensor's own class,
+ * else the spare end of an object the op already holds (the best fit: the
+ * least spare that is enough, at a POOL_ALIGN-aligned offset, at most
+ * POOL_SPLIT_MAX tensors per object), else a whole object of the next larger
+ * class that has one.  pool_split_fit is that choice among the op's objects:
+ * cap[i] object bytes, top[i] end of its last tensor, n_ten[i] its tensors;
+ * -1 when none has room. */
+#define POOL_SPLIT_MAX 8
+
+static inline int32_t pool_split_fit(const int64_t *cap, const int64_t *top, const int32_t *n_ten, int32_t n,
+                                     int64_t bytes)
+{
+    int32_t best = -1;
+    int64_t best_left = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int64_t left = cap[i] - pool_align(top[i]) - bytes;
+        if (n_ten[i] < POOL_SPLIT_MAX && left >= 0 && (best < 0 || left < best_left)) {
+            best = i;
+            best_left = left;
+        }
+    }
+    return best;
+}
+
+/* True when every op of g can place its tensors as above in a's objects
+ * (cnt and obj_bytes), all other tensors evicted.  Allocates scratch; false
+ * on OOM too. */
+bool pool_fits_split(const pool_alloc *a, const dfg_graph *g);
+
+/* The pool floors with splitting: starting from pool_need_shared's, drops
+ * objects, largest first, while the pool still fits by pool_fits_split, until
+ * the floors fit memory_bytes.  a's cls and obj_bytes (pool_layout_sizes) are
+ * used, cnt is scratch and ends as need.  false when they cannot fit (need
+ * then holds the lowest floors reached) or on OOM. */
+bool pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, int32_t *need);
+
 /* pool_repair_cnt to the own-class floors (pool_need) or, when those do not
- * fit, to the borrowing floors (pool_need_shared): the search's repair.  need
- * is scratch (n_sizes); false when neither fits.  Allocation-free but for
- * pool_layout's growth. */
-bool pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes);
+ * fit, to the borrowing floors (pool_need_shared), or else, when split, to
+ * the splitting floors (pool_need_split): the search's repair.  The search
+ * sets split only where no fixed-object pool fits (pool_fixed_fits), so it
+ * never pays for splitting floors elsewhere.  need is scratch (n_sizes);
+ * false when none fits.  Allocation-free but for pool_layout's growth and the
+ * splitting floors' scratch. */
+bool pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes, bool split);
+
+/* *fits = whether some pool of whole objects fits memory_bytes (one class per
+ * size at the borrowing floors of pool_need_shared, the lowest there is).
+ * false on OOM. */
+bool pool_fixed_fits(const dfg_graph *g, int64_t memory_bytes, bool *fits);
 
 /* Shrinks cnt to fit memory_bytes as the paper repairs it: every class gives
  * up about the same number of bytes (so counts fall in inverse proportion to
@@ -99,8 +145,9 @@ sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, 
  * `topo` policy's allocation and a starting point for the search.  When the
  * per-class floors do not fit memory, the closest sizes share classes until
  * they do; when not even one class fits, one class per size again with the
- * borrowing floors of pool_need_shared.  SA_EINFEASIBLE (err gives that
- * floor and the largest op) means no fixed-object pool fits memory_bytes. */
+ * borrowing floors of pool_need_shared, and when those do not fit, with the
+ * splitting floors of pool_need_split.  SA_EINFEASIBLE (err gives the lowest
+ * floor and the largest op) means no pool fits memory_bytes. */
 sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
                             sa_err *err);
 

@@ -52,6 +52,7 @@ typedef struct gctx {
     swp_opts so;
     int32_t n;       /* ops */
     int32_t ns;      /* distinct sizes */
+    bool split;      /* no fixed-object pool fits: pools rely on splitting objects */
 } gctx;
 
 static void tws_free(tws *w)
@@ -225,7 +226,7 @@ static void mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a)
 static double evaluate(const gctx *c, tws *w, indiv *x)
 {
     sa_err err;
-    if (!pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes))
+    if (!pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes, c->split))
         return HUGE_VAL;
     /* repair only shrinks; memory left unused is never better used idle */
     pool_top_up(&x->a, c->dev->memory_bytes);
@@ -299,7 +300,7 @@ sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o,
     int32_t np = o->population < 2 ? 2 : o->population + (o->population & 1);
     int32_t nkids = 2 * np, total = np + nkids;
     int threads = o->threads > 0 ? o->threads : 1;
-    gctx c = {g, dev, o, {0}, g->n_ops, g->n_sizes};
+    gctx c = {g, dev, o, {0}, g->n_ops, g->n_sizes, false};
     swp_opts_default(&c.so);
     double t0 = omp_get_wtime();
 
@@ -326,6 +327,11 @@ sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o,
     memcpy(pop[0].sch, g->topo, (size_t)c.n * sizeof *g->topo);
     if ((st = pool_fine_grained(&pop[0].a, g, g->topo, dev->memory_bytes, err)))
         goto done;
+    if (!pool_fixed_fits(g, dev->memory_bytes, &c.split)) {
+        st = sa_fail(err, SA_ENOMEM, "out of memory starting the search");
+        goto done;
+    }
+    c.split = !c.split;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (int32_t i = 1; i < np; i++) {
         rng r;

@@ -188,13 +188,100 @@ void pool_need_shared(const pool_alloc *a, const dfg_graph *g, int32_t *need)
         need[c] -= need[c + 1];
 }
 
-bool pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes)
+bool pool_fits_split(const pool_alloc *a, const dfg_graph *g)
+{
+    int32_t nc = a->n_classes, maxuse = 1;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (g->ops[i].n_use > maxuse)
+            maxuse = g->ops[i].n_use;
+    int32_t *avail = malloc((size_t)nc * sizeof *avail), *ord = malloc((size_t)maxuse * sizeof *ord);
+    int32_t *n_ten = malloc((size_t)maxuse * sizeof *n_ten);
+    int64_t *cap = malloc((size_t)maxuse * sizeof *cap), *top = malloc((size_t)maxuse * sizeof *top);
+    bool ok = avail && ord && n_ten && cap && top;
+    for (int32_t i = 0; ok && i < g->n_ops; i++) {
+        const dfg_op *o = &g->ops[i];
+        /* largest first; equal sizes in use order, as the planner takes them */
+        for (int32_t k = 0; k < o->n_use; k++) {
+            int32_t j = k;
+            for (; j > 0 && g->tensors[o->use[ord[j - 1]]].bytes < g->tensors[o->use[k]].bytes; j--)
+                ord[j] = ord[j - 1];
+            ord[j] = k;
+        }
+        memcpy(avail, a->cnt, (size_t)nc * sizeof *avail);
+        int32_t n_obj = 0;
+        for (int32_t k = 0; ok && k < o->n_use; k++) {
+            const dfg_tensor *t = &g->tensors[o->use[ord[k]]];
+            int32_t c = a->cls[t->size_idx];
+            if (avail[c] == 0) {
+                int32_t s = pool_split_fit(cap, top, n_ten, n_obj, t->bytes);
+                if (s >= 0) {
+                    top[s] = pool_align(top[s]) + t->bytes;
+                    n_ten[s]++;
+                    continue;
+                }
+                while (c < nc && avail[c] == 0)
+                    c++;
+                if (c == nc) {
+                    ok = false;
+                    break;
+                }
+            }
+            avail[c]--;
+            cap[n_obj] = a->obj_bytes[c];
+            top[n_obj] = t->bytes;
+            n_ten[n_obj++] = 1;
+        }
+        if (!ok)
+            break;
+    }
+    bool fits = ok && avail && ord && n_ten && cap && top;
+    free(avail);
+    free(ord);
+    free(n_ten);
+    free(cap);
+    free(top);
+    return fits;
+}
+
+bool pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, int32_t *need)
+{
+    int32_t nc = a->n_classes;
+    int32_t *keep = malloc((size_t)nc * sizeof *keep);
+    if (!keep)
+        return false;
+    memcpy(keep, a->cnt, (size_t)nc * sizeof *keep);
+    pool_need_shared(a, g, need);
+    int64_t bytes = 0;
+    for (int32_t c = 0; c < nc; c++) {
+        a->cnt[c] = need[c];
+        bytes += (int64_t)need[c] * a->obj_bytes[c];
+    }
+    /* Largest objects first (they free the most), each class until dropping
+     * one more no longer fits; a class that failed is not tried again. */
+    for (int32_t c = nc - 1; c >= 0 && bytes > memory_bytes; c--)
+        while (bytes > memory_bytes && a->cnt[c] > 0) {
+            a->cnt[c]--;
+            if (!pool_fits_split(a, g)) {
+                a->cnt[c]++;
+                break;
+            }
+            bytes -= a->obj_bytes[c];
+        }
+    memcpy(need, a->cnt, (size_t)nc * sizeof *need);
+    memcpy(a->cnt, keep, (size_t)nc * sizeof *keep);
+    free(keep);
+    return bytes <= memory_bytes;
+}
+
+bool pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes, bool split)
 {
     pool_need(a, g, need);
     if (pool_repair_cnt(a, g, need, memory_bytes))
         return true;
     pool_need_shared(a, g, need);
-    return pool_repair_cnt(a, g, need, memory_bytes);
+    if (pool_repair_cnt(a, g, need, memory_bytes))
+        return true;
+    return split && pool_need_split(a, g, memory_bytes, need) && pool_repair_cnt(a, g, need, memory_bytes);
 }
 
 bool pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes)
@@ -318,6 +405,22 @@ static void one_class_per_size(pool_alloc *a)
     pool_repair_cls(a);
 }
 
+bool pool_fixed_fits(const dfg_graph *g, int64_t memory_bytes, bool *fits)
+{
+    pool_alloc a;
+    int32_t *need = calloc((size_t)g->n_sizes + 1, sizeof *need);
+    if (!need || !pool_alloc_init(&a, g->n_sizes)) {
+        free(need);
+        return false;
+    }
+    one_class_per_size(&a);
+    int64_t lowest = floor_bytes(&a, g, true, need);
+    *fits = lowest <= memory_bytes;
+    pool_alloc_free(&a);
+    free(need);
+    return lowest != INT64_MAX;
+}
+
 sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
                             sa_err *err)
 {
@@ -351,28 +454,40 @@ sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *sc
     }
     bool shared = own_floor > memory_bytes;
     if (shared) {
-        /* The last resort: one class per size again, with floors that count
+        /* The last resorts: one class per size again, with floors that count
          * on tensors borrowing larger objects when their own class is full
          * (swp.c does).  The smallest floor of any fixed-object pool: sharing
-         * a class only pads small tensors up to larger objects. */
+         * a class only pads small tensors up to larger objects.  Below it,
+         * the planner splits objects between an op's smaller tensors, and
+         * the floors drop the objects that makes unnecessary. */
         one_class_per_size(a);
         int64_t lowest = floor_bytes(a, g, true, need);
-        if (lowest > memory_bytes) {
+        if (lowest > memory_bytes && !pool_need_split(a, g, memory_bytes, need)) {
+            lowest = 0;
+            for (int32_t c = 0; c < a->n_classes; c++)
+                lowest += (int64_t)need[c] * a->obj_bytes[c];
             int32_t op = -1;
             int64_t one = dfg_max_op_bytes(g, &op);
             free(need);
             free(demand);
             return sa_fail(err, SA_EINFEASIBLE,
-                           "a fixed-object pool needs at least %lld bytes so that every op can hold its tensors at "
-                           "once (objects are not split between sizes; the largest op, %d \"%s\", needs %lld alone), "
+                           "the pool needs at least %lld bytes so that every op can hold its tensors at once (even "
+                           "splitting objects between an op's tensors; the largest op, %d \"%s\", needs %lld alone), "
                            "more than the %lld bytes of memory",
                            (long long)lowest, op, op >= 0 ? g->ops[op].name : "", (long long)one,
                            (long long)memory_bytes);
         }
     }
-    pool_class_demand(a, g, schedule, need, demand);
-    if (shared)
-        pool_need_shared(a, g, need);
+    /* need keeps the floors chosen above (borrowing or splitting) */
+    int32_t *own = shared ? calloc((size_t)a->n_sizes + 1, sizeof *own) : need;
+    if (!own) {
+        free(need);
+        free(demand);
+        return sa_fail(err, SA_ENOMEM, "out of memory sizing the pool");
+    }
+    pool_class_demand(a, g, schedule, own, demand);
+    if (own != need)
+        free(own);
     sa_status st = pool_fill_cnt(a, g, need, demand, memory_bytes, err);
     free(need);
     free(demand);

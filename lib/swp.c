@@ -50,6 +50,25 @@ struct swp_ws {
      * tensor used by many ops in a row enters the heap once, not per use. */
     uint64_t *yq;
     int32_t *yhead, *ytail, *yat;
+    /* Splitting (the last resort, see place_split): an object may hold
+     * several tensors, a list from occ[o] through tnext, each at toff bytes
+     * into it.  Its "period" runs from the first tenant's arrival to the last
+     * one's departure; pe[o * POOL_SPLIT_MAX ..] keeps the ends of tenants
+     * that left during it (pe_n), and once it empties the next tenants wait
+     * for all of them: free_after[o] and fx[o * POOL_SPLIT_MAX ..] (nfx). */
+    int32_t *tnext, *fresh;     /* per tensor; fresh: position where place_split took its object */
+    unsigned char *away;        /* per tensor: AT_HOME, BORROWED or SPLIT (below) */
+    int64_t *toff;              /* tnext and toff are -1 and 0 unless away is SPLIT */
+    int32_t *pe, *pe_n, *fx, *nfx;
+    unsigned char *tight;       /* per op: its tensors outnumber the objects that could hold them */
+    int32_t *top_size;          /* per op: the largest size index among its tensors */
+    /* per tensor, flat copies of what the hot loops read from dfg_tensor:
+     * its class in this run's pool, and whether it is persistent */
+    int32_t *tcls;
+    unsigned char *tpers;
+    double *thr;                /* per class: the Belady recency threshold, us */
+    int32_t *ord, *sobj, *sten, *kused; /* place_split / fits_whole scratch; kused per class */
+    int64_t *scap, *stop;
     int64_t cap_heap;
     int32_t *deps;              /* scratch for one node's deps */
     int32_t cap_deps;
@@ -84,15 +103,37 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->wasted = calloc(nt, 1);
     w->s_obj = calloc(nt, sizeof(int32_t));
     w->e_obj = calloc(nt, sizeof(int32_t));
-    w->cap_deps = 2 * maxuse + 8;
+    w->cap_deps = (POOL_SPLIT_MAX + 3) * maxuse + 8;
     w->deps = calloc((size_t)w->cap_deps, sizeof(int32_t));
     w->fq_head = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     w->fq_len = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     w->hlen = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     w->hoff = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     w->yhead = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->kused = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->thr = calloc((size_t)g->n_sizes + 1, sizeof(double));
+    w->tnext = calloc(nt, sizeof(int32_t));
+    w->fresh = calloc(nt, sizeof(int32_t));
+    w->away = calloc(nt, 1);
+    w->toff = calloc(nt, sizeof(int64_t));
+    w->tight = calloc(no, 1);
+    w->top_size = calloc(no, sizeof(int32_t));
+    w->tcls = calloc(nt, sizeof(int32_t));
+    w->tpers = calloc(nt, 1);
+    for (int32_t t = 0; w->tpers && t < g->n_tensors; t++)
+        w->tpers[t] = dfg_kind_persistent(g->tensors[t].kind);
+    for (int32_t i = 0; w->top_size && i < g->n_ops; i++)
+        for (int32_t k = 0; k < g->ops[i].n_use; k++)
+            if (g->tensors[g->ops[i].use[k]].size_idx > w->top_size[i])
+                w->top_size[i] = g->tensors[g->ops[i].use[k]].size_idx;
+    w->ord = calloc((size_t)maxuse + 1, sizeof(int32_t));
+    w->sobj = calloc((size_t)maxuse + 1, sizeof(int32_t));
+    w->sten = calloc((size_t)maxuse + 1, sizeof(int32_t));
+    w->scap = calloc((size_t)maxuse + 1, sizeof(int64_t));
+    w->stop = calloc((size_t)maxuse + 1, sizeof(int64_t));
     w->ytail = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
-    if (!w->hlen || !w->hoff || !w->yhead || !w->ytail || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
+    if (!w->hlen || !w->hoff || !w->yhead || !w->ytail || !w->kused || !w->thr || !w->tnext || !w->fresh || !w->away || !w->toff ||
+        !w->tight || !w->top_size || !w->tcls || !w->tpers || !w->ord || !w->sobj || !w->sten || !w->scap || !w->stop || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
         !w->last_use_pos || !w->host_ready || !w->place_begin || !w->pin || !w->prev_end ||
         !w->host_valid || !w->wasted ||
         !w->s_obj || !w->e_obj || !w->deps || !w->fq_head || !w->fq_len) {
@@ -112,6 +153,8 @@ void swp_ws_free(swp_ws *w)
     free(w->occ); free(w->free_after); free(w->fq); free(w->fq_head); free(w->fq_len); free(w->deps);
     free(w->heap); free(w->cur); free(w->hoff); free(w->hlen); free(w->scratch); free(w->ocls); free(w->mark);
     free(w->yq); free(w->yhead); free(w->ytail); free(w->yat);
+    free(w->tnext); free(w->fresh); free(w->away); free(w->toff); free(w->pe); free(w->pe_n); free(w->fx); free(w->nfx);
+    free(w->tight); free(w->top_size); free(w->tcls); free(w->tpers); free(w->ord); free(w->sobj); free(w->sten); free(w->kused); free(w->thr); free(w->scap); free(w->stop);
     free(w);
 }
 
@@ -140,7 +183,9 @@ static bool reserve_objects(swp_ws *w, const pool_alloc *a)
     if (!grow(&w->occ, nc, sizeof *w->occ) || !grow(&w->free_after, nc, sizeof *w->free_after) ||
         !grow(&w->fq, nc, sizeof *w->fq) || !grow(&w->cur, nc, sizeof *w->cur) ||
         !grow(&w->ocls, nc, sizeof *w->ocls) || !grow(&w->mark, nc, sizeof *w->mark) ||
-        !grow(&w->yat, nc, sizeof *w->yat))
+        !grow(&w->yat, nc, sizeof *w->yat) || !grow(&w->pe_n, nc, sizeof *w->pe_n) ||
+        !grow(&w->nfx, nc, sizeof *w->nfx) || !grow(&w->pe, nc * POOL_SPLIT_MAX, sizeof *w->pe) ||
+        !grow(&w->fx, nc * POOL_SPLIT_MAX, sizeof *w->fx))
         return false;
     w->cap_obj = (int32_t)nc;
     return true;
@@ -160,7 +205,12 @@ typedef struct ctx {
     int32_t demand_node;  /* compute node of the previous op (odswap) */
 } ctx;
 
-static inline int32_t class_of(const ctx *c, int32_t t) { return c->a->cls[c->g->tensors[t].size_idx]; }
+static inline int32_t class_of(const ctx *c, int32_t t) { return c->w->tcls[t]; }
+
+/* Where a resident tensor sits: alone at the start of an object of its own
+ * class; alone in an object of a larger class; or in an object split this
+ * period (beside other tensors, or once beside them). */
+enum { AT_HOME, BORROWED, SPLIT };
 
 static inline bool node_on_compute(const plan *p, int32_t v)
 {
@@ -191,6 +241,36 @@ static inline uint64_t heap_entry(const ctx *c, int32_t o, int32_t t)
 }
 
 static inline int32_t entry_obj(uint64_t e) { return (int32_t)(UINT32_MAX - (uint32_t)e); }
+
+/* An object split between tensors goes as a whole, so it is as good a victim
+ * as its worst tenant: the one needed soonest (Belady) or used last (LRU). */
+static uint64_t split_entry(const ctx *c, int32_t o, uint64_t e)
+{
+    for (int32_t t = c->w->tnext[c->w->occ[o]]; t >= 0; t = c->w->tnext[t]) {
+        uint64_t f = heap_entry(c, o, t);
+        if (f < e)
+            e = f;
+    }
+    return e;
+}
+
+static inline uint64_t obj_entry(const ctx *c, int32_t o)
+{
+    int32_t t = c->w->occ[o];
+    uint64_t e = heap_entry(c, o, t);
+    return c->w->away[t] != SPLIT ? e : split_entry(c, o, e);
+}
+
+static inline bool obj_pinned(const ctx *c, int32_t o)
+{
+    int32_t t = c->w->occ[o];
+    if (c->w->away[t] != SPLIT)
+        return c->w->pin[t] == c->pos;
+    for (; t >= 0; t = c->w->tnext[t])
+        if (c->w->pin[t] == c->pos)
+            return true;
+    return false;
+}
 
 static void sift_down(uint64_t *h, int32_t n, int32_t i, uint64_t e)
 {
@@ -243,7 +323,7 @@ static void push_entry(swp_ws *w, int32_t k, uint64_t e)
 static void heap_push(ctx *c, int32_t o)
 {
     swp_ws *w = c->w;
-    uint64_t e = heap_entry(c, o, w->occ[o]);
+    uint64_t e = obj_entry(c, o);
     w->cur[o] = e;
     push_entry(w, w->ocls[o], e);
 }
@@ -252,7 +332,7 @@ static void heap_push(ctx *c, int32_t o)
  * heap entry is forgotten and it waits, young, at the back of its class's
  * FIFO.  A full FIFO first drops its stale entries (at most cnt[k] are
  * current, and it has room for 2 cnt[k] + 16). */
-static void heap_defer(ctx *c, int32_t o)
+static inline __attribute__((always_inline)) void heap_defer(ctx *c, int32_t o)
 {
     swp_ws *w = c->w;
     w->cur[o] = 0;
@@ -317,28 +397,52 @@ static uint64_t heap_top(swp_ws *w, int32_t k)
 
 static sa_status oom(ctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory while planning"); }
 
-/* Closes t's current placement at node `end` and frees its object. */
+/* Closes t's current placement at node `end`; its object is free once its
+ * last tenant has left (occ[o] < 0), and the next tenants wait for every
+ * tenant of the period that ended. */
 static sa_status close_placement(ctx *c, int32_t t, int32_t end)
 {
     swp_ws *w = c->w;
     int32_t o = w->obj_of[t];
-    if (!plan_add_placement(c->p, t, c->a->obj_offset[o], w->place_begin[t], end))
+    if (!plan_add_placement(c->p, t, c->a->obj_offset[o] + w->toff[t], w->place_begin[t], end))
         return oom(c);
-    heap_remove(c, o);
-    w->yat[o] = -1;
-    w->occ[o] = -1;
-    w->free_after[o] = end;
+    if (w->away[t] != SPLIT || (w->occ[o] == t && w->tnext[t] < 0)) { /* the last tenant */
+        int32_t n = w->away[t] == SPLIT ? w->pe_n[o] : 0; /* no one left before it otherwise */
+        if (n > 0) {
+            memcpy(w->fx + (size_t)o * POOL_SPLIT_MAX, w->pe + (size_t)o * POOL_SPLIT_MAX, (size_t)n * sizeof *w->fx);
+            w->pe_n[o] = 0;
+        }
+        w->nfx[o] = n;
+        heap_remove(c, o);
+        w->yat[o] = -1;
+        w->occ[o] = -1;
+        w->free_after[o] = end;
+    } else {
+        int32_t *pp = &w->occ[o];
+        while (*pp != t)
+            pp = &w->tnext[*pp];
+        *pp = w->tnext[t];
+        if (w->pe_n[o] == POOL_SPLIT_MAX)
+            return sa_fail(c->err, SA_EINTERNAL, "planner: object %d had more than %d tensors", o, POOL_SPLIT_MAX);
+        w->pe[(size_t)o * POOL_SPLIT_MAX + w->pe_n[o]++] = end;
+        heap_defer(c, o); /* its key may have changed */
+    }
+    if (w->away[t] == SPLIT) {
+        w->toff[t] = 0;
+        w->tnext[t] = -1;
+    }
+    w->away[t] = AT_HOME;
     w->prev_end[t] = end;
     w->obj_of[t] = -1;
     return SA_OK;
 }
 
-/* Evicts the tensor in object o: a swap-out when the host copy is stale,
- * otherwise a drop once its last reader is done. */
-static sa_status evict(ctx *c, int32_t o)
+/* Evicts tensor v: a swap-out when the host copy is stale, otherwise a drop
+ * once its last reader is done. */
+static sa_status evict_tensor(ctx *c, int32_t v)
 {
     swp_ws *w = c->w;
-    int32_t v = w->occ[o], end;
+    int32_t end;
     if (w->host_valid[v] && w->last_use_node[v] >= 0) {
         end = w->last_use_node[v];
     } else {
@@ -358,6 +462,15 @@ static sa_status evict(ctx *c, int32_t o)
     return close_placement(c, v, end);
 }
 
+/* Empties object o: every tenant leaves. */
+static sa_status evict(ctx *c, int32_t o)
+{
+    sa_status st = SA_OK;
+    while (c->w->occ[o] >= 0 && !(st = evict_tensor(c, c->w->occ[o])))
+        ;
+    return st;
+}
+
 /* Picks the victim object in class k, or -1 when every occupant is pinned.
  * Belady takes the best victim last used at least the threshold ago (the
  * heap's best unpinned entry), else the best unpinned young one; LRU the best
@@ -370,9 +483,9 @@ static int32_t best_young(ctx *c, int32_t k)
     uint64_t best = 0;
     for (int32_t i = w->yhead[k]; i < w->ytail[k]; i++) {
         int32_t o = entry_obj(q[i]);
-        if (w->yat[o] != (int32_t)(q[i] >> 32) || w->pin[w->occ[o]] == c->pos)
+        if (w->yat[o] != (int32_t)(q[i] >> 32) || obj_pinned(c, o))
             continue;
-        uint64_t e = heap_entry(c, o, w->occ[o]);
+        uint64_t e = obj_entry(c, o);
         if (e > best)
             best = e;
     }
@@ -383,13 +496,11 @@ static int32_t pick_victim(ctx *c, int32_t k)
 {
     swp_ws *w = c->w;
     double now = w->tprefix[c->pos];
-    double thr = c->o->threshold_scale *
-                 sim_transfer_alone_us(c->dev, c->a->obj_bytes[k], PLAN_STREAM_D2H);
-    heap_promote(c, k, now, thr);
+    heap_promote(c, k, now, w->thr[k]);
     int32_t best = -1, n = 0;
     for (uint64_t e = heap_top(w, k); e != 0; e = heap_top(w, k)) {
         int32_t o = entry_obj(e);
-        if (w->pin[w->occ[o]] != c->pos) {
+        if (!obj_pinned(c, o)) {
             best = o;
             break;
         }
@@ -401,17 +512,15 @@ static int32_t pick_victim(ctx *c, int32_t k)
     return best >= 0 ? best : best_young(c, k);
 }
 
-/* Finds an object for t: in its own class a free one (oldest freed first) or
- * an evicted one; when every object of the class holds a tensor of the
- * running op, the same in the next larger class, and so on.  Borrowing only
- * then keeps plans that fit without it unchanged, and makes the per-op floors
- * of pool_need (suffix sums) enough. */
-static sa_status acquire(ctx *c, int32_t t, int32_t *obj)
+/* A free object (oldest freed first) or an evicted one, from the smallest
+ * class in [k0, k1) that has one; -1 when every object there holds a tensor
+ * of the running op. */
+static inline __attribute__((always_inline)) sa_status take_whole(ctx *c, int32_t k0, int32_t k1, int32_t *obj)
 {
     swp_ws *w = c->w;
     const pool_alloc *a = c->a;
-    int32_t k0 = class_of(c, t), o = -1;
-    for (int32_t k = k0; k < a->n_classes && o < 0; k++) {
+    int32_t o = -1;
+    for (int32_t k = k0; k < k1 && o < 0; k++) {
         int32_t span = a->cnt[k];
         if (w->fq_len[k] > 0) {
             o = w->fq[a->first_obj[k] + w->fq_head[k]];
@@ -423,17 +532,42 @@ static sa_status acquire(ctx *c, int32_t t, int32_t *obj)
                 return st;
         }
     }
-    if (o < 0) {
-        int32_t op = c->sch[c->pos];
-        return sa_fail(c->err, SA_EINFEASIBLE,
-                       "op %d (\"%s\") needs more tensors of %lld bytes or more at once than the pool's %d objects "
-                       "that can hold them",
-                       op, c->g->ops[op].name, (long long)c->g->sizes[c->g->tensors[t].size_idx],
-                       a->first_obj[a->n_classes] - a->first_obj[k0]);
-    }
-    w->occ[o] = t;
-    w->obj_of[t] = o; /* enters the heap once the op is planned (plan_op) */
     *obj = o;
+    return SA_OK;
+}
+
+static sa_status no_room(ctx *c, int32_t t)
+{
+    int32_t op = c->sch[c->pos], k0 = class_of(c, t);
+    return sa_fail(c->err, SA_EINFEASIBLE,
+                   "op %d (\"%s\") needs more tensors of %lld bytes or more at once than the pool's %d objects "
+                   "that can hold them",
+                   op, c->g->ops[op].name, (long long)c->g->sizes[c->g->tensors[t].size_idx],
+                   c->a->first_obj[c->a->n_classes] - c->a->first_obj[k0]);
+}
+
+/* t alone at the start of object o; it enters the heap once the op is planned. */
+static inline void settle(ctx *c, int32_t t, int32_t o)
+{
+    swp_ws *w = c->w;
+    w->occ[o] = t;
+    w->obj_of[t] = o;
+    w->away[t] = w->ocls[o] == class_of(c, t) ? AT_HOME : BORROWED;
+}
+
+/* Finds an object for t: in its own class a free one or an evicted one; when
+ * every object of the class holds a tensor of the running op, the same in
+ * the next larger class, and so on.  Borrowing only then keeps plans that fit
+ * without it unchanged, and makes the per-op floors of pool_need_shared
+ * (suffix sums) enough. */
+static sa_status acquire(ctx *c, int32_t t, int32_t *obj)
+{
+    sa_status st = take_whole(c, class_of(c, t), c->a->n_classes, obj);
+    if (st)
+        return st;
+    if (*obj < 0)
+        return no_room(c, t);
+    settle(c, t, *obj);
     return SA_OK;
 }
 
@@ -463,8 +597,11 @@ static inline void add_dep(swp_ws *w, int32_t *nd, int32_t v)
 static int32_t add_swap_in(ctx *c, int32_t t, int32_t obj)
 {
     swp_ws *w = c->w;
-    int32_t sd[3], n = 0, cand[3] = {w->free_after[obj], w->host_ready[t], w->prev_end[t]};
-    for (int i = 0; i < 3; i++) {
+    int32_t sd[3 + POOL_SPLIT_MAX], n = 0, nc = 3 + w->nfx[obj];
+    int32_t cand[3 + POOL_SPLIT_MAX] = {w->free_after[obj], w->host_ready[t], w->prev_end[t]};
+    for (int32_t i = 0; i < w->nfx[obj]; i++)
+        cand[3 + i] = w->fx[(size_t)obj * POOL_SPLIT_MAX + i]; /* the rest of a split period's ends */
+    for (int32_t i = 0; i < nc; i++) {
         bool dup = cand[i] < 0;
         for (int j = 0; j < n && !dup; j++)
             dup = sd[j] == cand[i];
@@ -474,6 +611,154 @@ static int32_t add_swap_in(ctx *c, int32_t t, int32_t obj)
     return plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n);
 }
 
+/* Whether op's tensors can all take whole objects: for every class k, no more
+ * of its tensors of classes >= k than objects of classes >= k (acquire's
+ * smallest-class-first then never runs out, whatever the order). */
+static bool fits_whole(ctx *c, int32_t op)
+{
+    const pool_alloc *a = c->a;
+    const dfg_op *o = &c->g->ops[op];
+    int32_t top = 0, total = a->first_obj[a->n_classes], *n_of = c->w->kused;
+    if (total - a->first_obj[a->cls[c->w->top_size[op]]] >= o->n_use)
+        return true; /* its largest class and up have an object for each tensor */
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t cl = class_of(c, o->use[k]);
+        n_of[cl]++;
+        if (cl > top)
+            top = cl;
+    }
+    bool ok = true;
+    for (int32_t cl = top, n = 0; cl >= 0; cl--) {
+        n += n_of[cl];
+        n_of[cl] = 0;
+        ok &= n <= total - a->first_obj[cl];
+    }
+    return ok;
+}
+
+/* Whether acquire alone will place the op's missing tensors now: as
+ * fits_whole, counting the objects that its resident tensors hold (those may
+ * sit in objects of other classes, or share one) as taken. */
+static bool fits_whole_now(ctx *c, const dfg_op *o)
+{
+    swp_ws *w = c->w;
+    const pool_alloc *a = c->a;
+    int32_t *used = w->kused;
+    bool ok = true;
+    w->stamp++;
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t ob = w->obj_of[o->use[k]];
+        if (ob >= 0 && w->mark[ob] != w->stamp) {
+            w->mark[ob] = w->stamp;
+            used[w->ocls[ob]]++;
+        }
+    }
+    for (int32_t k = 0; k < o->n_use && ok; k++) {
+        if (w->obj_of[o->use[k]] >= 0)
+            continue;
+        int32_t cl = class_of(c, o->use[k]);
+        while (cl < a->n_classes && used[cl] == a->cnt[cl])
+            cl++;
+        if (cl == a->n_classes)
+            ok = false;
+        else
+            used[cl]++;
+    }
+    memset(used, 0, (size_t)a->n_classes * sizeof *used);
+    return ok;
+}
+
+/* The last resort, for an op whose tensors cannot all take whole objects:
+ * they are placed as pool_fits_split counts them, largest first, each in an
+ * object of its own class, else in the spare end of an object the op holds,
+ * else in a whole object of a larger class.  Resident tensors stay only
+ * where that order would have put them (AT_HOME, in a class with an
+ * object for each of the op's tensors of it); the others leave and come back.
+ * A pool that passes pool_fits_split never fails here.  Sets fresh[t] for the
+ * tensors placed, whose swap-ins plan_op adds. */
+static sa_status place_split(ctx *c, const dfg_op *o)
+{
+    swp_ws *w = c->w;
+    const pool_alloc *a = c->a;
+    const dfg_graph *g = c->g;
+    int32_t n_obj = 0, n = 0;
+    sa_status st;
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k], ob = w->obj_of[t], cl = class_of(c, t), same = 0;
+        if (ob < 0)
+            continue;
+        for (int32_t j = 0; j < o->n_use; j++)
+            same += class_of(c, o->use[j]) == cl;
+        if (w->away[t] == AT_HOME && same <= a->cnt[cl]) {
+            w->sobj[n_obj] = ob;
+            w->scap[n_obj] = a->obj_bytes[cl];
+            w->stop[n_obj] = g->tensors[t].bytes;
+            w->sten[n_obj++] = 1;
+            continue;
+        }
+        if ((st = evict_tensor(c, t)))
+            return st;
+        if (w->occ[ob] < 0)
+            release(c, ob);
+    }
+    /* the others, largest first, equal sizes in use order */
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k], j = n;
+        if (w->obj_of[t] >= 0)
+            continue;
+        for (; j > 0 && g->tensors[w->ord[j - 1]].bytes < g->tensors[t].bytes; j--)
+            w->ord[j] = w->ord[j - 1];
+        w->ord[j] = t;
+        n++;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int32_t t = w->ord[i], cl = class_of(c, t), ob;
+        int64_t bytes = g->tensors[t].bytes;
+        if ((st = take_whole(c, cl, cl + 1, &ob)))
+            return st;
+        if (ob < 0) {
+            int32_t s = pool_split_fit(w->scap, w->stop, w->sten, n_obj, bytes);
+            if (s >= 0) {
+                ob = w->sobj[s];
+                w->toff[t] = pool_align(w->stop[s]);
+                w->stop[s] = w->toff[t] + bytes;
+                w->sten[s]++;
+                w->tnext[t] = w->tnext[w->occ[ob]];
+                w->tnext[w->occ[ob]] = t;
+                w->away[t] = w->away[w->occ[ob]] = SPLIT;
+                w->obj_of[t] = ob;
+                w->fresh[t] = c->pos;
+                continue;
+            }
+            if ((st = take_whole(c, cl + 1, a->n_classes, &ob)))
+                return st;
+            if (ob < 0)
+                return no_room(c, t);
+        }
+        settle(c, t, ob);
+        w->fresh[t] = c->pos;
+        w->sobj[n_obj] = ob;
+        w->scap[n_obj] = a->obj_bytes[w->ocls[ob]];
+        w->stop[n_obj] = bytes;
+        w->sten[n_obj++] = 1;
+    }
+    return SA_OK;
+}
+
+/* Every node a new tenant of object o waits for, unless on the compute stream
+ * (in order anyway) when compute_too is false. */
+static void add_obj_deps(ctx *c, int32_t *nd, int32_t o, bool compute_too)
+{
+    swp_ws *w = c->w;
+    if (compute_too || !node_on_compute(c->p, w->free_after[o]))
+        add_dep(w, nd, w->free_after[o]);
+    for (int32_t i = 0; i < w->nfx[o]; i++) {
+        int32_t v = w->fx[(size_t)o * POOL_SPLIT_MAX + i];
+        if (compute_too || !node_on_compute(c->p, v))
+            add_dep(w, nd, v);
+    }
+}
+
 static sa_status plan_op(ctx *c)
 {
     swp_ws *w = c->w;
@@ -481,16 +766,25 @@ static sa_status plan_op(ctx *c)
     int32_t op = c->sch[c->pos], nd = 0;
     const dfg_op *o = &g->ops[op];
     sa_status st;
-    for (int32_t k = 0; k < o->n_use; k++)
+    bool away = false;
+    for (int32_t k = 0; k < o->n_use; k++) {
         w->pin[o->use[k]] = c->pos;
+        away |= w->away[o->use[k]];
+    }
+    /* an op whose tensors cannot all take whole objects has them placed at
+     * once, splitting objects (the last resort); so does one that could, but
+     * for a resident tensor away from home (see fits_whole_now) */
+    bool split = w->tight[op] || (away && !fits_whole_now(c, o));
+    if (split && (st = place_split(c, o)))
+        return st;
     /* inputs (in-place updated tensors included) must hold valid contents */
     for (int32_t k = 0; k < o->n_in; k++) {
-        int32_t t = o->in[k], obj;
-        if (w->obj_of[t] >= 0)
+        int32_t t = o->in[k], obj = w->obj_of[t];
+        if (obj >= 0 && !(split && w->fresh[t] == c->pos))
             continue;
         if (!w->host_valid[t])
             return sa_fail(c->err, SA_EINTERNAL, "planner: tensor %d has no valid copy for op %d", t, op);
-        if ((st = acquire(c, t, &obj)))
+        if (!split && (st = acquire(c, t, &obj)))
             return st;
         int32_t si = add_swap_in(c, t, obj);
         if (si < 0)
@@ -500,11 +794,10 @@ static sa_status plan_op(ctx *c)
     }
     /* new outputs and workspace take an object when the op starts */
     for (int32_t k = o->n_in; k < o->n_use; k++) {
-        int32_t t = o->use[k], obj;
-        if ((st = acquire(c, t, &obj)))
+        int32_t t = o->use[k], obj = w->obj_of[t];
+        if (!split && (st = acquire(c, t, &obj)))
             return st;
-        if (!node_on_compute(c->p, w->free_after[obj]))
-            add_dep(w, &nd, w->free_after[obj]);
+        add_obj_deps(c, &nd, obj, false);
     }
     int32_t cn = plan_add_node(c->p, PLAN_COMPUTE, op, w->deps, nd);
     if (cn < 0)
@@ -524,12 +817,13 @@ static sa_status plan_op(ctx *c)
     /* tensors past their last use free their object (persistent ones stay) */
     for (int32_t k = 0; k < o->n_use; k++) {
         int32_t t = o->use[k];
-        if (dfg_kind_persistent(g->tensors[t].kind) || w->cursor[t] < w->use_off[t + 1])
+        if (w->tpers[t] || w->cursor[t] < w->use_off[t + 1])
             continue;
         int32_t obj = w->obj_of[t];
         if ((st = close_placement(c, t, cn)))
             return st;
-        release(c, obj);
+        if (w->occ[obj] < 0)
+            release(c, obj);
     }
     for (int32_t k = 0; k < o->n_use; k++)
         if (w->obj_of[o->use[k]] >= 0)
@@ -576,6 +870,10 @@ static void start_pass(ctx *c)
         w->pin[t] = -1;
         w->prev_end[t] = -1;
         w->wasted[t] = 0;
+        w->tnext[t] = -1;
+        w->toff[t] = 0;
+        w->fresh[t] = -1;
+        w->away[t] = AT_HOME;
         /* host copies: inputs and persistent tensors not resident are current;
          * a resident persistent tensor was updated on the device last iteration */
         dfg_kind k = g->tensors[t].kind;
@@ -589,6 +887,8 @@ static void start_pass(ctx *c)
             w->cur[o] = 0;
             w->mark[o] = 0;
             w->yat[o] = -1;
+            w->pe_n[o] = 0;
+            w->nfx[o] = 0;
             w->ocls[o] = k;
         }
         w->hlen[k] = 0;
@@ -598,8 +898,7 @@ static void start_pass(ctx *c)
     w->stamp = 0;
     for (int32_t t = 0; t < g->n_tensors; t++)
         if (w->s_obj[t] >= 0) {
-            w->occ[w->s_obj[t]] = t;
-            w->obj_of[t] = w->s_obj[t];
+            settle(c, t, w->s_obj[t]);
             heap_push(c, w->s_obj[t]);
         }
     for (int32_t k = 0; k < a->n_classes; k++) {
@@ -621,7 +920,7 @@ static sa_status finish_pass(ctx *c)
     sa_status st;
     c->pos = g->n_ops; /* nothing is pinned any more */
     for (int32_t t = 0; t < g->n_tensors; t++)
-        if (w->obj_of[t] >= 0 && w->obj_of[t] != w->s_obj[t] && (st = evict(c, w->obj_of[t])))
+        if (w->obj_of[t] >= 0 && (w->obj_of[t] != w->s_obj[t] || w->toff[t] != 0) && (st = evict_tensor(c, t)))
             return st;
     for (int32_t t = 0; t < g->n_tensors; t++) {
         int32_t o = w->s_obj[t];
@@ -630,14 +929,13 @@ static sa_status finish_pass(ctx *c)
         int32_t si = add_swap_in(c, t, o);
         if (si < 0)
             return oom(c);
-        w->occ[o] = t;
-        w->obj_of[t] = o;
+        settle(c, t, o);
         w->place_begin[t] = si;
     }
     for (int32_t t = 0; t < g->n_tensors; t++) {
         if (w->obj_of[t] < 0)
             continue;
-        if (!plan_add_placement(c->p, t, c->a->obj_offset[w->obj_of[t]], w->place_begin[t], -1))
+        if (!plan_add_placement(c->p, t, c->a->obj_offset[w->obj_of[t]] + w->toff[t], w->place_begin[t], -1))
             return oom(c);
         if (!plan_add_resident(c->p, t, c->a->obj_offset[w->obj_of[t]]))
             return oom(c);
@@ -658,6 +956,12 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
     out->device = *dev;
     index_schedule(&c);
     for (int32_t t = 0; t < g->n_tensors; t++)
+        w->tcls[t] = a->cls[g->tensors[t].size_idx];
+    for (int32_t k = 0; k < a->n_classes; k++)
+        w->thr[k] = o->threshold_scale * sim_transfer_alone_us(dev, a->obj_bytes[k], PLAN_STREAM_D2H);
+    for (int32_t i = 0; i < g->n_ops; i++)
+        w->tight[i] = !fits_whole(&c, i);
+    for (int32_t t = 0; t < g->n_tensors; t++)
         w->s_obj[t] = -1;
     int passes = o->max_passes > 0 ? o->max_passes : 1;
     for (int pass = 1;; pass++) {
@@ -668,7 +972,8 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
         /* the end state: persistent tensors still resident */
         bool steady = true;
         for (int32_t t = 0; t < g->n_tensors; t++) {
-            w->e_obj[t] = w->obj_of[t];
+            /* a tensor sharing an object from the side is not carried over */
+            w->e_obj[t] = w->toff[t] == 0 ? w->obj_of[t] : -1;
             steady &= w->e_obj[t] == w->s_obj[t];
         }
         if (steady || pass >= passes)
