@@ -6,6 +6,8 @@
  * classes are contiguous runs of sizes.  A class's object size is the largest
  * size mapped to it (rounded up to POOL_ALIGN).  CNT[c] objects of class c are
  * laid out class after class from offset 0; the pool must fit memory_bytes.
+ * The planner may put a tensor in an object of a larger class, and, as a last
+ * resort, several of one op's tensors in one object (pool_split_fit).
  *
  * Ownership: pool_alloc owns its arrays; pool_alloc_init/pool_alloc_free.
  */

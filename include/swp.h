@@ -12,6 +12,13 @@
  * persistent tensors resident at the start equal that at the end; whatever
  * still differs after the last pass is fixed by transfers at the iteration's end.
  *
+ * A tensor whose class has no free or evictable object borrows one of a larger
+ * class.  When an op's tensors outnumber even those (a pool below every
+ * fixed-object floor, see pool_fits_split), the planner splits objects: the
+ * op's tensors are placed largest first, a smaller one at the spare end of an
+ * object the op already holds.  A split object is evicted as a whole, and its
+ * next tenants wait for every tensor that left it.
+ *
  * The result is the augmented graph in a plan: nodes, deps, placements,
  * resident_at_start, schedule and arena_bytes (predicted is left to the caller).
  *
