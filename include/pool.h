@@ -107,7 +107,7 @@ bool pool_fits_split(const pool_alloc *a, const dfg_graph *g);
 /* The pool floors with splitting: starting from pool_need_shared's, drops
  * objects, largest first, while the pool still fits by pool_fits_split, until
  * the floors fit memory_bytes.  a's cls and obj_bytes (pool_layout_sizes) are
- * used, cnt is scratch and ends as need.  false when they cannot fit (need
+ * used (cnt is borrowed as scratch and restored).  false when they cannot fit (need
  * then holds the lowest floors reached) or on OOM. */
 bool pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, int32_t *need);
 
