@@ -188,17 +188,45 @@ void pool_need_shared(const pool_alloc *a, const dfg_graph *g, int32_t *need)
         need[c] -= need[c + 1];
 }
 
-bool pool_fits_split(const pool_alloc *a, const dfg_graph *g)
+/* Scratch for fits_split, allocated once per caller (pool_need_split checks
+ * many pools of one graph). */
+typedef struct split_scratch {
+    int32_t *avail;        /* [n_sizes] whole objects left per class */
+    int32_t *ord, *n_ten;  /* [most tensors one op uses] */
+    int64_t *cap, *top;
+} split_scratch;
+
+static void split_scratch_free(split_scratch *x)
 {
-    int32_t nc = a->n_classes, maxuse = 1;
+    free(x->avail);
+    free(x->ord);
+    free(x->n_ten);
+    free(x->cap);
+    free(x->top);
+}
+
+static bool split_scratch_init(split_scratch *x, const dfg_graph *g)
+{
+    int32_t maxuse = 1;
     for (int32_t i = 0; i < g->n_ops; i++)
         if (g->ops[i].n_use > maxuse)
             maxuse = g->ops[i].n_use;
-    int32_t *avail = malloc((size_t)nc * sizeof *avail), *ord = malloc((size_t)maxuse * sizeof *ord);
-    int32_t *n_ten = malloc((size_t)maxuse * sizeof *n_ten);
-    int64_t *cap = malloc((size_t)maxuse * sizeof *cap), *top = malloc((size_t)maxuse * sizeof *top);
-    bool ok = avail && ord && n_ten && cap && top;
-    for (int32_t i = 0; ok && i < g->n_ops; i++) {
+    x->avail = malloc(((size_t)g->n_sizes + 1) * sizeof *x->avail);
+    x->ord = malloc((size_t)maxuse * sizeof *x->ord);
+    x->n_ten = malloc((size_t)maxuse * sizeof *x->n_ten);
+    x->cap = malloc((size_t)maxuse * sizeof *x->cap);
+    x->top = malloc((size_t)maxuse * sizeof *x->top);
+    if (x->avail && x->ord && x->n_ten && x->cap && x->top)
+        return true;
+    split_scratch_free(x);
+    return false;
+}
+
+static bool fits_split(const pool_alloc *a, const dfg_graph *g, split_scratch *x)
+{
+    int32_t nc = a->n_classes, *avail = x->avail, *ord = x->ord, *n_ten = x->n_ten;
+    int64_t *cap = x->cap, *top = x->top;
+    for (int32_t i = 0; i < g->n_ops; i++) {
         const dfg_op *o = &g->ops[i];
         /* largest first; equal sizes in use order, as the planner takes them */
         for (int32_t k = 0; k < o->n_use; k++) {
@@ -209,7 +237,7 @@ bool pool_fits_split(const pool_alloc *a, const dfg_graph *g)
         }
         memcpy(avail, a->cnt, (size_t)nc * sizeof *avail);
         int32_t n_obj = 0;
-        for (int32_t k = 0; ok && k < o->n_use; k++) {
+        for (int32_t k = 0; k < o->n_use; k++) {
             const dfg_tensor *t = &g->tensors[o->use[ord[k]]];
             int32_t c = a->cls[t->size_idx];
             if (avail[c] == 0) {
@@ -221,34 +249,37 @@ bool pool_fits_split(const pool_alloc *a, const dfg_graph *g)
                 }
                 while (c < nc && avail[c] == 0)
                     c++;
-                if (c == nc) {
-                    ok = false;
-                    break;
-                }
+                if (c == nc)
+                    return false;
             }
             avail[c]--;
             cap[n_obj] = a->obj_bytes[c];
             top[n_obj] = t->bytes;
             n_ten[n_obj++] = 1;
         }
-        if (!ok)
-            break;
     }
-    bool fits = ok && avail && ord && n_ten && cap && top;
-    free(avail);
-    free(ord);
-    free(n_ten);
-    free(cap);
-    free(top);
+    return true;
+}
+
+bool pool_fits_split(const pool_alloc *a, const dfg_graph *g)
+{
+    split_scratch x;
+    if (!split_scratch_init(&x, g))
+        return false;
+    bool fits = fits_split(a, g, &x);
+    split_scratch_free(&x);
     return fits;
 }
 
 bool pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, int32_t *need)
 {
     int32_t nc = a->n_classes;
+    split_scratch x;
     int32_t *keep = malloc((size_t)nc * sizeof *keep);
-    if (!keep)
+    if (!keep || !split_scratch_init(&x, g)) {
+        free(keep);
         return false;
+    }
     memcpy(keep, a->cnt, (size_t)nc * sizeof *keep);
     pool_need_shared(a, g, need);
     int64_t bytes = 0;
@@ -261,7 +292,7 @@ bool pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, in
     for (int32_t c = nc - 1; c >= 0 && bytes > memory_bytes; c--)
         while (bytes > memory_bytes && a->cnt[c] > 0) {
             a->cnt[c]--;
-            if (!pool_fits_split(a, g)) {
+            if (!fits_split(a, g, &x)) {
                 a->cnt[c]++;
                 break;
             }
@@ -270,6 +301,7 @@ bool pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, in
     memcpy(need, a->cnt, (size_t)nc * sizeof *need);
     memcpy(a->cnt, keep, (size_t)nc * sizeof *keep);
     free(keep);
+    split_scratch_free(&x);
     return bytes <= memory_bytes;
 }
 

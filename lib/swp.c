@@ -580,14 +580,29 @@ static void release(ctx *c, int32_t o)
     w->fq_len[k]++;
 }
 
-static inline void add_dep(swp_ws *w, int32_t *nd, int32_t v)
+static inline void add_dep(int32_t *deps, int32_t *nd, int32_t v)
 {
     if (v < 0)
         return;
     for (int32_t i = 0; i < *nd; i++)
-        if (w->deps[i] == v)
+        if (deps[i] == v)
             return;
-    w->deps[(*nd)++] = v;
+    deps[(*nd)++] = v;
+}
+
+/* Every node a new tenant of object o waits for (the ends of the tenants of
+ * its last period), unless on the compute stream (in order anyway) when
+ * compute_too is false. */
+static void add_obj_deps(ctx *c, int32_t *deps, int32_t *nd, int32_t o, bool compute_too)
+{
+    swp_ws *w = c->w;
+    if (compute_too || !node_on_compute(c->p, w->free_after[o]))
+        add_dep(deps, nd, w->free_after[o]);
+    for (int32_t i = 0; i < w->nfx[o]; i++) {
+        int32_t v = w->fx[(size_t)o * POOL_SPLIT_MAX + i];
+        if (compute_too || !node_on_compute(c->p, v))
+            add_dep(deps, nd, v);
+    }
 }
 
 /* A swap-in of t into object obj waits for the object to be free, for the
@@ -596,18 +611,10 @@ static inline void add_dep(swp_ws *w, int32_t *nd, int32_t v)
  * twice, as it would be if its swap-in overtook that reader.  -1 on OOM. */
 static int32_t add_swap_in(ctx *c, int32_t t, int32_t obj)
 {
-    swp_ws *w = c->w;
-    int32_t sd[3 + POOL_SPLIT_MAX], n = 0, nc = 3 + w->nfx[obj];
-    int32_t cand[3 + POOL_SPLIT_MAX] = {w->free_after[obj], w->host_ready[t], w->prev_end[t]};
-    for (int32_t i = 0; i < w->nfx[obj]; i++)
-        cand[3 + i] = w->fx[(size_t)obj * POOL_SPLIT_MAX + i]; /* the rest of a split period's ends */
-    for (int32_t i = 0; i < nc; i++) {
-        bool dup = cand[i] < 0;
-        for (int j = 0; j < n && !dup; j++)
-            dup = sd[j] == cand[i];
-        if (!dup)
-            sd[n++] = cand[i];
-    }
+    int32_t sd[3 + POOL_SPLIT_MAX], n = 0;
+    add_obj_deps(c, sd, &n, obj, true);
+    add_dep(sd, &n, c->w->host_ready[t]);
+    add_dep(sd, &n, c->w->prev_end[t]);
     return plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n);
 }
 
@@ -745,20 +752,6 @@ static sa_status place_split(ctx *c, const dfg_op *o)
     return SA_OK;
 }
 
-/* Every node a new tenant of object o waits for, unless on the compute stream
- * (in order anyway) when compute_too is false. */
-static void add_obj_deps(ctx *c, int32_t *nd, int32_t o, bool compute_too)
-{
-    swp_ws *w = c->w;
-    if (compute_too || !node_on_compute(c->p, w->free_after[o]))
-        add_dep(w, nd, w->free_after[o]);
-    for (int32_t i = 0; i < w->nfx[o]; i++) {
-        int32_t v = w->fx[(size_t)o * POOL_SPLIT_MAX + i];
-        if (compute_too || !node_on_compute(c->p, v))
-            add_dep(w, nd, v);
-    }
-}
-
 static sa_status plan_op(ctx *c)
 {
     swp_ws *w = c->w;
@@ -790,14 +783,14 @@ static sa_status plan_op(ctx *c)
         if (si < 0)
             return oom(c);
         w->place_begin[t] = si;
-        add_dep(w, &nd, si);
+        add_dep(w->deps, &nd, si);
     }
     /* new outputs and workspace take an object when the op starts */
     for (int32_t k = o->n_in; k < o->n_use; k++) {
         int32_t t = o->use[k], obj = w->obj_of[t];
         if (!split && (st = acquire(c, t, &obj)))
             return st;
-        add_obj_deps(c, &nd, obj, false);
+        add_obj_deps(c, w->deps, &nd, obj, false);
     }
     int32_t cn = plan_add_node(c->p, PLAN_COMPUTE, op, w->deps, nd);
     if (cn < 0)
