@@ -1,14 +1,17 @@
 # swapadvisor - build the static library, the CLIs, the tests and the benchmarks.
 #
 #   make            library + every CLI into bin/
-#   make test       Check suite (ends with Check's summary line)
+#   make test       Check suite (ends with Check's summary line), after `make layers`
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
 #   make check      both (what CI runs)
 #   make bench      benchmarks; figures land in bench/results/
 #   make clean
 #
-# CUDA sources (lib/*.cu) are built when nvcc is on PATH; otherwise lib/gpu_none.c
-# stands in and the GPU paths report that the build has no CUDA.
+# lib/ is one static library in layers, one folder each (docs/architecture.md):
+#   core < model < zoo < planning < search < policies < emit < cuda < runner
+# a layer calls only its own layer or lower ones; `make layers` checks it.
+# CUDA sources (lib/cuda/*.cu) are built when nvcc is on PATH; otherwise
+# lib/cuda/gpu_none.c stands in and the GPU paths report that the build has no CUDA.
 
 CC      ?= gcc
 NVCC    ?= $(shell command -v nvcc 2>/dev/null)
@@ -20,11 +23,12 @@ SAN     ?=
 WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wwrite-strings -Wformat=2 -Wundef -Wvla -Wcast-align \
        -Wnull-dereference -Wdouble-promotion -Wno-format-truncation -Werror
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -fopenmp $(WARN) $(SAN) -Iinclude -MMD -MP $(CFLAGS)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -fopenmp $(WARN) $(SAN) -Iinclude -Ilib -MMD -MP $(CFLAGS)
 LDLIBS_ALL = -lcjson -lm -fopenmp $(SAN) $(LDLIBS)
 
-LIB_SRC  = $(wildcard lib/*.c)
-CU_SRC   = $(wildcard lib/*.cu)
+LAYERS   = core model zoo planning search policies emit cuda runner
+LIB_SRC  = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
+CU_SRC   = $(wildcard lib/cuda/*.cu)
 CMD_SRC  = $(wildcard cmd/*.c)
 CLI_SRC  = $(wildcard cmd/common/*.c)
 TEST_SRC = $(wildcard test/test_*.c)
@@ -32,13 +36,13 @@ BENCH_SRC = $(wildcard bench/*.c)
 
 ifneq ($(NVCC),)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
-  LIB_SRC := $(filter-out lib/gpu_none.c,$(LIB_SRC))
+  LIB_SRC := $(filter-out lib/cuda/gpu_none.c,$(LIB_SRC))
   CU_OBJ   = $(patsubst lib/%.cu,$(BUILD)/lib/%.cu.o,$(CU_SRC))
   CFLAGS_ALL += -DSA_HAVE_CUDA=1 -I$(CUDA_HOME)/include
   CUDA_LIBDIRS = $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib
   LDLIBS_ALL += $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--as-needed -lcudnn -lcublas -lcudart -lstdc++ -Wl,--no-as-needed
   # CUDA 13 dropped Volta (sm_70): the V100 profile is analytic only.
-  NVCCFLAGS ?= -O2 -std=c++17 -Iinclude -Xcompiler -Wall,-fPIC \
+  NVCCFLAGS ?= -O2 -std=c++17 -Iinclude -Ilib -Xcompiler -Wall,-fPIC \
      -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 else
   CU_SRC :=
@@ -55,12 +59,14 @@ TEST_OBJ = $(patsubst test/%.c,$(BUILD)/test/%.o,$(TEST_SRC) test/check_main.c)
 TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test asan-test check bench clean
+.PHONY: all test asan-test check bench clean layers
 all: $(LIBA) $(CMDS)
 
-$(BUILD)/lib/%.o: lib/%.c | $(BUILD)/lib
+$(BUILD)/lib/%.o: lib/%.c
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
-$(BUILD)/lib/%.cu.o: lib/%.cu | $(BUILD)/lib
+$(BUILD)/lib/%.cu.o: lib/%.cu
+	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 $(LIBA): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -85,8 +91,12 @@ $(BUILD)/test/%.o: test/%.c $(BUILD)/test/test_suites.h | $(BUILD)/test
 $(TEST_BIN): $(TEST_OBJ) $(LIBA)
 	$(CC) -o $@ $(TEST_OBJ) $(LIBA) $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -lpthread) $(LDLIBS_ALL)
 
-test: all $(TEST_BIN)
+test: all $(TEST_BIN) layers
 	./$(TEST_BIN)
+
+# Fails when a file of lib/ calls into a higher layer (nm of each folder's objects).
+layers: $(LIBA)
+	scripts/layers.sh $(BUILD)
 
 # What CI and the README run: the suite, then the suite under the sanitizers.
 check: test asan-test
@@ -99,10 +109,10 @@ $(BUILD)/bench/%: bench/%.c $(LIBA) | $(BUILD)/bench
 bench: all $(BENCHES)
 	scripts/bench.sh
 
-$(BUILD)/lib $(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
+$(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
 	mkdir -p $@
 
 clean:
 	rm -rf build build-asan bin
 
--include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d)

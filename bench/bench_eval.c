@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "dfg.h"
-#include "plan.h"
-#include "policy.h"
-#include "pool.h"
-#include "sim.h"
-#include "swp.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/plan.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/pool.h"
+#include "swapadvisor/sim.h"
+#include "swapadvisor/swp.h"
 
 int main(int argc, char **argv)
 {

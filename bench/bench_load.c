@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dfg.h"
+#include "swapadvisor/dfg.h"
 
 /* A residual chain: op i reads the previous two activations and its weight. */
 static dfg_graph *synth(int32_t n_ops)

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "cost.h"
-#include "devprof.h"
-#include "dfg.h"
-#include "gpu.h"
+#include "swapadvisor/cost.h"
+#include "swapadvisor/devprof.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/gpu.h"
 
 static const cli_tool TOOL = {
     "dfg-profile",

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "dfg.h"
-#include "zoo.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/zoo.h"
 
 static const cli_tool TOOL = {
     "dfg-zoo",

@@ -6,13 +6,14 @@
 #include <string.h>
 
 #include "cli.h"
-#include "dfg.h"
-#include "ga.h"
-#include "pack.h"
-#include "plan.h"
-#include "policy.h"
-#include "sa_io.h"
-#include "validate.h"
+#include "swapadvisor/planner.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/ga.h"
+#include "swapadvisor/pack.h"
+#include "swapadvisor/plan.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/sa_io.h"
+#include "swapadvisor/validate.h"
 
 static const cli_tool TOOL = {
     "swapadvisor-search",
@@ -151,7 +152,7 @@ int main(int argc, char **argv)
     int rc = 0;
     sa_status st = dfg_load_file(gpath, &g, &err);
     if (!st)
-        st = policy_check_graph(g, gpath, &err);
+        st = planner_check_graph(g, gpath, &err);
     if (!st && !g->has_device)
         st = sa_fail(&err, SA_EFORMAT, "%s: no device block (link rates); profile the graph first (dfg-profile)",
                      gpath);

@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "dfg.h"
-#include "emit.h"
-#include "plan.h"
-#include "sa_io.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/emit.h"
+#include "swapadvisor/plan.h"
+#include "swapadvisor/sa_io.h"
 
 static const cli_tool TOOL = {
     "swapplan-emit",

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "dfg.h"
-#include "plan.h"
-#include "runner.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/plan.h"
+#include "swapadvisor/runner.h"
 
 static const cli_tool TOOL = {
     "swapplan-run",

@@ -6,12 +6,12 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "bayesopt.h"
-#include "policy.h"
-#include "runner.h"
-#include "sim.h"
-#include "validate.h"
-#include "zoo.h"
+#include "swapadvisor/bayesopt.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/runner.h"
+#include "swapadvisor/sim.h"
+#include "swapadvisor/validate.h"
+#include "swapadvisor/zoo.h"
 #include "test_util.h"
 
 static const char *const ADAPT[] = {"autoswap", "capuchin", "pooch"};

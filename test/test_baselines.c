@@ -4,12 +4,12 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "cost.h"
-#include "policy.h"
-#include "runner.h"
-#include "sim.h"
-#include "validate.h"
-#include "zoo.h"
+#include "swapadvisor/cost.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/runner.h"
+#include "swapadvisor/sim.h"
+#include "swapadvisor/validate.h"
+#include "swapadvisor/zoo.h"
 #include "test_util.h"
 
 static const char *const RULES[] = {"smartpool", "vdnn", "tflms", "checkpoint-sqrt", "superneurons"};

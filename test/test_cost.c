@@ -11,10 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cost.h"
-#include "devprof.h"
-#include "gpu.h"
-#include "sa_io.h"
+#include "swapadvisor/cost.h"
+#include "swapadvisor/devprof.h"
+#include "swapadvisor/gpu.h"
+#include "swapadvisor/sa_io.h"
 #include "test_util.h"
 
 /* A small device: round numbers so every expected time is done by hand. */

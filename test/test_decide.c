@@ -4,10 +4,10 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "decide.h"
-#include "runner.h"
-#include "sim.h"
-#include "validate.h"
+#include "swapadvisor/decide.h"
+#include "swapadvisor/runner.h"
+#include "swapadvisor/sim.h"
+#include "swapadvisor/validate.h"
 #include "test_util.h"
 
 static dfg_device dev_big(void)

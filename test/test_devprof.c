@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devprof.h"
-#include "gpu.h"
-#include "sa_io.h"
+#include "swapadvisor/devprof.h"
+#include "swapadvisor/gpu.h"
+#include "swapadvisor/sa_io.h"
 #include "test_util.h"
 
 static const char *PROF =

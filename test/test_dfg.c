@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dfg.h"
-#include "sa_io.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/sa_io.h"
 #include "test_util.h"
 
 #define TINY tu_tiny_json()

@@ -13,10 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emit.h"
-#include "plan.h"
-#include "policy.h"
-#include "sa_io.h"
+#include "swapadvisor/planner.h"
+#include "swapadvisor/emit.h"
+#include "swapadvisor/plan.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/sa_io.h"
 #include "test_util.h"
 
 static dfg_graph *tiny(void)
@@ -55,7 +56,7 @@ static plan *hand_plan(const dfg_graph *g, bool overlap)
     plan_add_placement(p, 4, 96, 4, 5);           /* dw */
     p->arena_bytes = 128;
     sa_err err;
-    ck_assert_int_eq(policy_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
     return p;
 }
 

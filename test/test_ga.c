@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ga.h"
-#include "policy.h"
-#include "validate.h"
+#include "swapadvisor/ga.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/validate.h"
 #include "test_util.h"
 
 static dfg_device three_quarter_peak(const dfg_graph *g)

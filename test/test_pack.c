@@ -4,11 +4,12 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "ga.h"
-#include "pack.h"
-#include "policy.h"
-#include "runner.h"
-#include "validate.h"
+#include "swapadvisor/planner.h"
+#include "swapadvisor/ga.h"
+#include "swapadvisor/pack.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/runner.h"
+#include "swapadvisor/validate.h"
 #include "test_util.h"
 
 #define MB 1048576
@@ -60,7 +61,7 @@ static plan *chain_plan(const dfg_graph *g, const life_spec *ls, int n)
 static void expect_valid(plan *p, const dfg_graph *g, const char *what)
 {
     sa_err err = {0};
-    ck_assert_int_eq(policy_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
     val_report rep = {0};
     sa_status st = plan_validate(p, g, true, &rep, &err);
     ck_assert_msg(st == SA_OK, "%s: %d violations, first: %s", what, rep.n_violations, err.msg);

@@ -3,9 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-#include "policy.h"
-#include "validate.h"
+#include "swapadvisor/planner.h"
+#include "swapadvisor/plan.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/validate.h"
 #include "test_util.h"
 
 static dfg_graph *tiny(void)
@@ -53,7 +54,7 @@ static plan *hand_plan(const dfg_graph *g, int variant)
     plan_add_placement(p, 4, 96, 4, 5);                                                    /* dw */
     p->arena_bytes = 128;
     sa_err err;
-    ck_assert_int_eq(policy_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
     return p;
 }
 
@@ -167,12 +168,12 @@ START_TEST(test_strict_follows_transitive_order)
     plan_add_placement(p, 4, 96, 4, 5);
     p->arena_bytes = 128;
     sa_err err = {0};
-    ck_assert_int_eq(policy_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
     ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
     /* the swap_out must wait for the update: without the dep it would read w
      * before sgd wrote it */
     p->nodes[6].n_deps = 0;
-    ck_assert_int_eq(policy_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
     ck_assert_int_eq(plan_validate(p, g, false, NULL, &err), SA_EINVALID);
     plan_free(p);
     dfg_free(g);

@@ -7,13 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
-#include "devprof.h"
-#include "ga.h"
-#include "policy.h"
-#include "zoo.h"
-#include "pool.h"
-#include "validate.h"
+#include "swapadvisor/planner.h"
+#include "swapadvisor/cost.h"
+#include "swapadvisor/devprof.h"
+#include "swapadvisor/ga.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/zoo.h"
+#include "swapadvisor/pool.h"
+#include "swapadvisor/validate.h"
 #include "test_util.h"
 
 #define MB 1048576
@@ -694,7 +695,7 @@ static void fz_pools(fz_rng *r, const dfg_graph *g, const dfg_device *base, int6
     s->pools++;
     s->pools_unfit += !fits;
     if (st == SA_OK) {
-        ck_assert_int_eq(policy_predict(p, g, NULL, NULL, &err), SA_OK);
+        ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
         ck_assert(plan_set_search_json(p, "{}"));
         fz_check(p, g, what, fixed, s);
         s->pools_split_planned += fits && !fixed;

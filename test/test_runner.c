@@ -9,14 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ga.h"
-#include "gpu.h"
-#include "policy.h"
-#include "runner.h"
-#include "sa_io.h"
-#include "sim.h"
-#include "validate.h"
-#include "zoo.h"
+#include "swapadvisor/ga.h"
+#include "swapadvisor/gpu.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/runner.h"
+#include "swapadvisor/sa_io.h"
+#include "swapadvisor/sim.h"
+#include "swapadvisor/validate.h"
+#include "swapadvisor/zoo.h"
 #include "test_util.h"
 
 /* ---------------------------------------------------------------- graphs */

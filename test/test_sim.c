@@ -2,8 +2,8 @@
 #include <check.h>
 #include <math.h>
 
-#include "plan.h"
-#include "sim.h"
+#include "swapadvisor/plan.h"
+#include "swapadvisor/sim.h"
 #include "test_util.h"
 
 /* Graph: one op "spin" lasting spin_us, tensors a (h2d) and b (d2h). */

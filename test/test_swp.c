@@ -3,11 +3,12 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "policy.h"
-#include "pool.h"
-#include "sim.h"
-#include "swp.h"
-#include "validate.h"
+#include "swapadvisor/planner.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/pool.h"
+#include "swapadvisor/sim.h"
+#include "swapadvisor/swp.h"
+#include "swapadvisor/validate.h"
 #include "test_util.h"
 
 #define MB 1048576
@@ -67,7 +68,7 @@ START_TEST(test_figure3_w1_makes_room_for_w3_and_w2_for_a3)
     swp_ws *ws = swp_ws_new(g);
     plan *p = plan_new(g, &d);
     ck_assert_int_eq(swp_plan(g, &d, g->topo, &a, &o, ws, p, &err), SA_OK);
-    ck_assert_int_eq(policy_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
     /* W1 was last used by op1 a whole op ago, W2 just now: the threshold picks
      * W1 for W3 (Belady alone would pick W2, used farther in the future).
      * The parameters are clean, so they are dropped, not swapped out. */
@@ -312,7 +313,7 @@ static double figure1_run(const f1_case *c)
     swp_ws *ws = swp_ws_new(g);
     plan *p = plan_new(g, &d);
     ck_assert_msg(swp_plan(g, &d, c->schedule, &a, &o, ws, p, &err) == SA_OK, "%s", err.msg);
-    ck_assert_int_eq(policy_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
     ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
     ck_assert_int_eq(p->n_res, c->n_res);
     sim_ws *sw = sim_ws_new();

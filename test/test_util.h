@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dfg.h"
-#include "policy.h"
-#include "runner.h"
-#include "sim.h"
-#include "validate.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/runner.h"
+#include "swapadvisor/sim.h"
+#include "swapadvisor/validate.h"
 #include "test_suites.h" /* generated: every suite_NAME prototype */
 
 /* Returns a malloc'd copy of s with the first occurrence of from replaced by to. */

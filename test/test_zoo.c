@@ -6,9 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "dfg.h"
+#include "swapadvisor/dfg.h"
 #include "test_util.h"
-#include "zoo.h"
+#include "swapadvisor/zoo.h"
 
 static dfg_graph *build(const char *name, int64_t batch, int64_t seq)
 {

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sa_common.h"
+#include "swapadvisor/sa_common.h"
 
 typedef struct cli_tool {
     const char *name;

@@ -1,0 +1,145 @@
+/* sa_io.c - file reads and atomic writes. */
+#define _POSIX_C_SOURCE 200809L
+#include "swapadvisor/sa_io.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static bool is_stdio(const char *path) { return path && strcmp(path, "-") == 0; }
+
+sa_status sa_read_file(const char *path, char **out, size_t *len, sa_err *err)
+{
+    *out = NULL;
+    *len = 0;
+    FILE *f = is_stdio(path) ? stdin : fopen(path, "rb");
+    const char *name = is_stdio(path) ? "<stdin>" : path;
+    if (!f)
+        return sa_fail(err, SA_EIO, "%s: cannot open: %s", name, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n + 1 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    int rerr = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (!buf)
+        return sa_fail(err, SA_ENOMEM, "%s: out of memory reading", name);
+    if (rerr) {
+        free(buf);
+        return sa_fail(err, SA_EIO, "%s: read error", name);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return SA_OK;
+}
+
+sa_status sa_out_open(sa_out *o, const char *path, sa_err *err)
+{
+    memset(o, 0, sizeof *o);
+    if (!path || is_stdio(path)) {
+        o->fp = stdout;
+        return SA_OK;
+    }
+    size_t n = strlen(path);
+    o->path = sa_strdup(path);
+    o->tmp = malloc(n + 16);
+    if (!o->path || !o->tmp) {
+        sa_out_abort(o);
+        return sa_fail(err, SA_ENOMEM, "%s: out of memory", path);
+    }
+    snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(o->tmp);
+        o->tmp = NULL;
+        sa_out_abort(o);
+        return sa_fail(err, SA_EIO, "%s: cannot create output: %s", path, strerror(e));
+    }
+    /* mkstemp makes the file 0600; give it the mode a plain fopen would */
+    mode_t um = umask(0);
+    umask(um);
+    if (fchmod(fd, 0666 & ~um) != 0) {
+        int e = errno;
+        close(fd);
+        sa_out_abort(o);
+        return sa_fail(err, SA_EIO, "%s: cannot set mode: %s", path, strerror(e));
+    }
+    o->fp = fdopen(fd, "wb");
+    if (!o->fp) {
+        close(fd);
+        sa_out_abort(o);
+        return sa_fail(err, SA_EIO, "%s: cannot open output", path);
+    }
+    return SA_OK;
+}
+
+sa_status sa_out_commit(sa_out *o, sa_err *err)
+{
+    FILE *f = o->fp;
+    if (f == stdout) {
+        o->fp = NULL;
+        if (fflush(stdout) != 0 || ferror(stdout))
+            return sa_fail(err, SA_EIO, "<stdout>: write error");
+        return SA_OK;
+    }
+    bool ok = f && fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
+    if (f && fclose(f) != 0)
+        ok = false;
+    o->fp = NULL;
+    if (!ok || rename(o->tmp, o->path) != 0) {
+        int e = errno;
+        sa_status st = sa_fail(err, SA_EIO, "%s: write failed: %s", o->path, strerror(e));
+        sa_out_abort(o);
+        return st;
+    }
+    free(o->tmp);
+    free(o->path);
+    o->tmp = o->path = NULL;
+    return SA_OK;
+}
+
+void sa_out_abort(sa_out *o)
+{
+    if (o->fp && o->fp != stdout)
+        fclose(o->fp);
+    o->fp = NULL;
+    if (o->tmp)
+        unlink(o->tmp);
+    free(o->tmp);
+    free(o->path);
+    o->tmp = o->path = NULL;
+}
+
+sa_status sa_write_file(const char *path, const char *data, size_t len, sa_err *err)
+{
+    sa_out o;
+    sa_status st = sa_out_open(&o, path, err);
+    if (st != SA_OK)
+        return st;
+    if (fwrite(data, 1, len, o.fp) != len) {
+        sa_out_abort(&o);
+        return sa_fail(err, SA_EIO, "%s: write failed", is_stdio(path) ? "<stdout>" : path);
+    }
+    return sa_out_commit(&o, err);
+}

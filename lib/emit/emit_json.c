@@ -1,0 +1,191 @@
+/* emit_json.c - the JSON views: Chrome trace events and the "swapexec" graph (emit.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "swapadvisor/emit.h"
+#include "model/json_util.h"
+
+/* Writes s as a JSON string; bytes >= 0x80 pass through (names are UTF-8). */
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(out, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(out, "\\u%04x", *c);
+        else
+            fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
+/* Bytes an op touches: the distinct tensors of its working set. */
+static int64_t op_bytes(const dfg_graph *g, int32_t op)
+{
+    int64_t b = 0;
+    const dfg_op *o = &g->ops[op];
+    for (int32_t k = 0; k < o->n_use; k++)
+        b += g->tensors[o->use[k]].bytes;
+    return b;
+}
+
+sa_status emit_trace(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
+{
+    emit_timeline tl;
+    emit_curve mem = {0};
+    sa_status st = emit_timeline_run(p, g, &tl, err);
+    if (!st)
+        st = emit_memory_curve(p, g, &tl, &mem, err);
+    if (st) {
+        emit_timeline_free(&tl);
+        return st;
+    }
+    /* One process, one thread per stream: Perfetto and chrome://tracing draw
+     * each tid as a named track, in thread_sort_index order. */
+    fputs("{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":", out);
+    char pname[256];
+    snprintf(pname, sizeof pname, "swap plan: %s", g->name);
+    json_str(out, pname);
+    fputs("}}", out);
+    for (int s = 0; s < PLAN_STREAM_COUNT; s++) {
+        fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"%s\"}}", s + 1,
+                plan_stream_name((plan_stream)s));
+        fprintf(out, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
+                s + 1, s + 1);
+    }
+    for (int32_t v = 0; v < p->n_nodes; v++) {
+        const plan_node *n = &p->nodes[v];
+        bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
+        fputs(",\n{\"name\":", out);
+        json_str(out, op ? g->ops[n->ref].name : g->tensors[n->ref].name);
+        fprintf(out, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"node\":%d,"
+                     "\"kind\":\"%s\",",
+                plan_kind_name(n->kind), plan_kind_stream(n->kind) + 1, tl.start[v], tl.end[v] - tl.start[v], v,
+                plan_kind_name(n->kind));
+        if (op) {
+            fprintf(out, "\"op\":%d,\"type\":", n->ref);
+            json_str(out, g->ops[n->ref].type);
+            fprintf(out, ",\"phase\":\"%s\",\"bytes\":%lld", dfg_phase_name(g->ops[n->ref].phase),
+                    (long long)op_bytes(g, n->ref));
+        } else {
+            fprintf(out, "\"tensor\":%d,\"tensor_kind\":\"%s\",\"bytes\":%lld", n->ref,
+                    dfg_kind_name(g->tensors[n->ref].kind), (long long)g->tensors[n->ref].bytes);
+        }
+        fputs(",\"deps\":[", out);
+        for (int32_t k = 0; k < n->n_deps; k++)
+            fprintf(out, "%s%d", k ? "," : "", p->deps[n->dep_off + k]);
+        fputs("]}}", out);
+    }
+    for (int32_t i = 0; i < mem.n; i++)
+        fprintf(out, ",\n{\"name\":\"device memory\",\"ph\":\"C\",\"pid\":1,\"tid\":0,\"ts\":%.3f,\"args\":{\"bytes\":%lld}}",
+                mem.time_us[i], (long long)mem.bytes[i]);
+    fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"graph\":", out);
+    json_str(out, g->name);
+    fputs(",\"device\":", out);
+    json_str(out, p->device.name);
+    fprintf(out, ",\"iteration_us\":%.3f,\"ideal_us\":%.3f,\"stall_us\":%.3f,\"memory_bytes\":%lld,"
+                 "\"peak_bytes\":%lld}}\n",
+            tl.sim.makespan_us, dfg_total_time_us(g), tl.sim.stall_us, (long long)p->device.memory_bytes,
+            (long long)mem.peak);
+    emit_curve_free(&mem);
+    emit_timeline_free(&tl);
+    return ferror(out) ? sa_fail(err, SA_EIO, "<output>: write error") : SA_OK;
+}
+
+sa_status emit_graph_json(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
+{
+    sa_status st = plan_check_graph(p, g, "plan", err);
+    if (st)
+        return st;
+    for (int32_t i = 0; i < p->n_nodes; i++) {
+        const plan_node *n = &p->nodes[i];
+        bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
+        if (n->ref < 0 || n->ref >= (op ? g->n_ops : g->n_tensors))
+            return sa_fail(err, SA_EFORMAT, "plan: nodes[%d]: %s %d does not exist", i, op ? "op" : "tensor", n->ref);
+    }
+    for (int32_t i = 0; i < p->n_place; i++)
+        if (p->place[i].tensor < 0 || p->place[i].tensor >= g->n_tensors)
+            return sa_fail(err, SA_EFORMAT, "plan: placements[%d]: tensor %d does not exist", i, p->place[i].tensor);
+    for (int32_t i = 0; i < p->n_res; i++)
+        if (p->res[i].tensor < 0 || p->res[i].tensor >= g->n_tensors)
+            return sa_fail(err, SA_EFORMAT, "plan: resident_at_start[%d]: tensor %d does not exist", i, p->res[i].tensor);
+
+    /* cJSON (through json_util) keeps integers exact up to 2^53 */
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return sa_fail(err, SA_ENOMEM, "out of memory writing the swapexec graph");
+    cJSON_AddStringToObject(root, "format", "swapexec");
+    ju_add_number(root, "version", EMIT_GRAPH_FORMAT_VERSION);
+    cJSON *gr = cJSON_AddObjectToObject(root, "graph");
+    if (gr) {
+        cJSON_AddStringToObject(gr, "name", g->name);
+        ju_add_number(gr, "ops", g->n_ops);
+        ju_add_number(gr, "tensors", g->n_tensors);
+    }
+    cJSON *streams = cJSON_AddArrayToObject(root, "streams");
+    for (int s = 0; streams && s < PLAN_STREAM_COUNT; s++)
+        cJSON_AddItemToArray(streams, cJSON_CreateString(plan_stream_name((plan_stream)s)));
+    cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
+    for (int32_t i = 0; nodes && i < p->n_nodes; i++) {
+        const plan_node *n = &p->nodes[i];
+        bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            break;
+        ju_add_number(o, "id", i);
+        cJSON_AddStringToObject(o, "kind", plan_kind_name(n->kind));
+        cJSON_AddStringToObject(o, "stream", plan_stream_name(plan_kind_stream(n->kind)));
+        ju_add_number(o, op ? "op" : "tensor", n->ref);
+        cJSON_AddStringToObject(o, "name", op ? g->ops[n->ref].name : g->tensors[n->ref].name);
+        cJSON *d = cJSON_AddArrayToObject(o, "deps");
+        for (int32_t k = 0; d && k < n->n_deps; k++)
+            cJSON_AddItemToArray(d, ju_number(p->deps[n->dep_off + k]));
+        cJSON_AddItemToArray(nodes, o);
+    }
+    /* placements grouped per tensor, in plan order */
+    cJSON *tensors = cJSON_AddArrayToObject(root, "tensors");
+    cJSON **pl = calloc((size_t)(g->n_tensors > 0 ? g->n_tensors : 1), sizeof *pl);
+    for (int32_t t = 0; tensors && pl && t < g->n_tensors; t++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            break;
+        ju_add_number(o, "id", t);
+        cJSON_AddStringToObject(o, "name", g->tensors[t].name);
+        cJSON_AddStringToObject(o, "kind", dfg_kind_name(g->tensors[t].kind));
+        ju_add_number(o, "bytes", (double)g->tensors[t].bytes);
+        pl[t] = cJSON_AddArrayToObject(o, "placements");
+        cJSON_AddItemToArray(tensors, o);
+    }
+    for (int32_t i = 0; pl && i < p->n_place; i++) {
+        const plan_placement *q = &p->place[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !pl[q->tensor]) {
+            cJSON_Delete(o);
+            continue;
+        }
+        ju_add_number(o, "offset", (double)q->offset);
+        ju_add_number(o, "begin", q->begin);
+        ju_add_number(o, "end", q->end);
+        cJSON_AddItemToArray(pl[q->tensor], o);
+    }
+    cJSON *rs = cJSON_AddArrayToObject(root, "resident_at_start");
+    for (int32_t i = 0; rs && i < p->n_res; i++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            break;
+        ju_add_number(o, "tensor", p->res[i].tensor);
+        ju_add_number(o, "offset", (double)p->res[i].offset);
+        cJSON_AddItemToArray(rs, o);
+    }
+    ju_add_number(root, "arena_bytes", (double)p->arena_bytes);
+    char *text = pl ? ju_print(root, true) : NULL;
+    free(pl);
+    cJSON_Delete(root);
+    if (!text)
+        return sa_fail(err, SA_ENOMEM, "out of memory writing the swapexec graph");
+    fputs(text, out);
+    fputc('\n', out);
+    free(text);
+    return ferror(out) ? sa_fail(err, SA_EIO, "<output>: write error") : SA_OK;
+}

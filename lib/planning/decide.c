@@ -1,0 +1,571 @@
+/* decide.c - plans from per-tensor keep / swap / recompute decisions. */
+#include "swapadvisor/planner.h"
+#include "swapadvisor/decide.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "swapadvisor/sim.h"
+
+void dec_opts_default(dec_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    pack_opts_default(&o->pack);
+    o->pack_offsets = true;
+}
+
+bool dec_recomputable(const dfg_graph *g, int32_t t)
+{
+    int32_t op = g->tensors[t].producer;
+    if (op < 0)
+        return false;
+    for (int32_t k = 0; k < g->ops[op].n_out; k++)
+        if (dfg_kind_persistent(g->tensors[g->ops[op].out[k]].kind))
+            return false; /* the validator forbids re-running an in-place update */
+    return true;
+}
+
+void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use)
+{
+    const dfg_tensor *x = &g->tensors[t];
+    int32_t lf = -1;
+    if (x->producer >= 0 && g->ops[x->producer].phase == DFG_FORWARD)
+        lf = pos[x->producer];
+    for (int32_t k = 0; k < x->n_readers; k++) {
+        int32_t op = g->readers[x->reader_off + k];
+        if (g->ops[op].phase == DFG_FORWARD && pos[op] > lf)
+            lf = pos[op];
+    }
+    int32_t nx = -1;
+    if (lf >= 0)
+        for (int32_t k = 0; k < x->n_readers; k++) {
+            int32_t p = pos[g->readers[x->reader_off + k]];
+            if (p > lf && (nx < 0 || p < nx))
+                nx = p;
+        }
+    *last_fwd = lf;
+    *next_use = nx;
+}
+
+typedef struct sync_ent {
+    int32_t node, next;
+} sync_ent;
+
+typedef struct dctx {
+    const dfg_graph *g;
+    const dfg_device *dev;
+    const int32_t *sch;
+    const dec_opts *o;
+    sa_err *err;
+    plan *p;
+    int pass;                       /* 1: swap-ins at the use (finds the needs); 2: prefetched */
+    int32_t n, nt;
+    int32_t *pos, *last_fwd, *next_after, *last_use;
+    double *tstart;                 /* estimated start of each position, no stalls */
+    uint8_t *act;                   /* the decisions as carried out */
+    uint8_t *req;                   /* as asked */
+    int32_t *need_first, *need_gap; /* pass 1: where a swap-in was needed */
+    /* pass state, per tensor */
+    uint8_t *present, *loaded, *evicted, *touched, *done;
+    bool restart;                   /* pass 1 extended a lifetime: run it again */
+    int32_t *src, *pbeg, *luser, *hsrc;
+    int32_t *touch_list, n_touch;
+    /* swap-outs each position must wait for */
+    int32_t *sync_head;
+    sync_ent *sync;
+    int32_t n_sync, cap_sync;
+    double d2h_free;
+    /* pass 2: swap-ins by trigger position (-1 .. n-1, shifted by one) */
+    int32_t *in_off, *in_list;
+    int32_t cprev;                  /* compute node of the previous position */
+    dec_stats st;
+} dctx;
+
+static sa_status oom(dctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory building the plan"); }
+
+static inline bool on_h2d(const dctx *c, int32_t v)
+{
+    return v >= 0 && c->p->nodes[v].kind == PLAN_SWAP_IN;
+}
+
+static inline void add_dep(int32_t *deps, int32_t *nd, int32_t v)
+{
+    if (v < 0)
+        return;
+    for (int32_t i = 0; i < *nd; i++)
+        if (deps[i] == v)
+            return;
+    deps[(*nd)++] = v;
+}
+
+static void touch(dctx *c, int32_t t)
+{
+    if (!c->touched[t]) {
+        c->touched[t] = 1;
+        c->touch_list[c->n_touch++] = t;
+    }
+}
+
+static sa_status close_place(dctx *c, int32_t t, int32_t end)
+{
+    if (!plan_add_placement(c->p, t, 0, c->pbeg[t], end))
+        return oom(c);
+    c->present[t] = 0;
+    return SA_OK;
+}
+
+static sa_status swap_in(dctx *c, int32_t t, int32_t after)
+{
+    int32_t deps[2], nd = 0;
+    add_dep(deps, &nd, after);
+    add_dep(deps, &nd, c->hsrc[t]);
+    int32_t si = plan_add_node(c->p, PLAN_SWAP_IN, t, deps, nd);
+    if (si < 0)
+        return oom(c);
+    c->present[t] = 1;
+    c->src[t] = c->pbeg[t] = si;
+    c->luser[t] = si;
+    c->loaded[t] = 1;
+    return SA_OK;
+}
+
+static sa_status make_present(dctx *c, int32_t t, int32_t i, int depth);
+
+/* What t can do of what was asked (see decide.h), given its gap. */
+static uint8_t allowed(const dctx *c, int32_t t, uint8_t a)
+{
+    const dfg_graph *g = c->g;
+    const dfg_tensor *x = &g->tensors[t];
+    if (dfg_kind_persistent(x->kind) || x->kind == DFG_WORKSPACE || c->next_after[t] < 0)
+        return DEC_KEEP;
+    if (a == DEC_RECOMPUTE) {
+        if (!dec_recomputable(g, t))
+            return DEC_KEEP;
+        const dfg_op *po = &g->ops[x->producer];
+        for (int32_t k = 0; k < po->n_in; k++) {
+            int32_t u = g->tensors[po->in[k]].updater;
+            if (dfg_kind_persistent(g->tensors[po->in[k]].kind) && u >= 0 && c->pos[u] <= c->next_after[t])
+                return DEC_KEEP; /* it would read the updated value */
+        }
+    }
+    return a;
+}
+
+/* Re-runs the producer of t before position i. */
+static sa_status recompute(dctx *c, int32_t t, int32_t i, int depth)
+{
+    const dfg_graph *g = c->g;
+    int32_t op = g->tensors[t].producer;
+    const dfg_op *o = &g->ops[op];
+    sa_status st;
+    for (int32_t k = 0; k < o->n_in; k++)
+        if (!c->present[o->in[k]] && (st = make_present(c, o->in[k], i, depth + 1)))
+            return st;
+    int32_t *deps = malloc(((size_t)o->n_use + 1) * sizeof *deps), nd = 0;
+    if (!deps)
+        return oom(c);
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t u = o->use[k];
+        if (c->present[u] && on_h2d(c, c->src[u]))
+            add_dep(deps, &nd, c->src[u]);
+    }
+    int32_t r = plan_add_node(c->p, PLAN_RECOMPUTE, op, deps, nd);
+    free(deps);
+    if (r < 0)
+        return oom(c);
+    c->st.n_recompute_nodes++;
+    for (int32_t k = 0; k < o->n_in; k++) {
+        c->luser[o->in[k]] = r;
+        touch(c, o->in[k]);
+    }
+    for (int32_t k = 0; k < o->n_out; k++) {
+        int32_t u = o->out[k];
+        if (c->present[u]) {
+            c->src[u] = r; /* the same contents again */
+            c->luser[u] = r;
+        } else if (u == t || (c->act[u] == DEC_RECOMPUTE && c->evicted[u])) {
+            c->present[u] = 1;
+            c->evicted[u] = 0;
+            c->src[u] = c->pbeg[u] = c->luser[u] = r;
+            touch(c, u);
+        } else if (!plan_add_placement(c->p, u, 0, r, r)) { /* scratch for this run only */
+            return oom(c);
+        }
+    }
+    return SA_OK;
+}
+
+/* Makes t valid on the device for a use at position i. */
+static sa_status make_present(dctx *c, int32_t t, int32_t i, int depth)
+{
+    const dfg_graph *g = c->g;
+    if (depth > c->n + 1)
+        return sa_fail(c->err, SA_EINTERNAL, "plan builder: recompute chain does not end at tensor %d", t);
+    if (c->done[t]) {
+        /* released after its last use, but a recompute reads it later: pass 1
+         * extends its life to here and runs again (this run's plan is dropped) */
+        if (c->pass == 2)
+            return sa_fail(c->err, SA_EINTERNAL, "plan builder: tensor %d (\"%s\") released before a recompute at "
+                           "position %d reads it", t, g->tensors[t].name, i);
+        if (i > c->last_use[t])
+            c->last_use[t] = i;
+        if (c->next_after[t] < 0 && c->last_fwd[t] >= 0 && c->last_fwd[t] < i) {
+            /* a read only by recomputation: that is the use after its gap */
+            c->next_after[t] = i;
+            c->act[t] = allowed(c, t, c->req[t]);
+        }
+        c->restart = true;
+        c->done[t] = 0;
+        c->present[t] = 1;
+        c->src[t] = c->pbeg[t] = c->luser[t] = c->cprev;
+        return SA_OK;
+    }
+    if (g->tensors[t].kind == DFG_INPUT || c->act[t] == DEC_SWAP) {
+        /* pass 1 swaps in at the use and records where; pass 2 issues the
+         * swap-in ahead, so it never gets here */
+        if (c->pass == 2)
+            return sa_fail(c->err, SA_EINTERNAL, "plan builder: tensor %d (\"%s\") not swapped in ahead of "
+                           "position %d", t, g->tensors[t].name, i);
+        if (g->tensors[t].kind == DFG_INPUT && !c->loaded[t])
+            c->need_first[t] = i;
+        else
+            c->need_gap[t] = i;
+        return swap_in(c, t, c->cprev);
+    }
+    if (c->act[t] == DEC_RECOMPUTE && c->evicted[t])
+        return recompute(c, t, i, depth);
+    return sa_fail(c->err, SA_EINTERNAL, "plan builder: tensor %d (\"%s\") is needed at position %d but is neither "
+                   "present, swapped nor recomputable", t, g->tensors[t].name, i);
+}
+
+static sa_status push_sync(dctx *c, int32_t k, int32_t node)
+{
+    if (c->n_sync == c->cap_sync) {
+        int32_t nc = c->cap_sync ? 2 * c->cap_sync : 256;
+        sync_ent *s = realloc(c->sync, (size_t)nc * sizeof *s);
+        if (!s)
+            return oom(c);
+        c->sync = s;
+        c->cap_sync = nc;
+    }
+    c->sync[c->n_sync] = (sync_ent){node, c->sync_head[k]};
+    c->sync_head[k] = c->n_sync++;
+    return SA_OK;
+}
+
+/* t's last forward use was position i (compute node cn): let it go. */
+static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn)
+{
+    const dfg_graph *g = c->g;
+    sa_status st;
+    if (g->tensors[t].kind == DFG_INPUT)
+        return close_place(c, t, c->luser[t]); /* the host copy stays current */
+    if (c->act[t] == DEC_RECOMPUTE) {
+        c->evicted[t] = 1;
+        return close_place(c, t, c->luser[t]);
+    }
+    int32_t so = plan_add_node(c->p, PLAN_SWAP_OUT, t, &c->luser[t], 1);
+    if (so < 0)
+        return oom(c);
+    (void)cn;
+    c->hsrc[t] = so;
+    if ((st = close_place(c, t, so)))
+        return st;
+    /* which later op waits for it (its memory is free from there on) */
+    int32_t k;
+    if (c->o->out_sync > 0) {
+        k = i + c->o->out_sync;
+    } else {
+        double x = sim_transfer_alone_us(c->dev, g->tensors[t].bytes, PLAN_STREAM_D2H);
+        double start = c->tstart[i + 1] > c->d2h_free ? c->tstart[i + 1] : c->d2h_free;
+        c->d2h_free = start + x;
+        for (k = i + 1; k < c->n && c->tstart[k] < c->d2h_free; k++)
+            ;
+    }
+    if (k > c->n - 1)
+        k = c->n - 1;
+    return k > i ? push_sync(c, k, so) : SA_OK;
+}
+
+static sa_status run_pass(dctx *c)
+{
+    const dfg_graph *g = c->g;
+    plan *p = c->p;
+    sa_status st;
+    plan_reset(p);
+    memset(c->present, 0, (size_t)c->nt);
+    memset(c->loaded, 0, (size_t)c->nt);
+    memset(c->evicted, 0, (size_t)c->nt);
+    memset(c->touched, 0, (size_t)c->nt);
+    memset(c->done, 0, (size_t)c->nt);
+    c->restart = false;
+    for (int32_t t = 0; t < c->nt; t++) {
+        c->src[t] = c->pbeg[t] = c->luser[t] = c->hsrc[t] = -1;
+        c->present[t] = dfg_kind_persistent(g->tensors[t].kind); /* resident all iteration */
+        if (c->pass == 1)
+            c->need_first[t] = c->need_gap[t] = -1;
+    }
+    for (int32_t k = 0; k < c->n; k++)
+        c->sync_head[k] = -1;
+    c->n_sync = 0;
+    c->d2h_free = 0;
+    c->cprev = -1;
+    c->st.n_recompute_nodes = 0;
+    int32_t *deps = NULL;
+    int32_t cap = 0;
+    for (int32_t i = 0; i < c->n; i++) {
+        if (c->pass == 2)
+            for (int32_t k = c->in_off[i]; k < c->in_off[i + 1]; k++)
+                if ((st = swap_in(c, c->in_list[k], c->cprev)))
+                    goto out;
+        int32_t op = c->sch[i];
+        const dfg_op *o = &g->ops[op];
+        c->n_touch = 0;
+        for (int32_t k = 0; k < o->n_in; k++)
+            if (!c->present[o->in[k]] && (st = make_present(c, o->in[k], i, 0)))
+                goto out;
+        int32_t nsync = 0;
+        for (int32_t e = c->sync_head[i]; e >= 0; e = c->sync[e].next)
+            nsync++;
+        if (cap < o->n_in + nsync + 1) {
+            cap = o->n_in + nsync + 16;
+            int32_t *d = realloc(deps, (size_t)cap * sizeof *d);
+            if (!d) {
+                st = oom(c);
+                goto out;
+            }
+            deps = d;
+        }
+        int32_t nd = 0;
+        for (int32_t k = 0; k < o->n_in; k++)
+            if (on_h2d(c, c->src[o->in[k]]))
+                add_dep(deps, &nd, c->src[o->in[k]]);
+        for (int32_t e = c->sync_head[i]; e >= 0; e = c->sync[e].next)
+            add_dep(deps, &nd, c->sync[e].node);
+        int32_t cn = plan_add_node(p, PLAN_COMPUTE, op, deps, nd);
+        if (cn < 0) {
+            st = oom(c);
+            goto out;
+        }
+        c->cprev = cn;
+        for (int32_t k = o->n_in; k < o->n_use; k++) {
+            int32_t t = o->use[k];
+            c->present[t] = 1;
+            c->src[t] = c->pbeg[t] = cn;
+        }
+        for (int32_t k = 0; k < o->n_use; k++) {
+            c->luser[o->use[k]] = cn;
+            touch(c, o->use[k]);
+        }
+        for (int32_t k = 0; k < c->n_touch; k++) {
+            int32_t t = c->touch_list[k];
+            c->touched[t] = 0;
+            if (dfg_kind_persistent(g->tensors[t].kind) || !c->present[t])
+                continue;
+            if (c->last_use[t] <= i) {
+                st = close_place(c, t, c->luser[t]);
+                c->done[t] = 1;
+            }
+            else if (c->last_fwd[t] == i && c->act[t] != DEC_KEEP)
+                st = evict(c, t, i, cn);
+            if (st)
+                goto out;
+        }
+    }
+    for (int32_t t = 0; t < c->nt; t++)
+        if (dfg_kind_persistent(g->tensors[t].kind)) {
+            if (!plan_add_placement(p, t, 0, -1, -1) || !plan_add_resident(p, t, 0)) {
+                st = oom(c);
+                goto out;
+            }
+        } else if (c->present[t] && (st = close_place(c, t, c->luser[t]))) {
+            /* left past the last use an earlier pass 1 saw (a recompute that
+             * read it then no longer happens): its placement still ends at
+             * the last node that used it, so no memory is misjudged */
+            goto out;
+        }
+    st = SA_OK;
+out:
+    free(deps);
+    return st;
+}
+
+/* Position after which the swap-in for a use at need is issued (-1 = at the
+ * iteration's start), never before lower. */
+static int32_t trigger(const dctx *c, int32_t t, int32_t need, int32_t lower)
+{
+    const dec_opts *o = c->o;
+    int32_t tp = lower;
+    if (o->marks) {
+        int32_t want = o->prefetch > 0 ? o->prefetch : 1, seen = 0;
+        for (int32_t q = need - 1; q > lower; q--)
+            if (o->marks[q] && ++seen == want) {
+                tp = q - 1;
+                break;
+            }
+    } else if (o->prefetch > 0) {
+        tp = need - 1 - o->prefetch;
+    } else {
+        double x = sim_transfer_alone_us(c->dev, c->g->tensors[t].bytes, PLAN_STREAM_H2D), acc = 0;
+        for (int32_t q = need - 1; q > lower; q--) {
+            acc += c->tstart[q + 1] - c->tstart[q];
+            if (acc >= x) {
+                tp = q - 1;
+                break;
+            }
+        }
+    }
+    return tp < lower ? lower : tp;
+}
+
+typedef struct trig {
+    int32_t tp, need, t;
+} trig;
+
+static int cmp_trig(const void *a, const void *b)
+{
+    const trig *x = a, *y = b;
+    if (x->tp != y->tp)
+        return x->tp < y->tp ? -1 : 1;
+    if (x->need != y->need)
+        return x->need < y->need ? -1 : 1;
+    return x->t - y->t;
+}
+
+sa_status dec_build(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const uint8_t *act,
+                    const dec_opts *opts, plan **out, dec_stats *stats, sa_err *err)
+{
+    dec_opts od;
+    dec_opts_default(&od);
+    const dec_opts *o = opts ? opts : &od;
+    const int32_t *sch = schedule ? schedule : g->topo;
+    *out = NULL;
+    dctx c;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.dev = dev;
+    c.sch = sch;
+    c.o = o;
+    c.err = err;
+    c.n = g->n_ops;
+    c.nt = g->n_tensors;
+    size_t nt = (size_t)c.nt + 1, n = (size_t)c.n + 2;
+    sa_status st = SA_OK;
+    trig *tr = NULL;
+    c.p = plan_new(g, dev);
+    c.pos = calloc(n, sizeof *c.pos);
+    c.tstart = calloc(n, sizeof *c.tstart);
+    c.last_fwd = calloc(nt, sizeof(int32_t));
+    c.next_after = calloc(nt, sizeof(int32_t));
+    c.last_use = calloc(nt, sizeof(int32_t));
+    c.act = calloc(nt, 1);
+    c.req = calloc(nt, 1);
+    c.need_first = calloc(nt, sizeof(int32_t));
+    c.need_gap = calloc(nt, sizeof(int32_t));
+    c.present = calloc(nt, 1);
+    c.loaded = calloc(nt, 1);
+    c.evicted = calloc(nt, 1);
+    c.touched = calloc(nt, 1);
+    c.done = calloc(nt, 1);
+    c.src = calloc(nt, sizeof(int32_t));
+    c.pbeg = calloc(nt, sizeof(int32_t));
+    c.luser = calloc(nt, sizeof(int32_t));
+    c.hsrc = calloc(nt, sizeof(int32_t));
+    c.touch_list = calloc(nt, sizeof(int32_t));
+    c.sync_head = calloc(n, sizeof(int32_t));
+    c.in_off = calloc(n + 1, sizeof(int32_t));
+    c.in_list = calloc(2 * nt, sizeof(int32_t));
+    tr = calloc(2 * nt, sizeof *tr);
+    if (!c.p || !c.pos || !c.tstart || !c.last_fwd || !c.next_after || !c.last_use || !c.act || !c.req || !c.need_first ||
+        !c.need_gap || !c.present || !c.loaded || !c.evicted || !c.touched || !c.done || !c.src || !c.pbeg || !c.luser ||
+        !c.hsrc || !c.touch_list || !c.sync_head || !c.in_off || !c.in_list || !tr) {
+        st = oom(&c);
+        goto out;
+    }
+    if (!plan_set_schedule(c.p, sch, c.n)) {
+        st = oom(&c);
+        goto out;
+    }
+    for (int32_t i = 0; i < c.n; i++) {
+        c.pos[sch[i]] = i;
+        double tu = g->ops[sch[i]].time_us;
+        c.tstart[i + 1] = c.tstart[i] + (tu > 0 ? tu : 0);
+    }
+    /* the decisions each tensor can carry out (see decide.h) */
+    for (int32_t t = 0; t < c.nt; t++) {
+        int32_t first, last;
+        c.last_use[t] = dfg_tensor_span(g, c.pos, t, &first, &last) ? last : -1;
+        dec_gap(g, c.pos, t, &c.last_fwd[t], &c.next_after[t]);
+        c.req[t] = act ? act[t] : DEC_KEEP;
+        c.act[t] = allowed(&c, t, c.req[t]);
+    }
+    /* pass 1 until no swap needs demoting: a swap-in that cannot start after
+     * the swap-out is issued saves nothing */
+    for (int round = 0;; round++) {
+        c.pass = 1;
+        if ((st = run_pass(&c)))
+            goto out;
+        int32_t demoted = 0;
+        for (int32_t t = 0; t < c.nt; t++)
+            if (c.act[t] == DEC_SWAP && c.need_gap[t] >= 0 &&
+                trigger(&c, t, c.need_gap[t], c.last_fwd[t]) <= c.last_fwd[t]) {
+                c.act[t] = DEC_KEEP;
+                demoted++;
+            }
+        if ((!demoted && !c.restart) || round >= 64)
+            break;
+    }
+    /* pass 2: swap-ins issued at their triggers */
+    int32_t ntr = 0;
+    for (int32_t t = 0; t < c.nt; t++) {
+        if (c.need_first[t] >= 0)
+            tr[ntr++] = (trig){trigger(&c, t, c.need_first[t], -1), c.need_first[t], t};
+        if (c.need_gap[t] >= 0)
+            tr[ntr++] = (trig){trigger(&c, t, c.need_gap[t], c.last_fwd[t]), c.need_gap[t], t};
+    }
+    qsort(tr, (size_t)ntr, sizeof *tr, cmp_trig);
+    memset(c.in_off, 0, (n + 1) * sizeof *c.in_off);
+    for (int32_t k = 0; k < ntr; k++) {
+        c.in_off[tr[k].tp + 2]++;
+        c.in_list[k] = tr[k].t;
+    }
+    for (int32_t i = 0; i <= c.n; i++)
+        c.in_off[i + 1] += c.in_off[i];
+    /* in_off[i] .. in_off[i + 1]: swap-ins issued before position i (trigger i - 1) */
+    c.pass = 2;
+    if ((st = run_pass(&c)))
+        goto out;
+    for (int32_t t = 0; t < c.nt; t++) {
+        dfg_kind kd = g->tensors[t].kind;
+        if (c.req[t] != DEC_KEEP && c.act[t] == DEC_KEEP && !dfg_kind_persistent(kd) && kd != DFG_WORKSPACE)
+            c.st.n_demoted++;
+        if (c.act[t] == DEC_SWAP && !dfg_kind_persistent(g->tensors[t].kind) && g->tensors[t].kind != DFG_INPUT) {
+            c.st.n_swapped++;
+            c.st.swapped_bytes += g->tensors[t].bytes;
+        } else if (c.act[t] == DEC_RECOMPUTE) {
+            c.st.n_recomputed++;
+            c.st.recomputed_bytes += g->tensors[t].bytes;
+        }
+    }
+    if ((st = pack_peak_load(c.p, g, &o->pack, &c.st.peak_load, err)))
+        goto out;
+    if (o->pack_offsets) {
+        pack_stats ps;
+        if ((st = pack_plan(c.p, g, &o->pack, &ps, err)))
+            goto out;
+        c.st.arena_bytes = ps.arena_after;
+    }
+    if ((st = planner_predict(c.p, g, NULL, NULL, err)))
+        goto out;
+    *out = c.p;
+    c.p = NULL;
+    if (stats)
+        *stats = c.st;
+out:
+    plan_free(c.p);
+    free(c.pos); free(c.tstart); free(c.last_fwd); free(c.next_after); free(c.last_use); free(c.act); free(c.req);
+    free(c.need_first); free(c.need_gap); free(c.present); free(c.loaded); free(c.evicted); free(c.touched); free(c.done);
+    free(c.src); free(c.pbeg); free(c.luser); free(c.hsrc); free(c.touch_list); free(c.sync_head);
+    free(c.sync); free(c.in_off); free(c.in_list); free(tr);
+    return st;
+}

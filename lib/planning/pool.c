@@ -1,0 +1,527 @@
+/* pool.c - size classes, object counts and the arena layout of the memory pool. */
+#include "swapadvisor/pool.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool pool_alloc_init(pool_alloc *a, int32_t n_sizes)
+{
+    memset(a, 0, sizeof *a);
+    size_t n = (size_t)(n_sizes > 0 ? n_sizes : 1);
+    a->n_sizes = n_sizes;
+    a->cls = calloc(n, sizeof *a->cls);
+    a->cnt = calloc(n, sizeof *a->cnt);
+    a->obj_bytes = calloc(n, sizeof *a->obj_bytes);
+    a->first_obj = calloc(n + 1, sizeof *a->first_obj);
+    if (!a->cls || !a->cnt || !a->obj_bytes || !a->first_obj) {
+        pool_alloc_free(a);
+        return false;
+    }
+    return true;
+}
+
+void pool_alloc_free(pool_alloc *a)
+{
+    free(a->cls);
+    free(a->cnt);
+    free(a->obj_bytes);
+    free(a->first_obj);
+    free(a->obj_offset);
+    memset(a, 0, sizeof *a);
+}
+
+bool pool_alloc_copy(pool_alloc *dst, const pool_alloc *src)
+{
+    if (dst->n_sizes != src->n_sizes) {
+        pool_alloc_free(dst);
+        if (!pool_alloc_init(dst, src->n_sizes))
+            return false;
+    }
+    size_t n = (size_t)src->n_sizes;
+    memcpy(dst->cls, src->cls, n * sizeof *dst->cls);
+    memcpy(dst->cnt, src->cnt, n * sizeof *dst->cnt);
+    dst->n_classes = src->n_classes;
+    return true;
+}
+
+void pool_repair_cls(pool_alloc *a)
+{
+    if (a->n_sizes == 0)
+        return;
+    a->cls[0] = 0;
+    for (int32_t i = 1; i < a->n_sizes; i++) {
+        int32_t prev = a->cls[i - 1];
+        if (a->cls[i] < prev)
+            a->cls[i] = prev;
+        else if (a->cls[i] > prev + 1)
+            a->cls[i] = prev + 1;
+    }
+    a->n_classes = a->cls[a->n_sizes - 1] + 1;
+}
+
+bool pool_layout_sizes(pool_alloc *a, const dfg_graph *g)
+{
+    for (int32_t c = 0; c < a->n_classes; c++)
+        a->obj_bytes[c] = 0;
+    for (int32_t i = 0; i < a->n_sizes; i++) {
+        int64_t b = pool_align(g->sizes[i]);
+        if (b > a->obj_bytes[a->cls[i]])
+            a->obj_bytes[a->cls[i]] = b;
+    }
+    return true;
+}
+
+bool pool_layout(pool_alloc *a, const dfg_graph *g)
+{
+    int32_t nc = a->n_classes, total = 0;
+    pool_layout_sizes(a, g);
+    for (int32_t c = 0; c < nc; c++) {
+        a->first_obj[c] = total;
+        total += a->cnt[c];
+    }
+    a->first_obj[nc] = total;
+    if (total > a->cap_objects) {
+        int64_t *p = realloc(a->obj_offset, (size_t)total * sizeof *p);
+        if (!p)
+            return false;
+        a->obj_offset = p;
+        a->cap_objects = total;
+    }
+    a->n_objects = total;
+    int64_t off = 0;
+    for (int32_t c = 0; c < nc; c++)
+        for (int32_t k = 0; k < a->cnt[c]; k++) {
+            a->obj_offset[a->first_obj[c] + k] = off;
+            off += a->obj_bytes[c];
+        }
+    a->pool_bytes = off;
+    return true;
+}
+
+void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int32_t *need,
+                       int32_t *demand)
+{
+    const int32_t *sch = schedule ? schedule : g->topo;
+    int32_t nc = a->n_classes, n = g->n_ops;
+    memset(demand, 0, (size_t)a->n_sizes * sizeof *demand);
+    pool_need(a, g, need);
+    /* demand: sweep the schedule with +1 at first use, -1 after last use */
+    int32_t *pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *pos);
+    int32_t *delta = calloc(((size_t)n + 1) * (size_t)(nc > 0 ? nc : 1), sizeof *delta);
+    int32_t *cur = calloc((size_t)(nc > 0 ? nc : 1), sizeof *cur);
+    if (!pos || !delta || !cur) {
+        /* without scratch memory fall back to the floor */
+        for (int32_t c = 0; c < nc; c++)
+            demand[c] = need[c];
+        free(pos);
+        free(delta);
+        free(cur);
+        return;
+    }
+    for (int32_t i = 0; i < n; i++)
+        pos[sch[i]] = i;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const dfg_tensor *tt = &g->tensors[t];
+        int32_t c = a->cls[tt->size_idx];
+        if (dfg_kind_persistent(tt->kind)) {
+            cur[c]++;
+            continue;
+        }
+        int32_t first, last;
+        if (!dfg_tensor_span(g, pos, t, &first, &last))
+            continue;
+        delta[(size_t)first * (size_t)nc + (size_t)c]++;
+        delta[(size_t)(last + 1) * (size_t)nc + (size_t)c]--;
+    }
+    for (int32_t c = 0; c < nc; c++)
+        demand[c] = cur[c];
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t c = 0; c < nc; c++) {
+            cur[c] += delta[(size_t)i * (size_t)nc + (size_t)c];
+            if (cur[c] > demand[c])
+                demand[c] = cur[c];
+        }
+    for (int32_t c = 0; c < nc; c++)
+        if (demand[c] < need[c])
+            demand[c] = need[c];
+    free(pos);
+    free(delta);
+    free(cur);
+}
+
+/* need[c] = the most tensors one op holds, over the ops holding one of class
+ * c, of class c itself (own) or of classes >= c (!own). */
+static void most_per_op(const pool_alloc *a, const dfg_graph *g, bool own, int32_t *need)
+{
+    memset(need, 0, (size_t)a->n_sizes * sizeof *need);
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        const dfg_op *o = &g->ops[i];
+        for (int32_t k = 0; k < o->n_use; k++) {
+            int32_t c = a->cls[g->tensors[o->use[k]].size_idx], n = 0;
+            for (int32_t j = 0; j < o->n_use; j++) {
+                int32_t cj = a->cls[g->tensors[o->use[j]].size_idx];
+                n += own ? cj == c : cj >= c;
+            }
+            if (n > need[c])
+                need[c] = n;
+        }
+    }
+}
+
+void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need) { most_per_op(a, g, true, need); }
+
+void pool_need_shared(const pool_alloc *a, const dfg_graph *g, int32_t *need)
+{
+    /* An op fits when, for every class k, its tensors of classes >= k are no
+     * more than the objects of classes >= k.  S[k] = max over c >= k of
+     * most_per_op (an op without class k counts at its next larger class),
+     * and need[k] = S[k] - S[k+1]: the fewest objects of each class, largest
+     * first, with every suffix covered, which is also the floor of fewest
+     * bytes. */
+    int32_t nc = a->n_classes;
+    most_per_op(a, g, false, need);
+    for (int32_t c = nc - 2; c >= 0; c--)
+        if (need[c + 1] > need[c])
+            need[c] = need[c + 1];
+    for (int32_t c = 0; c + 1 < nc; c++)
+        need[c] -= need[c + 1];
+}
+
+/* Scratch for fits_split, allocated once per caller (pool_need_split checks
+ * many pools of one graph). */
+typedef struct split_scratch {
+    int32_t *avail;        /* [n_sizes] whole objects left per class */
+    int32_t *ord, *n_ten;  /* [most tensors one op uses] */
+    int64_t *cap, *top;
+} split_scratch;
+
+static void split_scratch_free(split_scratch *x)
+{
+    free(x->avail);
+    free(x->ord);
+    free(x->n_ten);
+    free(x->cap);
+    free(x->top);
+}
+
+static bool split_scratch_init(split_scratch *x, const dfg_graph *g)
+{
+    int32_t maxuse = 1;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (g->ops[i].n_use > maxuse)
+            maxuse = g->ops[i].n_use;
+    x->avail = malloc(((size_t)g->n_sizes + 1) * sizeof *x->avail);
+    x->ord = malloc((size_t)maxuse * sizeof *x->ord);
+    x->n_ten = malloc((size_t)maxuse * sizeof *x->n_ten);
+    x->cap = malloc((size_t)maxuse * sizeof *x->cap);
+    x->top = malloc((size_t)maxuse * sizeof *x->top);
+    if (x->avail && x->ord && x->n_ten && x->cap && x->top)
+        return true;
+    split_scratch_free(x);
+    return false;
+}
+
+static bool fits_split(const pool_alloc *a, const dfg_graph *g, split_scratch *x)
+{
+    int32_t nc = a->n_classes, *avail = x->avail, *ord = x->ord, *n_ten = x->n_ten;
+    int64_t *cap = x->cap, *top = x->top;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        const dfg_op *o = &g->ops[i];
+        /* largest first; equal sizes in use order, as the planner takes them */
+        for (int32_t k = 0; k < o->n_use; k++) {
+            int32_t j = k;
+            for (; j > 0 && g->tensors[o->use[ord[j - 1]]].bytes < g->tensors[o->use[k]].bytes; j--)
+                ord[j] = ord[j - 1];
+            ord[j] = k;
+        }
+        memcpy(avail, a->cnt, (size_t)nc * sizeof *avail);
+        int32_t n_obj = 0;
+        for (int32_t k = 0; k < o->n_use; k++) {
+            const dfg_tensor *t = &g->tensors[o->use[ord[k]]];
+            int32_t c = a->cls[t->size_idx];
+            if (avail[c] == 0) {
+                int32_t s = pool_split_fit(cap, top, n_ten, n_obj, t->bytes);
+                if (s >= 0) {
+                    top[s] = pool_align(top[s]) + t->bytes;
+                    n_ten[s]++;
+                    continue;
+                }
+                while (c < nc && avail[c] == 0)
+                    c++;
+                if (c == nc)
+                    return false;
+            }
+            avail[c]--;
+            cap[n_obj] = a->obj_bytes[c];
+            top[n_obj] = t->bytes;
+            n_ten[n_obj++] = 1;
+        }
+    }
+    return true;
+}
+
+bool pool_fits_split(const pool_alloc *a, const dfg_graph *g)
+{
+    split_scratch x;
+    if (!split_scratch_init(&x, g))
+        return false;
+    bool fits = fits_split(a, g, &x);
+    split_scratch_free(&x);
+    return fits;
+}
+
+bool pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, int32_t *need)
+{
+    int32_t nc = a->n_classes;
+    split_scratch x;
+    int32_t *keep = malloc((size_t)nc * sizeof *keep);
+    if (!keep || !split_scratch_init(&x, g)) {
+        free(keep);
+        return false;
+    }
+    memcpy(keep, a->cnt, (size_t)nc * sizeof *keep);
+    pool_need_shared(a, g, need);
+    int64_t bytes = 0;
+    for (int32_t c = 0; c < nc; c++) {
+        a->cnt[c] = need[c];
+        bytes += (int64_t)need[c] * a->obj_bytes[c];
+    }
+    /* Largest objects first (they free the most), each class until dropping
+     * one more no longer fits; a class that failed is not tried again. */
+    for (int32_t c = nc - 1; c >= 0 && bytes > memory_bytes; c--)
+        while (bytes > memory_bytes && a->cnt[c] > 0) {
+            a->cnt[c]--;
+            if (!fits_split(a, g, &x)) {
+                a->cnt[c]++;
+                break;
+            }
+            bytes -= a->obj_bytes[c];
+        }
+    memcpy(need, a->cnt, (size_t)nc * sizeof *need);
+    memcpy(a->cnt, keep, (size_t)nc * sizeof *keep);
+    free(keep);
+    split_scratch_free(&x);
+    return bytes <= memory_bytes;
+}
+
+bool pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes, bool split)
+{
+    pool_need(a, g, need);
+    if (pool_repair_cnt(a, g, need, memory_bytes))
+        return true;
+    pool_need_shared(a, g, need);
+    if (pool_repair_cnt(a, g, need, memory_bytes))
+        return true;
+    return split && pool_need_split(a, g, memory_bytes, need) && pool_repair_cnt(a, g, need, memory_bytes);
+}
+
+bool pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes)
+{
+    int32_t nc = a->n_classes;
+    for (int32_t c = 0; c < nc; c++)
+        if (a->cnt[c] < need[c])
+            a->cnt[c] = need[c];
+    if (!pool_layout(a, g))
+        return false;
+    for (int round = 0; a->pool_bytes > memory_bytes && round < 64; round++) {
+        int32_t movable = 0;
+        for (int32_t c = 0; c < nc; c++)
+            movable += a->cnt[c] > need[c];
+        if (movable == 0)
+            return false;
+        /* each class that can shrink gives up about excess / movable bytes */
+        double share = (double)(a->pool_bytes - memory_bytes) / movable;
+        for (int32_t c = 0; c < nc; c++) {
+            if (a->cnt[c] <= need[c])
+                continue;
+            int32_t d = (int32_t)ceil(share / (double)a->obj_bytes[c]);
+            if (d < 1)
+                d = 1;
+            a->cnt[c] = a->cnt[c] - d < need[c] ? need[c] : a->cnt[c] - d;
+        }
+        if (!pool_layout(a, g))
+            return false;
+    }
+    return a->pool_bytes <= memory_bytes;
+}
+
+sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, const int32_t *demand,
+                        int64_t memory_bytes, sa_err *err)
+{
+    int32_t nc = a->n_classes;
+    pool_layout_sizes(a, g);
+    int64_t used = 0, want = 0;
+    for (int32_t c = 0; c < nc; c++) {
+        a->cnt[c] = need[c];
+        used += (int64_t)need[c] * a->obj_bytes[c];
+        want += (int64_t)(demand[c] - need[c]) * a->obj_bytes[c];
+    }
+    if (used > memory_bytes) {
+        int32_t worst = 0;
+        for (int32_t c = 1; c < nc; c++)
+            if ((int64_t)need[c] * a->obj_bytes[c] > (int64_t)need[worst] * a->obj_bytes[worst])
+                worst = c;
+        return sa_fail(err, SA_EINFEASIBLE,
+                       "the pool needs %lld bytes for the tensors single ops use at once (class of %lld-byte objects "
+                       "needs %d), more than the %lld bytes of memory",
+                       (long long)used, (long long)a->obj_bytes[worst], need[worst], (long long)memory_bytes);
+    }
+    int64_t spare = memory_bytes - used;
+    if (want > 0) {
+        double share = spare >= want ? 1.0 : (double)spare / (double)want;
+        for (int32_t c = 0; c < nc; c++) {
+            int32_t extra = (int32_t)((double)(demand[c] - need[c]) * share);
+            a->cnt[c] += extra;
+            spare -= (int64_t)extra * a->obj_bytes[c];
+        }
+        /* hand out what rounding left, largest objects first so little is wasted */
+        for (bool more = true; more;) {
+            more = false;
+            for (int32_t c = nc - 1; c >= 0; c--)
+                if (a->cnt[c] < demand[c] && a->obj_bytes[c] <= spare) {
+                    a->cnt[c]++;
+                    spare -= a->obj_bytes[c];
+                    more = true;
+                }
+        }
+    }
+    if (!pool_layout(a, g))
+        return sa_fail(err, SA_ENOMEM, "out of memory laying out the pool");
+    return SA_OK;
+}
+
+void pool_top_up(pool_alloc *a, int64_t memory_bytes)
+{
+    int32_t nc = a->n_classes;
+    int64_t used = a->pool_bytes, spare = memory_bytes - used;
+    if (spare <= 0 || used <= 0)
+        return;
+    /* every class grows by the same fraction of its bytes, which keeps the
+     * shape the search chose; what rounding leaves goes to the largest
+     * objects that still fit */
+    double grow = (double)spare / (double)used;
+    for (int32_t c = 0; c < nc; c++) {
+        int32_t extra = (int32_t)((double)a->cnt[c] * grow);
+        a->cnt[c] += extra;
+        spare -= (int64_t)extra * a->obj_bytes[c];
+    }
+    for (int32_t c = nc - 1; c >= 0; c--)
+        if (a->obj_bytes[c] > 0 && a->obj_bytes[c] <= spare) {
+            int32_t extra = (int32_t)(spare / a->obj_bytes[c]);
+            a->cnt[c] += extra;
+            spare -= (int64_t)extra * a->obj_bytes[c];
+        }
+}
+
+/* Bytes of the floor: every class holding the most tensors one op needs of it
+ * (shared: counting what borrowed larger objects hold, see pool_need_shared). */
+static int64_t floor_bytes(pool_alloc *a, const dfg_graph *g, bool shared, int32_t *need)
+{
+    if (shared)
+        pool_need_shared(a, g, need);
+    else
+        pool_need(a, g, need);
+    if (!pool_layout_sizes(a, g))
+        return INT64_MAX;
+    int64_t b = 0;
+    for (int32_t c = 0; c < a->n_classes; c++)
+        b += (int64_t)need[c] * a->obj_bytes[c];
+    return b;
+}
+
+static void one_class_per_size(pool_alloc *a)
+{
+    for (int32_t i = 0; i < a->n_sizes; i++)
+        a->cls[i] = i;
+    pool_repair_cls(a);
+}
+
+bool pool_fixed_fits(const dfg_graph *g, int64_t memory_bytes, bool *fits)
+{
+    pool_alloc a;
+    int32_t *need = calloc((size_t)g->n_sizes + 1, sizeof *need);
+    if (!need || !pool_alloc_init(&a, g->n_sizes)) {
+        free(need);
+        return false;
+    }
+    one_class_per_size(&a);
+    int64_t lowest = floor_bytes(&a, g, true, need);
+    *fits = lowest <= memory_bytes;
+    pool_alloc_free(&a);
+    free(need);
+    return lowest != INT64_MAX;
+}
+
+sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
+                            sa_err *err)
+{
+    one_class_per_size(a);
+    int32_t *need = calloc((size_t)a->n_sizes + 1, sizeof *need);
+    int32_t *demand = calloc((size_t)a->n_sizes + 1, sizeof *demand);
+    if (!need || !demand) {
+        free(need);
+        free(demand);
+        return sa_fail(err, SA_ENOMEM, "out of memory sizing the pool");
+    }
+    /* Fixed objects per class cannot lend memory to each other, so the per-class
+     * floors can add up past the memory even when every op fits.  Then merge
+     * the two adjacent classes whose sizes are closest (least padding) until
+     * the floor fits or one class is left. */
+    int64_t own_floor;
+    while ((own_floor = floor_bytes(a, g, false, need)) > memory_bytes && a->n_classes > 1) {
+        int32_t best = -1;
+        double ratio = 0;
+        for (int32_t c = 0; c + 1 < a->n_classes; c++) {
+            double r = (double)a->obj_bytes[c + 1] / (double)a->obj_bytes[c];
+            if (best < 0 || r < ratio) {
+                best = c;
+                ratio = r;
+            }
+        }
+        for (int32_t i = 0; i < a->n_sizes; i++)
+            if (a->cls[i] > best)
+                a->cls[i]--;
+        pool_repair_cls(a);
+    }
+    bool shared = own_floor > memory_bytes;
+    if (shared) {
+        /* The last resorts: one class per size again, with floors that count
+         * on tensors borrowing larger objects when their own class is full
+         * (swp.c does).  The smallest floor of any fixed-object pool: sharing
+         * a class only pads small tensors up to larger objects.  Below it,
+         * the planner splits objects between an op's smaller tensors, and
+         * the floors drop the objects that makes unnecessary. */
+        one_class_per_size(a);
+        int64_t lowest = floor_bytes(a, g, true, need);
+        if (lowest > memory_bytes && !pool_need_split(a, g, memory_bytes, need)) {
+            lowest = 0;
+            for (int32_t c = 0; c < a->n_classes; c++)
+                lowest += (int64_t)need[c] * a->obj_bytes[c];
+            int32_t op = -1;
+            int64_t one = dfg_max_op_bytes(g, &op);
+            free(need);
+            free(demand);
+            return sa_fail(err, SA_EINFEASIBLE,
+                           "the pool needs at least %lld bytes so that every op can hold its tensors at once (even "
+                           "splitting objects between an op's tensors; the largest op, %d \"%s\", needs %lld alone), "
+                           "more than the %lld bytes of memory",
+                           (long long)lowest, op, op >= 0 ? g->ops[op].name : "", (long long)one,
+                           (long long)memory_bytes);
+        }
+    }
+    /* need keeps the floors chosen above (borrowing or splitting) */
+    int32_t *own = shared ? calloc((size_t)a->n_sizes + 1, sizeof *own) : need;
+    if (!own) {
+        free(need);
+        free(demand);
+        return sa_fail(err, SA_ENOMEM, "out of memory sizing the pool");
+    }
+    pool_class_demand(a, g, schedule, own, demand);
+    if (own != need)
+        free(own);
+    sa_status st = pool_fill_cnt(a, g, need, demand, memory_bytes, err);
+    free(need);
+    free(demand);
+    return st;
+}

@@ -1,0 +1,987 @@
+/* swp.c - the swap planner: Belady/LRU eviction over a size-class pool, swap
+ * timing through control edges, and the steady-state passes. */
+#include "swapadvisor/swp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swapadvisor/sim.h"
+
+void swp_opts_default(swp_opts *o)
+{
+    o->victim = SWP_BELADY;
+    o->on_demand = false;
+    o->threshold_scale = 1.0;
+    o->max_passes = 3;
+}
+
+struct swp_ws {
+    int32_t n_ops, n_tensors;
+    /* per schedule */
+    int32_t *use_off, *use_pos; /* CSR: positions in the schedule where a tensor is used */
+    double *tprefix;            /* compute time before each position */
+    /* per pass, per tensor */
+    int32_t *cursor, *obj_of, *last_use_node, *last_use_pos, *host_ready, *place_begin, *pin;
+    int32_t *prev_end;          /* end node of the tensor's last closed placement, or -1 */
+    unsigned char *host_valid, *wasted;
+    int32_t *s_obj, *e_obj;     /* persistent tensors resident at start / end (object or -1) */
+    /* per object */
+    int32_t cap_obj;
+    int32_t *occ, *free_after, *fq, *fq_head, *fq_len; /* fq: FIFO of free objects per class */
+    /* Occupied objects of each class whose tensor was last used at least the
+     * recency threshold ago ("old": usable Belady victims) sit in a binary
+     * max-heap of entries (see heap_entry: key and object in one integer),
+     * best victim on top.  A key changes only when its tensor is used, so
+     * picking a victim looks at a few entries instead of scanning the class
+     * (thousands of objects in the RNNs).  Updates are lazy: a removal just
+     * forgets the object's current entry (cur[o]); stale entries are dropped
+     * when they surface or when a full heap is compacted.  Class k's heap is
+     * heap[hoff[k] .. hoff[k] + hlen[k]), with room for 2 cnt[k] + 16. */
+    uint64_t *heap, *cur;
+    int32_t *hoff, *hlen, *scratch, *ocls, *mark, stamp;
+    /* A used object is "young" until the threshold has passed since its use:
+     * it waits in its class's FIFO yq[hoff[k] + yhead[k] .. + ytail[k]) as
+     * (position << 32 | object), in the order of use, so the entries that
+     * have grown old are always at the front.  A pick first moves those into
+     * the heap; young objects never enter it, so the best entry on top is
+     * usable unless the running op pins it.  yat[o] is the position of o's
+     * current FIFO entry (-1: not young); older entries of o are stale.  A
+     * tensor used by many ops in a row enters the heap once, not per use. */
+    uint64_t *yq;
+    int32_t *yhead, *ytail, *yat;
+    /* Splitting (the last resort, see place_split): an object may hold
+     * several tensors, a list from occ[o] through tnext, each at toff bytes
+     * into it.  Its "period" runs from the first tenant's arrival to the last
+     * one's departure; pe[o * POOL_SPLIT_MAX ..] keeps the ends of tenants
+     * that left during it (pe_n), and once it empties the next tenants wait
+     * for all of them: free_after[o] and fx[o * POOL_SPLIT_MAX ..] (nfx). */
+    int32_t *tnext, *fresh;     /* per tensor; fresh: position where place_split took its object */
+    unsigned char *away;        /* per tensor: AT_HOME, BORROWED or SPLIT (below) */
+    int64_t *toff;              /* tnext and toff are -1 and 0 unless away is SPLIT */
+    int32_t *pe, *pe_n, *fx, *nfx;
+    unsigned char *tight;       /* per op: its tensors outnumber the objects that could hold them */
+    int32_t *top_size;          /* per op: the largest size index among its tensors */
+    /* per tensor, flat copies of what the hot loops read from dfg_tensor:
+     * its class in this run's pool, and whether it is persistent */
+    int32_t *tcls;
+    unsigned char *tpers;
+    double *thr;                /* per class: the Belady recency threshold, us */
+    int32_t *ord, *sobj, *sten, *kused; /* place_split / fits_whole scratch; kused per class */
+    int64_t *scap, *stop;
+    int64_t cap_heap;
+    int32_t *deps;              /* scratch for one node's deps */
+    int32_t cap_deps;
+};
+
+swp_ws *swp_ws_new(const dfg_graph *g)
+{
+    swp_ws *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    size_t nt = (size_t)g->n_tensors + 1, no = (size_t)g->n_ops + 1, uses = 1;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        uses += (size_t)g->ops[i].n_use;
+    int32_t maxuse = 0;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (g->ops[i].n_use > maxuse)
+            maxuse = g->ops[i].n_use;
+    w->n_ops = g->n_ops;
+    w->n_tensors = g->n_tensors;
+    w->use_off = calloc(nt + 1, sizeof(int32_t));
+    w->use_pos = calloc(uses, sizeof(int32_t));
+    w->tprefix = calloc(no + 1, sizeof(double));
+    w->cursor = calloc(nt, sizeof(int32_t));
+    w->obj_of = calloc(nt, sizeof(int32_t));
+    w->last_use_node = calloc(nt, sizeof(int32_t));
+    w->last_use_pos = calloc(nt, sizeof(int32_t));
+    w->host_ready = calloc(nt, sizeof(int32_t));
+    w->place_begin = calloc(nt, sizeof(int32_t));
+    w->pin = calloc(nt, sizeof(int32_t));
+    w->prev_end = calloc(nt, sizeof(int32_t));
+    w->host_valid = calloc(nt, 1);
+    w->wasted = calloc(nt, 1);
+    w->s_obj = calloc(nt, sizeof(int32_t));
+    w->e_obj = calloc(nt, sizeof(int32_t));
+    w->cap_deps = (POOL_SPLIT_MAX + 3) * maxuse + 8;
+    w->deps = calloc((size_t)w->cap_deps, sizeof(int32_t));
+    w->fq_head = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->fq_len = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->hlen = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->hoff = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->yhead = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->kused = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->thr = calloc((size_t)g->n_sizes + 1, sizeof(double));
+    w->tnext = calloc(nt, sizeof(int32_t));
+    w->fresh = calloc(nt, sizeof(int32_t));
+    w->away = calloc(nt, 1);
+    w->toff = calloc(nt, sizeof(int64_t));
+    w->tight = calloc(no, 1);
+    w->top_size = calloc(no, sizeof(int32_t));
+    w->tcls = calloc(nt, sizeof(int32_t));
+    w->tpers = calloc(nt, 1);
+    for (int32_t t = 0; w->tpers && t < g->n_tensors; t++)
+        w->tpers[t] = dfg_kind_persistent(g->tensors[t].kind);
+    for (int32_t i = 0; w->top_size && i < g->n_ops; i++)
+        for (int32_t k = 0; k < g->ops[i].n_use; k++)
+            if (g->tensors[g->ops[i].use[k]].size_idx > w->top_size[i])
+                w->top_size[i] = g->tensors[g->ops[i].use[k]].size_idx;
+    w->ord = calloc((size_t)maxuse + 1, sizeof(int32_t));
+    w->sobj = calloc((size_t)maxuse + 1, sizeof(int32_t));
+    w->sten = calloc((size_t)maxuse + 1, sizeof(int32_t));
+    w->scap = calloc((size_t)maxuse + 1, sizeof(int64_t));
+    w->stop = calloc((size_t)maxuse + 1, sizeof(int64_t));
+    w->ytail = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    if (!w->hlen || !w->hoff || !w->yhead || !w->ytail || !w->kused || !w->thr || !w->tnext || !w->fresh || !w->away || !w->toff ||
+        !w->tight || !w->top_size || !w->tcls || !w->tpers || !w->ord || !w->sobj || !w->sten || !w->scap || !w->stop || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
+        !w->last_use_pos || !w->host_ready || !w->place_begin || !w->pin || !w->prev_end ||
+        !w->host_valid || !w->wasted ||
+        !w->s_obj || !w->e_obj || !w->deps || !w->fq_head || !w->fq_len) {
+        swp_ws_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void swp_ws_free(swp_ws *w)
+{
+    if (!w)
+        return;
+    free(w->use_off); free(w->use_pos); free(w->tprefix); free(w->cursor); free(w->obj_of);
+    free(w->last_use_node); free(w->last_use_pos); free(w->host_ready); free(w->place_begin);
+    free(w->pin); free(w->prev_end); free(w->host_valid); free(w->wasted); free(w->s_obj); free(w->e_obj);
+    free(w->occ); free(w->free_after); free(w->fq); free(w->fq_head); free(w->fq_len); free(w->deps);
+    free(w->heap); free(w->cur); free(w->hoff); free(w->hlen); free(w->scratch); free(w->ocls); free(w->mark);
+    free(w->yq); free(w->yhead); free(w->ytail); free(w->yat);
+    free(w->tnext); free(w->fresh); free(w->away); free(w->toff); free(w->pe); free(w->pe_n); free(w->fx); free(w->nfx);
+    free(w->tight); free(w->top_size); free(w->tcls); free(w->tpers); free(w->ord); free(w->sobj); free(w->sten); free(w->kused); free(w->thr); free(w->scap); free(w->stop);
+    free(w);
+}
+
+static bool grow(void *pp, size_t n, size_t elem)
+{
+    void *q = realloc(*(void **)pp, n * elem);
+    if (q)
+        *(void **)pp = q;
+    return q != NULL;
+}
+
+static bool reserve_objects(swp_ws *w, const pool_alloc *a)
+{
+    int64_t need_heap = 2 * (int64_t)a->n_objects + 16 * (int64_t)a->n_classes;
+    if (need_heap > w->cap_heap) {
+        size_t nh = (size_t)(need_heap + need_heap / 2);
+        if (!grow(&w->heap, nh, sizeof *w->heap) || !grow(&w->yq, nh, sizeof *w->yq) ||
+            !grow(&w->scratch, nh, sizeof *w->scratch))
+            return false;
+        w->cap_heap = (int64_t)nh;
+    }
+    int32_t n = a->n_objects;
+    if (n <= w->cap_obj)
+        return true;
+    size_t nc = (size_t)n + (size_t)n / 2 + 16;
+    if (!grow(&w->occ, nc, sizeof *w->occ) || !grow(&w->free_after, nc, sizeof *w->free_after) ||
+        !grow(&w->fq, nc, sizeof *w->fq) || !grow(&w->cur, nc, sizeof *w->cur) ||
+        !grow(&w->ocls, nc, sizeof *w->ocls) || !grow(&w->mark, nc, sizeof *w->mark) ||
+        !grow(&w->yat, nc, sizeof *w->yat) || !grow(&w->pe_n, nc, sizeof *w->pe_n) ||
+        !grow(&w->nfx, nc, sizeof *w->nfx) || !grow(&w->pe, nc * POOL_SPLIT_MAX, sizeof *w->pe) ||
+        !grow(&w->fx, nc * POOL_SPLIT_MAX, sizeof *w->fx))
+        return false;
+    w->cap_obj = (int32_t)nc;
+    return true;
+}
+
+/* Everything one planning run needs, so the helpers take one argument. */
+typedef struct ctx {
+    const dfg_graph *g;
+    const dfg_device *dev;
+    const int32_t *sch;
+    const pool_alloc *a;
+    const swp_opts *o;
+    swp_ws *w;
+    plan *p;
+    sa_err *err;
+    int32_t pos;          /* schedule position being planned */
+    int32_t demand_node;  /* compute node of the previous op (odswap) */
+} ctx;
+
+static inline int32_t class_of(const ctx *c, int32_t t) { return c->w->tcls[t]; }
+
+/* Where a resident tensor sits: alone at the start of an object of its own
+ * class; alone in an object of a larger class; or in an object split this
+ * period (beside other tensors, or once beside them). */
+enum { AT_HOME, BORROWED, SPLIT };
+
+static inline bool node_on_compute(const plan *p, int32_t v)
+{
+    return v >= 0 && plan_kind_stream(p->nodes[v].kind) == PLAN_STREAM_COMPUTE;
+}
+
+/* Next position (possibly in the next iteration) where t is used. */
+static inline int64_t next_use(const ctx *c, int32_t t)
+{
+    const swp_ws *w = c->w;
+    if (w->cursor[t] < w->use_off[t + 1])
+        return w->use_pos[w->cursor[t]];
+    if (w->use_off[t + 1] > w->use_off[t])
+        return (int64_t)c->g->n_ops + w->use_pos[w->use_off[t]];
+    return INT64_MAX / 2;
+}
+
+/* The heap entry of object o holding tensor t: a larger entry is a better
+ * victim.  The high word is the key (Belady: the next use, later is better;
+ * LRU: the last use, earlier is better), the low word favours lower object ids
+ * on ties, as a scan from the first object would. */
+static inline uint64_t heap_entry(const ctx *c, int32_t o, int32_t t)
+{
+    int64_t key = c->o->victim == SWP_LRU ? -(int64_t)c->w->last_use_pos[t] : next_use(c, t);
+    if (key > INT32_MAX)
+        key = INT32_MAX; /* never used again */
+    return (uint64_t)(key + 2147483648LL) << 32 | (uint32_t)(UINT32_MAX - (uint32_t)o);
+}
+
+static inline int32_t entry_obj(uint64_t e) { return (int32_t)(UINT32_MAX - (uint32_t)e); }
+
+/* An object split between tensors goes as a whole, so it is as good a victim
+ * as its worst tenant: the one needed soonest (Belady) or used last (LRU). */
+static uint64_t split_entry(const ctx *c, int32_t o, uint64_t e)
+{
+    for (int32_t t = c->w->tnext[c->w->occ[o]]; t >= 0; t = c->w->tnext[t]) {
+        uint64_t f = heap_entry(c, o, t);
+        if (f < e)
+            e = f;
+    }
+    return e;
+}
+
+static inline uint64_t obj_entry(const ctx *c, int32_t o)
+{
+    int32_t t = c->w->occ[o];
+    uint64_t e = heap_entry(c, o, t);
+    return c->w->away[t] != SPLIT ? e : split_entry(c, o, e);
+}
+
+static inline bool obj_pinned(const ctx *c, int32_t o)
+{
+    int32_t t = c->w->occ[o];
+    if (c->w->away[t] != SPLIT)
+        return c->w->pin[t] == c->pos;
+    for (; t >= 0; t = c->w->tnext[t])
+        if (c->w->pin[t] == c->pos)
+            return true;
+    return false;
+}
+
+static void sift_down(uint64_t *h, int32_t n, int32_t i, uint64_t e)
+{
+    for (;;) {
+        int32_t l = 2 * i + 1, b = l;
+        if (l >= n)
+            break;
+        if (l + 1 < n && h[l + 1] > h[l])
+            b = l + 1;
+        if (h[b] <= e)
+            break;
+        h[i] = h[b];
+        i = b;
+    }
+    h[i] = e;
+}
+
+/* Keeps only the current entries of class k (once each) and re-heapifies. */
+static void heap_compact(swp_ws *w, int32_t k)
+{
+    uint64_t *h = w->heap + w->hoff[k];
+    int32_t n = 0;
+    w->stamp++;
+    for (int32_t i = 0; i < w->hlen[k]; i++) {
+        int32_t o = entry_obj(h[i]);
+        if (w->cur[o] == h[i] && w->mark[o] != w->stamp) {
+            w->mark[o] = w->stamp;
+            h[n++] = h[i];
+        }
+    }
+    w->hlen[k] = n;
+    for (int32_t i = n / 2 - 1; i >= 0; i--)
+        sift_down(h, n, i, h[i]);
+}
+
+static void push_entry(swp_ws *w, int32_t k, uint64_t e)
+{
+    if (w->hoff[k] + w->hlen[k] == w->hoff[k + 1])
+        heap_compact(w, k); /* full: at most cnt[k] current entries survive */
+    uint64_t *h = w->heap + w->hoff[k];
+    int32_t i = w->hlen[k]++;
+    while (i > 0 && e > h[(i - 1) / 2]) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = e;
+}
+
+/* Object o (re)enters its class heap with its tensor's current key. */
+static void heap_push(ctx *c, int32_t o)
+{
+    swp_ws *w = c->w;
+    uint64_t e = obj_entry(c, o);
+    w->cur[o] = e;
+    push_entry(w, w->ocls[o], e);
+}
+
+/* Object o's tensor was used (or just placed) at the current position: its
+ * heap entry is forgotten and it waits, young, at the back of its class's
+ * FIFO.  A full FIFO first drops its stale entries (at most cnt[k] are
+ * current, and it has room for 2 cnt[k] + 16). */
+static inline __attribute__((always_inline)) void heap_defer(ctx *c, int32_t o)
+{
+    swp_ws *w = c->w;
+    w->cur[o] = 0;
+    if (w->yat[o] == c->pos)
+        return;
+    int32_t k = w->ocls[o];
+    uint64_t *q = w->yq + w->hoff[k];
+    if (w->ytail[k] == w->hoff[k + 1] - w->hoff[k]) {
+        int32_t n = 0;
+        for (int32_t i = w->yhead[k]; i < w->ytail[k]; i++)
+            if (w->yat[entry_obj(q[i])] == (int32_t)(q[i] >> 32))
+                q[n++] = q[i];
+        w->yhead[k] = 0;
+        w->ytail[k] = n;
+    }
+    w->yat[o] = c->pos;
+    q[w->ytail[k]++] = (uint64_t)c->pos << 32 | (uint32_t)(UINT32_MAX - (uint32_t)o);
+}
+
+static inline bool old_enough(const ctx *c, int32_t lp, double now, double thr)
+{
+    return c->o->victim == SWP_LRU || lp < 0 || now - c->w->tprefix[lp + 1] >= thr;
+}
+
+/* Moves class k's objects that have grown old (every one under LRU) from
+ * the front of its FIFO into its heap, with their keys now. */
+static void heap_promote(ctx *c, int32_t k, double now, double thr)
+{
+    swp_ws *w = c->w;
+    const uint64_t *q = w->yq + w->hoff[k];
+    while (w->yhead[k] < w->ytail[k]) {
+        uint64_t e = q[w->yhead[k]];
+        int32_t o = entry_obj(e), lp = (int32_t)(e >> 32);
+        if (w->yat[o] == lp) {
+            if (!old_enough(c, lp, now, thr))
+                break;
+            w->yat[o] = -1;
+            heap_push(c, o);
+        }
+        w->yhead[k]++;
+    }
+    if (w->yhead[k] == w->ytail[k])
+        w->yhead[k] = w->ytail[k] = 0;
+}
+
+static inline void heap_remove(ctx *c, int32_t o) { c->w->cur[o] = 0; }
+
+/* The best current entry of class k (stale ones surfacing are dropped); 0 if none. */
+static uint64_t heap_top(swp_ws *w, int32_t k)
+{
+    uint64_t *h = w->heap + w->hoff[k];
+    while (w->hlen[k] > 0) {
+        uint64_t e = h[0];
+        if (w->cur[entry_obj(e)] == e)
+            return e;
+        int32_t n = --w->hlen[k];
+        if (n > 0)
+            sift_down(h, n, 0, h[n]);
+    }
+    return 0;
+}
+
+static sa_status oom(ctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory while planning"); }
+
+/* Closes t's current placement at node `end`; its object is free once its
+ * last tenant has left (occ[o] < 0), and the next tenants wait for every
+ * tenant of the period that ended. */
+static sa_status close_placement(ctx *c, int32_t t, int32_t end)
+{
+    swp_ws *w = c->w;
+    int32_t o = w->obj_of[t];
+    if (!plan_add_placement(c->p, t, c->a->obj_offset[o] + w->toff[t], w->place_begin[t], end))
+        return oom(c);
+    if (w->away[t] != SPLIT || (w->occ[o] == t && w->tnext[t] < 0)) { /* the last tenant */
+        int32_t n = w->away[t] == SPLIT ? w->pe_n[o] : 0; /* no one left before it otherwise */
+        if (n > 0) {
+            memcpy(w->fx + (size_t)o * POOL_SPLIT_MAX, w->pe + (size_t)o * POOL_SPLIT_MAX, (size_t)n * sizeof *w->fx);
+            w->pe_n[o] = 0;
+        }
+        w->nfx[o] = n;
+        heap_remove(c, o);
+        w->yat[o] = -1;
+        w->occ[o] = -1;
+        w->free_after[o] = end;
+    } else {
+        int32_t *pp = &w->occ[o];
+        while (*pp != t)
+            pp = &w->tnext[*pp];
+        *pp = w->tnext[t];
+        if (w->pe_n[o] == POOL_SPLIT_MAX)
+            return sa_fail(c->err, SA_EINTERNAL, "planner: object %d had more than %d tensors", o, POOL_SPLIT_MAX);
+        w->pe[(size_t)o * POOL_SPLIT_MAX + w->pe_n[o]++] = end;
+        heap_defer(c, o); /* its key may have changed */
+    }
+    if (w->away[t] == SPLIT) {
+        w->toff[t] = 0;
+        w->tnext[t] = -1;
+    }
+    w->away[t] = AT_HOME;
+    w->prev_end[t] = end;
+    w->obj_of[t] = -1;
+    return SA_OK;
+}
+
+/* Evicts tensor v: a swap-out when the host copy is stale, otherwise a drop
+ * once its last reader is done. */
+static sa_status evict_tensor(ctx *c, int32_t v)
+{
+    swp_ws *w = c->w;
+    int32_t end;
+    if (w->host_valid[v] && w->last_use_node[v] >= 0) {
+        end = w->last_use_node[v];
+    } else {
+        int32_t deps[2], nd = 0;
+        if (w->last_use_node[v] >= 0)
+            deps[nd++] = w->last_use_node[v];
+        if (c->o->on_demand && c->demand_node >= 0 && c->demand_node != w->last_use_node[v])
+            deps[nd++] = c->demand_node;
+        end = plan_add_node(c->p, PLAN_SWAP_OUT, v, deps, nd);
+        if (end < 0)
+            return oom(c);
+        w->host_valid[v] = 1;
+        w->host_ready[v] = end;
+    }
+    if (w->s_obj[v] >= 0 && w->last_use_pos[v] < 0)
+        w->wasted[v] = 1; /* resident at start but gone before its first use */
+    return close_placement(c, v, end);
+}
+
+/* Empties object o: every tenant leaves. */
+static sa_status evict(ctx *c, int32_t o)
+{
+    sa_status st = SA_OK;
+    while (c->w->occ[o] >= 0 && !(st = evict_tensor(c, c->w->occ[o])))
+        ;
+    return st;
+}
+
+/* Picks the victim object in class k, or -1 when every occupant is pinned.
+ * Belady takes the best victim last used at least the threshold ago (the
+ * heap's best unpinned entry), else the best unpinned young one; LRU the best
+ * unpinned one (nothing stays young).  Pinned objects on top of the heap are
+ * taken out for the moment and go back unchanged. */
+static int32_t best_young(ctx *c, int32_t k)
+{
+    swp_ws *w = c->w;
+    const uint64_t *q = w->yq + w->hoff[k];
+    uint64_t best = 0;
+    for (int32_t i = w->yhead[k]; i < w->ytail[k]; i++) {
+        int32_t o = entry_obj(q[i]);
+        if (w->yat[o] != (int32_t)(q[i] >> 32) || obj_pinned(c, o))
+            continue;
+        uint64_t e = obj_entry(c, o);
+        if (e > best)
+            best = e;
+    }
+    return best ? entry_obj(best) : -1;
+}
+
+static int32_t pick_victim(ctx *c, int32_t k)
+{
+    swp_ws *w = c->w;
+    double now = w->tprefix[c->pos];
+    heap_promote(c, k, now, w->thr[k]);
+    int32_t best = -1, n = 0;
+    for (uint64_t e = heap_top(w, k); e != 0; e = heap_top(w, k)) {
+        int32_t o = entry_obj(e);
+        if (!obj_pinned(c, o)) {
+            best = o;
+            break;
+        }
+        w->cur[o] = 0; /* pinned: out of the way until the pick is made */
+        w->scratch[n++] = o;
+    }
+    for (int32_t i = 0; i < n; i++)
+        heap_push(c, w->scratch[i]);
+    return best >= 0 ? best : best_young(c, k);
+}
+
+/* A free object (oldest freed first) or an evicted one, from the smallest
+ * class in [k0, k1) that has one; -1 when every object there holds a tensor
+ * of the running op. */
+static inline __attribute__((always_inline)) sa_status take_whole(ctx *c, int32_t k0, int32_t k1, int32_t *obj)
+{
+    swp_ws *w = c->w;
+    const pool_alloc *a = c->a;
+    int32_t o = -1;
+    for (int32_t k = k0; k < k1 && o < 0; k++) {
+        int32_t span = a->cnt[k];
+        if (w->fq_len[k] > 0) {
+            o = w->fq[a->first_obj[k] + w->fq_head[k]];
+            w->fq_head[k] = w->fq_head[k] + 1 == span ? 0 : w->fq_head[k] + 1;
+            w->fq_len[k]--;
+        } else if ((o = pick_victim(c, k)) >= 0) {
+            sa_status st = evict(c, o);
+            if (st)
+                return st;
+        }
+    }
+    *obj = o;
+    return SA_OK;
+}
+
+static sa_status no_room(ctx *c, int32_t t)
+{
+    int32_t op = c->sch[c->pos], k0 = class_of(c, t);
+    return sa_fail(c->err, SA_EINFEASIBLE,
+                   "op %d (\"%s\") needs more tensors of %lld bytes or more at once than the pool's %d objects "
+                   "that can hold them",
+                   op, c->g->ops[op].name, (long long)c->g->sizes[c->g->tensors[t].size_idx],
+                   c->a->first_obj[c->a->n_classes] - c->a->first_obj[k0]);
+}
+
+/* t alone at the start of object o; it enters the heap once the op is planned. */
+static inline void settle(ctx *c, int32_t t, int32_t o)
+{
+    swp_ws *w = c->w;
+    w->occ[o] = t;
+    w->obj_of[t] = o;
+    w->away[t] = w->ocls[o] == class_of(c, t) ? AT_HOME : BORROWED;
+}
+
+/* Finds an object for t: in its own class a free one or an evicted one; when
+ * every object of the class holds a tensor of the running op, the same in
+ * the next larger class, and so on.  Borrowing only then keeps plans that fit
+ * without it unchanged, and makes the per-op floors of pool_need_shared
+ * (suffix sums) enough. */
+static sa_status acquire(ctx *c, int32_t t, int32_t *obj)
+{
+    sa_status st = take_whole(c, class_of(c, t), c->a->n_classes, obj);
+    if (st)
+        return st;
+    if (*obj < 0)
+        return no_room(c, t);
+    settle(c, t, *obj);
+    return SA_OK;
+}
+
+static void release(ctx *c, int32_t o)
+{
+    swp_ws *w = c->w;
+    int32_t k = w->ocls[o], span = c->a->cnt[k];
+    int32_t i = w->fq_head[k] + w->fq_len[k]; /* a ring of span slots */
+    w->fq[c->a->first_obj[k] + (i >= span ? i - span : i)] = o;
+    w->fq_len[k]++;
+}
+
+static inline void add_dep(int32_t *deps, int32_t *nd, int32_t v)
+{
+    if (v < 0)
+        return;
+    for (int32_t i = 0; i < *nd; i++)
+        if (deps[i] == v)
+            return;
+    deps[(*nd)++] = v;
+}
+
+/* Every node a new tenant of object o waits for (the ends of the tenants of
+ * its last period), unless on the compute stream (in order anyway) when
+ * compute_too is false. */
+static void add_obj_deps(ctx *c, int32_t *deps, int32_t *nd, int32_t o, bool compute_too)
+{
+    swp_ws *w = c->w;
+    if (compute_too || !node_on_compute(c->p, w->free_after[o]))
+        add_dep(deps, nd, w->free_after[o]);
+    for (int32_t i = 0; i < w->nfx[o]; i++) {
+        int32_t v = w->fx[(size_t)o * POOL_SPLIT_MAX + i];
+        if (compute_too || !node_on_compute(c->p, v))
+            add_dep(deps, nd, v);
+    }
+}
+
+/* A swap-in of t into object obj waits for the object to be free, for the
+ * host copy to be current (t's swap-out), and for t's previous placement to
+ * end: a clean tensor dropped after its last reader must not be on the device
+ * twice, as it would be if its swap-in overtook that reader.  -1 on OOM. */
+static int32_t add_swap_in(ctx *c, int32_t t, int32_t obj)
+{
+    int32_t sd[3 + POOL_SPLIT_MAX], n = 0;
+    add_obj_deps(c, sd, &n, obj, true);
+    add_dep(sd, &n, c->w->host_ready[t]);
+    add_dep(sd, &n, c->w->prev_end[t]);
+    return plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n);
+}
+
+/* Whether op's tensors can all take whole objects: for every class k, no more
+ * of its tensors of classes >= k than objects of classes >= k (acquire's
+ * smallest-class-first then never runs out, whatever the order). */
+static bool fits_whole(ctx *c, int32_t op)
+{
+    const pool_alloc *a = c->a;
+    const dfg_op *o = &c->g->ops[op];
+    int32_t top = 0, total = a->first_obj[a->n_classes], *n_of = c->w->kused;
+    if (total - a->first_obj[a->cls[c->w->top_size[op]]] >= o->n_use)
+        return true; /* its largest class and up have an object for each tensor */
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t cl = class_of(c, o->use[k]);
+        n_of[cl]++;
+        if (cl > top)
+            top = cl;
+    }
+    bool ok = true;
+    for (int32_t cl = top, n = 0; cl >= 0; cl--) {
+        n += n_of[cl];
+        n_of[cl] = 0;
+        ok &= n <= total - a->first_obj[cl];
+    }
+    return ok;
+}
+
+/* Whether acquire alone will place the op's missing tensors now: as
+ * fits_whole, counting the objects that its resident tensors hold (those may
+ * sit in objects of other classes, or share one) as taken. */
+static bool fits_whole_now(ctx *c, const dfg_op *o)
+{
+    swp_ws *w = c->w;
+    const pool_alloc *a = c->a;
+    int32_t *used = w->kused;
+    bool ok = true;
+    w->stamp++;
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t ob = w->obj_of[o->use[k]];
+        if (ob >= 0 && w->mark[ob] != w->stamp) {
+            w->mark[ob] = w->stamp;
+            used[w->ocls[ob]]++;
+        }
+    }
+    for (int32_t k = 0; k < o->n_use && ok; k++) {
+        if (w->obj_of[o->use[k]] >= 0)
+            continue;
+        int32_t cl = class_of(c, o->use[k]);
+        while (cl < a->n_classes && used[cl] == a->cnt[cl])
+            cl++;
+        if (cl == a->n_classes)
+            ok = false;
+        else
+            used[cl]++;
+    }
+    memset(used, 0, (size_t)a->n_classes * sizeof *used);
+    return ok;
+}
+
+/* The last resort, for an op whose tensors cannot all take whole objects:
+ * they are placed as pool_fits_split counts them, largest first, each in an
+ * object of its own class, else in the spare end of an object the op holds,
+ * else in a whole object of a larger class.  Resident tensors stay only
+ * where that order would have put them (AT_HOME, in a class with an
+ * object for each of the op's tensors of it); the others leave and come back.
+ * A pool that passes pool_fits_split never fails here.  Sets fresh[t] for the
+ * tensors placed, whose swap-ins plan_op adds. */
+static sa_status place_split(ctx *c, const dfg_op *o)
+{
+    swp_ws *w = c->w;
+    const pool_alloc *a = c->a;
+    const dfg_graph *g = c->g;
+    int32_t n_obj = 0, n = 0;
+    sa_status st;
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k], ob = w->obj_of[t], cl = class_of(c, t), same = 0;
+        if (ob < 0)
+            continue;
+        for (int32_t j = 0; j < o->n_use; j++)
+            same += class_of(c, o->use[j]) == cl;
+        if (w->away[t] == AT_HOME && same <= a->cnt[cl]) {
+            w->sobj[n_obj] = ob;
+            w->scap[n_obj] = a->obj_bytes[cl];
+            w->stop[n_obj] = g->tensors[t].bytes;
+            w->sten[n_obj++] = 1;
+            continue;
+        }
+        if ((st = evict_tensor(c, t)))
+            return st;
+        if (w->occ[ob] < 0)
+            release(c, ob);
+    }
+    /* the others, largest first, equal sizes in use order */
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k], j = n;
+        if (w->obj_of[t] >= 0)
+            continue;
+        for (; j > 0 && g->tensors[w->ord[j - 1]].bytes < g->tensors[t].bytes; j--)
+            w->ord[j] = w->ord[j - 1];
+        w->ord[j] = t;
+        n++;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int32_t t = w->ord[i], cl = class_of(c, t), ob;
+        int64_t bytes = g->tensors[t].bytes;
+        if ((st = take_whole(c, cl, cl + 1, &ob)))
+            return st;
+        if (ob < 0) {
+            int32_t s = pool_split_fit(w->scap, w->stop, w->sten, n_obj, bytes);
+            if (s >= 0) {
+                ob = w->sobj[s];
+                w->toff[t] = pool_align(w->stop[s]);
+                w->stop[s] = w->toff[t] + bytes;
+                w->sten[s]++;
+                w->tnext[t] = w->tnext[w->occ[ob]];
+                w->tnext[w->occ[ob]] = t;
+                w->away[t] = w->away[w->occ[ob]] = SPLIT;
+                w->obj_of[t] = ob;
+                w->fresh[t] = c->pos;
+                continue;
+            }
+            if ((st = take_whole(c, cl + 1, a->n_classes, &ob)))
+                return st;
+            if (ob < 0)
+                return no_room(c, t);
+        }
+        settle(c, t, ob);
+        w->fresh[t] = c->pos;
+        w->sobj[n_obj] = ob;
+        w->scap[n_obj] = a->obj_bytes[w->ocls[ob]];
+        w->stop[n_obj] = bytes;
+        w->sten[n_obj++] = 1;
+    }
+    return SA_OK;
+}
+
+static sa_status plan_op(ctx *c)
+{
+    swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    int32_t op = c->sch[c->pos], nd = 0;
+    const dfg_op *o = &g->ops[op];
+    sa_status st;
+    bool away = false;
+    for (int32_t k = 0; k < o->n_use; k++) {
+        w->pin[o->use[k]] = c->pos;
+        away |= w->away[o->use[k]];
+    }
+    /* an op whose tensors cannot all take whole objects has them placed at
+     * once, splitting objects (the last resort); so does one that could, but
+     * for a resident tensor away from home (see fits_whole_now) */
+    bool split = w->tight[op] || (away && !fits_whole_now(c, o));
+    if (split && (st = place_split(c, o)))
+        return st;
+    /* inputs (in-place updated tensors included) must hold valid contents */
+    for (int32_t k = 0; k < o->n_in; k++) {
+        int32_t t = o->in[k], obj = w->obj_of[t];
+        if (obj >= 0 && !(split && w->fresh[t] == c->pos))
+            continue;
+        if (!w->host_valid[t])
+            return sa_fail(c->err, SA_EINTERNAL, "planner: tensor %d has no valid copy for op %d", t, op);
+        if (!split && (st = acquire(c, t, &obj)))
+            return st;
+        int32_t si = add_swap_in(c, t, obj);
+        if (si < 0)
+            return oom(c);
+        w->place_begin[t] = si;
+        add_dep(w->deps, &nd, si);
+    }
+    /* new outputs and workspace take an object when the op starts */
+    for (int32_t k = o->n_in; k < o->n_use; k++) {
+        int32_t t = o->use[k], obj = w->obj_of[t];
+        if (!split && (st = acquire(c, t, &obj)))
+            return st;
+        add_obj_deps(c, w->deps, &nd, obj, false);
+    }
+    int32_t cn = plan_add_node(c->p, PLAN_COMPUTE, op, w->deps, nd);
+    if (cn < 0)
+        return oom(c);
+    for (int32_t k = o->n_in; k < o->n_use; k++)
+        w->place_begin[o->use[k]] = cn;
+    for (int32_t k = 0; k < o->n_out; k++) {
+        w->host_valid[o->out[k]] = 0; /* written on the device: the host copy is stale */
+        w->host_ready[o->out[k]] = -1;
+    }
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k];
+        w->last_use_node[t] = cn;
+        w->last_use_pos[t] = c->pos;
+        w->cursor[t]++;
+    }
+    /* tensors past their last use free their object (persistent ones stay) */
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k];
+        if (w->tpers[t] || w->cursor[t] < w->use_off[t + 1])
+            continue;
+        int32_t obj = w->obj_of[t];
+        if ((st = close_placement(c, t, cn)))
+            return st;
+        if (w->occ[obj] < 0)
+            release(c, obj);
+    }
+    for (int32_t k = 0; k < o->n_use; k++)
+        if (w->obj_of[o->use[k]] >= 0)
+            heap_defer(c, w->obj_of[o->use[k]]); /* its key moved on */
+    c->demand_node = cn;
+    return SA_OK;
+}
+
+/* Per-schedule tables: use positions and compute-time prefix sums. */
+static void index_schedule(ctx *c)
+{
+    swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    memset(w->use_off, 0, ((size_t)g->n_tensors + 1) * sizeof *w->use_off);
+    for (int32_t i = 0; i < g->n_ops; i++)
+        for (int32_t k = 0; k < g->ops[i].n_use; k++)
+            w->use_off[g->ops[i].use[k] + 1]++;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        w->use_off[t + 1] += w->use_off[t];
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        w->cursor[t] = w->use_off[t];
+    w->tprefix[0] = 0;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        const dfg_op *o = &g->ops[c->sch[i]];
+        for (int32_t k = 0; k < o->n_use; k++)
+            w->use_pos[w->cursor[o->use[k]]++] = i;
+        w->tprefix[i + 1] = w->tprefix[i] + (o->time_us > 0 ? o->time_us : 0);
+    }
+}
+
+/* Resets the per-pass state; persistent tensors in s_obj start resident. */
+static void start_pass(ctx *c)
+{
+    swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    const pool_alloc *a = c->a;
+    plan_reset(c->p);
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        w->cursor[t] = w->use_off[t];
+        w->obj_of[t] = -1;
+        w->last_use_node[t] = w->last_use_pos[t] = -1;
+        w->host_ready[t] = -1;
+        w->place_begin[t] = -1;
+        w->pin[t] = -1;
+        w->prev_end[t] = -1;
+        w->wasted[t] = 0;
+        w->tnext[t] = -1;
+        w->toff[t] = 0;
+        w->fresh[t] = -1;
+        w->away[t] = AT_HOME;
+        /* host copies: inputs and persistent tensors not resident are current;
+         * a resident persistent tensor was updated on the device last iteration */
+        dfg_kind k = g->tensors[t].kind;
+        w->host_valid[t] = k == DFG_INPUT || (dfg_kind_persistent(k) && w->s_obj[t] < 0);
+    }
+    w->hoff[0] = 0;
+    for (int32_t k = 0; k < a->n_classes; k++) {
+        for (int32_t o = a->first_obj[k]; o < a->first_obj[k + 1]; o++) {
+            w->occ[o] = -1;
+            w->free_after[o] = -1;
+            w->cur[o] = 0;
+            w->mark[o] = 0;
+            w->yat[o] = -1;
+            w->pe_n[o] = 0;
+            w->nfx[o] = 0;
+            w->ocls[o] = k;
+        }
+        w->hlen[k] = 0;
+        w->yhead[k] = w->ytail[k] = 0;
+        w->hoff[k + 1] = w->hoff[k] + 2 * a->cnt[k] + 16;
+    }
+    w->stamp = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (w->s_obj[t] >= 0) {
+            settle(c, t, w->s_obj[t]);
+            heap_push(c, w->s_obj[t]);
+        }
+    for (int32_t k = 0; k < a->n_classes; k++) {
+        w->fq_head[k] = 0;
+        w->fq_len[k] = 0;
+        for (int32_t o = a->first_obj[k]; o < a->first_obj[k + 1]; o++)
+            if (w->occ[o] < 0)
+                w->fq[a->first_obj[k] + w->fq_len[k]++] = o;
+    }
+    c->demand_node = -1;
+}
+
+/* Brings the end state to the start state: persistent tensors resident at the
+ * end but not at their start object leave, missing ones come back. */
+static sa_status finish_pass(ctx *c)
+{
+    swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    sa_status st;
+    c->pos = g->n_ops; /* nothing is pinned any more */
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (w->obj_of[t] >= 0 && (w->obj_of[t] != w->s_obj[t] || w->toff[t] != 0) && (st = evict_tensor(c, t)))
+            return st;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        int32_t o = w->s_obj[t];
+        if (o < 0 || w->obj_of[t] == o)
+            continue;
+        int32_t si = add_swap_in(c, t, o);
+        if (si < 0)
+            return oom(c);
+        settle(c, t, o);
+        w->place_begin[t] = si;
+    }
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        if (w->obj_of[t] < 0)
+            continue;
+        if (!plan_add_placement(c->p, t, c->a->obj_offset[w->obj_of[t]] + w->toff[t], w->place_begin[t], -1))
+            return oom(c);
+        if (!plan_add_resident(c->p, t, c->a->obj_offset[w->obj_of[t]]))
+            return oom(c);
+    }
+    return SA_OK;
+}
+
+sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
+                   const swp_opts *o, swp_ws *w, plan *out, sa_err *err)
+{
+    ctx c = {g, dev, schedule, a, o, w, out, err, 0, -1};
+    sa_status st;
+    if (a->pool_bytes > dev->memory_bytes)
+        return sa_fail(err, SA_EINFEASIBLE, "the pool (%lld bytes) does not fit the device memory (%lld bytes)",
+                       (long long)a->pool_bytes, (long long)dev->memory_bytes);
+    if (!reserve_objects(w, a) || !plan_set_schedule(out, schedule, g->n_ops))
+        return oom(&c);
+    out->device = *dev;
+    index_schedule(&c);
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        w->tcls[t] = a->cls[g->tensors[t].size_idx];
+    for (int32_t k = 0; k < a->n_classes; k++)
+        w->thr[k] = o->threshold_scale * sim_transfer_alone_us(dev, a->obj_bytes[k], PLAN_STREAM_D2H);
+    for (int32_t i = 0; i < g->n_ops; i++)
+        w->tight[i] = !fits_whole(&c, i);
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        w->s_obj[t] = -1;
+    int passes = o->max_passes > 0 ? o->max_passes : 1;
+    for (int pass = 1;; pass++) {
+        start_pass(&c);
+        for (c.pos = 0; c.pos < g->n_ops; c.pos++)
+            if ((st = plan_op(&c)))
+                return st;
+        /* the end state: persistent tensors still resident */
+        bool steady = true;
+        for (int32_t t = 0; t < g->n_tensors; t++) {
+            /* a tensor sharing an object from the side is not carried over */
+            w->e_obj[t] = w->toff[t] == 0 ? w->obj_of[t] : -1;
+            steady &= w->e_obj[t] == w->s_obj[t];
+        }
+        if (steady || pass >= passes)
+            break;
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            w->s_obj[t] = w->wasted[t] ? -1 : w->e_obj[t];
+    }
+    if ((st = finish_pass(&c)))
+        return st;
+    int64_t arena = 0;
+    for (int32_t i = 0; i < out->n_place; i++) {
+        int64_t e = out->place[i].offset + g->tensors[out->place[i].tensor].bytes;
+        if (e > arena)
+            arena = e;
+    }
+    out->arena_bytes = arena;
+    return SA_OK;
+}

@@ -1,0 +1,58 @@
+/* baselines_internal.h - what the rule-based baselines share (baselines.c
+ * defines these; adaptive.c's autoswap, capuchin and pooch use them too).
+ * Internal to lib/: not installed, not stable.
+ *
+ * Ownership: rctx's arrays belong to policy_rule_run, which allocates them
+ * (n_ops + 1 or n_tensors + 1 entries) and frees them after the policy ran. */
+#ifndef BASELINES_INTERNAL_H
+#define BASELINES_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "swapadvisor/decide.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/plan.h"
+#include "swapadvisor/sa_common.h"
+
+typedef struct rctx {
+    const char *name;
+    const dfg_graph *g;
+    const dfg_device *dev;
+    sa_err *err;
+    int32_t *pos;       /* schedule position of each op (the default order) */
+    int32_t *cand;      /* candidate tensors, by producer position */
+    int32_t n_cand;
+    uint8_t *act;
+    uint8_t *marks;     /* convolution ops (vDNN's and SuperNeurons' layer boundaries), or NULL */
+} rctx;
+
+bool bl_is_conv(const dfg_op *o);
+/* Is t read again after its last forward-phase use, and how many positions later (-1: never)? */
+bool bl_has_gap(const rctx *r, int32_t t);
+int32_t bl_gap_len(const rctx *r, int32_t t);
+/* r->cand = forward-phase activations in producer order (gap_only: with a gap). */
+void bl_forward_activations(rctx *r, bool gap_only);
+void bl_all_keep(rctx *r);
+sa_status bl_oom(rctx *r);
+/* act's plan on the default order; pack false: only the peak load (ds->peak_load). */
+sa_status bl_build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats *ds);
+
+/* A family of decisions set(r, k, arg) whose memory falls as k grows, k in
+ * [lo, hi]: *out = the plan of the smallest k whose packed arena fits the
+ * memory (NULL when even hi does not; *ds then describes hi). */
+typedef void (*set_fn)(rctx *r, int32_t k, const void *arg);
+sa_status bl_fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, int32_t hi, const dec_opts *o,
+                          plan **out, dec_stats *ds, int32_t *k_out);
+
+/* Sets p's search JSON from ds and extra (JSON members without braces, or NULL). */
+sa_status bl_finish(rctx *r, plan *p, const dec_stats *ds, const char *extra);
+/* SA_EINFEASIBLE "NAME: WHAT the arena needs X bytes (peak load Y) > Z bytes of memory". */
+sa_status bl_too_big(rctx *r, const char *what, const dec_stats *ds);
+
+/* adaptive.c */
+sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out);
+sa_status bl_run_capuchin(rctx *r, const dec_opts *o, plan **out);
+sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out);
+
+#endif

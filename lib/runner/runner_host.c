@@ -1,0 +1,474 @@
+/* runner_host.c - the host backend: replays a plan with three threads standing
+ * in for the streams and checks every byte against a reference run.
+ *
+ * Contents.  Every op writes into each output a pattern derived from one
+ * 64-bit value: a mix of the op id, the iteration, the output's index and the
+ * hashes of all its inputs' bytes (an in-place update hashes the old contents,
+ * so the new ones depend on them).  The pattern varies with the position in
+ * the tensor, so a copy to the wrong offset or of the wrong length shows.
+ * Inputs get fresh contents on the host before every iteration, persistent
+ * tensors a fixed initial value, and everything that holds no valid data (the
+ * arena, host copies of activations, host copies of tensors resident at start)
+ * holds a poison pattern, re-laid over the arena between iterations except
+ * where the residents live.
+ *
+ * Verification.  A reference run gives every tensor its own buffer and runs
+ * the ops in the schedule's order with no swaps.  The replay must produce, for
+ * every compute and recompute node of every iteration, the same input hashes
+ * and output values as the reference produced for that op, and at the end the
+ * same bytes in every persistent tensor (read from the arena for residents,
+ * from the host copy for the others).  The first difference in replay order
+ * is reported as the tensor that was lost or corrupted.
+ *
+ * Threads.  A node waits until its deps are done (one mutex, one condition
+ * variable, a done flag per node).  For a plan that passed strict validation
+ * the data work runs outside the lock: the dependency graph orders every
+ * conflicting access, so the three threads really overlap (and a sanitizer
+ * would flag a plan the validator wrongly passed).  A forced, invalid plan may
+ * race by construction, and a data race is undefined behaviour in C, so then
+ * the data work runs under the lock: the nodes still interleave in any order
+ * the deps allow, one at a time. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "swapadvisor/runner.h"
+
+#define M1 0x9E3779B97F4A7C15ULL
+#define M2 0xC2B2AE3D27D4EB4FULL
+#define M3 0x165667B19E3779F9ULL
+#define SEED_OP 0x5157A9DB1EC5A11DULL
+#define SEED_INIT 0x1217A11E5EED0001ULL
+#define SEED_INPUT 0x1A9B7C0DE0000002ULL
+#define POISON 0xDEADBEEFBADC0FFEULL
+
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    x ^= x >> 31;
+    return x;
+}
+
+static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static inline uint64_t ld64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline void st64(uint8_t *p, uint64_t v) { memcpy(p, &v, sizeof v); }
+
+/* Every byte counts.  Four independent lanes keep the multiplier busy; each
+ * step is a bijection of the lane, so two different words never map a lane to
+ * the same state. */
+static uint64_t hash_bytes(const uint8_t *p, int64_t n)
+{
+    uint64_t a = 0x243F6A8885A308D3ULL, b = 0x13198A2E03707344ULL, c = 0xA4093822299F31D0ULL,
+             d = 0x082EFA98EC4E6C89ULL;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a = rotl((a ^ ld64(p + i)) * M1, 31);
+        b = rotl((b ^ ld64(p + i + 8)) * M1, 29);
+        c = rotl((c ^ ld64(p + i + 16)) * M1, 27);
+        d = rotl((d ^ ld64(p + i + 24)) * M1, 25);
+    }
+    for (; i + 8 <= n; i += 8)
+        a = rotl((a ^ ld64(p + i)) * M2, 31);
+    uint64_t tail = 0;
+    for (int64_t k = 0; i + k < n; k++)
+        tail |= (uint64_t)p[i + k] << (8 * k);
+    a = rotl((a ^ tail) * M2, 23);
+    return mix64(a ^ rotl(b, 17) ^ rotl(c, 33) ^ rotl(d, 47) ^ (uint64_t)n * M3);
+}
+
+/* The pattern of value v: word w holds v ^ (w+1) * M1, so it depends on the
+ * position; a partial last word takes the low bytes of the next word. */
+static void fill(uint8_t *p, int64_t n, uint64_t v)
+{
+    int64_t i = 0;
+    uint64_t w = 1;
+    for (; i + 8 <= n; i += 8, w++)
+        st64(p + i, v ^ (w * M1));
+    uint64_t last = v ^ (w * M1);
+    for (int64_t k = 0; i + k < n; k++)
+        p[i + k] = (uint8_t)(last >> (8 * k));
+}
+
+static uint64_t init_value(int32_t t) { return mix64(SEED_INIT ^ (uint64_t)t * M2); }
+static uint64_t input_value(int32_t t, int it) { return mix64(SEED_INPUT ^ (uint64_t)t * M2 ^ ((uint64_t)it + 1) * M3); }
+
+/* Runs op on buffers at base + use[k] (inputs then outputs); rec gets the
+ * inputs' hashes then the outputs' values. */
+static void op_exec(const dfg_graph *g, const int64_t *tbytes, int32_t op, int it, uint8_t *base, const int64_t *use,
+                    uint64_t *rec)
+{
+    const dfg_op *o = &g->ops[op];
+    uint64_t h = mix64(SEED_OP ^ (uint64_t)op * M1 ^ ((uint64_t)it + 1) * M2);
+    for (int32_t j = 0; j < o->n_in; j++) {
+        uint64_t x = hash_bytes(base + use[j], tbytes[o->in[j]]);
+        rec[j] = x;
+        h = mix64(h ^ x ^ ((uint64_t)j + 1) * M3);
+    }
+    for (int32_t k = 0; k < o->n_out; k++) {
+        uint64_t v = mix64(h ^ ((uint64_t)k + 1) * M1);
+        fill(base + use[o->n_in + k], tbytes[o->out[k]], v);
+        rec[o->n_in + k] = v;
+    }
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+typedef struct hrun {
+    const plan *p;
+    const dfg_graph *g;
+    const runner_layout *l;
+    uint8_t *arena, *host;
+    int it;
+    bool serialize;
+    bool abort;              /* under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint8_t *done;           /* per node, under mu */
+    int32_t *next_dep;       /* per node: first dep not yet seen done (touched by its stream's thread, under mu) */
+    int32_t *snodes[PLAN_STREAM_COUNT];
+    int32_t nsnodes[PLAN_STREAM_COUNT];
+    int32_t *io_off;         /* per compute-stream node: its records in rec (-1 for transfers) */
+    int64_t n_io;            /* records per iteration */
+    uint64_t *rec;           /* [it * n_io + io_off[node] + k], written by the compute thread */
+} hrun;
+
+typedef struct sthr {
+    hrun *h;
+    int s;
+    int64_t moved;
+    pthread_t tid;
+} sthr;
+
+static void run_node(hrun *h, int32_t n, sthr *me)
+{
+    const plan_node *nd = &h->p->nodes[n];
+    const runner_layout *l = h->l;
+    const int64_t *use = l->use + l->use_off[n];
+    switch (nd->kind) {
+    case PLAN_COMPUTE:
+    case PLAN_RECOMPUTE:
+        op_exec(h->g, l->tbytes, nd->ref, h->it, h->arena, use, h->rec + (int64_t)h->it * h->n_io + h->io_off[n]);
+        break;
+    case PLAN_SWAP_IN:
+        memcpy(h->arena + use[0], h->host + l->host_off[nd->ref], (size_t)l->tbytes[nd->ref]);
+        me->moved += l->tbytes[nd->ref];
+        break;
+    case PLAN_SWAP_OUT:
+        memcpy(h->host + l->host_off[nd->ref], h->arena + use[0], (size_t)l->tbytes[nd->ref]);
+        me->moved += l->tbytes[nd->ref];
+        break;
+    default:
+        break;
+    }
+}
+
+static void *stream_main(void *arg)
+{
+    sthr *me = arg;
+    hrun *h = me->h;
+    const plan *p = h->p;
+    for (int32_t i = 0; i < h->nsnodes[me->s]; i++) {
+        int32_t n = h->snodes[me->s][i];
+        const plan_node *nd = &p->nodes[n];
+        pthread_mutex_lock(&h->mu);
+        for (;;) {
+            if (h->abort) {
+                pthread_mutex_unlock(&h->mu);
+                return NULL;
+            }
+            while (h->next_dep[n] < nd->n_deps && h->done[p->deps[nd->dep_off + h->next_dep[n]]])
+                h->next_dep[n]++;
+            if (h->next_dep[n] == nd->n_deps)
+                break;
+            pthread_cond_wait(&h->cv, &h->mu);
+        }
+        if (!h->serialize)
+            pthread_mutex_unlock(&h->mu);
+        run_node(h, n, me);
+        if (!h->serialize)
+            pthread_mutex_lock(&h->mu);
+        h->done[n] = 1;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+    }
+    return NULL;
+}
+
+/* One iteration on three threads; false when a thread could not be started. */
+static bool replay_iteration(hrun *h, sthr *thr)
+{
+    memset(h->done, 0, (size_t)h->p->n_nodes);
+    memset(h->next_dep, 0, (size_t)h->p->n_nodes * sizeof *h->next_dep);
+    h->abort = false;
+    int started = 0;
+    for (int s = 0; s < PLAN_STREAM_COUNT; s++) {
+        thr[s].h = h;
+        thr[s].s = s;
+        if (pthread_create(&thr[s].tid, NULL, stream_main, &thr[s]) != 0)
+            break;
+        started++;
+    }
+    if (started < PLAN_STREAM_COUNT) {
+        /* the missing stream's nodes never finish: release the others */
+        pthread_mutex_lock(&h->mu);
+        h->abort = true;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+    }
+    for (int s = 0; s < started; s++)
+        pthread_join(thr[s].tid, NULL);
+    return started == PLAN_STREAM_COUNT;
+}
+
+/* Lays the poison over the arena except where the residents live. */
+static void poison_arena(const plan *p, const runner_layout *l, uint8_t *arena, const int32_t *res_sorted)
+{
+    int64_t at = 0;
+    for (int32_t i = 0; i < p->n_res; i++) {
+        int32_t r = res_sorted[i];
+        int64_t b = l->res_off[r], e = b + l->tbytes[p->res[r].tensor];
+        if (b > at)
+            fill(arena + at, b - at, POISON ^ (uint64_t)at);
+        if (e > at)
+            at = e;
+    }
+    if (l->arena_bytes > at)
+        fill(arena + at, l->arena_bytes - at, POISON ^ (uint64_t)at);
+}
+
+static int cmp_res(const void *a, const void *b, void *ctx)
+{
+    const runner_layout *l = ctx;
+    int64_t x = l->res_off[*(const int32_t *)a], y = l->res_off[*(const int32_t *)b];
+    return (x > y) - (x < y);
+}
+
+static const char *kind_word(plan_kind k) { return k == PLAN_RECOMPUTE ? "recompute" : "compute"; }
+
+sa_status runner_host_replay(const plan *p, const dfg_graph *g, const runner_layout *l, const runner_opts *o,
+                             runner_report *rep, sa_err *err)
+{
+    sa_status st = SA_OK;
+    int iters = o->iterations > 0 ? o->iterations : 2;
+    int32_t nt = g->n_tensors, nn = p->n_nodes;
+    hrun h;
+    memset(&h, 0, sizeof h);
+    h.p = p;
+    h.g = g;
+    h.l = l;
+    h.serialize = !rep->valid;
+    bool mu_ok = false, cv_ok = false;
+
+    /* reference buffers and record layout */
+    int64_t *roff = calloc((size_t)nt + 1, sizeof *roff), ref_bytes = 0;
+    int64_t *op_io = calloc((size_t)g->n_ops + 1, sizeof *op_io), n_opio = 0, *ref_use = NULL;
+    const int32_t *order = g->topo;
+    int32_t *ncomp = calloc((size_t)g->n_ops + 1, sizeof *ncomp), *res_sorted = NULL;
+    uint8_t *ref = NULL;
+    uint64_t *ref_rec = NULL;
+    h.done = calloc((size_t)nn + 1, 1);
+    h.next_dep = calloc((size_t)nn + 1, sizeof *h.next_dep);
+    h.io_off = calloc((size_t)nn + 1, sizeof *h.io_off);
+    for (int s = 0; s < PLAN_STREAM_COUNT; s++)
+        h.snodes[s] = calloc((size_t)nn + 1, sizeof *h.snodes[s]);
+    if (!roff || !op_io || !ncomp || !h.done || !h.next_dep || !h.io_off || !h.snodes[0] || !h.snodes[1] ||
+        !h.snodes[2])
+        goto nomem;
+    for (int32_t t = 0; t < nt; t++) {
+        roff[t] = ref_bytes;
+        ref_bytes += (l->tbytes[t] + 7) / 8 * 8;
+    }
+    for (int32_t op = 0; op < g->n_ops; op++) {
+        op_io[op] = n_opio;
+        n_opio += g->ops[op].n_in + g->ops[op].n_out;
+    }
+    ref_use = malloc(((size_t)n_opio + 1) * sizeof *ref_use);
+    if (!ref_use)
+        goto nomem;
+    for (int32_t op = 0; op < g->n_ops; op++)
+        for (int32_t k = 0; k < g->ops[op].n_in + g->ops[op].n_out; k++) {
+            const dfg_op *x = &g->ops[op];
+            ref_use[op_io[op] + k] = roff[k < x->n_in ? x->in[k] : x->out[k - x->n_in]];
+        }
+    for (int32_t i = 0; i < nn; i++) {
+        const plan_node *nd = &p->nodes[i];
+        plan_stream s = plan_kind_stream(nd->kind);
+        h.snodes[s][h.nsnodes[s]++] = i;
+        h.io_off[i] = -1;
+        if (s == PLAN_STREAM_COMPUTE) {
+            h.io_off[i] = (int32_t)h.n_io;
+            h.n_io += g->ops[nd->ref].n_in + g->ops[nd->ref].n_out;
+            if (nd->kind == PLAN_COMPUTE)
+                ncomp[nd->ref]++;
+        }
+    }
+    if (p->n_schedule == g->n_ops && dfg_is_topological(g, p->schedule))
+        order = p->schedule; /* any topological order gives the same contents; take the plan's */
+
+    ref = malloc((size_t)ref_bytes + 8);
+    ref_rec = malloc(((size_t)iters * (size_t)n_opio + 1) * sizeof *ref_rec);
+    h.rec = calloc((size_t)iters * (size_t)h.n_io + 1, sizeof *h.rec);
+    h.arena = malloc((size_t)l->arena_bytes + 8);
+    h.host = malloc((size_t)l->host_bytes + 8);
+    res_sorted = malloc(((size_t)p->n_res + 1) * sizeof *res_sorted);
+    if (!ref || !ref_rec || !h.rec || !h.arena || !h.host || !res_sorted)
+        goto nomem;
+
+    /* ---- the reference: unlimited memory, schedule order, no swaps ---- */
+    for (int32_t t = 0; t < nt; t++)
+        fill(ref + roff[t], l->tbytes[t], dfg_kind_persistent(g->tensors[t].kind) ? init_value(t) : POISON);
+    for (int it = 0; it < iters; it++) {
+        for (int32_t t = 0; t < nt; t++)
+            if (g->tensors[t].kind == DFG_INPUT)
+                fill(ref + roff[t], l->tbytes[t], input_value(t, it));
+        for (int32_t k = 0; k < g->n_ops; k++) {
+            int32_t op = order[k];
+            op_exec(g, l->tbytes, op, it, ref, ref_use + op_io[op], ref_rec + (int64_t)it * n_opio + op_io[op]);
+        }
+    }
+
+    /* ---- the replay's starting state ---- */
+    for (int32_t i = 0; i < p->n_res; i++)
+        res_sorted[i] = i;
+    qsort_r(res_sorted, (size_t)p->n_res, sizeof *res_sorted, cmp_res, (void *)l);
+    fill(h.arena, l->arena_bytes, POISON);
+    for (int32_t t = 0; t < nt; t++) {
+        if (l->host_off[t] < 0)
+            continue;
+        bool resident = false;
+        for (int32_t i = 0; i < p->n_res; i++)
+            resident |= p->res[i].tensor == t;
+        /* a resident's only valid copy is on the device */
+        bool valid = dfg_kind_persistent(g->tensors[t].kind) && !resident;
+        fill(h.host + l->host_off[t], l->tbytes[t], valid ? init_value(t) : POISON);
+    }
+    for (int32_t i = 0; i < p->n_res; i++)
+        fill(h.arena + l->res_off[i], l->tbytes[p->res[i].tensor], init_value(p->res[i].tensor));
+
+    if (pthread_mutex_init(&h.mu, NULL) != 0) {
+        st = sa_fail(err, SA_EINTERNAL, "host replay: cannot create a mutex");
+        goto out;
+    }
+    mu_ok = true;
+    if (pthread_cond_init(&h.cv, NULL) != 0) {
+        st = sa_fail(err, SA_EINTERNAL, "host replay: cannot create a condition variable");
+        goto out;
+    }
+    cv_ok = true;
+
+    /* ---- the replay ---- */
+    sthr thr[PLAN_STREAM_COUNT];
+    memset(thr, 0, sizeof thr);
+    for (int it = 0; it < iters; it++) {
+        for (int32_t t = 0; t < nt; t++)
+            if (g->tensors[t].kind == DFG_INPUT && l->host_off[t] >= 0)
+                fill(h.host + l->host_off[t], l->tbytes[t], input_value(t, it));
+        if (it > 0)
+            poison_arena(p, l, h.arena, res_sorted); /* only the residents survive an iteration */
+        h.it = it;
+        double t0 = now_us();
+        if (!replay_iteration(&h, thr)) {
+            st = sa_fail(err, SA_EINTERNAL, "host replay: cannot start the stream threads");
+            goto out;
+        }
+        rep->iter_us[it] = now_us() - t0;
+    }
+    rep->h2d_bytes = thr[PLAN_STREAM_H2D].moved / iters;
+    rep->d2h_bytes = thr[PLAN_STREAM_D2H].moved / iters;
+
+    /* ---- verification, in replay order ---- */
+    for (int32_t op = 0; op < g->n_ops; op++)
+        if (ncomp[op] == 0) {
+            st = sa_fail(err, SA_EVERIFY, "verification failed: op %d (\"%s\") has no compute node, so its outputs "
+                         "were never written", op, g->ops[op].name);
+            goto out;
+        }
+    for (int it = 0; it < iters; it++)
+        for (int32_t i = 0; i < h.nsnodes[PLAN_STREAM_COMPUTE]; i++) {
+            int32_t n = h.snodes[PLAN_STREAM_COMPUTE][i], op = p->nodes[n].ref;
+            const dfg_op *x = &g->ops[op];
+            const uint64_t *a = h.rec + (int64_t)it * h.n_io + h.io_off[n];
+            const uint64_t *b = ref_rec + (int64_t)it * n_opio + op_io[op];
+            for (int32_t k = 0; k < x->n_in + x->n_out; k++) {
+                if (a[k] == b[k])
+                    continue;
+                int32_t t = k < x->n_in ? x->in[k] : x->out[k - x->n_in];
+                st = sa_fail(err, SA_EVERIFY, "verification failed: tensor %d (\"%s\") differs from the reference: "
+                             "iteration %d, nodes[%d] (%s of op %d \"%s\") %s it with contents that were lost or "
+                             "corrupted", t, g->tensors[t].name, it + 1, n, kind_word(p->nodes[n].kind), op, x->name,
+                             k < x->n_in ? "read" : "wrote");
+                goto out;
+            }
+        }
+    for (int32_t t = 0; t < nt; t++) {
+        if (!dfg_kind_persistent(g->tensors[t].kind))
+            continue;
+        int32_t r = -1;
+        for (int32_t i = 0; i < p->n_res && r < 0; i++)
+            if (p->res[i].tensor == t)
+                r = i;
+        const uint8_t *got = r >= 0 ? h.arena + l->res_off[r] : h.host + l->host_off[t];
+        if (memcmp(got, ref + roff[t], (size_t)l->tbytes[t]) != 0) {
+            st = sa_fail(err, SA_EVERIFY, "verification failed: tensor %d (\"%s\") differs from the reference after "
+                         "%d iterations (read back from the %s)", t, g->tensors[t].name, iters,
+                         r >= 0 ? "device: it is resident" : "host copy");
+            goto out;
+        }
+    }
+    {
+        bool *seen = calloc((size_t)nt + 1, sizeof *seen);
+        if (!seen)
+            goto nomem;
+        for (int32_t op = 0; op < g->n_ops; op++)
+            for (int32_t k = 0; k < g->ops[op].n_out; k++)
+                seen[g->ops[op].out[k]] = true;
+        for (int32_t t = 0; t < nt; t++) {
+            bool pers = dfg_kind_persistent(g->tensors[t].kind);
+            rep->verified_persistent += pers;
+            rep->verified_tensors += seen[t] || pers;
+        }
+        free(seen);
+        rep->verified_checksums = (int64_t)iters * h.n_io;
+    }
+    goto out;
+
+nomem:
+    st = sa_fail(err, SA_ENOMEM, "host replay: out of memory (arena %lld bytes, host copies %lld bytes; a larger "
+                 "byte scale needs less)", (long long)l->arena_bytes, (long long)l->host_bytes);
+out:
+    if (cv_ok)
+        pthread_cond_destroy(&h.cv);
+    if (mu_ok)
+        pthread_mutex_destroy(&h.mu);
+    free(roff);
+    free(op_io);
+    free(ref_use);
+    free(ncomp);
+    free(res_sorted);
+    free(ref);
+    free(ref_rec);
+    free(h.done);
+    free(h.next_dep);
+    free(h.io_off);
+    for (int s = 0; s < PLAN_STREAM_COUNT; s++)
+        free(h.snodes[s]);
+    free(h.rec);
+    free(h.arena);
+    free(h.host);
+    return st;
+}
