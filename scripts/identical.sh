@@ -2,7 +2,8 @@
 # Shows that this tree plans exactly as an earlier revision does: builds REV in
 # a temporary worktree, plans every zoo model at FRAC (default 0.5x) of its
 # no-swap peak with topo, odswap, a 5-generation search and every baseline, in
-# both trees, and compares the plans byte for byte (a refusal must match too).
+# both trees, and compares the plans byte for byte (a refusal must match too),
+# but for the search block's wall-clock fields (wall_s, time_to_1pct_s).
 # Usage: scripts/identical.sh REV [FRAC] [MODEL...]     exit 0: all identical
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,7 @@ for m in $models; do
             "$b/swapadvisor-search" "$g" --policy "$pol" --memory "${frac}x" -q "${extra[@]}" \
                 -o "$work/$m.$pol.$side.json" 2>"$work/$m.$pol.$side.err" || rc=$?
             echo "$rc" >"$work/$m.$pol.$side.rc"
+            [ "$rc" != 0 ] || sed -i -E 's/"(wall_s|time_to_1pct_s)":[-0-9.e+]+/"\1":0/g' "$work/$m.$pol.$side.json"
         done
         if cmp -s "$work/$m.$pol.old.rc" "$work/$m.$pol.new.rc" &&
            { [ "$(cat "$work/$m.$pol.new.rc")" != 0 ] || cmp -s "$work/$m.$pol.old.json" "$work/$m.$pol.new.json"; }; then
