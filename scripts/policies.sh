@@ -14,7 +14,7 @@ tmo=${TIMEOUT:-120}
 dir=build/zoo
 mkdir -p "$dir" "$(dirname "$out")"
 models=${MODELS:-resnet-50 vgg-16 wresnet-152-10 inception-4 nasnet-25 rnn-8-8k brnn-4-8k gpt-12-768}
-policies=${POLICIES:-ideal topo odswap smartpool vdnn tflms checkpoint-sqrt superneurons autoswap pooch capuchin swapadvisor}
+policies=${POLICIES:-$(./bin/swapadvisor-search --list-policies | cut -f1 | tr "\n" " ")}
 mems="1x 0.5x 0.25x 0.125x 16GiB"
 t_start=$(date +%s)
 tmp=$(mktemp)

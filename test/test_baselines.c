@@ -66,12 +66,49 @@ START_TEST(test_rules_refuse_with_reasons)
     tu_refuse_below_params(g, RULES, SA_ARRAY_LEN(RULES));
     /* just above the parameters: too little for the activations */
     d = tu_policy_dev(pers + pers / 20);
-    ck_assert_int_eq(policy_rule_run("checkpoint-sqrt", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(policy_run_unchecked("checkpoint-sqrt", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "checkpoints");
-    ck_assert_int_eq(policy_rule_run("tflms", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(policy_run_unchecked("tflms", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "even swapping every activation");
     ck_assert_int_eq(policy_run("no-such", g, &d, &p, &err), SA_EUSAGE);
     ck_assert_msg_contains(err, "superneurons");
+    dfg_free(g);
+}
+END_TEST
+
+/* The policy table is the only list of names: every row is unique, findable,
+ * summarised within --help's width, and runs; unknown names are usage errors. */
+START_TEST(test_policy_table)
+{
+    int n;
+    const policy_def *t = policy_table(&n);
+    ck_assert_int_ge(n, 12);
+    char names[512];
+    policy_names(names, sizeof names);
+    dfg_graph *g = tu_ladder(6);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) / 2);
+    for (int i = 0; i < n; i++) {
+        ck_assert_ptr_eq(policy_find(t[i].name), &t[i]);
+        for (int j = 0; j < i; j++)
+            ck_assert_str_ne(t[i].name, t[j].name);
+        ck_assert_int_le(strlen(t[i].summary), 56);
+        ck_assert_ptr_nonnull(strstr(names, t[i].name));
+        plan *p = NULL;
+        sa_err err = {0};
+        policy_opts po;
+        policy_opts_default(&po);
+        po.search.generations = 2;
+        sa_status st = policy_run_opts(t[i].name, g, &d, &po, &p, &err);
+        ck_assert_msg(st == SA_OK || st == SA_EINFEASIBLE, "%s: %s", t[i].name, err.msg);
+        if (st == SA_OK) {
+            ck_assert_int_eq(plan_validate(p, g, true, NULL, &err), SA_OK);
+            plan_free(p);
+        } else {
+            ck_assert_ptr_null(p);
+        }
+    }
+    ck_assert_ptr_null(policy_find("no-such"));
+    ck_assert_str_eq(policy_names(names, 12), "swapadvisor");
     dfg_free(g);
 }
 END_TEST
@@ -81,6 +118,7 @@ Suite *suite_baselines(void)
     Suite *s = suite_create("baselines");
     TCase *tc = tcase_create("baselines");
     tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_policy_table);
     tcase_add_test(tc, test_rules_plan_the_ladder);
     tcase_add_test(tc, test_rules_plan_a_zoo_model);
     tcase_add_test(tc, test_rules_refuse_with_reasons);

@@ -12,6 +12,7 @@
 #include "swapadvisor/devprof.h"
 #include "swapadvisor/ga.h"
 #include "swapadvisor/policy.h"
+#include "swapadvisor/swp.h"
 #include "swapadvisor/zoo.h"
 #include "swapadvisor/pool.h"
 #include "swapadvisor/validate.h"

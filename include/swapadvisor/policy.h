@@ -1,68 +1,99 @@
 /*
- * policy.h - named planners over one graph model, simulator and plan format.
+ * policy.h - every planner by name: one table, as git's commands[].
  *
- *   ideal   unlimited memory: every tensor keeps its own object, nothing moves;
- *           the plan's memory_bytes is raised to what that needs
- *   topo    the swap planner on the default topological order, one size class
- *           per distinct size, objects spread in proportion to demand
- *   odswap  the paper's online baseline: default order, LRU eviction when memory
- *           is demanded, swapped-out tensors prefetched as early as memory allows
+ * Each row is {name, one-line summary, flags, run}.  The CLI's --help, its
+ * validation of --policy and its dispatch read this table; nothing else lists
+ * the names.  The rows, by family (docs/policies.md has the rules, sources
+ * and refusals):
  *
- * The rule-based baselines (baselines.c; decide.h builds their plans, pack.h
- * lays out the arena).  Each keeps parameters and optimizer state resident
- * and refuses (SA_EINFEASIBLE, naming why) when they alone exceed memory.
- *   smartpool        SmartPool: no swapping, best-fit arena over the schedule's
- *                    lifetimes; refuses when the arena exceeds memory (the
- *                    message gives arena, peak load and competitive ratio)
- *   vdnn             vDNN_dyn: none, else conv inputs, else all layer inputs
- *                    offloaded in forward, prefetched one conv layer ahead;
- *                    refuses when even vDNN_all does not fit
- *   tflms            TFLMS/LMS: activations only, swapout_threshold and
- *                    swapin_ahead tuned to fit; refuses when swapping every
- *                    activation does not fit
- *   checkpoint-sqrt  Chen et al.: sqrt(n) checkpoints, the rest recomputed;
- *                    refuses when that arena exceeds memory
- *   superneurons     SuperNeurons: keep feature maps from the output side as
- *                    memory allows, swap conv outputs, recompute the rest;
- *                    refuses when dropping all of them does not fit
+ *   swapadvisor   SwapAdvisor's genetic search over schedule and pool
+ *                 (search/ga.h); policy_opts.search sets its options
+ *   ideal, topo, odswap
+ *                 the size-class pool and Belady / LRU swap planner
+ *                 (planning/swp.h) on the default order (pool_policies.c)
+ *   smartpool, vdnn, tflms, checkpoint-sqrt, superneurons
+ *                 rule-based per-tensor keep / swap / recompute decisions
+ *                 laid out with SmartPool's best fit (baselines.c)
+ *   autoswap, capuchin, pooch
+ *                 the same decisions chosen from the profile (adaptive.c)
  *
- * The profile-guided ones (adaptive.c), on the op times and link rates of the
- * graph and device (a no-stall timeline of the default order):
- *   autoswap         AutoSwap: activations >= 1 MiB alive across the peak,
- *                    ranked by a*AOA + b*DOA + c*WDOA + d*SWDOA with weights
- *                    from a GP Bayesian optimiser (bayesopt.h, fixed seed, 20
- *                    simulations), swapped in that order until the arena fits;
- *                    refuses when swapping every candidate does not fit
- *   capuchin         Capuchin: candidates alive across the peak by FreeTime;
- *                    overhead-free swaps first, then by MSPS, recomputing where
- *                    that beats the swap's overhead; refuses when evicting
- *                    every candidate does not fit
- *   pooch            PooCH: all feature maps swapped, then L_O kept greedily
- *                    from the output side and L_I brute-forced (its 4 worst),
- *                    then swap -> recompute by r(X) < 1; refuses when swapping
- *                    every feature map does not fit
+ * Adding a policy (one file, one row):
+ *   1. Write lib/policies/NAME.c with
+ *        sa_status policy_run_NAME(const policy_call *c, plan **out, sa_err *err);
+ *      building its plan through the planning layer (swp.h or decide.h) and
+ *      finishing with planner_predict; on failure it leaves *out NULL and
+ *      returns SA_EINFEASIBLE with a one-line reason when the graph cannot run
+ *      in c->dev's memory under its rule, SA_ENOMEM / SA_EINTERNAL otherwise.
+ *   2. Declare it in lib/policies/policies_internal.h and add its row to the
+ *      table in lib/policies/policy.c (order is the order --help lists).
+ *   3. Document it in docs/policies.md and test it in test/test_baselines.c
+ *      (or a test file of its own); scripts/policies.sh picks it up from
+ *      `swapadvisor-search --list-policies`.
  *
- * Ownership: *out is a new plan owned by the caller (plan_free).
+ * Ownership: *out is a new plan owned by the caller (plan_free).  The table
+ * and every string here are static.
  */
-#ifndef POLICY_H
-#define POLICY_H
+#ifndef SA_POLICY_H
+#define SA_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "dfg.h"
+#include "ga.h"
 #include "plan.h"
-#include "pool.h"
 #include "sa_common.h"
-#include "sim.h"
-#include "swp.h"
 
-/* Runs a named policy (see policy_names) for device dev. */
+/* Options a row may read; policy_opts_default gives every row's defaults. */
+typedef struct policy_opts {
+    ga_opts search; /* the swapadvisor row's genetic search */
+} policy_opts;
+
+typedef struct policy_call {
+    const char *name;
+    const dfg_graph *g;
+    const dfg_device *dev;  /* memory_bytes is the budget */
+    const policy_opts *opts;
+} policy_call;
+
+typedef sa_status (*policy_run_fn)(const policy_call *c, plan **out, sa_err *err);
+
+enum {
+    POLICY_NEEDS_FIT = 1u << 0 /* refuse up front an op whose own tensors exceed memory */
+};
+
+typedef struct policy_def {
+    const char *name;
+    const char *summary; /* one line of at most 56 columns, for --help */
+    unsigned flags;
+    policy_run_fn run;
+} policy_def;
+
+void policy_opts_default(policy_opts *o);
+
+/* The table: *n rows (static). */
+const policy_def *policy_table(int *n);
+
+/* The row named name, or NULL. */
+const policy_def *policy_find(const char *name);
+
+/* Writes the names, comma-separated, into buf (always terminated; cut when
+ * len is too small); returns buf. */
+const char *policy_names(char *buf, size_t len);
+
+/* Runs the named policy on g for dev with opts (NULL: defaults), after the
+ * checks every planner needs (op times present; with POLICY_NEEDS_FIT, no op
+ * larger than memory).  SA_EUSAGE for an unknown name (err lists the known
+ * ones).  On failure *out is NULL. */
+sa_status policy_run_opts(const char *name, const dfg_graph *g, const dfg_device *dev, const policy_opts *opts,
+                          plan **out, sa_err *err);
+
+/* policy_run_opts with the defaults. */
 sa_status policy_run(const char *name, const dfg_graph *g, const dfg_device *dev, plan **out, sa_err *err);
 
-/* Comma-separated names policy_run accepts (static string). */
-const char *policy_names(void);
-
-/* The rule-based baselines of baselines.c: is name one of them, and run it
- * (policy_run checks the graph first and then calls this). */
-bool policy_is_rule(const char *name);
-sa_status policy_rule_run(const char *name, const dfg_graph *g, const dfg_device *dev, plan **out, sa_err *err);
+/* Runs the row without the up-front checks (tests reach a policy's own
+ * refusals this way).  Same contract as policy_run_opts otherwise. */
+sa_status policy_run_unchecked(const char *name, const dfg_graph *g, const dfg_device *dev, const policy_opts *opts,
+                               plan **out, sa_err *err);
 
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "baselines_internal.h"
+#include "policies_internal.h"
 #include "swapadvisor/bayesopt.h"
 #include "swapadvisor/sim.h"
 
@@ -952,4 +953,19 @@ out:
     free(li);
     free(lo);
     return st;
+}
+
+sa_status policy_run_autoswap(const policy_call *c, plan **out, sa_err *err)
+{
+    return bl_rule_run(c, bl_run_autoswap, out, err);
+}
+
+sa_status policy_run_capuchin(const policy_call *c, plan **out, sa_err *err)
+{
+    return bl_rule_run(c, bl_run_capuchin, out, err);
+}
+
+sa_status policy_run_pooch(const policy_call *c, plan **out, sa_err *err)
+{
+    return bl_rule_run(c, bl_run_pooch, out, err);
 }

@@ -10,8 +10,8 @@
 
 #include "swapadvisor/decide.h"
 #include "swapadvisor/pack.h"
-#include "swapadvisor/policy.h"
 #include "baselines_internal.h"
+#include "policies_internal.h"
 
 bool bl_is_conv(const dfg_op *o) { return strncmp(o->type, "conv", 4) == 0; }
 
@@ -418,18 +418,11 @@ static sa_status run_superneurons(rctx *r, const dec_opts *base, plan **out)
 
 /* ------------------------------------------------------------ entry */
 
-bool policy_is_rule(const char *name)
+sa_status bl_rule_run(const policy_call *c, bl_rule_fn fn, plan **out, sa_err *err)
 {
-    static const char *const names[] = {"smartpool", "vdnn",     "tflms",    "checkpoint-sqrt",
-                                         "superneurons", "autoswap", "capuchin", "pooch"};
-    for (size_t i = 0; i < SA_ARRAY_LEN(names); i++)
-        if (strcmp(name, names[i]) == 0)
-            return true;
-    return false;
-}
-
-sa_status policy_rule_run(const char *name, const dfg_graph *g, const dfg_device *dev, plan **out, sa_err *err)
-{
+    const char *name = c->name;
+    const dfg_graph *g = c->g;
+    const dfg_device *dev = c->dev;
     *out = NULL;
     rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL};
     int64_t pers = dfg_persistent_bytes(g);
@@ -458,28 +451,30 @@ sa_status policy_rule_run(const char *name, const dfg_graph *g, const dfg_device
     }
     dec_opts o;
     dec_opts_default(&o);
-    if (strcmp(name, "smartpool") == 0)
-        st = run_smartpool(&r, &o, out);
-    else if (strcmp(name, "vdnn") == 0)
-        st = run_vdnn(&r, &o, out);
-    else if (strcmp(name, "tflms") == 0)
-        st = run_tflms(&r, &o, out);
-    else if (strcmp(name, "checkpoint-sqrt") == 0)
-        st = run_checkpoint(&r, &o, out);
-    else if (strcmp(name, "superneurons") == 0)
-        st = run_superneurons(&r, &o, out);
-    else if (strcmp(name, "autoswap") == 0)
-        st = bl_run_autoswap(&r, &o, out);
-    else if (strcmp(name, "capuchin") == 0)
-        st = bl_run_capuchin(&r, &o, out);
-    else if (strcmp(name, "pooch") == 0)
-        st = bl_run_pooch(&r, &o, out);
-    else
-        st = sa_fail(err, SA_EUSAGE, "unknown policy \"%s\" (known: %s)", name, policy_names());
+    st = fn(&r, &o, out);
 out:
     free(r.pos);
     free(r.cand);
     free(r.act);
     free(r.marks);
     return st;
+}
+
+sa_status policy_run_smartpool(const policy_call *c, plan **out, sa_err *err)
+{
+    return bl_rule_run(c, run_smartpool, out, err);
+}
+
+sa_status policy_run_vdnn(const policy_call *c, plan **out, sa_err *err) { return bl_rule_run(c, run_vdnn, out, err); }
+
+sa_status policy_run_tflms(const policy_call *c, plan **out, sa_err *err) { return bl_rule_run(c, run_tflms, out, err); }
+
+sa_status policy_run_checkpoint_sqrt(const policy_call *c, plan **out, sa_err *err)
+{
+    return bl_rule_run(c, run_checkpoint, out, err);
+}
+
+sa_status policy_run_superneurons(const policy_call *c, plan **out, sa_err *err)
+{
+    return bl_rule_run(c, run_superneurons, out, err);
 }

@@ -2,7 +2,7 @@
  * defines these; adaptive.c's autoswap, capuchin and pooch use them too).
  * Internal to lib/: not installed, not stable.
  *
- * Ownership: rctx's arrays belong to policy_rule_run, which allocates them
+ * Ownership: rctx's arrays belong to bl_rule_run, which allocates them
  * (n_ops + 1 or n_tensors + 1 entries) and frees them after the policy ran. */
 #ifndef BASELINES_INTERNAL_H
 #define BASELINES_INTERNAL_H
@@ -13,6 +13,7 @@
 #include "swapadvisor/decide.h"
 #include "swapadvisor/dfg.h"
 #include "swapadvisor/plan.h"
+#include "swapadvisor/policy.h"
 #include "swapadvisor/sa_common.h"
 
 typedef struct rctx {
@@ -49,6 +50,11 @@ sa_status bl_fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, int3
 sa_status bl_finish(rctx *r, plan *p, const dec_stats *ds, const char *extra);
 /* SA_EINFEASIBLE "NAME: WHAT the arena needs X bytes (peak load Y) > Z bytes of memory". */
 sa_status bl_too_big(rctx *r, const char *what, const dec_stats *ds);
+
+/* One rule-based row: checks that parameters and optimizer state fit (these
+ * policies never swap them), sets up r over the default order and runs fn. */
+typedef sa_status (*bl_rule_fn)(rctx *r, const dec_opts *o, plan **out);
+sa_status bl_rule_run(const policy_call *c, bl_rule_fn fn, plan **out, sa_err *err);
 
 /* adaptive.c */
 sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out);

@@ -1,69 +1,99 @@
-/* policy.c - the baseline planners: ideal, topo and odswap; the rule-based
- * ones (smartpool, vdnn, tflms, checkpoint-sqrt, superneurons) are in
- * baselines.c, the profile-guided ones (autoswap, capuchin, pooch) in adaptive.c. */
+/* policy.c - the policy table (policy.h) and its dispatch. */
 #include "swapadvisor/policy.h"
-#include "swapadvisor/planner.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-const char *policy_names(void) { return "ideal, topo, odswap, smartpool, vdnn, tflms, checkpoint-sqrt, superneurons, autoswap, capuchin, pooch"; }
+#include "swapadvisor/planner.h"
+#include "policies_internal.h"
+
+static const policy_def TABLE[] = {
+    {"swapadvisor", "genetic search over schedule and memory pool", 0, policy_run_swapadvisor},
+    {"topo", "Belady swap planner on the default order", POLICY_NEEDS_FIT, policy_run_topo},
+    {"odswap", "on-demand LRU swapping, prefetch when memory allows", POLICY_NEEDS_FIT, policy_run_odswap},
+    {"ideal", "unlimited memory: nothing moves (the reference)", 0, policy_run_ideal},
+    {"smartpool", "no swapping; best-fit arena over lifetimes", POLICY_NEEDS_FIT, policy_run_smartpool},
+    {"vdnn", "vDNN_dyn: offload conv / layer inputs in forward", POLICY_NEEDS_FIT, policy_run_vdnn},
+    {"tflms", "TFLMS: swap activations, threshold tuned to fit", POLICY_NEEDS_FIT, policy_run_tflms},
+    {"checkpoint-sqrt", "Chen et al.: sqrt(n) checkpoints, recompute the rest", POLICY_NEEDS_FIT,
+     policy_run_checkpoint_sqrt},
+    {"superneurons", "SuperNeurons: swap conv outputs, recompute the rest", POLICY_NEEDS_FIT,
+     policy_run_superneurons},
+    {"autoswap", "AutoSwap: priority scores weighted by Bayesian opt.", POLICY_NEEDS_FIT, policy_run_autoswap},
+    {"capuchin", "Capuchin: swap by FreeTime, recompute by MSPS", POLICY_NEEDS_FIT, policy_run_capuchin},
+    {"pooch", "PooCH: swap / keep / recompute classified by timeline", POLICY_NEEDS_FIT, policy_run_pooch},
+};
+
+void policy_opts_default(policy_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    ga_opts_default(&o->search);
+}
+
+const policy_def *policy_table(int *n)
+{
+    *n = (int)SA_ARRAY_LEN(TABLE);
+    return TABLE;
+}
+
+const policy_def *policy_find(const char *name)
+{
+    for (size_t i = 0; i < SA_ARRAY_LEN(TABLE); i++)
+        if (strcmp(TABLE[i].name, name) == 0)
+            return &TABLE[i];
+    return NULL;
+}
+
+const char *policy_names(char *buf, size_t len)
+{
+    size_t at = 0;
+    if (len)
+        buf[0] = '\0';
+    for (size_t i = 0; i < SA_ARRAY_LEN(TABLE) && at < len; i++) {
+        int k = snprintf(buf + at, len - at, "%s%s", i ? ", " : "", TABLE[i].name);
+        if (k < 0)
+            break;
+        at += (size_t)k;
+    }
+    return buf;
+}
+
+static sa_status run(const char *name, const dfg_graph *g, const dfg_device *dev, const policy_opts *opts,
+                     bool checks, plan **out, sa_err *err)
+{
+    *out = NULL;
+    const policy_def *d = policy_find(name);
+    if (!d) {
+        char names[512];
+        return sa_fail(err, SA_EUSAGE, "unknown policy \"%s\" (known: %s)", name,
+                       policy_names(names, sizeof names));
+    }
+    sa_status st;
+    if (checks && ((st = planner_check_graph(g, NULL, err)) ||
+                   ((d->flags & POLICY_NEEDS_FIT) && (st = planner_check_fits(g, dev, err)))))
+        return st;
+    policy_opts def;
+    if (!opts) {
+        policy_opts_default(&def);
+        opts = &def;
+    }
+    policy_call c = {d->name, g, dev, opts};
+    return d->run(&c, out, err);
+}
+
+sa_status policy_run_opts(const char *name, const dfg_graph *g, const dfg_device *dev, const policy_opts *opts,
+                          plan **out, sa_err *err)
+{
+    return run(name, g, dev, opts, true, out, err);
+}
 
 sa_status policy_run(const char *name, const dfg_graph *g, const dfg_device *dev, plan **out, sa_err *err)
 {
-    *out = NULL;
-    if (policy_is_rule(name)) {
-        sa_status st = planner_check_graph(g, NULL, err);
-        if (st || (st = planner_check_fits(g, dev, err)))
-            return st;
-        return policy_rule_run(name, g, dev, out, err);
-    }
-    swp_opts o;
-    swp_opts_default(&o);
-    bool ideal = strcmp(name, "ideal") == 0;
-    if (strcmp(name, "odswap") == 0) {
-        o.victim = SWP_LRU;
-        o.on_demand = true;
-    } else if (!ideal && strcmp(name, "topo") != 0) {
-        return sa_fail(err, SA_EUSAGE, "unknown policy \"%s\" (known: %s)", name, policy_names());
-    }
-    sa_status st = planner_check_graph(g, NULL, err);
-    if (st || (!ideal && (st = planner_check_fits(g, dev, err))))
-        return st;
-    pool_alloc a;
-    if (!pool_alloc_init(&a, g->n_sizes))
-        return sa_fail(err, SA_ENOMEM, "out of memory");
-    dfg_device d = *dev;
-    if (ideal) {
-        st = planner_ideal_pool(g, g->topo, &a, err);
-        if (!st && a.pool_bytes > d.memory_bytes)
-            d.memory_bytes = a.pool_bytes;
-    } else {
-        st = pool_fine_grained(&a, g, g->topo, d.memory_bytes, err);
-    }
-    plan *p = st ? NULL : plan_new(g, &d);
-    swp_ws *ws = st ? NULL : swp_ws_new(g);
-    if (!st && (!p || !ws))
-        st = sa_fail(err, SA_ENOMEM, "out of memory");
-    if (!st)
-        st = swp_plan(g, &d, g->topo, &a, &o, ws, p, err);
-    if (!st)
-        st = planner_predict(p, g, NULL, NULL, err);
-    if (!st) {
-        char search[256];
-        snprintf(search, sizeof search,
-                 "{\"algorithm\":\"%s\",\"size_classes\":%d,\"objects\":%d,\"pool_bytes\":%lld}", name, a.n_classes,
-                 a.n_objects, (long long)a.pool_bytes);
-        if (!plan_set_search_json(p, search))
-            st = sa_fail(err, SA_ENOMEM, "out of memory");
-    }
-    swp_ws_free(ws);
-    pool_alloc_free(&a);
-    if (st) {
-        plan_free(p);
-        return st;
-    }
-    *out = p;
-    return SA_OK;
+    return run(name, g, dev, NULL, true, out, err);
+}
+
+sa_status policy_run_unchecked(const char *name, const dfg_graph *g, const dfg_device *dev, const policy_opts *opts,
+                               plan **out, sa_err *err)
+{
+    return run(name, g, dev, opts, false, out, err);
 }

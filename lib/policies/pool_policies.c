@@ -1,0 +1,74 @@
+/* pool_policies.c - the rows that run SwapAdvisor's swap planner (swp.h) on
+ * the default topological order: ideal (nothing evicted), topo (Belady) and
+ * odswap (on-demand LRU with steady-state prefetch). */
+#include <stdio.h>
+#include <string.h>
+
+#include "swapadvisor/planner.h"
+#include "swapadvisor/pool.h"
+#include "swapadvisor/swp.h"
+#include "policies_internal.h"
+
+static sa_status run_pool(const policy_call *c, bool ideal, const swp_opts *o, plan **out, sa_err *err)
+{
+    const dfg_graph *g = c->g;
+    pool_alloc a;
+    if (!pool_alloc_init(&a, g->n_sizes))
+        return sa_fail(err, SA_ENOMEM, "out of memory");
+    dfg_device d = *c->dev;
+    sa_status st;
+    if (ideal) {
+        st = planner_ideal_pool(g, g->topo, &a, err);
+        if (!st && a.pool_bytes > d.memory_bytes)
+            d.memory_bytes = a.pool_bytes;
+    } else {
+        st = pool_fine_grained(&a, g, g->topo, d.memory_bytes, err);
+    }
+    plan *p = st ? NULL : plan_new(g, &d);
+    swp_ws *ws = st ? NULL : swp_ws_new(g);
+    if (!st && (!p || !ws))
+        st = sa_fail(err, SA_ENOMEM, "out of memory");
+    if (!st)
+        st = swp_plan(g, &d, g->topo, &a, o, ws, p, err);
+    if (!st)
+        st = planner_predict(p, g, NULL, NULL, err);
+    if (!st) {
+        char search[256];
+        snprintf(search, sizeof search,
+                 "{\"algorithm\":\"%s\",\"size_classes\":%d,\"objects\":%d,\"pool_bytes\":%lld}", c->name,
+                 a.n_classes, a.n_objects, (long long)a.pool_bytes);
+        if (!plan_set_search_json(p, search))
+            st = sa_fail(err, SA_ENOMEM, "out of memory");
+    }
+    swp_ws_free(ws);
+    pool_alloc_free(&a);
+    if (st) {
+        plan_free(p);
+        return st;
+    }
+    *out = p;
+    return SA_OK;
+}
+
+sa_status policy_run_ideal(const policy_call *c, plan **out, sa_err *err)
+{
+    swp_opts o;
+    swp_opts_default(&o);
+    return run_pool(c, true, &o, out, err);
+}
+
+sa_status policy_run_topo(const policy_call *c, plan **out, sa_err *err)
+{
+    swp_opts o;
+    swp_opts_default(&o);
+    return run_pool(c, false, &o, out, err);
+}
+
+sa_status policy_run_odswap(const policy_call *c, plan **out, sa_err *err)
+{
+    swp_opts o;
+    swp_opts_default(&o);
+    o.victim = SWP_LRU;
+    o.on_demand = true;
+    return run_pool(c, false, &o, out, err);
+}
