@@ -585,8 +585,7 @@ sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out)
 
 /* ------------------------------------------------------------ capuchin */
 
-/* Capuchin (Peng et al., ASPLOS'20, sec. 4.3-4.5; ../shared/papers/
- * capuchin-notes.md):
+/* Capuchin (Peng et al., ASPLOS'20, sec. 4.3-4.5):
  *   candidates: tensors accessed more than once whose lifetime covers the
  *     peak memory period (forward activations with a gap spanning the peak
  *     region);
