@@ -103,6 +103,11 @@ static void norm_bwd(zb *z, const zb_entry *e, const char *type, double flops_pe
 
 static void bn_bwd(zb *z, const zb_entry *e) { norm_bwd(z, e, "batchnorm_bwd", ZF_BN_BWD); }
 
+/* Training: two forward ops.  NAME/stats (batchnorm_stats) computes the batch
+ * mean and inverse std and folds them into the running statistics in place;
+ * NAME (batchnorm) normalizes x with the saved statistics and applies gamma
+ * and beta.  Only the first touches persistent state, so a planner may drop y
+ * and recompute it from x and the saved statistics (docs/zoo.md). */
 int32_t zl_bn(zb *z, const char *name, int32_t x)
 {
     if (!zb_ok(z))
@@ -110,14 +115,18 @@ int32_t zl_bn(zb *z, const char *name, int32_t x)
     int64_t c = zb_dim(z, x, 1);
     int32_t gm = zb_param(z, 1, &c, "%s.gamma", name);
     int32_t bt = zb_param(z, 1, &c, "%s.beta", name);
-    /* Running statistics are persistent and updated in place by the forward op. */
     int32_t rm = zb_tensor(z, DFG_STATE, 1, &c, "%s.running_mean", name);
     int32_t rv = zb_tensor(z, DFG_STATE, 1, &c, "%s.running_var", name);
-    int32_t y = zb_like(z, DFG_ACTIVATION, x, "%s", name);
+    double n = (double)zb_numel(z, x);
+    char nm[300];
     int32_t sm = zb_tensor(z, DFG_ACTIVATION, 1, &c, "%s.saved_mean", name);
     int32_t si = zb_tensor(z, DFG_ACTIVATION, 1, &c, "%s.saved_invstd", name);
-    int32_t in[] = {x, gm, bt, rm, rv}, out[] = {y, sm, si, rm, rv};
-    int32_t op = zb_op(z, name, "batchnorm", DFG_FORWARD, in, 5, out, 5, ZF_BN * (double)zb_numel(z, x));
+    int32_t sin[] = {x, rm, rv}, sout[] = {sm, si, rm, rv};
+    snprintf(nm, sizeof nm, "%s/stats", name);
+    zb_op(z, nm, "batchnorm_stats", DFG_FORWARD, sin, 3, sout, 4, ZF_BN_STATS * n + ZF_BN_RUNNING * (double)c);
+    int32_t y = zb_like(z, DFG_ACTIVATION, x, "%s", name);
+    int32_t in[] = {x, gm, bt, sm, si};
+    int32_t op = zb_op(z, name, "batchnorm", DFG_FORWARD, in, 5, &y, 1, ZF_BN_NORM * n);
     zb_set_needs(z, y, true);
     int32_t args[] = {sm, si};
     zb_tape(z, bn_bwd, op, in, 3, &y, 1, args, 2);

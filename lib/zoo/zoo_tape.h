@@ -128,7 +128,8 @@ int32_t zb_grad(zb *z, int32_t target);
 
 /* Per-element flop counts used by the helpers (documented in docs/zoo.md). */
 enum {
-    ZF_RELU = 1, ZF_BN = 8, ZF_BN_BWD = 12, ZF_LN = 8, ZF_LN_BWD = 12, ZF_GELU = 14, ZF_GELU_BWD = 20,
+    ZF_RELU = 1, ZF_BN_STATS = 3, ZF_BN_RUNNING = 4 /* per channel */, ZF_BN_NORM = 5, ZF_BN_BWD = 12,
+    ZF_LN = 8, ZF_LN_BWD = 12, ZF_GELU = 14, ZF_GELU_BWD = 20,
     ZF_SOFTMAX = 5, ZF_SOFTMAX_BWD = 4, ZF_XENT = 6, ZF_XENT_BWD = 2, ZF_MASK = 2,
     ZF_LSTM = 32, ZF_LSTM_BWD = 28, ZF_SGD = 2, ZF_MOMENTUM = 4, ZF_ADAM = 12
 };
