@@ -1,4 +1,4 @@
-/* dfg-zoo - writes the training-iteration graph of a named model (the model zoo). */
+/* dfg-zoo - writes the training-iteration (or inference) graph of a named model (the model zoo). */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,11 +12,12 @@
 static const cli_tool TOOL = {
     "dfg-zoo",
     "Usage: dfg-zoo NAME [--batch B] [--dtype f32|f16] [--optimizer sgd|momentum|adam]\n"
-    "               [--seq N] [--heads N] [--stats] [-o OUT]\n"
+    "               [--seq N] [--heads N] [--inference] [--stats] [-o OUT]\n"
     "       dfg-zoo --list\n"
     "\n"
     "Writes one full training iteration (forward, backward, optimizer update) of the\n"
-    "model NAME as a dfg v1 graph, with tensor sizes from the real shapes and every\n"
+    "model NAME, or with --inference one forward pass, as a dfg v1 graph, with\n"
+    "tensor sizes from the real shapes and every\n"
     "op's flops and bytes_accessed filled (time_us is left to dfg-profile).\n"
     "\n"
     "  --batch B           batch size (default: 64 for CNNs, 256 rnn, 128 brnn, 8 gpt)\n"
@@ -24,6 +25,9 @@ static const cli_tool TOOL = {
     "  --optimizer O       sgd (default), momentum (1 state tensor per weight) or adam (2)\n"
     "  --seq N             sequence length of rnn, brnn (unrolled steps) and gpt models\n"
     "  --heads N           attention heads of gpt models (default hidden / 64)\n"
+    "  --inference         one forward pass only: no labels, loss, gradients, optimizer or\n"
+    "                      tensors saved for a backward pass (parameters and batchnorm\n"
+    "                      running statistics are read, never written)\n"
     "  --stats             print the graph's figures (ops, tensors, total and peak bytes,\n"
     "                      distinct sizes, parameters) on stdout instead of the graph;\n"
     "                      with -o the graph is written as well\n"
@@ -80,13 +84,17 @@ static int list_models(void)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_BATCH = 256, OPT_DTYPE, OPT_OPTIMIZER, OPT_SEQ, OPT_HEADS, OPT_STATS, OPT_LIST, OPT_HELP, OPT_VERSION };
+    enum {
+        OPT_BATCH = 256, OPT_DTYPE, OPT_OPTIMIZER, OPT_SEQ, OPT_HEADS, OPT_INFERENCE, OPT_STATS, OPT_LIST, OPT_HELP,
+        OPT_VERSION
+    };
     static const struct option longopts[] = {
         {"batch", required_argument, NULL, OPT_BATCH},
         {"dtype", required_argument, NULL, OPT_DTYPE},
         {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
         {"seq", required_argument, NULL, OPT_SEQ},
         {"heads", required_argument, NULL, OPT_HEADS},
+        {"inference", no_argument, NULL, OPT_INFERENCE},
         {"stats", no_argument, NULL, OPT_STATS},
         {"list", no_argument, NULL, OPT_LIST},
         {"output", required_argument, NULL, 'o'},
@@ -96,7 +104,7 @@ int main(int argc, char **argv)
     };
     zoo_opts opts = {0};
     const char *out = NULL;
-    bool stats = false, list = false;
+    bool stats = false, list = false, optimizer = false;
     int c;
     opterr = 0; /* getopt's own messages would not follow cli_usage's format */
     while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
@@ -112,6 +120,7 @@ int main(int argc, char **argv)
         case OPT_OPTIMIZER:
             if (!zoo_optimizer_from_name(optarg, &opts.optimizer))
                 return cli_usage(&TOOL, "--optimizer: expected sgd, momentum or adam, got '%s'", optarg);
+            optimizer = true;
             break;
         case OPT_SEQ:
             if (!cli_parse_i64(optarg, 1, 1 << 20, &opts.seq))
@@ -121,6 +130,7 @@ int main(int argc, char **argv)
             if (!cli_parse_i64(optarg, 1, 65536, &opts.heads))
                 return cli_usage(&TOOL, "--heads: expected an integer in 1..65536, got '%s'", optarg);
             break;
+        case OPT_INFERENCE: opts.inference = true; break;
         case OPT_STATS: stats = true; break;
         case OPT_LIST: list = true; break;
         case 'o': out = optarg; break;
@@ -139,6 +149,8 @@ int main(int argc, char **argv)
         return cli_usage(&TOOL, "missing NAME (try --list)");
     if (argc - optind > 1)
         return cli_usage(&TOOL, "one NAME only, got also '%s'", argv[optind + 1]);
+    if (opts.inference && optimizer)
+        return cli_usage(&TOOL, "--optimizer: an --inference graph has no optimizer");
     if (stats && out && strcmp(out, "-") == 0)
         return cli_usage(&TOOL, "--stats already prints to stdout; give -o FILE for the graph");
 
