@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "swapadvisor/serve.h"
 #include "swapadvisor/zoo.h"
@@ -161,6 +162,38 @@ START_TEST(test_serve_refusals)
 }
 END_TEST
 
+/* The tool: the same seed gives the same report and figure; usage errors
+ * exit 2, a model that fits nowhere 5. */
+START_TEST(test_serve_cli)
+{
+    char *dir = tu_tmpdir(), cmd[1024];
+    for (int b = 1; b <= 4; b *= 4) {
+        snprintf(cmd, sizeof cmd, "bin/dfg-zoo resnet-18 --inference --batch %d | bin/dfg-profile - --device "
+                 "profiles/v100-pcie3-16gb.json -o %s/b%d.json", b, dir, b);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    for (int run = 0; run < 2; run++) {
+        snprintf(cmd, sizeof cmd, "bin/swapadvisor-serve %s/b1.json,%s/b4.json %s/b1.json --memory 256MiB --steps 4 "
+                 "--rate 400 --policy topo --requests 500 --svg %s/f%d.svg -o %s/r%d.txt", dir, dir, dir, dir, run,
+                 dir, run);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    snprintf(cmd, sizeof cmd, "cmp -s %s/r0.txt %s/r1.txt && cmp -s %s/f0.svg %s/f1.svg && grep -q '^400.00 ' %s/r0.txt",
+             dir, dir, dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "bin/swapadvisor-serve %s/b4.json,%s/b1.json --memory 1GiB --rate 1 2> /dev/null", dir,
+             dir);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    snprintf(cmd, sizeof cmd, "bin/swapadvisor-serve %s/b4.json --memory 1MiB --rate 1 --policy topo 2> /dev/null",
+             dir);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 5);
+    ck_assert_int_eq(WEXITSTATUS(system("bin/swapadvisor-serve --rate 1 2> /dev/null")), 2);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_serve(void)
 {
     Suite *s = suite_create("serve");
@@ -169,6 +202,7 @@ Suite *suite_serve(void)
     tcase_add_test(tc, test_serve_single_model_by_hand);
     tcase_add_test(tc, test_serve_partitioned_beats_time_shared);
     tcase_add_test(tc, test_serve_refusals);
+    tcase_add_test(tc, test_serve_cli);
     suite_add_tcase(s, tc);
     return s;
 }
