@@ -491,6 +491,21 @@ START_TEST(test_batchnorm_output_recomputable)
                 bn_recomputes += strcmp(o->type, "batchnorm") == 0;
             }
         tu_check_policy_plan(p, g, "superneurons on resnet-18", true);
+        /* the same plan re-running the statistics op instead is rejected (rule 1) */
+        for (int32_t n = 0; n < p->n_nodes; n++)
+            if (p->nodes[n].kind == PLAN_RECOMPUTE && strcmp(g->ops[p->nodes[n].ref].type, "batchnorm") == 0) {
+                int32_t stats = p->nodes[n].ref - 1;
+                ck_assert_str_eq(g->ops[stats].type, "batchnorm_stats");
+                p->nodes[n].ref = stats;
+                val_report rep = {0};
+                ck_assert_int_eq(plan_validate(p, g, false, &rep, &err), SA_EINVALID);
+                bool rule1 = false;
+                for (int32_t l = 0; l < rep.n_lines; l++)
+                    rule1 |= strstr(rep.lines[l], "rule 1") != NULL && strstr(rep.lines[l], "in place") != NULL;
+                ck_assert_msg(rule1, "%s", rep.n_lines ? rep.lines[0] : "no violation");
+                val_report_free(&rep);
+                break;
+            }
         plan_free(p);
     }
     ck_assert_int_gt(bn_recomputes, 0);
