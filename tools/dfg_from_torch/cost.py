@@ -166,7 +166,7 @@ class Cost:
         self.bytes = bytes_
 
 
-def op_cost(name, args, kwargs, outs, phase):
+def op_cost(name, args, kwargs, outs, phase, vb=None):
     """Cost of aten op `name` (overload packet name, e.g. "convolution").
 
     args, kwargs: the op's arguments with tensors as (fake) tensor values;
@@ -226,10 +226,9 @@ def op_cost(name, args, kwargs, outs, phase):
                 "binary_cross_entropy_with_logits_backward", "soft_margin_loss_backward"):
         return Cost("elementwise", 3 * numel(out0))
     if name in ("embedding",):
-        w, idx = args[0], args[1]
-        isz = w.element_size()
+        idx = args[1]
         # A gather touches only the rows it reads (and writes them out).
-        return Cost("embedding", 0, bytes_=2 * numel(out0) * isz + numel(idx) * idx.element_size())
+        return Cost("embedding", 0, bytes_=2 * vb(out0) + vb(idx))
     if name in ("embedding_dense_backward", "embedding_backward", "_embedding_bag_backward",
                 "embedding_sparse_backward"):
         return Cost("embedding_bwd", numel(args[0]))
@@ -254,7 +253,7 @@ def op_cost(name, args, kwargs, outs, phase):
     if base in META_ONLY_READS or name in META_ONLY_READS:
         if base in _ALLOC:
             return Cost("alloc", 0, bytes_=0)
-        return Cost("fill", 0, bytes_=sum(t.numel() * t.element_size() for t in outs))
+        return Cost("fill", 0, bytes_=sum(vb(t) for t in outs))
     if base in _ELEMENTWISE or name in _ELEMENTWISE:
         per = _ELEMENTWISE_FLOPS.get(base, _ELEMENTWISE_FLOPS.get(name, 1))
         if base in ("copy", "clone", "_to_copy", "to", "contiguous", "lift_fresh_copy",

@@ -66,7 +66,30 @@ def _storage_key(t):
     return StorageWeakRef(s).cdata
 
 
+_HALF = {"f16": 2, "bf16": 2}
+_RELABEL = {"dtype": None}
+
+
+def _scale(t, n):
+    """Bytes of t's storage or view once f32 is relabelled as --dtype's type."""
+    import torch
+    if _RELABEL["dtype"] is not None and t.dtype == torch.float32:
+        return n * _HALF[_RELABEL["dtype"]] // 4
+    return n
+
+
+def _dtype_of(t):
+    import torch
+    if _RELABEL["dtype"] is not None and t.dtype == torch.float32:
+        return _RELABEL["dtype"]
+    return dtype_name(t.dtype)
+
+
 def _storage_nbytes(t):
+    return _scale(t, _raw_storage_nbytes(t))
+
+
+def _raw_storage_nbytes(t):
     try:
         try:
             n = t.untyped_storage().nbytes()
@@ -74,11 +97,11 @@ def _storage_nbytes(t):
             n = t.storage().nbytes()
         return int(n)
     except Exception:
-        return _view_nbytes(t)
+        return costmod.numel(t) * t.element_size()
 
 
 def _view_nbytes(t):
-    return costmod.numel(t) * t.element_size()
+    return _scale(t, costmod.numel(t) * t.element_size())
 
 
 class Tensor:
@@ -190,7 +213,7 @@ class Lowering:
         nb = _storage_nbytes(v)
         if nb <= 0:
             return
-        t = self.new_tensor(name, kind, nb, list(v.shape), dtype_name(v.dtype), key)
+        t = self.new_tensor(name, kind, nb, list(v.shape), _dtype_of(v), key)
         t.param_name = param_of
         self.storages[key] = Storage(key, nb, t, persistent=kind in PERSISTENT, is_input=kind == "input")
 
@@ -206,7 +229,7 @@ class Lowering:
         nb = _storage_nbytes(fv)
         if nb <= 0:
             return
-        t = self.new_tensor("const/" + str(node.target), "state", nb, list(fv.shape), dtype_name(fv.dtype), key)
+        t = self.new_tensor("const/" + str(node.target), "state", nb, list(fv.shape), _dtype_of(fv), key)
         self.storages[key] = Storage(key, nb, t, persistent=True)
 
     # ---- ops ----
@@ -244,6 +267,8 @@ class Lowering:
             skip_read = meta_only
             if pkt in _BN_BWD and idx in (3, 4) and self._bn_bwd_training(args):
                 skip_read = True
+            if pkt == "native_layer_norm_backward" and idx == 5:
+                skip_read = True  # the bias only sets the output mask
             if is_write and (write_only and idx == 0 or (sa is not None and sa.kwarg_only)):
                 # overwritten without being read (copy_'s self, an out= argument),
                 # unless only part of the storage is written
@@ -284,7 +309,7 @@ class Lowering:
         if pkt == "convolution_backward":
             self._conv_backward(node, pkt, path, phase, arg_vals, read_items, fresh)
             return
-        c = costmod.op_cost(pkt, arg_vals, kw_vals, out_tensors, phase)
+        c = costmod.op_cost(pkt, arg_vals, kw_vals, out_tensors, phase, _view_nbytes)
         if not c.known:
             key = str(target)
             self.generic[key] = self.generic.get(key, 0) + 1
@@ -428,7 +453,7 @@ class Lowering:
             nb = _storage_nbytes(v)
             if nb <= 0:
                 continue
-            t = self.new_tensor(None, None, nb, list(v.shape), dtype_name(v.dtype), k, g)
+            t = self.new_tensor(None, None, nb, list(v.shape), _dtype_of(v), k, g)
             t.order = len(self.tensors)
             g.outs.append(t)
             self.storages[k] = Storage(k, nb, t)
@@ -486,7 +511,7 @@ class Lowering:
             nb = _storage_nbytes(v)
             if nb <= 0:
                 continue
-            t = self.new_tensor(None, None, nb, list(v.shape), dtype_name(v.dtype), k, a)
+            t = self.new_tensor(None, None, nb, list(v.shape), _dtype_of(v), k, a)
             a.outs.append(t)
             self.storages[k] = Storage(k, nb, t)
 
@@ -725,5 +750,9 @@ def _num(x):
 
 
 def lower(cap, model_name, batch, extra=None):
-    low = Lowering(cap, model_name, batch).run()
-    return low, low.document(extra)
+    _RELABEL["dtype"] = cap.dtype if cap.dtype in _HALF else None
+    try:
+        low = Lowering(cap, model_name, batch).run()
+        return low, low.document(extra)
+    finally:
+        _RELABEL["dtype"] = None

@@ -68,6 +68,7 @@ class Captured:
         self.grad_of = []        # output index -> param name, for the returned grads
         self.params_no_grad = []  # trainable params autograd gave no gradient
         self.optimizer = None
+        self.dtype = "f32"
         self.torch_version = None
 
 
@@ -195,9 +196,11 @@ def capture(spec, optimizer="sgd", dtype="f32"):
 
     module = spec.module
     module.train()
-    fdt = torch_dtype(dtype)
-    if fdt != torch.float32:
-        module.to(fdt)
+    # --dtype f16 / bf16: traced in f32 and relabelled by the lowering (every f32
+    # tensor becomes the half type, as module.half() and half inputs would make it):
+    # the same ops, and torch 1.13's CPU fake kernels lack half convolutions.
+    fdt = torch.float32
+    cap_dtype = dtype
 
     params = _named_tensors(module, "_parameters")
     buffers = _named_tensors(module, "_buffers")
@@ -213,6 +216,7 @@ def capture(spec, optimizer="sgd", dtype="f32"):
 
     cap = Captured()
     cap.optimizer = optimizer
+    cap.dtype = cap_dtype
     cap.torch_version = torch.__version__
 
     # One fake tensor per distinct parameter / buffer object (tied weights share).
