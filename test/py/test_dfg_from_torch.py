@@ -249,7 +249,7 @@ class TestGraph(Workdir):
             saved[_storage_ptr(t)] = _storage_nbytes(t)
             return t
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            loss = torch.nn.functional.cross_entropy(model(x), y)
+            torch.nn.functional.cross_entropy(model(x), y)
         persistent = {p.data_ptr() for p in list(model.parameters()) + list(model.buffers())}
         want = collections.Counter(v for k, v in saved.items() if k not in persistent)
         t = self.doc["tensors"]

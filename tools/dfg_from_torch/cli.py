@@ -6,7 +6,7 @@ import sys
 import tempfile
 import time
 
-from .errors import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ExportError, IOFailure, NoCuda,
+from .errors import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ExportError, IOFailure,
                      UsageError)
 
 TOOL = "dfg-from-torch"

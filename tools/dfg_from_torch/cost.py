@@ -11,7 +11,6 @@ An op with no entry gets a generic cost: no FLOPs, the bytes it moves, type
 "other"; lower.py lists every such op on stderr.
 """
 
-import math
 
 # FLOPs per output element for element-wise ops (1 unless listed).
 _ELEMENTWISE_FLOPS = {

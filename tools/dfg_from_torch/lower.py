@@ -187,6 +187,8 @@ class Lowering:
         self.generic = {}       # aten op -> count, ops without a cost formula
         self.read_after_update = []  # (reader group, tensor, writer group)
         self.grad_keys = {}     # storage key -> param name
+        self.node_groups = {}   # fx node name -> [(group, weight)]: what --measure times
+        self.cur_node = None
 
     # ---- values ----
     def val(self, n):
@@ -240,6 +242,7 @@ class Lowering:
             return
         pkt = target.overloadpacket.__name__
         schema = target._schema
+        self.cur_node = node.name
         phase = node.meta.get("sa_phase", "forward")
         path = node.meta.get("sa_path", "")
         args = list(node.args)
@@ -380,6 +383,8 @@ class Lowering:
     # ---- building groups ----
     def emit(self, base, path, type_, phase, flops, nbytes, aten, known, read_items, fresh, write_keys):
         g = Group(self.pos, base, path, type_, phase, flops, nbytes, aten, known)
+        self.node_groups.setdefault(self.cur_node, []).append(
+            (g, float(flops) if pkt_split(base) else 1.0))
         reads = []
         for k, _ in read_items:
             st = self.storages.get(k)
@@ -423,6 +428,8 @@ class Lowering:
                             % (self.model_name, st.cur.name, w.base_name, base))
         if target is not None:
             self._fold(target, g, reads, fresh, writes)
+            g.merged_into = target
+            g.alive = False
             return
         self.groups.append(g)
         for t in reads:
@@ -742,6 +749,10 @@ class Lowering:
         if extra:
             doc.update(extra)
         return doc
+
+
+def pkt_split(base):
+    return base.startswith("convolution_backward_")
 
 
 def _num(x):

@@ -128,7 +128,6 @@ def parse_shape(text, batch):
 
 def _torchvision_builder(name):
     try:
-        import torchvision
         import torchvision.models as tvm
     except ImportError as e:
         raise UsageError("torchvision is not importable (%s): apt-get install python3-torchvision" % e)

@@ -15,7 +15,6 @@ While tracing, every fx node created is tagged (meta "sa_phase", "sa_path"):
   nodes created since the previous one.
 """
 
-import sys
 import traceback
 
 from .errors import TraceError
@@ -192,7 +191,6 @@ def capture(spec, optimizer="sgd", dtype="f32"):
     """Traces spec's training step; returns a Captured."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from .models import torch_dtype
 
     module = spec.module
     module.train()
