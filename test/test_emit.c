@@ -7,13 +7,17 @@
  *   SA_UPDATE_GOLDEN=1 CK_RUN_SUITE=emit build/test/run_tests
  * and review the diff. */
 #include <check.h>
+#include <math.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "swapadvisor/cost.h"
+#include "swapadvisor/devprof.h"
 #include "swapadvisor/planner.h"
+#include "swapadvisor/zoo.h"
 #include "swapadvisor/emit.h"
 #include "swapadvisor/plan.h"
 #include "swapadvisor/policy.h"
@@ -274,6 +278,123 @@ static int count_events(const cJSON *evs, const char *ph, int tid)
     return n;
 }
 
+/* A trace time back in integer nanoseconds: emit_trace prints whole ns as
+ * microseconds with three decimals, so this is exact. */
+static int64_t trace_ns(const cJSON *e, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(e, key);
+    ck_assert_msg(cJSON_IsNumber(v), "event without %s", key);
+    double ns = v->valuedouble * 1000.0;
+    int64_t r = llround(ns);
+    ck_assert_msg(fabs(ns - (double)r) < 1e-3, "%s %.6f is not a whole nanosecond", key, v->valuedouble);
+    return r;
+}
+
+typedef struct slice {
+    int64_t t0, t1;
+    int32_t node;
+} slice;
+
+static int cmp_slice(const void *a, const void *b)
+{
+    const slice *x = a, *y = b;
+    return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+/* No two slices of one track overlap (Perfetto cannot draw that); one flow
+ * "s"/"f" pair per cross-stream dependency, each end inside its node's slice;
+ * one stall instant per emit_stalls entry, naming the dependency it waited for. */
+static void check_trace_tracks(const plan *p, const dfg_graph *g, const cJSON *evs)
+{
+    slice *sl = calloc((size_t)p->n_nodes + 1, sizeof *sl);
+    int32_t *tid = calloc((size_t)p->n_nodes + 1, sizeof *tid);
+    int32_t n = 0, flows_s = 0, flows_f = 0, instants = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, evs)
+    {
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X"))
+            continue;
+        int32_t v = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "node")->valueint;
+        ck_assert(v >= 0 && v < p->n_nodes);
+        sl[v] = (slice){trace_ns(e, "ts"), trace_ns(e, "ts") + trace_ns(e, "dur"), v};
+        tid[v] = cJSON_GetObjectItem(e, "tid")->valueint;
+        n++;
+    }
+    ck_assert_int_eq(n, p->n_nodes);
+    for (int t = 1; t <= PLAN_STREAM_COUNT; t++) {
+        slice *track = calloc((size_t)n + 1, sizeof *track);
+        int32_t k = 0;
+        for (int32_t v = 0; v < n; v++)
+            if (tid[v] == t)
+                track[k++] = sl[v];
+        qsort(track, (size_t)k, sizeof *track, cmp_slice);
+        for (int32_t i = 1; i < k; i++)
+            ck_assert_msg(track[i].t0 >= track[i - 1].t1, "track %d: node %d [%lld, %lld] overlaps node %d from %lld ns",
+                          t, track[i - 1].node, (long long)track[i - 1].t0, (long long)track[i - 1].t1, track[i].node,
+                          (long long)track[i].t0);
+        free(track);
+    }
+    int32_t cross = 0;
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        for (int32_t k = 0; k < p->nodes[v].n_deps; k++)
+            cross += plan_kind_stream(p->nodes[p->deps[p->nodes[v].dep_off + k]].kind) !=
+                     plan_kind_stream(p->nodes[v].kind);
+    emit_timeline tl;
+    emit_stall *st = NULL;
+    int32_t n_st = 0;
+    sa_err err = {0};
+    ck_assert_int_eq(emit_timeline_run(p, g, &tl, &err), SA_OK);
+    ck_assert_int_eq(emit_stalls(p, &tl, &st, &n_st, &err), SA_OK);
+    int32_t *stall_of = malloc(((size_t)p->n_nodes + 1) * sizeof *stall_of);
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        stall_of[v] = -2;
+    for (int32_t i = 0; i < n_st; i++)
+        stall_of[st[i].node] = st[i].waited_for;
+    int32_t *dep_owner = malloc(((size_t)p->n_deps + 1) * sizeof *dep_owner);
+    for (int32_t k = 0; k < p->n_deps; k++)
+        dep_owner[k] = -1;
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        for (int32_t k = 0; k < p->nodes[v].n_deps; k++)
+            dep_owner[p->nodes[v].dep_off + k] = v;
+    cJSON_ArrayForEach(e, evs)
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
+            int32_t id = cJSON_GetObjectItem(e, "id")->valueint;
+            ck_assert(id >= 0 && id < p->n_deps);
+            int32_t owner = dep_owner[id]; /* the node whose deps list holds index id */
+            ck_assert_int_ge(owner, 0);
+            int32_t v = ph[0] == 's' ? p->deps[id] : owner;
+            int64_t t = trace_ns(e, "ts");
+            ck_assert_int_eq(cJSON_GetObjectItem(e, "tid")->valueint, tid[v]);
+            ck_assert_msg(t >= sl[v].t0 && t <= sl[v].t1, "flow %d end outside node %d", id, v);
+            if (ph[0] == 's')
+                flows_s++;
+            else
+                flows_f++;
+        } else if (strcmp(ph, "i") == 0) {
+            const cJSON *args = cJSON_GetObjectItem(e, "args");
+            ck_assert_str_eq(cJSON_GetObjectItem(e, "name")->valuestring, "stall");
+            ck_assert_int_eq(cJSON_GetObjectItem(e, "tid")->valueint, 1);
+            int32_t v = cJSON_GetObjectItem(args, "node")->valueint;
+            ck_assert_int_eq(trace_ns(e, "ts"), sl[v].t0);
+            ck_assert(cJSON_IsString(cJSON_GetObjectItem(args, "waited_for")));
+            ck_assert_int_ne(stall_of[v], -2);
+            ck_assert_int_eq(cJSON_GetObjectItem(args, "waited_for_node")->valueint, stall_of[v]);
+            instants++;
+        }
+    }
+    ck_assert_int_eq(flows_s, cross);
+    ck_assert_int_eq(flows_f, cross);
+    ck_assert_int_eq(instants, n_st);
+    free(stall_of);
+    free(dep_owner);
+    free(st);
+    emit_timeline_free(&tl);
+    free(sl);
+    free(tid);
+}
+
 static void check_trace(const plan *p, const dfg_graph *g)
 {
     char *s = emit_str(emit_trace, p, g, SA_OK);
@@ -327,6 +448,7 @@ static void check_trace(const plan *p, const dfg_graph *g)
         }
     }
     ck_assert_int_eq(top, c.peak);
+    check_trace_tracks(p, g, evs);
     emit_curve_free(&c);
     cJSON_Delete(root);
     free(s);
@@ -345,6 +467,38 @@ START_TEST(test_trace_parses_with_tracks_and_counter)
     check_trace(p, g);
     plan_free(p);
     dfg_free(g);
+}
+END_TEST
+
+/* Zoo plans at half and a quarter of their peak: the real shapes whose
+ * traces overlapped by a rounding nanosecond (issue 17). */
+START_TEST(test_trace_zoo_plans_never_overlap)
+{
+    const char *models[] = {"resnet-50", "rnn-2-1k", "gpt-2-256"};
+    devprof *prof;
+    sa_err err = {0};
+    ck_assert_int_eq(devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
+    for (size_t i = 0; i < SA_ARRAY_LEN(models); i++) {
+        dfg_graph *g;
+        zoo_opts zo = {0};
+        zo.batch = 8;
+        ck_assert_int_eq(zoo_build(models[i], &zo, &g, &err), SA_OK);
+        ck_assert_int_eq(cost_profile_graph(g, prof, 0, &err), SA_OK);
+        for (int frac = 2; frac <= 4; frac *= 2) {
+            dfg_device d = g->device;
+            d.memory_bytes = dfg_peak_bytes(g, NULL) / frac;
+            plan *p = NULL;
+            sa_status st = policy_run("odswap", g, &d, &p, &err);
+            ck_assert_msg(st == SA_OK || st == SA_EINFEASIBLE, "%s: %s", models[i], err.msg);
+            if (st == SA_OK) {
+                ck_assert_int_gt(p->predicted.h2d_bytes, 0);
+                check_trace(p, g);
+            }
+            plan_free(p);
+        }
+        dfg_free(g);
+    }
+    devprof_free(prof);
 }
 END_TEST
 
@@ -548,6 +702,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, test_memory_csv_golden);
     tcase_add_test(tc, test_memory_curves);
     tcase_add_test(tc, test_trace_parses_with_tracks_and_counter);
+    tcase_add_test(tc, test_trace_zoo_plans_never_overlap);
     tcase_add_test(tc, test_dot_renders_and_windows);
     tcase_add_test(tc, test_memory_svg_is_xml);
     tcase_add_test(tc, test_graph_json);

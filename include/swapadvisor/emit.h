@@ -44,6 +44,22 @@ typedef struct emit_timeline {
 sa_status emit_timeline_run(const plan *p, const dfg_graph *g, emit_timeline *tl, sa_err *err);
 void emit_timeline_free(emit_timeline *tl);
 
+/* A stall: the compute stream idle before a compute or recompute node.  The
+ * stream stood still from gap_us before the node's start; waited_for is the
+ * node's dependency that finished last (the one it waited for), -1 when it
+ * has none. */
+typedef struct emit_stall {
+    int32_t node;
+    int32_t waited_for;
+    double gap_us;
+} emit_stall;
+
+/* Every stall of tl's compute stream, in stream order, into *out (the caller
+ * frees it with free(); NULL when *n is 0).  A gap counts when it is longer
+ * than 1e-9 of its start time (rounding noise is not a stall).  SA_ENOMEM
+ * leaves *out NULL and *n 0. */
+sa_status emit_stalls(const plan *p, const emit_timeline *tl, emit_stall **out, int32_t *n, sa_err *err);
+
 /* ---- memory in use over time ---- */
 
 /* A step function: bytes[i] are in use from time_us[i] until time_us[i + 1]
