@@ -1,9 +1,15 @@
 # swapadvisor - build the static library, the CLIs, the tests and the benchmarks.
 #
-#   make            library + every CLI into bin/
-#   make test       Check suite (ends with Check's summary line), after `make layers`
+#   make            library + every CLI into bin/ (warnings shown, not fatal)
+#   make DEV=1      the same with -Werror (the development and CI build)
+#   make test       Check suite (ends with Check's summary line), after `make layers`,
+#                   then the packaging checks (scripts/package_test.sh); with -Werror
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
-#   make check      both (what CI runs)
+#   make check      both (what CI runs), with -Werror
+#   make install PREFIX=/usr/local [DESTDIR=]   bin/, lib/libswapadvisor.a,
+#                   include/swapadvisor/, lib/pkgconfig/swapadvisor.pc, man pages,
+#                   share/swapadvisor/{profiles,schemas}, share/doc/swapadvisor
+#   make uninstall PREFIX=...
 #   make bench      benchmarks; figures land in bench/results/
 #   make clean
 #
@@ -19,12 +25,16 @@ BUILD   ?= build
 BIN     ?= bin
 OPT     ?= -O2
 SAN     ?=
+DEV     ?=
+PREFIX  ?= /usr/local
+DESTDIR ?=
 
 WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wwrite-strings -Wformat=2 -Wundef -Wvla -Wcast-align \
-       -Wnull-dereference -Wdouble-promotion -Wno-format-truncation -Werror
+       -Wnull-dereference -Wdouble-promotion -Wno-format-truncation $(if $(DEV),-Werror)
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -fopenmp $(WARN) $(SAN) -Iinclude -Ilib -MMD -MP $(CFLAGS)
-LDLIBS_ALL = -lcjson -lm -fopenmp $(SAN) $(LDLIBS)
+BASE_LIBS  = -lcjson -lm -fopenmp
+LDLIBS_ALL = $(BASE_LIBS) $(SAN) $(LDLIBS)
 
 LAYERS   = core model zoo planning search policies emit cuda runner
 LIB_SRC  = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
@@ -40,7 +50,8 @@ ifneq ($(NVCC),)
   CU_OBJ   = $(patsubst lib/%.cu,$(BUILD)/lib/%.cu.o,$(CU_SRC))
   CFLAGS_ALL += -DSA_HAVE_CUDA=1 -I$(CUDA_HOME)/include
   CUDA_LIBDIRS = $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib
-  LDLIBS_ALL += $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--as-needed -lcudnn -lcublas -lcudart -lstdc++ -Wl,--no-as-needed
+  CUDA_LIBS = $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--as-needed -lcudnn -lcublas -lcudart -lstdc++ -Wl,--no-as-needed
+  LDLIBS_ALL += $(CUDA_LIBS)
   # CUDA 13 dropped Volta (sm_70): the V100 profile is analytic only.
   NVCCFLAGS ?= -O2 -std=c++17 -Iinclude -Ilib -Xcompiler -Wall,-fPIC \
      -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
@@ -59,8 +70,13 @@ TEST_OBJ = $(patsubst test/%.c,$(BUILD)/test/%.o,$(TEST_SRC) test/check_main.c)
 TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test asan-test check bench clean layers
+.PHONY: all test asan-test check bench clean layers install uninstall man package-test FORCE
 all: $(LIBA) $(CMDS)
+
+# The development build: warnings are errors for the test targets (and with
+# DEV=1); a user's plain `make` only shows them.  -Werror changes no object
+# code, so objects built either way are reused (CI builds from scratch).
+test asan-test check package-test: DEV = 1
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -93,6 +109,13 @@ $(TEST_BIN): $(TEST_OBJ) $(LIBA)
 
 test: all $(TEST_BIN) layers
 	./$(TEST_BIN)
+	$(if $(SAN),,$(MAKE) --no-print-directory package-test)
+
+# Help and option conventions, man pages, `make install` into a temporary
+# PREFIX and a program built against it with pkg-config alone, and every
+# example and produced document against schemas/ (scripts/package_test.sh).
+package-test: all
+	scripts/package_test.sh $(BIN) $(BUILD)
 
 # Fails when a file of lib/ calls into a higher layer (nm of each folder's objects).
 layers: $(LIBA)
@@ -102,12 +125,52 @@ layers: $(LIBA)
 check: test asan-test
 
 asan-test:
-	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+	$(MAKE) DEV=1 BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
 $(BUILD)/bench/%: bench/%.c $(LIBA) | $(BUILD)/bench
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBA) $(LDLIBS_ALL)
 bench: all $(BENCHES)
 	scripts/bench.sh
+
+# ---- installation ----
+bindir      = $(PREFIX)/bin
+libdir      = $(PREFIX)/lib
+includedir  = $(PREFIX)/include
+datadir     = $(PREFIX)/share/swapadvisor
+mandir      = $(PREFIX)/share/man/man1
+docdir      = $(PREFIX)/share/doc/swapadvisor
+INSTALL_CMDS = $(CMDS) $(MPI_CMDS)
+MANS        = $(patsubst $(BIN)/%,$(BUILD)/man/%.1,$(INSTALL_CMDS))
+SA_VERSION  = $(shell sed -n 's/^\#define SA_VERSION "\(.*\)"/\1/p' include/swapadvisor/sa_common.h)
+
+# man pages from each tool's --help (scripts/mkman.sh)
+$(BUILD)/man/%.1: $(BIN)/% scripts/mkman.sh
+	@mkdir -p $(dir $@)
+	scripts/mkman.sh $< $@
+man: $(MANS)
+
+# The library is static: its own dependencies go in Libs, not Libs.private.
+$(BUILD)/swapadvisor.pc: swapadvisor.pc.in FORCE
+	@mkdir -p $(dir $@)
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(SA_VERSION)|' -e 's|@LIBS@|$(BASE_LIBS) $(CUDA_LIBS)|' $< > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+install: all $(MANS) $(BUILD)/swapadvisor.pc
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(includedir)/swapadvisor \
+	  $(DESTDIR)$(mandir) $(DESTDIR)$(datadir)/profiles $(DESTDIR)$(datadir)/schemas $(DESTDIR)$(docdir)
+	install -m 755 $(INSTALL_CMDS) $(DESTDIR)$(bindir)/
+	install -m 644 $(LIBA) $(DESTDIR)$(libdir)/
+	install -m 644 include/swapadvisor/*.h $(DESTDIR)$(includedir)/swapadvisor/
+	install -m 644 $(BUILD)/swapadvisor.pc $(DESTDIR)$(libdir)/pkgconfig/
+	install -m 644 $(MANS) $(DESTDIR)$(mandir)/
+	install -m 644 profiles/*.json $(DESTDIR)$(datadir)/profiles/
+	install -m 644 schemas/*.json $(DESTDIR)$(datadir)/schemas/
+	install -m 644 README.md LICENSE docs/*.md $(DESTDIR)$(docdir)/
+
+uninstall:
+	rm -f $(foreach c,$(INSTALL_CMDS),$(DESTDIR)$(bindir)/$(notdir $(c)) $(DESTDIR)$(mandir)/$(notdir $(c)).1)
+	rm -f $(DESTDIR)$(libdir)/libswapadvisor.a $(DESTDIR)$(libdir)/pkgconfig/swapadvisor.pc
+	rm -rf $(DESTDIR)$(includedir)/swapadvisor $(DESTDIR)$(datadir) $(DESTDIR)$(docdir)
 
 $(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
 	mkdir -p $@

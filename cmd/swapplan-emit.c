@@ -79,7 +79,8 @@ int main(int argc, char **argv)
     bool fmt_set = false, strict = false, svg = false, quiet = false, window = false;
     int32_t wa = 0, wb = -1;
     int c;
-    while ((c = getopt_long(argc, argv, "g:f:o:qh", longopts, NULL)) != -1) {
+    opterr = 0; /* one line per bad option: cli_bad_option's */
+    while ((c = getopt_long(argc, argv, ":g:f:o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'g': gpath = optarg; break;
         case 'o': out = optarg; break;
@@ -103,7 +104,8 @@ int main(int argc, char **argv)
                 return cli_usage(&TOOL, "--window takes A:B with 0 <= A <= B, not '%s'", optarg);
             window = true;
             break;
-        default: return cli_usage(&TOOL, "unknown option");
+        case ':':
+        default: return cli_bad_option(&TOOL, argv, c);
         }
     }
     if (optind != argc - 1)

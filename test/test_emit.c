@@ -581,6 +581,7 @@ START_TEST(test_memory_svg_is_xml)
     ck_assert_ptr_nonnull(strstr(s, "device memory in use (MB)"));
     ck_assert_ptr_nonnull(strstr(s, "capacity"));
     ck_assert_ptr_nonnull(strstr(s, "without swapping"));
+    ck_assert_ptr_null(strstr(s, "class=\"inset\"")); /* the chain plan's no-swap peak is near its capacity */
     if (have_tool("xmllint")) {
         char *dir, *path = tmp_file(s, "memory.svg", &dir);
         char cmd[512];
@@ -588,6 +589,55 @@ START_TEST(test_memory_svg_is_xml)
         ck_assert_msg(system(cmd) == 0, "xmllint rejects the SVG");
         tmp_remove(path, dir);
     }
+    free(s);
+    /* zoomed: the inset and its note; a capacity of whole GiB says so */
+    p->device.memory_bytes = 1LL << 30;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sa_err err = {0};
+    ck_assert_int_eq(emit_memory_svg_scaled(p, g, EMIT_SCALE_ZOOM, f, &err), SA_OK);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "class=\"inset\""));
+    ck_assert_ptr_nonnull(strstr(buf, "full scale: no-swap peak"));
+    ck_assert_ptr_nonnull(strstr(buf, "1.07 GB = 1 GiB"));
+    free(buf);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+/* Legend entries never overlap: each starts right of the previous one's
+ * measured end, or on a new row. */
+START_TEST(test_memory_svg_legend_and_units)
+{
+    dfg_graph *g = chain(6);
+    plan *p = chain_plan(g);
+    for (int32_t i = 0; i < g->n_ops; i++)
+        g->ops[i].time_us *= 3e5; /* seconds-long ops: the axis switches to s */
+    sa_err err = {0};
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
+    char *s = emit_str(emit_memory_svg, p, g, SA_OK);
+    ck_assert_ptr_nonnull(strstr(s, "time (s)"));
+    /* legend items: "<line x1=X y1=Y x2=X+28" then "<text x=X+34 y=Y+4 font-size=12>TEXT" */
+    double prev_end = -1, prev_y = -1;
+    int items = 0;
+    for (const char *q = strstr(s, "<text x=\""); q; q = strstr(q + 1, "<text x=\"")) {
+        double x, y;
+        int used = 0;
+        if (sscanf(q, "<text x=\"%lf\" y=\"%lf\"%n", &x, &y, &used) != 2 ||
+            strncmp(q + used, " font-size=\"12\">", 16) != 0 || y < 500)
+            continue;
+        const char *t = q + used + 16, *e = strstr(t, "</text>");
+        /* 6 px a character: Helvetica's average at 12 px is about 5.6 */
+        double end = x + 6.0 * (double)(e - t);
+        if (y == prev_y)
+            ck_assert_msg(x - 34 > prev_end, "legend item at %.1f overlaps the previous one ending at %.1f", x, prev_end);
+        prev_end = end;
+        prev_y = y;
+        items++;
+    }
+    ck_assert_int_eq(items, 3);
     free(s);
     plan_free(p);
     dfg_free(g);
@@ -705,6 +755,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, test_trace_zoo_plans_never_overlap);
     tcase_add_test(tc, test_dot_renders_and_windows);
     tcase_add_test(tc, test_memory_svg_is_xml);
+    tcase_add_test(tc, test_memory_svg_legend_and_units);
     tcase_add_test(tc, test_graph_json);
     tcase_add_test(tc, test_check_verdicts);
     tcase_add_test(tc, test_views_refuse_foreign_or_deadlocked_plans);

@@ -125,8 +125,19 @@ sa_status emit_dot(const plan *p, const dfg_graph *g, int32_t first, int32_t las
 sa_status emit_memory_csv(const plan *p, const dfg_graph *g, FILE *out, sa_err *err);
 
 /* An SVG plot of emit_memory_curve with emit_noswap_curve for comparison, the
- * capacity line (device memory_bytes), labelled axes and a legend. */
+ * capacity line (device memory_bytes, with its GiB value when it is a whole
+ * number of GiB), labelled axes (time in us, ms or s) and a legend laid out
+ * by measured text width.  emit_memory_svg is emit_memory_svg_scaled with
+ * EMIT_SCALE_AUTO. */
+typedef enum emit_scale {
+    EMIT_SCALE_AUTO, /* ZOOM when the no-swap peak exceeds EMIT_ZOOM_RATIO x max(plan peak, capacity) */
+    EMIT_SCALE_FULL, /* the y axis reaches the highest curve */
+    EMIT_SCALE_ZOOM  /* the y axis reaches the plan's peak or the capacity; the no-swap curve is cut
+                      * there, and an inset shows the whole picture with the zoomed band marked */
+} emit_scale;
+#define EMIT_ZOOM_RATIO 3.0
 sa_status emit_memory_svg(const plan *p, const dfg_graph *g, FILE *out, sa_err *err);
+sa_status emit_memory_svg_scaled(const plan *p, const dfg_graph *g, emit_scale scale, FILE *out, sa_err *err);
 
 /* The augmented graph as {"format": "swapexec", "version": 1, ...}: nodes per
  * stream in run order with their deps, every tensor with its placements, the
