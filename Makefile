@@ -84,6 +84,15 @@ $(BUILD)/lib/%.o: lib/%.c
 $(BUILD)/lib/%.cu.o: lib/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+# The HTML report's script, lib/emit/report.js, as C strings (one a line:
+# ISO C caps the length of one string literal).
+$(BUILD)/gen/report_js.h: lib/emit/report.js
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from lib/emit/report.js by the Makefile */'; echo 'static const char *const REPORT_JS[] = {'; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n",/' $<; echo '    NULL};'; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/lib/emit/emit_html.o: $(BUILD)/gen/report_js.h
+$(BUILD)/lib/emit/emit_html.o: CFLAGS_ALL += -I$(BUILD)/gen
+
 $(LIBA): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 

@@ -644,6 +644,222 @@ START_TEST(test_memory_svg_legend_and_units)
 }
 END_TEST
 
+typedef sa_status (*multi_emitter)(const plan *const *, const char *const *, int32_t, const dfg_graph *, FILE *,
+                                   sa_err *);
+
+static char *multi_str(multi_emitter fn, const plan *const *plans, const char *const *labels, int32_t n,
+                       const dfg_graph *g, sa_status want)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    sa_err err = {0};
+    sa_status st = fn(plans, labels, n, g, f, &err);
+    fclose(f);
+    ck_assert_msg(st == want, "status %d, wanted %d: %s", st, want, err.msg);
+    return buf;
+}
+
+/* Two plans of one chain: topo in little memory and the same in plenty. */
+static void two_plans(const dfg_graph *g, plan **a, plan **b)
+{
+    *a = chain_plan(g);
+    dfg_device d = (*a)->device;
+    d.memory_bytes *= 4;
+    sa_err err = {0};
+    ck_assert_msg(policy_run("topo", g, &d, b, &err) == SA_OK, "%s", err.msg);
+}
+
+START_TEST(test_compare_svg)
+{
+    dfg_graph *g = chain(6);
+    plan *a, *b;
+    two_plans(g, &a, &b);
+    const plan *plans[] = {a, b};
+    const char *labels[] = {"tight <topo>", "roomy"};
+    char *s = multi_str(emit_compare_svg, plans, labels, 2, g, SA_OK);
+    ck_assert_int_eq(count_str(s, "class=\"plan-row\""), 2);
+    ck_assert_ptr_nonnull(strstr(s, "tight &lt;topo&gt;"));
+    ck_assert_int_eq(count_str(s, "capacity "), 2); /* two budgets, two lines */
+    ck_assert_int_ge(count_str(s, "<path d=\"M"), 2);
+    if (have_tool("xmllint")) {
+        char *dir, *path = tmp_file(s, "compare.svg", &dir);
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "xmllint --noout '%s' 2>&1", path);
+        ck_assert_msg(system(cmd) == 0, "xmllint rejects the comparison SVG");
+        tmp_remove(path, dir);
+    }
+    free(s);
+    s = multi_str(emit_compare_svg, plans, labels, 0, g, SA_EUSAGE);
+    free(s);
+    plan_free(a);
+    plan_free(b);
+    dfg_free(g);
+}
+END_TEST
+
+/* The page is one file that reaches nothing outside itself, and its data
+ * block is JSON describing every node and placement of every plan. */
+START_TEST(test_html_self_contained)
+{
+    dfg_graph *g = chain(6);
+    plan *a, *b;
+    two_plans(g, &a, &b);
+    const plan *plans[] = {a, b};
+    const char *labels[] = {"a</script><b>", "b"};
+    char *s = multi_str(emit_html, plans, labels, 2, g, SA_OK);
+    const char *forbidden[] = {"src=", "href=", "<link", "@import", "url(http", "fetch(", "XMLHttpRequest"};
+    for (size_t i = 0; i < SA_ARRAY_LEN(forbidden); i++)
+        ck_assert_msg(strstr(s, forbidden[i]) == NULL, "the page refers outside itself: %s", forbidden[i]);
+    ck_assert_int_eq(count_str(s, "</script>"), 2); /* the data and the code; a name cannot close them */
+    ck_assert_ptr_nonnull(strstr(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"compare\""));
+    const char *open_tag = "<script type=\"application/json\" id=\"plan-data\">";
+    const char *d0 = strstr(s, open_tag);
+    ck_assert_ptr_nonnull(d0);
+    d0 += strlen(open_tag);
+    const char *d1 = strstr(d0, "</script>");
+    cJSON *root = cJSON_ParseWithLength(d0, (size_t)(d1 - d0));
+    ck_assert_msg(root != NULL, "the data block is not JSON near %.60s", cJSON_GetErrorPtr());
+    const cJSON *ps = cJSON_GetObjectItem(root, "plans");
+    ck_assert_int_eq(cJSON_GetArraySize(ps), 2);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *pj = cJSON_GetArrayItem(ps, i);
+        ck_assert_str_eq(cJSON_GetObjectItem(pj, "label")->valuestring, labels[i]);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "nk")), plans[i]->n_nodes);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "ns")), plans[i]->n_nodes);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "dOff")), plans[i]->n_nodes + 1);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "deps")), plans[i]->n_deps);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "pl")), 4 * plans[i]->n_place);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "stalls")) % 3, 0);
+    }
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "graph"), "tensors")),
+                     g->n_tensors);
+    cJSON_Delete(root);
+    free(s);
+    plan_free(a);
+    plan_free(b);
+    dfg_free(g);
+}
+END_TEST
+
+/* Runs headless chromium on a file; returns its exit status, stdout in *dom
+ * and stderr in *log (both malloc'd). */
+static int chromium(const char *dir, const char *page, const char *what, char **dom, char **log)
+{
+    char cmd[2048], out[512], errp[512];
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(errp, sizeof errp, "%s/err.txt", dir);
+    snprintf(cmd, sizeof cmd,
+             "timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir='%s/profile' "
+             "--enable-logging=stderr --v=0 %s 'file://%s' > '%s' 2> '%s'",
+             dir, what, page, out, errp);
+    int rc = system(cmd);
+    size_t len;
+    sa_err err = {0};
+    if (sa_read_file(out, dom, &len, &err) != SA_OK)
+        *dom = strdup("");
+    if (sa_read_file(errp, log, &len, &err) != SA_OK)
+        *log = strdup("");
+    unlink(out);
+    unlink(errp);
+    return rc;
+}
+
+/* The page in a real browser: it loads without a console message, the
+ * script fills the summary, the stall table and the plan picker, draws both
+ * canvases, and a screenshot is taken (docs/emit.md shows one).  Skipped
+ * when chromium is not installed (scripts/setup.sh installs it). */
+START_TEST(test_html_in_headless_chromium)
+{
+    if (!have_tool("chromium")) {
+        fprintf(stderr, "test_html_in_headless_chromium: chromium not installed, skipped\n");
+        return;
+    }
+    char *dir = tu_tmpdir(), page[512], *dom, *log;
+    /* the harness sees console errors: a broken page must show them */
+    snprintf(page, sizeof page, "%s/broken.html", dir);
+    sa_err err = {0};
+    const char *broken = "<html><body><script>console.error('marker'); notDefined();</script></body></html>";
+    ck_assert_int_eq(sa_write_file(page, broken, strlen(broken), &err), SA_OK);
+    ck_assert_int_eq(chromium(dir, page, "--dump-dom", &dom, &log), 0);
+    ck_assert_msg(strstr(log, ":CONSOLE") && strstr(log, "notDefined"), "chromium does not log console errors:\n%s",
+                  log);
+    free(dom);
+    free(log);
+    unlink(page);
+
+    dfg_graph *g = chain(6);
+    plan *a, *b;
+    two_plans(g, &a, &b);
+    const plan *plans[] = {a, b};
+    const char *labels[] = {"tight", "roomy"};
+    char *s = multi_str(emit_html, plans, labels, 2, g, SA_OK);
+    snprintf(page, sizeof page, "%s/plan.html", dir);
+    ck_assert_int_eq(sa_write_file(page, s, strlen(s), &err), SA_OK);
+    ck_assert_int_eq(chromium(dir, page, "--dump-dom", &dom, &log), 0);
+    ck_assert_msg(strstr(log, ":CONSOLE") == NULL, "console messages:\n%s", log);
+    ck_assert_msg(strstr(dom, "data-ready=\"1\""), "the script did not finish:\n%.2000s", dom);
+    ck_assert_ptr_nonnull(strstr(dom, "<table id=\"summary\"><tbody><tr><th>graph</th>"));
+    ck_assert_ptr_nonnull(strstr(dom, "<table id=\"stalls\"><tbody><tr><th>#</th>"));
+    ck_assert_int_eq(count_str(dom, "<option "), 2);
+    ck_assert_ptr_nonnull(strstr(dom, "class=\"compare\""));
+    /* both canvases drew something */
+    const char *c = strstr(dom, "<canvas id=\"timeline\"");
+    ck_assert_ptr_nonnull(c);
+    int drawn = -1;
+    const char *q = strstr(c, "data-drawn=\"");
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(sscanf(q, "data-drawn=\"%d", &drawn), 1);
+    ck_assert_int_eq(drawn, a->n_nodes);
+    c = strstr(dom, "<canvas id=\"memory\"");
+    q = c ? strstr(c, "data-drawn=\"") : NULL;
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(sscanf(q, "data-drawn=\"%d", &drawn), 1);
+    ck_assert_int_eq(drawn, a->n_place);
+    free(dom);
+    free(log);
+    /* hovering (the page's #selftest): a stalled node names what it waited
+     * for and its dependencies; a band names its tensor and why it moved */
+    char self[600];
+    snprintf(self, sizeof self, "%s#selftest", page);
+    ck_assert_int_eq(chromium(dir, self, "--dump-dom", &dom, &log), 0);
+    ck_assert_msg(strstr(log, ":CONSOLE") == NULL, "console messages:\n%s", log);
+    q = strstr(dom, "data-selftest-timeline=\"");
+    ck_assert_msg(q != NULL, "no hover result:\n%.2000s", dom);
+    ck_assert_msg(strstr(q, "stalled") && strstr(q, "waiting for nodes[") && strstr(q, "depends on:"),
+                  "timeline tooltip: %.300s", q);
+    q = strstr(dom, "data-selftest-memory=\"");
+    ck_assert_ptr_nonnull(q);
+    ck_assert_msg(strstr(q, "(tensor ") && strstr(q, "arrived: ") && strstr(q, "left: "), "memory tooltip: %.300s", q);
+    free(dom);
+    free(log);
+
+    char what[600], png[512];
+    snprintf(png, sizeof png, "%s/plan.png", dir);
+    snprintf(what, sizeof what, "--window-size=1200,1800 --screenshot='%s'", png);
+    ck_assert_int_eq(chromium(dir, page, what, &dom, &log), 0);
+    char *img;
+    size_t len = 0;
+    ck_assert_msg(sa_read_file(png, &img, &len, &err) == SA_OK, "no screenshot: %s", log);
+    ck_assert_int_gt(len, 20000); /* a blank 1200x1800 PNG is a few KB */
+    ck_assert(memcmp(img, "\x89PNG", 4) == 0);
+    if (getenv("SA_KEEP_SCREENSHOT")) /* to look at it: SA_KEEP_SCREENSHOT=path */
+        sa_write_file(getenv("SA_KEEP_SCREENSHOT"), img, len, &err);
+    free(img);
+    free(dom);
+    free(log);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(dir);
+    free(s);
+    plan_free(a);
+    plan_free(b);
+    dfg_free(g);
+}
+END_TEST
+
 START_TEST(test_graph_json)
 {
     dfg_graph *g = chain(4);
@@ -756,9 +972,16 @@ Suite *suite_emit(void)
     tcase_add_test(tc, test_dot_renders_and_windows);
     tcase_add_test(tc, test_memory_svg_is_xml);
     tcase_add_test(tc, test_memory_svg_legend_and_units);
+    tcase_add_test(tc, test_compare_svg);
+    tcase_add_test(tc, test_html_self_contained);
     tcase_add_test(tc, test_graph_json);
     tcase_add_test(tc, test_check_verdicts);
     tcase_add_test(tc, test_views_refuse_foreign_or_deadlocked_plans);
+    tcase_set_timeout(tc, 60); /* zoo plans under the sanitizers */
     suite_add_tcase(s, tc);
+    TCase *tb = tcase_create("browser");
+    tcase_add_test(tb, test_html_in_headless_chromium);
+    tcase_set_timeout(tb, 300);
+    suite_add_tcase(s, tb);
     return s;
 }

@@ -139,6 +139,31 @@ typedef enum emit_scale {
 sa_status emit_memory_svg(const plan *p, const dfg_graph *g, FILE *out, sa_err *err);
 sa_status emit_memory_svg_scaled(const plan *p, const dfg_graph *g, emit_scale scale, FILE *out, sa_err *err);
 
+/* Several plans of one graph (labels[i] names plans[i]; each is checked
+ * against g as every view does) in one SVG: per plan a bar of iteration time
+ * (compute + stall) and one of traffic (h2d + d2h) on common scales with the
+ * figures beside them, then every plan's memory in use on one time axis with
+ * the capacity lines.  SA_EUSAGE when n < 1; a failing plan's error names
+ * its label. */
+sa_status emit_compare_svg(const plan *const *plans, const char *const *labels, int32_t n, const dfg_graph *g,
+                           FILE *out, sa_err *err);
+
+/* One self-contained HTML page (no network access: data, script and styles
+ * inline) showing plans[0..n) of g: a plan picker when n > 1 and then the
+ * comparison SVG; for the chosen plan its summary, the ten longest stalls,
+ * the three-stream timeline (canvas; stalls marked; hovering a node names it
+ * and draws its dependencies) and the arena over time with one band per
+ * placement at its offset (hover: tensor, kind, size, why it arrived and
+ * why it left), the capacity and the bytes in use.  Wheel zooms the time
+ * axis of both, dragging pans, double click resets.  Drawing touches only
+ * what is visible, so 40k-node plans stay interactive. */
+sa_status emit_html(const plan *const *plans, const char *const *labels, int32_t n, const dfg_graph *g, FILE *out,
+                    sa_err *err);
+
+/* A label for a plan: its search block's "algorithm" (with " @ SIZE" of its
+ * memory_bytes when with_memory), else fallback.  Writes into buf. */
+const char *emit_plan_label(const plan *p, const char *fallback, bool with_memory, char *buf, size_t size);
+
 /* The augmented graph as {"format": "swapexec", "version": 1, ...}: nodes per
  * stream in run order with their deps, every tensor with its placements, the
  * tensors resident at start and the arena size (docs/emit.md). */

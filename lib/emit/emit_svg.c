@@ -269,3 +269,158 @@ sa_status emit_memory_svg_scaled(const plan *p, const dfg_graph *g, emit_scale s
     emit_timeline_free(&tl);
     return ferror(out) ? sa_fail(err, SA_EIO, "<output>: write error") : SA_OK;
 }
+
+/* ---- every plan of one graph in one picture ---- */
+
+static const char *const SERIES[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                                     "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+#define COL_STALL "#ff9f40"
+#define COL_H2D "#38761d"
+#define COL_D2H "#990000"
+
+typedef struct cmp_row {
+    emit_timeline tl;
+    emit_curve mem;
+} cmp_row;
+
+sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, int32_t n, const dfg_graph *g,
+                         bool standalone, FILE *out, sa_err *err)
+{
+    if (n < 1)
+        return sa_fail(err, SA_EUSAGE, "compare: no plans");
+    cmp_row *rows = calloc((size_t)n, sizeof *rows);
+    if (!rows)
+        return sa_fail(err, SA_ENOMEM, "out of memory comparing %d plans", n);
+    sa_status st = SA_OK;
+    double tmax = 0, top = 0, traffic = 0, label_w = 0;
+    for (int32_t i = 0; i < n && !st; i++) {
+        st = emit_timeline_run(plans[i], g, &rows[i].tl, err);
+        if (!st)
+            st = emit_memory_curve(plans[i], g, &rows[i].tl, &rows[i].mem, err);
+        if (st) {
+            sa_err e2 = *err;
+            sa_fail(err, st, "%s: %s", labels[i], e2.msg);
+            break;
+        }
+        tmax = fmax(tmax, rows[i].tl.sim.makespan_us);
+        top = fmax(top, fmax((double)rows[i].mem.peak, (double)plans[i]->device.memory_bytes));
+        traffic = fmax(traffic, (double)(rows[i].tl.sim.h2d_bytes + rows[i].tl.sim.d2h_bytes));
+        label_w = fmax(label_w, text_width(labels[i], 12));
+    }
+    if (st) {
+        for (int32_t i = 0; i < n; i++) {
+            emit_curve_free(&rows[i].mem);
+            emit_timeline_free(&rows[i].tl);
+        }
+        free(rows);
+        return st;
+    }
+    const double row_h = 34, bars_y = 70, left = fmax(PAD_L, 16 + label_w + 12);
+    double bar_w = SVG_W - PAD_R - left - 330;
+    double mem_y = bars_y + row_h * n + 40;
+    int height = (int)(mem_y + PLOT_H + 80 + 20 * ((n + 3) / 4));
+    char b1[64], b2[64], b3[64], b4[64], line[400];
+    if (standalone)
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
+    fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"compare\" width=\"%d\" height=\"%d\" "
+                 "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n"
+                 "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<title>",
+            SVG_W, height, SVG_W, height);
+    eu_xml_str(out, g->name);
+    fputs(": plans compared</title>\n<text x=\"16\" y=\"26\" font-size=\"16\" font-weight=\"bold\">", out);
+    snprintf(line, sizeof line, "%d plans of %s compared", n, g->name);
+    eu_xml_str(out, line);
+    fputs("</text>\n<text x=\"16\" y=\"46\" font-size=\"12\" fill=\"#555\">", out);
+    snprintf(line, sizeof line, "iteration time = compute (blue) + stall (orange); traffic = h2d (green) + d2h (red); "
+                                "ideal %s", eu_fmt_time(b1, sizeof b1, dfg_total_time_us(g)));
+    eu_xml_str(out, line);
+    fputs("</text>\n", out);
+    for (int32_t i = 0; i < n; i++) {
+        const sim_result *r = &rows[i].tl.sim;
+        double y = bars_y + row_h * i;
+        double comp = r->makespan_us - r->stall_us;
+        fprintf(out, "<g class=\"plan-row\"><text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\" "
+                     "fill=\"%s\">",
+                left - 10, y + 13, SERIES[i % SA_ARRAY_LEN(SERIES)]);
+        eu_xml_str(out, labels[i]);
+        fputs("</text>\n", out);
+        double wc = tmax > 0 ? comp / tmax * bar_w : 0, ws = tmax > 0 ? r->stall_us / tmax * bar_w : 0;
+        fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"14\" fill=\"" COL_PLAN "\"/>"
+                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"14\" fill=\"" COL_STALL "\"/>\n",
+                left, y + 2, wc, left + wc, y + 2, ws);
+        double th = traffic > 0 ? (double)r->h2d_bytes / traffic * bar_w : 0,
+               td = traffic > 0 ? (double)r->d2h_bytes / traffic * bar_w : 0;
+        fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"6\" fill=\"" COL_H2D "\"/>"
+                     "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"6\" fill=\"" COL_D2H "\"/>\n",
+                left, y + 19, th, left + th, y + 19, td);
+        double ideal = dfg_total_time_us(g);
+        snprintf(line, sizeof line, "%s (%.1f%% of ideal), stall %s", eu_fmt_time(b1, sizeof b1, r->makespan_us),
+                 r->makespan_us > 0 ? 100.0 * ideal / r->makespan_us : 100.0,
+                 eu_fmt_time(b2, sizeof b2, r->stall_us));
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">", left + bar_w + 10, y + 13);
+        eu_xml_str(out, line);
+        snprintf(line, sizeof line, "h2d %s, d2h %s, peak %s", emit_fmt_bytes(b3, sizeof b3, r->h2d_bytes, false),
+                 emit_fmt_bytes(b4, sizeof b4, r->d2h_bytes, false),
+                 emit_fmt_bytes(b1, sizeof b1, rows[i].mem.peak, false));
+        fprintf(out, "</text>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\">", left + bar_w + 10, y + 26);
+        eu_xml_str(out, line);
+        fputs("</text></g>\n", out);
+    }
+    /* memory in use of every plan on one time axis */
+    axes a = {PAD_L, mem_y, PLOT_W, PLOT_H, 0, 0, 0, NULL, NULL, 0};
+    a.tmax = tmax > 0 ? tmax : 1;
+    a.tunit = eu_time_unit(a.tmax, &a.tdiv);
+    y_scale(&a, top);
+    draw_axes(out, &a);
+    fprintf(out, "<clipPath id=\"cmpclip\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n"
+                 "<g clip-path=\"url(#cmpclip)\">\n",
+            a.x0, a.y0 - 1, a.w + 1, a.h + 1);
+    for (int32_t i = 0; i < n; i++) {
+        fputs("<path d=\"", out);
+        step_path(out, &a, &rows[i].mem);
+        fprintf(out, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.4\" stroke-opacity=\"0.85\"/>\n",
+                SERIES[i % SA_ARRAY_LEN(SERIES)]);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int64_t cap = plans[i]->device.memory_bytes;
+        bool seen = false;
+        for (int32_t k = 0; k < i; k++)
+            seen |= plans[k]->device.memory_bytes == cap;
+        if (seen || cap <= 0)
+            continue;
+        double y = py(&a, (double)cap);
+        fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"" COL_CAP "\" stroke-width=\"1.2\" "
+                     "stroke-dasharray=\"8 4\"/>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" "
+                     "fill=\"" COL_CAP "\">capacity ",
+                a.x0, y, a.x0 + a.w, y, a.x0 + a.w - 4, y - 5);
+        eu_xml_str(out, fmt_capacity(b1, sizeof b1, cap));
+        fputs("</text>\n", out);
+    }
+    fputs("</g>\n", out);
+    legend_entry *le = calloc((size_t)n, sizeof *le);
+    if (le) {
+        for (int32_t i = 0; i < n; i++) {
+            le[i].colour = SERIES[i % SA_ARRAY_LEN(SERIES)];
+            le[i].width = 1.8;
+            snprintf(le[i].text, sizeof le[i].text, "%s (peak %s)", labels[i],
+                     emit_fmt_bytes(b1, sizeof b1, rows[i].mem.peak, false));
+        }
+        draw_legend(out, le, n, PAD_L, a.y0 + a.h + 66, SVG_W - PAD_R);
+        free(le);
+    }
+    fputs("</svg>\n", out);
+    for (int32_t i = 0; i < n; i++) {
+        emit_curve_free(&rows[i].mem);
+        emit_timeline_free(&rows[i].tl);
+    }
+    free(rows);
+    if (!le)
+        return sa_fail(err, SA_ENOMEM, "out of memory drawing the comparison legend");
+    return ferror(out) ? sa_fail(err, SA_EIO, "<output>: write error") : SA_OK;
+}
+
+sa_status emit_compare_svg(const plan *const *plans, const char *const *labels, int32_t n, const dfg_graph *g,
+                           FILE *out, sa_err *err)
+{
+    return eu_compare_svg(plans, labels, n, g, true, out, err);
+}
