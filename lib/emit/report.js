@@ -372,12 +372,24 @@
       return tip.textContent;
     };
     const w = tl.getBoundingClientRect().width;
+    const zoomTo = (t0, t1) => {
+      const d = Math.max(t1 - t0, 1e-3);
+      view = {t0: t0 - d, t1: t1 + d};
+      clampView();
+      draw();
+    };
     let v = P.stalls.length ? P.stalls[0] : lanes[0][0];
     for (let i = 0; i < P.stalls.length; i += 3) if (P.stalls[i + 1] >= 0) { v = P.stalls[i]; break; }
+    zoomTo(P.ns[v], P.ne[v]);
     document.body.dataset.selftestTimeline = hoverAt(tl, X((P.ns[v] + P.ne[v]) / 2, w), LANE_H / 2);
-    const band = bands.find((bd) => bd.t1 > bd.t0) || bands[0], top = memTop();
+    let band = bands[0];
+    for (const bd of bands) if (G.bytes[bd.t] > G.bytes[band.t]) band = bd;
+    zoomTo(band.t0, band.t1);
+    const top = memTop();
     document.body.dataset.selftestMemory = hoverAt(mem, X((band.t0 + band.t1) / 2, w),
         380 - (band.off + G.bytes[band.t] / 2) / top * (380 - 10));
+    view = {t0: 0, t1: P.iteration_us || 1};
+    draw();
     hideTip();
   }
   document.body.dataset.ready = "1";
