@@ -48,14 +48,17 @@ typedef struct axes {
 static double px(const axes *a, double t_us) { return a->x0 + t_us / a->tmax * a->w; }
 static double py(const axes *a, double bytes) { return a->y0 + a->h - fmin(bytes, a->ytop * 1.02) / a->ytop * a->h; }
 
-/* The step function as a path; the last value holds to the right edge. */
-static void step_path(FILE *out, const axes *a, const emit_curve *c)
+/* The step function as a path; the last value holds to end_us. */
+static void step_path_to(FILE *out, const axes *a, const emit_curve *c, double end_us)
 {
     fprintf(out, "M%.1f %.1f", px(a, c->time_us[0]), py(a, (double)c->bytes[0]));
     for (int32_t i = 1; i < c->n; i++)
         fprintf(out, " H%.1f V%.1f", px(a, c->time_us[i]), py(a, (double)c->bytes[i]));
-    fprintf(out, " H%.1f", px(a, a->tmax));
+    fprintf(out, " H%.1f", px(a, end_us));
 }
+
+/* The same, holding the last value to the right edge. */
+static void step_path(FILE *out, const axes *a, const emit_curve *c) { step_path_to(out, a, c, a->tmax); }
 
 static void draw_axes(FILE *out, const axes *a)
 {
@@ -318,7 +321,7 @@ sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, in
     const double row_h = 34, bars_y = 70, left = fmax(PAD_L, 16 + label_w + 12);
     double bar_w = SVG_W - PAD_R - left - 330;
     double mem_y = bars_y + row_h * n + 40;
-    int height = (int)(mem_y + PLOT_H + 80 + 20 * ((n + 3) / 4));
+    int height = (int)(mem_y + PLOT_H + 64 + 20 * ((n + 3) / 4));
     char b1[64], b2[64], b3[64], b4[64], line[400];
     if (standalone)
         fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
@@ -377,7 +380,7 @@ sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, in
             a.x0, a.y0 - 1, a.w + 1, a.h + 1);
     for (int32_t i = 0; i < n; i++) {
         fputs("<path d=\"", out);
-        step_path(out, &a, &rows[i].mem);
+        step_path_to(out, &a, &rows[i].mem, rows[i].tl.sim.makespan_us); /* each curve ends with its iteration */
         fprintf(out, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.4\" stroke-opacity=\"0.85\"/>\n",
                 SERIES[i % SA_ARRAY_LEN(SERIES)]);
     }

@@ -242,6 +242,7 @@
       }
     }
     if (found < 0) { if (hover) { hover = null; draw(); } hideTip(); return; }
+    const same = hover && hover.node === found;
     hover = {node: found};
     const v = found, k = P.nk[v], r2 = P.nr[v];
     let h = "<b>" + esc(nodeName(v)) + "</b><br>" + fmtTime(P.ns[v]) + " to " + fmtTime(P.ne[v]) +
@@ -258,7 +259,7 @@
       if (P.dOff[v + 1] - P.dOff[v] > 8) h += "<br>&nbsp; ...";
     }
     showTip(ev, h);
-    draw();
+    if (!same) drawTimeline(); /* redraw only when the highlight moves: 40k-node plans */
   });
   mem.addEventListener("mousemove", (ev) => {
     if (drag) return;
@@ -270,13 +271,14 @@
       if (band.t1 >= t && band.off <= b && b <= band.off + G.bytes[band.t]) { found = band; break; }
     }
     if (!found) { if (hover) { hover = null; draw(); } hideTip(); return; }
+    const same = hover && hover.band === found;
     hover = {band: found};
     const tt = found.t;
     showTip(ev, "<b>" + esc(G.tensors[tt]) + "</b> (tensor " + tt + ")<br>" + esc(D.kinds[G.kind[tt]]) + ", " +
         fmtBytes(G.bytes[tt]) + " at offset " + found.off + "<br>placed " + fmtTime(found.t0) + " to " +
         fmtTime(found.t1) + (found.of > 1 ? " (placement " + (found.k + 1) + " of " + found.of + ")" : "") +
         "<br>arrived: " + esc(whyArrived(found)) + "<br>left: " + esc(whyLeft(found)));
-    drawMemory();
+    if (!same) drawMemory();
   });
   for (const c of [tl, mem]) c.addEventListener("mouseleave", () => { hover = null; hideTip(); draw(); });
 
