@@ -5,7 +5,9 @@
 #   make test       Check suite (ends with Check's summary line), after `make layers`,
 #                   then the packaging checks (scripts/package_test.sh); with -Werror
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
-#   make check      both (what CI runs), with -Werror
+#   make nocuda-check  the build without nvcc (build-nocuda/): its GPU paths exit 7
+#                   with gpu_none.c's one message (scripts/nocuda.sh)
+#   make check      the three (what CI runs), with -Werror
 #   make install PREFIX=/usr/local [DESTDIR=]   bin/, lib/libswapadvisor.a,
 #                   include/swapadvisor/, lib/pkgconfig/swapadvisor.pc, man pages,
 #                   share/swapadvisor/{profiles,schemas}, share/doc/swapadvisor
@@ -18,6 +20,7 @@
 # a layer calls only its own layer or lower ones; `make layers` checks it.
 # CUDA sources (lib/cuda/*.cu) are built when nvcc is on PATH; otherwise
 # lib/cuda/gpu_none.c stands in and the GPU paths report that the build has no CUDA.
+# That choice of files is the one CUDA boundary: no source tests for CUDA with #if.
 
 CC      ?= gcc
 NVCC    ?= $(shell command -v nvcc 2>/dev/null)
@@ -48,7 +51,7 @@ ifneq ($(NVCC),)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
   LIB_SRC := $(filter-out lib/cuda/gpu_none.c,$(LIB_SRC))
   CU_OBJ   = $(patsubst lib/%.cu,$(BUILD)/lib/%.cu.o,$(CU_SRC))
-  CFLAGS_ALL += -DSA_HAVE_CUDA=1 -I$(CUDA_HOME)/include
+  CFLAGS_ALL += -I$(CUDA_HOME)/include
   CUDA_LIBDIRS = $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib
   CUDA_LIBS = $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--as-needed -lcudnn -lcublas -lcudart -lstdc++ -Wl,--no-as-needed
   LDLIBS_ALL += $(CUDA_LIBS)
@@ -70,13 +73,13 @@ TEST_OBJ = $(patsubst test/%.c,$(BUILD)/test/%.o,$(TEST_SRC) test/check_main.c)
 TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test asan-test check bench clean layers install uninstall man package-test FORCE
+.PHONY: all test asan-test nocuda-check check bench clean layers install uninstall man package-test FORCE
 all: $(LIBA) $(CMDS)
 
 # The development build: warnings are errors for the test targets (and with
 # DEV=1); a user's plain `make` only shows them.  -Werror changes no object
 # code, so objects built either way are reused (CI builds from scratch).
-test asan-test check package-test: DEV = 1
+test asan-test nocuda-check check package-test: DEV = 1
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -130,11 +133,17 @@ package-test: all
 layers: $(LIBA)
 	scripts/layers.sh $(BUILD)
 
-# What CI and the README run: the suite, then the suite under the sanitizers.
-check: test asan-test
+# What CI and the README run: the suite, the suite under the sanitizers, and
+# the GPU paths of a build without CUDA.
+check: test asan-test nocuda-check
 
 asan-test:
 	$(MAKE) DEV=1 BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+
+nocuda-check:
+	$(MAKE) DEV=1 BUILD=build-nocuda BIN=build-nocuda/bin NVCC= build-nocuda/bin/dfg-profile \
+	    build-nocuda/bin/swapadvisor-search build-nocuda/bin/swapplan-run
+	scripts/nocuda.sh build-nocuda/bin
 
 $(BUILD)/bench/%: bench/%.c $(LIBA) | $(BUILD)/bench
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBA) $(LDLIBS_ALL)
@@ -149,13 +158,14 @@ datadir     = $(PREFIX)/share/swapadvisor
 mandir      = $(PREFIX)/share/man/man1
 docdir      = $(PREFIX)/share/doc/swapadvisor
 INSTALL_CMDS = $(CMDS) $(MPI_CMDS)
-MANS        = $(patsubst $(BIN)/%,$(BUILD)/man/%.1,$(INSTALL_CMDS))
+MANS        = $(patsubst $(BIN)/%,$(BUILD)/man/%.1,$(INSTALL_CMDS) $(BIN)/dfg-from-torch)
+pylibdir    = $(PREFIX)/lib/swapadvisor
 SA_VERSION  = $(shell sed -n 's/^\#define SA_VERSION "\(.*\)"/\1/p' include/swapadvisor/sa_common.h)
 
 # man pages from each tool's --help (scripts/mkman.sh)
 $(BUILD)/man/%.1: $(BIN)/% scripts/mkman.sh
 	@mkdir -p $(dir $@)
-	scripts/mkman.sh $< $@
+	scripts/mkman.sh $< $@ $(SA_VERSION)
 man: $(MANS)
 
 # The library is static: its own dependencies go in Libs, not Libs.private.
@@ -175,9 +185,15 @@ install: all $(MANS) $(BUILD)/swapadvisor.pc
 	install -m 644 profiles/*.json $(DESTDIR)$(datadir)/profiles/
 	install -m 644 schemas/*.json $(DESTDIR)$(datadir)/schemas/
 	install -m 644 README.md LICENSE docs/*.md $(DESTDIR)$(docdir)/
+	# dfg-from-torch finds its package beside its real path: both under lib/swapadvisor
+	install -d $(DESTDIR)$(pylibdir)/dfg_from_torch
+	install -m 755 tools/dfg-from-torch $(DESTDIR)$(pylibdir)/
+	install -m 644 $(PY_TOOL_SRC) $(DESTDIR)$(pylibdir)/dfg_from_torch/
+	ln -sf ../lib/swapadvisor/dfg-from-torch $(DESTDIR)$(bindir)/dfg-from-torch
 
 uninstall:
-	rm -f $(foreach c,$(INSTALL_CMDS),$(DESTDIR)$(bindir)/$(notdir $(c)) $(DESTDIR)$(mandir)/$(notdir $(c)).1)
+	rm -f $(foreach c,$(INSTALL_CMDS) dfg-from-torch,$(DESTDIR)$(bindir)/$(notdir $(c)) $(DESTDIR)$(mandir)/$(notdir $(c)).1)
+	rm -rf $(DESTDIR)$(pylibdir)
 	rm -f $(DESTDIR)$(libdir)/libswapadvisor.a $(DESTDIR)$(libdir)/pkgconfig/swapadvisor.pc
 	rm -rf $(DESTDIR)$(includedir)/swapadvisor $(DESTDIR)$(datadir) $(DESTDIR)$(docdir)
 
@@ -185,6 +201,21 @@ $(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
 	mkdir -p $@
 
 clean:
-	rm -rf build build-asan bin
+	rm -rf build build-asan build-nocuda bin
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d)
+
+# ---- dfg-from-torch (tools/, Python): a copy in $(BIN) with its package beside it;
+# its tests (test/py/, /usr/bin/python3 with Debian's python3-torch) run in `make check`.
+PY_TOOL_SRC = $(wildcard tools/dfg_from_torch/*.py)
+PY_TOOL     = $(BIN)/dfg-from-torch $(patsubst tools/%,$(BIN)/%,$(PY_TOOL_SRC))
+all: $(PY_TOOL)
+$(BIN)/dfg-from-torch: tools/dfg-from-torch | $(BIN)
+	cp $< $@ && chmod +x $@
+$(BIN)/dfg_from_torch/%.py: tools/dfg_from_torch/%.py | $(BIN)
+	@mkdir -p $(dir $@)
+	cp $< $@
+.PHONY: test-py
+test-py: all
+	test/py/run.sh
+check: test-py

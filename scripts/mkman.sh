@@ -1,5 +1,5 @@
 #!/bin/sh
-# mkman.sh TOOL OUT - a man page (section 1) made from TOOL --help and --version.
+# mkman.sh TOOL OUT VERSION - a man page (section 1) made from TOOL --help.
 #
 # The first "Usage:" lines become SYNOPSIS, the first line after them the
 # NAME line's description, and the rest DESCRIPTION, kept as the help lays it
@@ -9,12 +9,12 @@ set -eu
 tool=$1
 out=$2
 name=$(basename "$tool")
-version=$("$tool" --version | awk '{print $NF}')
+version=$3
 help=$("$tool" --help)
 # roff: a backslash is \e; a line starting with . or ' needs \& in front
 esc() { sed -e 's/\\/\\e/g' -e "s/^\\([.']\\)/\\\\\\&\\1/" -e 's/-/\\-/g'; }
 summary=$(printf '%s\n' "$help" | awk '
-    /^Usage:/ || /^       / && !done { if (/^Usage:/) u = 1; next }
+    /^[Uu]sage:/ || /^       / && !done { if (/^[Uu]sage:/) u = 1; next }
     u && NF { print; exit }')
 [ -n "$summary" ] || summary="part of swapadvisor"
 tmp="$out.tmp.$$"
@@ -22,10 +22,10 @@ tmp="$out.tmp.$$"
     printf '.TH %s 1 "" "swapadvisor %s" "User Commands"\n' "$(printf '%s' "$name" | tr a-z A-Z)" "$version"
     printf '.SH NAME\n%s \\- %s\n' "$name" "$(printf '%s' "$summary" | esc)"
     printf '.SH SYNOPSIS\n.nf\n'
-    printf '%s\n' "$help" | awk '/^Usage:/ {u = 1; sub(/^Usage: */, ""); print; next}
+    printf '%s\n' "$help" | awk '/^[Uu]sage:/ {u = 1; sub(/^[Uu]sage: */, ""); print; next}
                                  u && /^       / {sub(/^ */, ""); print; next} u {exit}' | esc
     printf '.fi\n.SH DESCRIPTION\n.nf\n'
-    printf '%s\n' "$help" | awk 'u && !/^       / {b = 1} b {print; next} /^Usage:/ {u = 1}' | esc
+    printf '%s\n' "$help" | awk 'u && !/^       / {b = 1} b {print; next} /^[Uu]sage:/ {u = 1}' | esc
     printf '.fi\n.SH SEE ALSO\n'
     printf 'The documentation in share/doc/swapadvisor and the project'"'"'s docs/ folder:\n'
     printf 'docs/formats.md (the graph, device profile and plan documents), docs/emit.md.\n'

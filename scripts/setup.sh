@@ -5,7 +5,9 @@
 # cleanly without its package).
 set -euo pipefail
 need=()
-for pkg in gcc make libcjson-dev check pkg-config graphviz libxml2-utils python3-jsonschema chromium man-db; do
+# python3-torch, python3-torchvision: bin/dfg-from-torch and its tests (test/py), run by /usr/bin/python3
+for pkg in gcc make libcjson-dev check pkg-config graphviz libxml2-utils python3-torch python3-torchvision \
+           python3-jsonschema chromium man-db; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
