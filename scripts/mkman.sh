@@ -13,9 +13,13 @@ version=$3
 help=$("$tool" --help)
 # roff: a backslash is \e; a line starting with . or ' needs \& in front
 esc() { sed -e 's/\\/\\e/g' -e "s/^\\([.']\\)/\\\\\\&\\1/" -e 's/-/\\-/g'; }
+# the NAME line: the first sentence of the first paragraph after the usage lines
 summary=$(printf '%s\n' "$help" | awk '
-    /^[Uu]sage:/ || /^       / && !done { if (/^[Uu]sage:/) u = 1; next }
-    u && NF { print; exit }')
+    /^[Uu]sage:/ { u = 1; next }
+    u == 1 && /^       / { next }
+    u == 1 && NF == 0 { if (p != "") exit; next }
+    u == 1 { sub(/^ +/, ""); p = p (p == "" ? "" : " ") $0; next }
+    END { n = index(p, ". "); if (n) p = substr(p, 1, n); sub(/\.$/, "", p); print p }')
 [ -n "$summary" ] || summary="part of swapadvisor"
 tmp="$out.tmp.$$"
 {
