@@ -11,8 +11,9 @@
 
 static const cli_tool TOOL = {
     "dfg-zoo",
-    "Usage: dfg-zoo NAME [--batch B] [--dtype f32|f16] [--optimizer sgd|momentum|adam]\n"
-    "               [--seq N] [--heads N] [--inference] [--stats] [-o OUT]\n"
+    "Usage: dfg-zoo NAME [--batch B] [--dtype f32|f16]\n"
+    "               [--optimizer sgd|momentum|adam] [--seq N] [--heads N]\n"
+    "               [--inference] [--stats] [-o OUT]\n"
     "       dfg-zoo --list\n"
     "\n"
     "Writes one full training iteration (forward, backward, optimizer update) of the\n"
@@ -20,26 +21,31 @@ static const cli_tool TOOL = {
     "tensor sizes from the real shapes and every op's flops and bytes_accessed\n"
     "filled (time_us is left to dfg-profile).\n"
     "\n"
-    "  --batch B           batch size (default: 64 for CNNs, 256 rnn, 128 brnn, 8 gpt)\n"
+    "  --batch B           batch size (default: 64 for CNNs, 256 rnn, 128 brnn,\n"
+    "                      8 gpt)\n"
     "  --dtype T           f32 (default) or f16: element type of every float tensor\n"
-    "  --optimizer O       sgd (default), momentum (1 state tensor per weight) or adam (2)\n"
-    "  --seq N             sequence length of rnn, brnn (unrolled steps) and gpt models\n"
+    "  --optimizer O       sgd (default), momentum (1 state tensor per weight)\n"
+    "                      or adam (2)\n"
+    "  --seq N             sequence length of rnn, brnn (unrolled steps) and gpt\n"
     "  --heads N           attention heads of gpt models (default hidden / 64)\n"
-    "  --inference         one forward pass only: no labels, loss, gradients, optimizer or\n"
-    "                      tensors saved for a backward pass (parameters and batchnorm\n"
-    "                      running statistics are read, never written)\n"
-    "  --stats             print the graph's figures (ops, tensors, total and peak bytes,\n"
-    "                      distinct sizes, parameters) on stdout instead of the graph;\n"
-    "                      with -o the graph is written as well\n"
+    "  --inference         one forward pass only: no labels, loss, gradients,\n"
+    "                      optimizer or tensors saved for a backward pass\n"
+    "                      (parameters and batchnorm running statistics are\n"
+    "                      read, never written)\n"
+    "  --stats             print the graph's figures (ops, tensors, total and\n"
+    "                      peak bytes, distinct sizes, parameters) on stdout\n"
+    "                      instead of the graph; with -o the graph is written too\n"
     "  -o, --output OUT    output graph (default \"-\" = stdout); written atomically\n"
     "  --list              list the model name patterns\n"
-    "  --help, --version\n"
+    "  -h, --help          this help;  --version  the version\n"
     "\n"
     "Models (NAME):\n"
-    "  resnet-D, wresnet-D-X, vgg-D, inception-X, nasnet-R, rnn-L-XK, brnn-L-XK, gpt-L-H\n"
+    "  resnet-D, wresnet-D-X, vgg-D, inception-X, nasnet-R, rnn-L-XK, brnn-L-XK,\n"
+    "  gpt-L-H\n"
     "  e.g. wresnet-152-10, inception-4, nasnet-25, rnn-8-8k, brnn-4-8k, gpt-12-768\n"
     "\n"
-    "Exit status: 0 ok, 2 usage (also an unknown model), 4 I/O error, 1 other errors.\n",
+    "Exit status: 0 ok, 2 usage (also an unknown model), 4 I/O error,\n"
+    "1 other errors.\n",
 };
 
 
@@ -107,7 +113,7 @@ int main(int argc, char **argv)
     bool stats = false, list = false, optimizer = false;
     int c;
     opterr = 0; /* getopt's own messages would not follow cli_usage's format */
-    while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_BATCH:
             if (!cli_parse_i64(optarg, 1, 1 << 20, &opts.batch))
@@ -134,10 +140,11 @@ int main(int argc, char **argv)
         case OPT_STATS: stats = true; break;
         case OPT_LIST: list = true; break;
         case 'o': out = optarg; break;
+        case 'h':
         case OPT_HELP: return cli_help(&TOOL);
         case OPT_VERSION: return cli_version(&TOOL);
-        case ':': return cli_usage(&TOOL, "option '%s' needs an argument", argv[optind - 1]);
-        default: return cli_usage(&TOOL, "unknown option '%s'", argv[optind - 1]);
+        case ':':
+        default: return cli_bad_option(&TOOL, argv, c);
         }
     }
     if (list) {
