@@ -8,11 +8,17 @@
  * survivors drawn by softmax over t_norm = (T_best - t) / T_best (the best is
  * always kept).  Infeasible children score +infinity and die out.
  *
+ * Islands: with ga_opts.migrate set, the search exchanges individuals with
+ * other searches (swapadvisor-search-mpi runs one per MPI rank) through that
+ * hook; the library itself knows nothing of how they travel.  See
+ * ga_migration below.
+ *
  * Ownership: ga_result.best is a plan the caller frees (plan_free).
  */
 #ifndef GA_H
 #define GA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dfg.h"
@@ -29,6 +35,32 @@ typedef struct ga_gen_stats {
     double ideal_us;
 } ga_gen_stats;
 
+/* One exchange with other searches (islands).  A genome is one individual
+ * as ga_genome_words(g) int32 words, plain data that can be sent anywhere:
+ *   [0, n_ops)                          the schedule: op ids, a topological order
+ *   [n_ops]                             n_classes
+ *   [n_ops + 1, + n_sizes)              CLS: the class of each distinct size
+ *                                       (0 first, each next one +0 or +1)
+ *   [n_ops + 1 + n_sizes, + n_sizes)    CNT: objects of each class (>= 0; the
+ *                                       words past n_classes are written 0
+ *                                       and ignored)
+ * The search fills the first group; the hook fills the second. */
+typedef struct ga_migration {
+    int generation;          /* generations done so far */
+    bool final;              /* the last exchange, after the last generation */
+    int32_t words;           /* ga_genome_words(g) */
+    int n_out;               /* the best n_out of the population, best first */
+    const int32_t *out;      /* n_out * words; owned by the search, valid during the call */
+    const double *out_us;    /* their simulated iteration times (us) */
+    /* set by the hook */
+    const int32_t *in;       /* n_in * words taken in; owned by the hook, copied as the hook returns */
+    int n_in;                /* 0 .. population - 1 genomes replace the worst individuals */
+    bool stop;               /* end the search after this exchange (ignored when final) */
+} ga_migration;
+
+/* Returns SA_OK, or a failure that ends the search with that status and err. */
+typedef sa_status (*ga_migrate_fn)(ga_migration *m, void *ctx, sa_err *err);
+
 typedef struct ga_opts {
     uint64_t seed;
     int threads;           /* >= 1 */
@@ -41,6 +73,16 @@ typedef struct ga_opts {
     /* called after every generation from the calling thread; may be NULL */
     void (*on_generation)(const ga_gen_stats *s, void *ctx);
     void *ctx;
+    /* islands: every migrate_every generations (after survival) and once
+     * after the last one, the search offers its best `migrants` individuals
+     * to migrate(m, migrate_ctx) and takes in the genomes it returns in
+     * place of its worst ones (each checked, SA_EFORMAT when malformed, and
+     * evaluated).  The exchanges are part of the result: the same genomes in
+     * give the same plan.  NULL: no exchanges. */
+    ga_migrate_fn migrate;
+    void *migrate_ctx;
+    int migrate_every;     /* >= 1 with migrate */
+    int migrants;          /* 1 .. population with migrate */
 } ga_opts;
 
 typedef struct ga_result {
@@ -58,5 +100,13 @@ const char *ga_mode_name(ga_mode m);
 /* Searches for dev (memory_bytes is the budget).  SA_EINFEASIBLE when no
  * individual could be planned at all. */
 sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o, ga_result *res, sa_err *err);
+
+/* Words in one genome of g (see ga_migration). */
+int32_t ga_genome_words(const dfg_graph *g);
+
+/* SA_OK when genome (ga_genome_words(g) words) is well formed for g: the
+ * schedule a topological order of every op, CLS and CNT as above;
+ * SA_EFORMAT naming the first broken word otherwise (SA_ENOMEM on OOM). */
+sa_status ga_genome_check(const dfg_graph *g, const int32_t *genome, sa_err *err);
 
 #endif

@@ -280,6 +280,80 @@ static void random_indiv(const gctx *c, tws *w, rng *r, const indiv *seed0, indi
     free(demand);
 }
 
+/* ---- islands: genomes in and out ---- */
+
+int32_t ga_genome_words(const dfg_graph *g)
+{
+    return g->n_ops + 1 + 2 * g->n_sizes;
+}
+
+static void genome_export(const gctx *c, const indiv *x, int32_t *w)
+{
+    memcpy(w, x->sch, (size_t)c->n * sizeof *w);
+    w += c->n;
+    *w++ = x->a.n_classes;
+    memcpy(w, x->a.cls, (size_t)c->ns * sizeof *w);
+    w += c->ns;
+    for (int32_t i = 0; i < c->ns; i++)
+        w[i] = i < x->a.n_classes ? x->a.cnt[i] : 0;
+}
+
+static void genome_import(const gctx *c, const int32_t *w, indiv *x)
+{
+    memcpy(x->sch, w, (size_t)c->n * sizeof *w);
+    w += c->n;
+    x->a.n_classes = *w++;
+    memcpy(x->a.cls, w, (size_t)c->ns * sizeof *w);
+    w += c->ns;
+    for (int32_t i = 0; i < c->ns; i++)
+        x->a.cnt[i] = i < x->a.n_classes ? w[i] : 0;
+}
+
+/* pos: n_ops scratch words. */
+static sa_status genome_check(const dfg_graph *g, const int32_t *w, int32_t *pos, sa_err *err)
+{
+    int32_t n = g->n_ops, ns = g->n_sizes;
+    for (int32_t v = 0; v < n; v++)
+        pos[v] = -1;
+    for (int32_t i = 0; i < n; i++) {
+        if (w[i] < 0 || w[i] >= n || pos[w[i]] >= 0)
+            return sa_fail(err, SA_EFORMAT, "genome word %d: op %d is not a new op id below %d", i, w[i], n);
+        pos[w[i]] = i;
+    }
+    for (int32_t v = 0; v < n; v++)
+        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            if (pos[g->succ[e]] < pos[v])
+                return sa_fail(err, SA_EFORMAT, "genome word %d: op %d runs before its input op %d",
+                               pos[g->succ[e]], g->succ[e], v);
+    int32_t ncls = w[n];
+    const int32_t *cls = w + n + 1, *cnt = cls + ns;
+    if (ns > 0 && (ncls < 1 || ncls > ns))
+        return sa_fail(err, SA_EFORMAT, "genome word %d: %d classes for %d sizes", n, ncls, ns);
+    for (int32_t i = 0; i < ns; i++) {
+        int32_t step = i ? cls[i] - cls[i - 1] : cls[i];
+        if (step < 0 || step > 1)
+            return sa_fail(err, SA_EFORMAT, "genome word %d: class %d after class %d (CLS starts at 0 and steps by 0 or 1)",
+                           n + 1 + i, cls[i], i ? cls[i - 1] : 0);
+    }
+    if (ns > 0 && cls[ns - 1] != ncls - 1)
+        return sa_fail(err, SA_EFORMAT, "genome word %d: %d classes but the last size is in class %d", n, ncls,
+                       cls[ns - 1]);
+    for (int32_t k = 0; k < ncls; k++)
+        if (cnt[k] < 0)
+            return sa_fail(err, SA_EFORMAT, "genome word %d: %d objects in class %d", n + 1 + ns + k, cnt[k], k);
+    return SA_OK;
+}
+
+sa_status ga_genome_check(const dfg_graph *g, const int32_t *genome, sa_err *err)
+{
+    int32_t *pos = malloc(((size_t)g->n_ops + 1) * sizeof *pos);
+    if (!pos)
+        return sa_fail(err, SA_ENOMEM, "out of memory checking a genome");
+    sa_status st = genome_check(g, genome, pos, err);
+    free(pos);
+    return st;
+}
+
 typedef struct cand { double w; int32_t idx; } cand;
 
 static int cmp_time(const void *a, const void *b, void *ctx)
@@ -291,6 +365,46 @@ static int cmp_time(const void *a, const void *b, void *ctx)
     return i - j;
 }
 
+/* One exchange: offers the best o->migrants (out/out_us hold them), calls
+ * the hook, checks the genomes it returns and puts them, evaluated, in place
+ * of the worst.  order: np scratch words. */
+static sa_status exchange(const gctx *c, tws *ws, int threads, indiv *pop, int32_t np, int32_t *order, int32_t *out,
+                          double *out_us, int gen, bool final, bool *stop, int64_t *evals, double *tbest, sa_err *err)
+{
+    const ga_opts *o = c->o;
+    int32_t words = ga_genome_words(c->g);
+    for (int32_t i = 0; i < np; i++)
+        order[i] = i;
+    qsort_r(order, (size_t)np, sizeof *order, cmp_time, pop);
+    int k = o->migrants < np ? o->migrants : np;
+    for (int i = 0; i < k; i++) {
+        genome_export(c, &pop[order[i]], out + (size_t)i * (size_t)words);
+        out_us[i] = pop[order[i]].t;
+    }
+    ga_migration m = {gen, final, words, k, out, out_us, NULL, 0, false};
+    sa_status st = o->migrate(&m, o->migrate_ctx, err);
+    if (st)
+        return st;
+    if (m.n_in < 0 || m.n_in > np - 1 || (m.n_in > 0 && !m.in))
+        return sa_fail(err, SA_EUSAGE, "migration at generation %d: %d genomes for a population of %d (at most %d)",
+                       gen, m.n_in, np, np - 1);
+    for (int j = 0; j < m.n_in; j++) {
+        sa_err e2 = {0};
+        if ((st = genome_check(c->g, m.in + (size_t)j * (size_t)words, ws[0].tmp, &e2)))
+            return sa_fail(err, st, "migrant %d at generation %d: %s", j, gen, e2.msg);
+    }
+    for (int j = 0; j < m.n_in; j++)
+        genome_import(c, m.in + (size_t)j * (size_t)words, &pop[order[np - 1 - j]]);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (int j = 0; j < m.n_in; j++)
+        pop[order[np - 1 - j]].t = evaluate(c, &ws[omp_get_thread_num()], &pop[order[np - 1 - j]]);
+    *evals += m.n_in;
+    for (int32_t i = 0; i < np; i++)
+        *tbest = fmin(*tbest, pop[i].t);
+    *stop = m.stop;
+    return SA_OK;
+}
+
 sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o, ga_result *res, sa_err *err)
 {
     memset(res, 0, sizeof *res);
@@ -298,6 +412,9 @@ sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o,
     if (st)
         return st;
     int32_t np = o->population < 2 ? 2 : o->population + (o->population & 1);
+    if (o->migrate && (o->migrate_every < 1 || o->migrants < 1 || o->migrants > np))
+        return sa_fail(err, SA_EUSAGE, "migration every %d generations of %d migrants (need >= 1 and 1..%d)",
+                       o->migrate_every, o->migrants, np);
     int32_t nkids = 2 * np, total = np + nkids;
     int threads = o->threads > 0 ? o->threads : 1;
     gctx c = {g, dev, o, {0}, g->n_ops, g->n_sizes, false};
@@ -313,7 +430,15 @@ sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o,
     indiv *next = calloc((size_t)total, sizeof *next);
     double *best_hist = calloc(1024, sizeof *best_hist), *time_hist = calloc(1024, sizeof *time_hist);
     int hist_cap = 1024;
-    bool ok = pop && ws && order && pairs && cands && keep && next && best_hist && time_hist;
+    int32_t *mig_out = NULL;
+    double *mig_us = NULL;
+    bool stop = false;
+    if (o->migrate) {
+        mig_out = calloc((size_t)o->migrants * (size_t)ga_genome_words(g), sizeof *mig_out);
+        mig_us = calloc((size_t)o->migrants, sizeof *mig_us);
+    }
+    bool ok = pop && ws && order && pairs && cands && keep && next && best_hist && time_hist &&
+              (!o->migrate || (mig_out && mig_us));
     for (int32_t i = 0; ok && i < total; i++)
         ok = indiv_init(&pop[i], &c);
     for (int i = 0; ok && i < threads; i++)
@@ -377,7 +502,7 @@ sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o,
             o->on_generation(&s, o->ctx);
         }
         if ((o->generations > 0 && gen >= o->generations) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
-            (o->generations <= 0 && o->time_limit_s <= 0))
+            (o->generations <= 0 && o->time_limit_s <= 0) || stop)
             break;
         gen++;
 
@@ -471,8 +596,18 @@ sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o,
         for (int32_t i = 0; i < total; i++)
             next[i] = pop[keep[i]];
         memcpy(pop, next, (size_t)total * sizeof *pop);
+        if (o->migrate && gen % o->migrate_every == 0 &&
+            (st = exchange(&c, ws, threads, pop, np, order, mig_out, mig_us, gen, false, &stop, &res->evaluations,
+                           &tbest, err)))
+            goto done;
     }
     res->generations = gen;
+    if (o->migrate) {
+        if ((st = exchange(&c, ws, threads, pop, np, order, mig_out, mig_us, gen, true, &stop, &res->evaluations,
+                           &tbest, err)))
+            goto done;
+        best_hist[gen] = tbest; /* the last exchange may bring a better one */
+    }
 
     /* the best individual becomes the plan */
     int32_t bi = 0;
@@ -519,5 +654,6 @@ done:
     for (int i = 0; ws && i < threads; i++)
         tws_free(&ws[i]);
     free(pop); free(ws); free(order); free(pairs); free(cands); free(keep); free(next); free(best_hist); free(time_hist);
+    free(mig_out); free(mig_us);
     return st;
 }
