@@ -12,9 +12,12 @@
 # a layer calls only its own layer or lower ones; `make layers` checks it.
 # CUDA sources (lib/cuda/*.cu) are built when nvcc is on PATH; otherwise
 # lib/cuda/gpu_none.c stands in and the GPU paths report that the build has no CUDA.
+# cmd/mpi/ (swapadvisor-search-mpi) is built when mpicc is on PATH; the library
+# never depends on MPI.
 
 CC      ?= gcc
 NVCC    ?= $(shell command -v nvcc 2>/dev/null)
+MPICC   ?= $(shell command -v mpicc 2>/dev/null)
 BUILD   ?= build
 BIN     ?= bin
 OPT     ?= -O2
@@ -50,6 +53,14 @@ else
   $(info nvcc not found: building without CUDA (GPU paths will report it))
 endif
 
+MPI_SRC = $(wildcard cmd/mpi/*.c)
+ifneq ($(MPICC),)
+  MPI_CMDS = $(patsubst cmd/mpi/%.c,$(BIN)/%,$(MPI_SRC))
+else
+  MPI_CMDS :=
+  $(info mpicc not found: swapadvisor-search-mpi is not built)
+endif
+
 LIB_OBJ  = $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC)) $(CU_OBJ)
 LIBA     = $(BUILD)/libswapadvisor.a
 CLIA     = $(BUILD)/libsacli.a
@@ -60,7 +71,7 @@ TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all test asan-test check bench clean layers
-all: $(LIBA) $(CMDS)
+all: $(LIBA) $(CMDS) $(MPI_CMDS)
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -79,6 +90,11 @@ $(BUILD)/cmd/%.o: cmd/%.c | $(BUILD)/cmd
 	$(CC) $(CFLAGS_ALL) -Icmd/common -c $< -o $@
 $(BIN)/%: $(BUILD)/cmd/%.o $(CLIA) $(LIBA) | $(BIN)
 	$(CC) -o $@ $< $(CLIA) $(LIBA) $(LDLIBS_ALL)
+# MPI front ends: mpicc wraps $(CC) (OMPI_CC / MPICH_CC) with MPI's flags.
+$(BUILD)/cmd/mpi/%.o: cmd/mpi/%.c | $(BUILD)/cmd/mpi
+	OMPI_CC=$(CC) MPICH_CC=$(CC) $(MPICC) $(CFLAGS_ALL) -Icmd/common -c $< -o $@
+$(MPI_CMDS): $(BIN)/%: $(BUILD)/cmd/mpi/%.o $(CLIA) $(LIBA) | $(BIN)
+	OMPI_CC=$(CC) MPICH_CC=$(CC) $(MPICC) -o $@ $< $(CLIA) $(LIBA) $(LDLIBS_ALL)
 
 # One runner for every suite: test_suites.h is generated from the
 # "Suite *suite_NAME(void)" definitions found in test/test_*.c.
@@ -109,7 +125,7 @@ $(BUILD)/bench/%: bench/%.c $(LIBA) | $(BUILD)/bench
 bench: all $(BENCHES)
 	scripts/bench.sh
 
-$(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
+$(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/cmd/mpi $(BUILD)/test $(BUILD)/bench $(BIN):
 	mkdir -p $@
 
 clean:
