@@ -2,7 +2,8 @@
 # Installs the Debian packages the build and tests need, when missing (needs root).
 set -euo pipefail
 need=()
-for pkg in gcc make libcjson-dev check pkg-config graphviz libxml2-utils; do
+# libopenmpi-dev, openmpi-bin: swapadvisor-search-mpi and its tests (mpicc, mpirun)
+for pkg in gcc make libcjson-dev check pkg-config graphviz libxml2-utils libopenmpi-dev openmpi-bin; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -93,6 +93,195 @@ START_TEST(test_search_refuses_impossible_memory)
 }
 END_TEST
 
+/* ---- islands: the migration hook ---- */
+
+typedef struct hook_ctx {
+    int calls, finals, last_gen;
+    int32_t words;
+    int32_t *keep;         /* the best genome offered at the final exchange */
+    double keep_us;
+    const int32_t *give;   /* genomes to hand in at the first exchange */
+    int n_give;
+    int stop_at;           /* > 0: ask to stop at this generation */
+    bool offered_sorted;
+} hook_ctx;
+
+static sa_status hook(ga_migration *m, void *ctx, sa_err *err)
+{
+    (void)err;
+    hook_ctx *h = ctx;
+    h->calls++;
+    h->words = m->words;
+    h->last_gen = m->generation;
+    for (int i = 1; i < m->n_out; i++)
+        if (m->out_us[i] < m->out_us[i - 1])
+            h->offered_sorted = false;
+    if (m->final) {
+        h->finals++;
+        free(h->keep);
+        h->keep = malloc((size_t)m->words * sizeof *h->keep);
+        memcpy(h->keep, m->out, (size_t)m->words * sizeof *h->keep);
+        h->keep_us = m->out_us[0];
+    }
+    if (h->calls == 1 && h->give) {
+        m->in = h->give;
+        m->n_in = h->n_give;
+    }
+    if (h->stop_at > 0 && m->generation >= h->stop_at)
+        m->stop = true;
+    return SA_OK;
+}
+
+static sa_status hook_search(const dfg_graph *g, const dfg_device *d, uint64_t seed, int threads, hook_ctx *h,
+                             ga_result *r, sa_err *err)
+{
+    ga_opts o;
+    ga_opts_default(&o);
+    o.threads = threads;
+    o.seed = seed;
+    o.generations = 6;
+    o.population = 8;
+    o.migrate = h ? hook : NULL;
+    o.migrate_ctx = h;
+    o.migrate_every = 2;
+    o.migrants = 3;
+    return ga_search(g, d, &o, r, err);
+}
+
+static char *plan_text(plan *p)
+{
+    char *json;
+    sa_err err = {0};
+    plan_set_search_json(p, NULL);
+    ck_assert_int_eq(plan_to_json(p, &json, &err), SA_OK);
+    return json;
+}
+
+START_TEST(test_hook_offers_and_empty_exchange_changes_nothing)
+{
+    dfg_graph *g = tu_ladder(8);
+    dfg_device d = three_quarter_peak(g);
+    ga_result r0, r1;
+    sa_err err = {0};
+    hook_ctx h = {.offered_sorted = true};
+    ck_assert_int_eq(hook_search(g, &d, 5, 2, NULL, &r0, &err), SA_OK);
+    ck_assert_int_eq(hook_search(g, &d, 5, 2, &h, &r1, &err), SA_OK);
+    /* generations 2, 4, 6 and the final one */
+    ck_assert_int_eq(h.calls, 4);
+    ck_assert_int_eq(h.finals, 1);
+    ck_assert_int_eq(h.last_gen, 6);
+    ck_assert(h.offered_sorted);
+    ck_assert_int_eq(h.words, ga_genome_words(g));
+    ck_assert_int_eq(h.words, g->n_ops + 1 + 2 * g->n_sizes);
+    /* what the search offers is a well-formed genome, its best */
+    ck_assert_int_eq(ga_genome_check(g, h.keep, &err), SA_OK);
+    ck_assert_double_eq_tol(h.keep_us, r1.best->predicted.iteration_us, 1e-6 * h.keep_us);
+    /* taking nothing in leaves the search as it was */
+    ck_assert_int_eq(r0.evaluations, r1.evaluations);
+    char *a = plan_text(r0.best), *b = plan_text(r1.best);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    free(h.keep);
+    plan_free(r0.best);
+    plan_free(r1.best);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_hook_imports_replace_the_worst)
+{
+    dfg_graph *g = tu_ladder(8);
+    dfg_device d = three_quarter_peak(g);
+    ga_result ra, rb, rc;
+    sa_err err = {0};
+    /* island A's best genome, handed to island B (another seed) at generation 2 */
+    hook_ctx ha = {.offered_sorted = true};
+    ck_assert_int_eq(hook_search(g, &d, 11, 1, &ha, &ra, &err), SA_OK);
+    hook_ctx hb = {.offered_sorted = true, .give = ha.keep, .n_give = 1};
+    ck_assert_int_eq(hook_search(g, &d, 12, 1, &hb, &rb, &err), SA_OK);
+    /* B holds A's best from then on: elitism keeps it or better */
+    ck_assert_double_le(rb.best->predicted.iteration_us, ra.best->predicted.iteration_us + 1e-6);
+    ck_assert_int_eq(rb.evaluations, ra.evaluations + 1);
+    ck_assert_int_eq(plan_validate(rb.best, g, true, NULL, &err), SA_OK);
+    /* the same exchange with more threads: the same plan */
+    hook_ctx hc = {.offered_sorted = true, .give = ha.keep, .n_give = 1};
+    ck_assert_int_eq(hook_search(g, &d, 12, 3, &hc, &rc, &err), SA_OK);
+    char *b = plan_text(rb.best), *c = plan_text(rc.best);
+    ck_assert_str_eq(b, c);
+    free(b);
+    free(c);
+    free(ha.keep);
+    free(hb.keep);
+    free(hc.keep);
+    plan_free(ra.best);
+    plan_free(rb.best);
+    plan_free(rc.best);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_hook_stop_and_refusals)
+{
+    dfg_graph *g = tu_ladder(6);
+    dfg_device d = three_quarter_peak(g);
+    ga_result r;
+    sa_err err = {0};
+    hook_ctx h = {.stop_at = 2};
+    ck_assert_int_eq(hook_search(g, &d, 3, 1, &h, &r, &err), SA_OK);
+    ck_assert_int_eq(r.generations, 2);
+    ck_assert_int_eq(h.finals, 1);
+    int32_t words = h.words, *bad = malloc((size_t)words * sizeof *bad);
+    /* a malformed migrant ends the search with SA_EFORMAT naming it */
+    struct { int32_t word, value; const char *needle; } cases[] = {
+        {0, -1, "genome word 0"},                           /* not an op id */
+        {1, -2, "is not a new op"},                          /* bad[1] = bad[0] below */
+        {g->n_ops, 0, "classes"},                            /* no classes */
+        {g->n_ops + 1, 1, "CLS starts at 0"},                /* CLS not from 0 */
+        {g->n_ops + 1 + g->n_sizes, -3, "objects in class"}, /* negative CNT */
+    };
+    for (size_t i = 0; i < SA_ARRAY_LEN(cases); i++) {
+        memcpy(bad, h.keep, (size_t)words * sizeof *bad);
+        bad[cases[i].word] = cases[i].value == -2 ? bad[0] : cases[i].value;
+        ck_assert_int_eq(ga_genome_check(g, bad, &err), SA_EFORMAT);
+        ck_assert_msg_contains(err, cases[i].needle);
+        hook_ctx hb = {.give = bad, .n_give = 1};
+        ga_result rb;
+        ck_assert_int_eq(hook_search(g, &d, 3, 1, &hb, &rb, &err), SA_EFORMAT);
+        ck_assert_msg_contains(err, "migrant 0 at generation 2");
+        ck_assert_ptr_null(rb.best);
+        free(hb.keep);
+    }
+    /* a schedule that runs an op before its input */
+    memcpy(bad, h.keep, (size_t)words * sizeof *bad);
+    int32_t t = bad[0];
+    bad[0] = bad[g->n_ops - 1];
+    bad[g->n_ops - 1] = t;
+    ck_assert_int_eq(ga_genome_check(g, bad, &err), SA_EFORMAT);
+    ck_assert_msg_contains(err, "before its input");
+    /* more migrants than the population can take in */
+    hook_ctx hm = {.give = h.keep, .n_give = 8};
+    ck_assert_int_eq(hook_search(g, &d, 3, 1, &hm, &r, &err), SA_EUSAGE);
+    ck_assert_msg_contains(err, "at most 7");
+    free(hm.keep);
+    /* bad island options */
+    ga_opts o;
+    ga_opts_default(&o);
+    o.population = 8;
+    o.migrate = hook;
+    o.migrate_ctx = &hm;
+    o.migrate_every = 0;
+    o.migrants = 1;
+    ck_assert_int_eq(ga_search(g, &d, &o, &r, &err), SA_EUSAGE);
+    o.migrate_every = 1;
+    o.migrants = 9;
+    ck_assert_int_eq(ga_search(g, &d, &o, &r, &err), SA_EUSAGE);
+    free(bad);
+    free(h.keep);
+    dfg_free(g);
+}
+END_TEST
+
 Suite *suite_ga(void)
 {
     Suite *s = suite_create("ga");
@@ -101,6 +290,9 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_same_seed_same_plan_any_thread_count);
     tcase_add_test(tc, test_search_never_worse_than_topo);
     tcase_add_test(tc, test_search_refuses_impossible_memory);
+    tcase_add_test(tc, test_hook_offers_and_empty_exchange_changes_nothing);
+    tcase_add_test(tc, test_hook_imports_replace_the_worst);
+    tcase_add_test(tc, test_hook_stop_and_refusals);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -330,8 +330,8 @@ static sa_status genome_check(const dfg_graph *g, const int32_t *w, int32_t *pos
     if (ns > 0 && (ncls < 1 || ncls > ns))
         return sa_fail(err, SA_EFORMAT, "genome word %d: %d classes for %d sizes", n, ncls, ns);
     for (int32_t i = 0; i < ns; i++) {
-        int32_t step = i ? cls[i] - cls[i - 1] : cls[i];
-        if (step < 0 || step > 1)
+        int32_t step = i ? cls[i] - cls[i - 1] : cls[i] + 1;
+        if (step < 0 || step > 1 || (i == 0 && cls[0] != 0))
             return sa_fail(err, SA_EFORMAT, "genome word %d: class %d after class %d (CLS starts at 0 and steps by 0 or 1)",
                            n + 1 + i, cls[i], i ? cls[i - 1] : 0);
     }
