@@ -22,7 +22,7 @@ static const cli_tool TOOL = {
     "      summary           iteration time, % of ideal, stall, bytes each way, peak\n"
     "                        arena use vs memory_bytes, swaps by tensor kind, recomputes,\n"
     "                        and the ten longest compute stalls with what each waited for\n"
-    "      check             validate the plan (FORMATS.md section 3): one line per\n"
+    "      check             validate the plan (docs/formats.md section 3): one line per\n"
     "                        violation to OUT, a verdict on stderr, exit 6 when invalid\n"
     "      trace             Chrome Trace Event JSON for Perfetto / chrome://tracing:\n"
     "                        tracks compute, h2d, d2h and a \"device memory\" counter\n"

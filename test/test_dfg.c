@@ -1,4 +1,4 @@
-/* test_dfg.c - graph loader rules (FORMATS.md section 1), derived data, round trips. */
+/* test_dfg.c - graph loader rules (docs/formats.md section 1), derived data, round trips. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * devprof.h - device profiles (the JSON files in profiles/, "format": "device-profile").
  *
- * A profile holds the device block of FORMATS.md section 2 plus the figures the
+ * A profile holds the device block of docs/formats.md section 2 plus the figures the
  * analytic cost model needs.  Layout of the document:
  *
  *   {"format": "device-profile", "version": 1,

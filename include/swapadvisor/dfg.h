@@ -1,5 +1,5 @@
 /*
- * dfg.h - the dataflow graph of one training iteration (FORMATS.md section 1)
+ * dfg.h - the dataflow graph of one training iteration (docs/formats.md section 1)
  * and the device block / device profiles (section 2).
  *
  * A graph is plain flat arrays indexed by id.  After dfg_finalize() (which the
@@ -64,7 +64,7 @@ typedef struct dfg_op {
     int32_t *use;
 } dfg_op;
 
-/* The device block of a graph or plan (FORMATS.md section 2). */
+/* The device block of a graph or plan (docs/formats.md section 2). */
 typedef struct dfg_device {
     char name[96];
     int64_t memory_bytes;
@@ -121,7 +121,7 @@ int32_t dfg_add_op(dfg_graph *g, const char *name, const char *type, dfg_phase p
 /* Appends a control dependency before -> after. */
 bool dfg_add_control(dfg_graph *g, int32_t before, int32_t after);
 
-/* Checks every loader rule of FORMATS.md section 1 and fills the derived fields.
+/* Checks every loader rule of docs/formats.md section 1 and fills the derived fields.
  * source names the document in error messages. Idempotent. */
 sa_status dfg_finalize(dfg_graph *g, const char *source, sa_err *err);
 

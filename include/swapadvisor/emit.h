@@ -13,7 +13,7 @@
  * plan_check_graph: SA_EFORMAT otherwise) and writes to a FILE* the caller
  * opened; it neither opens, flushes nor closes it, and returns SA_EIO when the
  * stream reports a write error.  Times come from sim_run on the plan's own
- * nodes and device (FORMATS.md section 2), not from plan->predicted, so a view
+ * nodes and device (docs/formats.md section 2), not from plan->predicted, so a view
  * never trusts numbers a planner may have got wrong.  A plan whose nodes
  * deadlock gives SA_EINVALID, and a graph op without time_us SA_EFORMAT.
  *
@@ -119,7 +119,7 @@ sa_status emit_graph_json(const plan *p, const dfg_graph *g, FILE *out, sa_err *
 
 #define EMIT_GRAPH_FORMAT_VERSION 1
 
-/* Bytes for people, in decimal units as FORMATS.md counts them: "48 B" below
+/* Bytes for people, in decimal units as docs/formats.md counts them: "48 B" below
  * 1000, else "1.23 GB", or with exact set "1.23 GB (1234567890 B)".  Writes
  * into buf (size bytes) and returns it. */
 const char *emit_fmt_bytes(char *buf, size_t size, int64_t bytes, bool exact);

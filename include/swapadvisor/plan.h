@@ -1,5 +1,5 @@
 /*
- * plan.h - the swap plan (FORMATS.md section 3, "format": "swapplan"): the
+ * plan.h - the swap plan (docs/formats.md section 3, "format": "swapplan"): the
  * augmented dataflow graph of one steady-state iteration plus the arena layout.
  *
  * Ownership: a plan owns all its arrays and strings; free with plan_free().

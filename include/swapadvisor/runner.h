@@ -1,5 +1,5 @@
 /*
- * runner.h - replays a swap plan (FORMATS.md section 3) for real, iteration
+ * runner.h - replays a swap plan (docs/formats.md section 3) for real, iteration
  * after iteration, on one of two backends:
  *
  *   host  three threads stand in for the streams (compute, h2d, d2h), each

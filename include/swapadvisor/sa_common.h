@@ -16,7 +16,7 @@
 typedef enum sa_status {
     SA_OK = 0,
     SA_EUSAGE,      /* bad argument from the caller (exit 2) */
-    SA_EFORMAT,     /* input document malformed or violates FORMATS.md (exit 3) */
+    SA_EFORMAT,     /* input document malformed or violates docs/formats.md (exit 3) */
     SA_EIO,         /* cannot read or write a file (exit 4) */
     SA_EINFEASIBLE, /* the graph cannot run in the memory given (exit 5) */
     SA_EINVALID,    /* a plan fails validation (exit 6) */

@@ -1,5 +1,5 @@
 /*
- * sim.h - the three-stream event simulator (FORMATS.md section 2).
+ * sim.h - the three-stream event simulator (docs/formats.md section 2).
  *
  * Streams compute, h2d and d2h run their nodes in plan order.  A node starts
  * when its stream is free and all its deps have finished.  Compute and

@@ -1,5 +1,5 @@
 /*
- * validate.h - checks a plan against its graph, rules 1-6 of FORMATS.md
+ * validate.h - checks a plan against its graph, rules 1-6 of docs/formats.md
  * section 3, independently of the planner's bookkeeping: it re-simulates the
  * nodes, replays starts and ends in time order while tracking which version of
  * every tensor the device and the host hold, and checks placements in

@@ -1,4 +1,4 @@
-/* dfg.c - graph model: building, validation (FORMATS.md section 1) and derived data. */
+/* dfg.c - graph model: building, validation (docs/formats.md section 1) and derived data. */
 #include "swapadvisor/dfg.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* dfg_json.c - dfg v1 documents <-> dfg_graph (FORMATS.md section 1). */
+/* dfg_json.c - dfg v1 documents <-> dfg_graph (docs/formats.md section 1). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* plan.c - swapplan v1 documents <-> plan (FORMATS.md section 3). */
+/* plan.c - swapplan v1 documents <-> plan (docs/formats.md section 3). */
 #include "swapadvisor/plan.h"
 
 #include <stdio.h>

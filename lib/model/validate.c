@@ -1,4 +1,4 @@
-/* validate.c - an independent checker for swap plans (FORMATS.md section 3). */
+/* validate.c - an independent checker for swap plans (docs/formats.md section 3). */
 #include "swapadvisor/validate.h"
 
 #include <math.h>

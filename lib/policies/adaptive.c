@@ -342,13 +342,13 @@ typedef struct as_ctx {
     double best_w[AS_SCORES];
 } as_ctx;
 
-static const double *g_key; /* the sort key of cmp_key (single-threaded use) */
-
-static int cmp_key(const void *x, const void *y)
+/* qsort_r: candidates by key (ctx, a double per candidate) descending. */
+static int cmp_key(const void *x, const void *y, void *ctx)
 {
+    const double *key = ctx;
     int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
-    if (g_key[i] != g_key[j])
-        return g_key[i] > g_key[j] ? -1 : 1;
+    if (key[i] != key[j])
+        return key[i] > key[j] ? -1 : 1;
     return i < j ? -1 : i > j;
 }
 
@@ -442,8 +442,7 @@ static void as_order(as_ctx *s, const double *w)
         a->order[i] = i;
         a->how[i] = DEC_SWAP;
     }
-    g_key = s->key;
-    qsort(a->order, (size_t)a->nc, sizeof *a->order, cmp_key);
+    qsort_r(a->order, (size_t)a->nc, sizeof *a->order, cmp_key, s->key);
 }
 
 /* The BO objective: the simulated iteration time of the plan that swaps the
@@ -585,8 +584,7 @@ sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out)
 
 /* ------------------------------------------------------------ capuchin */
 
-/* Capuchin (Peng et al., ASPLOS'20, sec. 4.3-4.5; ../shared/papers/
- * capuchin-notes.md):
+/* Capuchin (Peng et al., ASPLOS'20, sec. 4.3-4.5):
  *   candidates: tensors accessed more than once whose lifetime covers the
  *     peak memory period (forward activations with a gap spanning the peak
  *     region);
@@ -754,13 +752,12 @@ static void po_set(rctx *r, int32_t k, const void *arg)
         r->act[c->lo[i]] = i < k ? DEC_SWAP : DEC_KEEP;
 }
 
-static int cmp_pos_tensor(const void *x, const void *y); /* by producer position */
-static const rctx *g_pr;
-
-static int cmp_pos_tensor(const void *x, const void *y)
+/* qsort_r: tensors by their producer's position in the schedule (ctx: the rctx). */
+static int cmp_pos_tensor(const void *x, const void *y, void *ctx)
 {
+    const rctx *r = ctx;
     int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    int32_t pa = g_pr->pos[g_pr->g->tensors[a].producer], pb = g_pr->pos[g_pr->g->tensors[b].producer];
+    int32_t pa = r->pos[r->g->tensors[a].producer], pb = r->pos[r->g->tensors[b].producer];
     return pa < pb ? -1 : pa > pb;
 }
 
@@ -785,37 +782,37 @@ static int cmp_pos_tensor(const void *x, const void *y)
  * swap-ins are prefetched by time, not "when there is room in memory".
  * Maps whose producer cannot be re-run (batchnorm) are never recomputed.
  * Refuses when swapping every feature map does not fit. */
-sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out)
+/* The state of one PooCH run: decisions, overheads and the best plan so far. */
+typedef struct pooch {
+    rctx *r;
+    size_t nt;
+    int32_t nf;           /* feature maps (r->cand) */
+    uint8_t *base, *best_act, *inl;
+    double *oi, *oo;      /* swap-in / swap-out overhead charged per tensor */
+    int32_t *li, *lo;     /* L_I, L_O \ L_I */
+    sim_ws *ws;
+    plan *best;
+    dec_stats bds;
+    dec_opts opts;        /* the timing setting that fitted */
+    int sync;
+    int32_t n_li, n_lo, n_lo_all, n_rec, nb, leaves;
+} pooch;
+
+/* 4.4.2, first step: every feature map swapped, under the first timing
+ * setting that fits; then the overheads of that plan. */
+static sa_status po_all_swapped(pooch *P, const dec_opts *o)
 {
-    const dfg_graph *g = r->g;
-    size_t nt = (size_t)g->n_tensors + 1;
-    bl_forward_activations(r, true);
-    int32_t nf = r->n_cand;
-    uint8_t *base = malloc(nt), *best_act = malloc(nt), *inl = calloc(nt, 1);
-    double *oi = calloc(nt, sizeof *oi), *oo = calloc(nt, sizeof *oo);
-    int32_t *li = calloc((size_t)nf + 1, sizeof *li), *lo = calloc((size_t)nf + 1, sizeof *lo);
-    sim_ws *ws = sim_ws_new();
-    plan *best = NULL, *p = NULL;
-    dec_stats bds = {0}, ds = {0};
-    sa_status st = SA_OK;
-    int sync = 0;
-    int32_t n_li = 0, n_lo = 0, n_lo_all = 0, n_rec = 0, leaves = 0;
-    if (!base || !best_act || !inl || !oi || !oo || !li || !lo || !ws) {
-        st = bl_oom(r);
-        goto out;
-    }
-    /* PooCH classifies feature maps only when they do not all fit */
-    if ((st = keep_all_if_fits(r, o, out)) || *out)
-        goto out;
-    /* all swapped, under the first timing setting that fits */
-    dec_opts oo_opts;
-    for (sync = 0; sync < N_TIMINGS; sync++) {
-        timing_opts(o, sync, &oo_opts);
+    rctx *r = P->r;
+    plan *p = NULL;
+    dec_stats ds = {0};
+    sa_status st;
+    for (P->sync = 0; P->sync < N_TIMINGS; P->sync++) {
+        timing_opts(o, P->sync, &P->opts);
         bl_all_keep(r);
-        for (int32_t i = 0; i < nf; i++)
+        for (int32_t i = 0; i < P->nf; i++)
             r->act[r->cand[i]] = DEC_SWAP;
-        if ((st = bl_build(r, &oo_opts, true, &p, &ds)))
-            goto out;
+        if ((st = bl_build(r, &P->opts, true, &p, &ds)))
+            return st;
         if (ds.arena_bytes <= r->dev->memory_bytes)
             break;
         plan_free(p);
@@ -823,86 +820,105 @@ sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out)
     }
     if (!p) {
         char what[160];
-        snprintf(what, sizeof what, "even swapping all %d feature maps (swap-ins held back to one op ahead),", nf);
-        st = bl_too_big(r, what, &ds);
-        goto out;
+        snprintf(what, sizeof what, "even swapping all %d feature maps (swap-ins held back to one op ahead),", P->nf);
+        return bl_too_big(r, what, &ds);
     }
-    memcpy(base, r->act, nt);
+    memcpy(P->base, r->act, P->nt);
+    P->best = p;
+    P->bds = ds;
+    memcpy(P->best_act, P->base, P->nt);
     sim_result sr;
-    if ((st = sim_run(p, g, ws, &sr, r->err)))
-        goto out;
-    po_charge(r, p, sim_start(ws), sim_end(ws), oi, oo);
-    best = p;
-    bds = ds;
-    p = NULL;
-    memcpy(best_act, base, nt);
-    for (int32_t i = 0; i < nf; i++) {
+    if ((st = sim_run(p, r->g, P->ws, &sr, r->err)))
+        return st;
+    po_charge(r, p, sim_start(P->ws), sim_end(P->ws), P->oi, P->oo);
+    return SA_OK;
+}
+
+/* 4.4.2, classification: L_I (swap-in not hidden; its PO_BRUTE worst marked
+ * in inl) and L_O \ L_I by producer position. */
+static void po_classify(pooch *P)
+{
+    rctx *r = P->r;
+    for (int32_t i = 0; i < P->nf; i++) {
         int32_t t = r->cand[i];
-        if (oi[t] > 0)
-            li[n_li++] = t;
-        if (oo[t] > 0)
-            n_lo_all++;
+        if (P->oi[t] > 0)
+            P->li[P->n_li++] = t;
+        if (P->oo[t] > 0)
+            P->n_lo_all++;
     }
     /* the PO_BRUTE maps of L_I with the largest stalls */
-    for (int32_t i = 0; i < n_li && i < PO_BRUTE; i++)
-        for (int32_t j = i + 1; j < n_li; j++)
-            if (oi[li[j]] > oi[li[i]]) {
-                int32_t tmp = li[i];
-                li[i] = li[j];
-                li[j] = tmp;
+    for (int32_t i = 0; i < P->n_li && i < PO_BRUTE; i++)
+        for (int32_t j = i + 1; j < P->n_li; j++)
+            if (P->oi[P->li[j]] > P->oi[P->li[i]]) {
+                int32_t tmp = P->li[i];
+                P->li[i] = P->li[j];
+                P->li[j] = tmp;
             }
-    int32_t nb = n_li < PO_BRUTE ? n_li : PO_BRUTE;
-    for (int32_t i = 0; i < nb; i++)
-        inl[li[i]] = 1;
-    for (int32_t i = 0; i < nf; i++)
-        if (oo[r->cand[i]] > 0 && !inl[r->cand[i]])
-            lo[n_lo++] = r->cand[i];
-    g_pr = r;
-    qsort(lo, (size_t)n_lo, sizeof *lo, cmp_pos_tensor);
-    po_ctx pc = {base, lo, n_lo};
-    uint8_t *leaf = malloc(nt);
-    if (!leaf) {
-        st = bl_oom(r);
-        goto out;
-    }
-    memcpy(leaf, base, nt);
-    for (int32_t mask = 0; mask < (1 << nb); mask++) {
-        for (int32_t i = 0; i < nb; i++)
-            leaf[li[i]] = mask >> i & 1 ? DEC_KEEP : DEC_SWAP;
+    P->nb = P->n_li < PO_BRUTE ? P->n_li : PO_BRUTE;
+    for (int32_t i = 0; i < P->nb; i++)
+        P->inl[P->li[i]] = 1;
+    for (int32_t i = 0; i < P->nf; i++)
+        if (P->oo[r->cand[i]] > 0 && !P->inl[r->cand[i]])
+            P->lo[P->n_lo++] = r->cand[i];
+    qsort_r(P->lo, (size_t)P->n_lo, sizeof *P->lo, cmp_pos_tensor, r);
+}
+
+/* 4.4.2, search: every leaf of the brute force over L_I, each with the
+ * greedy L_O scan; the fastest plan that fits becomes P->best. */
+static sa_status po_brute_force(pooch *P)
+{
+    rctx *r = P->r;
+    po_ctx pc = {P->base, P->lo, P->n_lo};
+    uint8_t *leaf = malloc(P->nt);
+    if (!leaf)
+        return bl_oom(r);
+    memcpy(leaf, P->base, P->nt);
+    sa_status st = SA_OK;
+    for (int32_t mask = 0; mask < (1 << P->nb); mask++) {
+        for (int32_t i = 0; i < P->nb; i++)
+            leaf[P->li[i]] = mask >> i & 1 ? DEC_KEEP : DEC_SWAP;
         pc.base = leaf;
         int32_t k;
-        if ((st = bl_fit_smallest(r, po_set, &pc, 0, n_lo, &oo_opts, &p, &ds, &k))) {
-            free(leaf);
-            goto out;
-        }
-        leaves++;
-        if (p && p->predicted.iteration_us < best->predicted.iteration_us) {
-            plan_free(best);
-            best = p;
-            bds = ds;
+        plan *p = NULL;
+        dec_stats ds = {0};
+        if ((st = bl_fit_smallest(r, po_set, &pc, 0, P->n_lo, &P->opts, &p, &ds, &k)))
+            break;
+        P->leaves++;
+        if (p && p->predicted.iteration_us < P->best->predicted.iteration_us) {
+            plan_free(P->best);
+            P->best = p;
+            P->bds = ds;
             po_set(r, k, &pc); /* the decisions of the plan kept */
-            memcpy(best_act, r->act, nt);
+            memcpy(P->best_act, r->act, P->nt);
         } else {
             plan_free(p);
         }
-        p = NULL;
     }
     free(leaf);
-    /* 4.4.3: swap -> recompute where r(X) < 1, smallest first */
-    uint8_t *done = inl; /* reused: maps removed from L */
-    memset(done, 0, nt);
+    return st;
+}
+
+/* 4.4.3: swap -> recompute where r(X) < 1, smallest first. */
+static sa_status po_recompute(pooch *P)
+{
+    rctx *r = P->r;
+    const dfg_graph *g = r->g;
+    uint8_t *done = P->inl; /* reused: maps removed from L */
+    memset(done, 0, P->nt);
+    sim_result sr;
+    sa_status st;
     for (int round = 0; round < PO_RECOMP_ROUNDS; round++) {
-        if ((st = sim_run(best, g, ws, &sr, r->err)))
-            goto out;
-        po_charge(r, best, sim_start(ws), sim_end(ws), oi, oo);
-        memcpy(r->act, best_act, nt);
+        if ((st = sim_run(P->best, g, P->ws, &sr, r->err)))
+            return st;
+        po_charge(r, P->best, sim_start(P->ws), sim_end(P->ws), P->oi, P->oo);
+        memcpy(r->act, P->best_act, P->nt);
         int32_t bx = -1;
         double br = 1.0;
-        for (int32_t i = 0; i < nf; i++) {
+        for (int32_t i = 0; i < P->nf; i++) {
             int32_t t = r->cand[i];
-            if (done[t] || best_act[t] != DEC_SWAP)
+            if (done[t] || P->best_act[t] != DEC_SWAP)
                 continue;
-            double so = oi[t] + oo[t];
+            double so = P->oi[t] + P->oo[t];
             if (so <= 0 || !dec_recomputable(g, t)) {
                 done[t] = 1; /* r(X) >= 1 (infinite): swap */
                 continue;
@@ -921,37 +937,66 @@ sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out)
             break;
         done[bx] = 1;
         r->act[bx] = DEC_RECOMPUTE;
-        if ((st = bl_build(r, &oo_opts, true, &p, &ds)))
-            goto out;
-        if (ds.arena_bytes <= r->dev->memory_bytes && p->predicted.iteration_us < best->predicted.iteration_us) {
-            plan_free(best);
-            best = p;
-            bds = ds;
-            best_act[bx] = DEC_RECOMPUTE;
-            n_rec++;
+        plan *p = NULL;
+        dec_stats ds = {0};
+        if ((st = bl_build(r, &P->opts, true, &p, &ds)))
+            return st;
+        if (ds.arena_bytes <= r->dev->memory_bytes && p->predicted.iteration_us < P->best->predicted.iteration_us) {
+            plan_free(P->best);
+            P->best = p;
+            P->bds = ds;
+            P->best_act[bx] = DEC_RECOMPUTE;
+            P->n_rec++;
         } else {
             plan_free(p);
         }
-        p = NULL;
     }
-    {
-        char extra[256];
-        snprintf(extra, sizeof extra, "\"feature_maps\":%d,\"L_O\":%d,\"L_I\":%d,\"brute_forced\":%d,\"leaves\":%d,"
-                 "\"recomputed_by_r\":%d,%s", nf, n_lo_all, n_li, nb, leaves, n_rec, timing_json(sync));
-        st = accept(r, best, &bds, extra, out);
-        best = NULL;
+    return SA_OK;
+}
+
+sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out)
+{
+    pooch P;
+    memset(&P, 0, sizeof P);
+    P.r = r;
+    P.nt = (size_t)r->g->n_tensors + 1;
+    bl_forward_activations(r, true);
+    P.nf = r->n_cand;
+    P.base = malloc(P.nt);
+    P.best_act = malloc(P.nt);
+    P.inl = calloc(P.nt, 1);
+    P.oi = calloc(P.nt, sizeof *P.oi);
+    P.oo = calloc(P.nt, sizeof *P.oo);
+    P.li = calloc((size_t)P.nf + 1, sizeof *P.li);
+    P.lo = calloc((size_t)P.nf + 1, sizeof *P.lo);
+    P.ws = sim_ws_new();
+    sa_status st = SA_OK;
+    if (!P.base || !P.best_act || !P.inl || !P.oi || !P.oo || !P.li || !P.lo || !P.ws)
+        st = bl_oom(r);
+    /* PooCH classifies feature maps only when they do not all fit */
+    else if ((st = keep_all_if_fits(r, o, out)) || *out)
+        ;
+    else if (!(st = po_all_swapped(&P, o))) {
+        po_classify(&P);
+        if (!(st = po_brute_force(&P)) && !(st = po_recompute(&P))) {
+            char extra[256];
+            snprintf(extra, sizeof extra,
+                     "\"feature_maps\":%d,\"L_O\":%d,\"L_I\":%d,\"brute_forced\":%d,\"leaves\":%d,"
+                     "\"recomputed_by_r\":%d,%s",
+                     P.nf, P.n_lo_all, P.n_li, P.nb, P.leaves, P.n_rec, timing_json(P.sync));
+            st = accept(r, P.best, &P.bds, extra, out);
+            P.best = NULL;
+        }
     }
-out:
-    plan_free(best);
-    plan_free(p);
-    sim_ws_free(ws);
-    free(base);
-    free(best_act);
-    free(inl);
-    free(oi);
-    free(oo);
-    free(li);
-    free(lo);
+    plan_free(P.best);
+    sim_ws_free(P.ws);
+    free(P.base);
+    free(P.best_act);
+    free(P.inl);
+    free(P.oi);
+    free(P.oo);
+    free(P.li);
+    free(P.lo);
     return st;
 }
 
