@@ -332,8 +332,9 @@ static sa_status genome_check(const dfg_graph *g, const int32_t *w, int32_t *pos
     for (int32_t i = 0; i < ns; i++) {
         int32_t step = i ? cls[i] - cls[i - 1] : cls[i] + 1;
         if (step < 0 || step > 1 || (i == 0 && cls[0] != 0))
-            return sa_fail(err, SA_EFORMAT, "genome word %d: class %d after class %d (CLS starts at 0 and steps by 0 or 1)",
-                           n + 1 + i, cls[i], i ? cls[i - 1] : 0);
+            return sa_fail(err, SA_EFORMAT,
+                           "genome word %d: class %d after class %d (CLS starts at 0 and steps by 0 or 1)", n + 1 + i,
+                           cls[i], i ? cls[i - 1] : 0);
     }
     if (ns > 0 && cls[ns - 1] != ncls - 1)
         return sa_fail(err, SA_EFORMAT, "genome word %d: %d classes but the last size is in class %d", n, ncls,
@@ -368,21 +369,30 @@ static int cmp_time(const void *a, const void *b, void *ctx)
 /* One exchange: offers the best o->migrants (out/out_us hold them), calls
  * the hook, checks the genomes it returns and puts them, evaluated, in place
  * of the worst.  order: np scratch words. */
-static sa_status exchange(const gctx *c, tws *ws, int threads, indiv *pop, int32_t np, int32_t *order, int32_t *out,
-                          double *out_us, int gen, bool final, bool *stop, int64_t *evals, double *tbest, sa_err *err)
+static sa_status exchange(const gctx *c, tws *ws, int threads, indiv *pop, int32_t np, int32_t *order, int gen,
+                          bool final, bool *stop, int64_t *evals, double *tbest, sa_err *err)
 {
     const ga_opts *o = c->o;
     int32_t words = ga_genome_words(c->g);
+    int k = o->migrants;
+    int32_t *out = malloc((size_t)k * (size_t)words * sizeof *out);
+    double *out_us = malloc((size_t)k * sizeof *out_us);
+    if (!out || !out_us) {
+        free(out);
+        free(out_us);
+        return sa_fail(err, SA_ENOMEM, "out of memory in a migration");
+    }
     for (int32_t i = 0; i < np; i++)
         order[i] = i;
     qsort_r(order, (size_t)np, sizeof *order, cmp_time, pop);
-    int k = o->migrants < np ? o->migrants : np;
     for (int i = 0; i < k; i++) {
         genome_export(c, &pop[order[i]], out + (size_t)i * (size_t)words);
         out_us[i] = pop[order[i]].t;
     }
     ga_migration m = {gen, final, words, k, out, out_us, NULL, 0, false};
     sa_status st = o->migrate(&m, o->migrate_ctx, err);
+    free(out);
+    free(out_us);
     if (st)
         return st;
     if (m.n_in < 0 || m.n_in > np - 1 || (m.n_in > 0 && !m.in))
@@ -430,15 +440,7 @@ sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o,
     indiv *next = calloc((size_t)total, sizeof *next);
     double *best_hist = calloc(1024, sizeof *best_hist), *time_hist = calloc(1024, sizeof *time_hist);
     int hist_cap = 1024;
-    int32_t *mig_out = NULL;
-    double *mig_us = NULL;
-    bool stop = false;
-    if (o->migrate) {
-        mig_out = calloc((size_t)o->migrants * (size_t)ga_genome_words(g), sizeof *mig_out);
-        mig_us = calloc((size_t)o->migrants, sizeof *mig_us);
-    }
-    bool ok = pop && ws && order && pairs && cands && keep && next && best_hist && time_hist &&
-              (!o->migrate || (mig_out && mig_us));
+    bool ok = pop && ws && order && pairs && cands && keep && next && best_hist && time_hist, stop = false;
     for (int32_t i = 0; ok && i < total; i++)
         ok = indiv_init(&pop[i], &c);
     for (int i = 0; ok && i < threads; i++)
@@ -597,17 +599,14 @@ sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o,
             next[i] = pop[keep[i]];
         memcpy(pop, next, (size_t)total * sizeof *pop);
         if (o->migrate && gen % o->migrate_every == 0 &&
-            (st = exchange(&c, ws, threads, pop, np, order, mig_out, mig_us, gen, false, &stop, &res->evaluations,
-                           &tbest, err)))
+            (st = exchange(&c, ws, threads, pop, np, order, gen, false, &stop, &res->evaluations, &tbest, err)))
             goto done;
     }
     res->generations = gen;
-    if (o->migrate) {
-        if ((st = exchange(&c, ws, threads, pop, np, order, mig_out, mig_us, gen, true, &stop, &res->evaluations,
-                           &tbest, err)))
-            goto done;
-        best_hist[gen] = tbest; /* the last exchange may bring a better one */
-    }
+    if (o->migrate &&
+        (st = exchange(&c, ws, threads, pop, np, order, gen, true, &stop, &res->evaluations, &tbest, err)))
+        goto done;
+    best_hist[gen] = tbest; /* the last exchange may have brought a better one */
 
     /* the best individual becomes the plan */
     int32_t bi = 0;
@@ -654,6 +653,5 @@ done:
     for (int i = 0; ws && i < threads; i++)
         tws_free(&ws[i]);
     free(pop); free(ws); free(order); free(pairs); free(cands); free(keep); free(next); free(best_hist); free(time_hist);
-    free(mig_out); free(mig_us);
     return st;
 }
