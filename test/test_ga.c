@@ -231,6 +231,7 @@ START_TEST(test_hook_stop_and_refusals)
     ck_assert_int_eq(hook_search(g, &d, 3, 1, &h, &r, &err), SA_OK);
     ck_assert_int_eq(r.generations, 2);
     ck_assert_int_eq(h.finals, 1);
+    plan_free(r.best);
     int32_t words = h.words, *bad = malloc((size_t)words * sizeof *bad);
     /* a malformed migrant ends the search with SA_EFORMAT naming it */
     struct { int32_t word, value; const char *needle; } cases[] = {
