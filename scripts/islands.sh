@@ -7,7 +7,9 @@
 # time to within 1 % of the best final plan of all the runs (from rank 0's
 # --log; with several ranks a better individual may sit on another rank for a
 # while, so that figure is an upper bound).
-# Usage: scripts/islands.sh [MODEL [SECONDS [RANKS [MEMORY]]]]
+# SECONDS written as Ng (e.g. 150g) gives every run --generations N instead:
+# the same generations per island, a figure that does not depend on the machine.
+# Usage: scripts/islands.sh [MODEL [SECONDS|Ng [RANKS [MEMORY]]]]
 #        (default wresnet-152-10 60 2 16GiB); appends to bench/results/islands.txt
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,11 +24,15 @@ mkdir -p build/zoo "$out" bench/results
 [ -x bin/swapadvisor-search-mpi ] || { echo "islands: bin/swapadvisor-search-mpi not built (no mpicc)" >&2; exit 2; }
 [ -s "$g" ] || ./bin/dfg-zoo "$m" -o - | ./bin/dfg-profile - --device "$profile" -o "$g"
 mpirun="mpirun --allow-run-as-root --oversubscribe"
+case $secs in
+    *g) stop=(--generations "${secs%g}") ;;
+    *) stop=(--time-limit "$secs") ;;
+esac
 runs=("1 1" "1 $ranks" "$ranks 1")
 for r in "${runs[@]}"; do
     set -- $r
     $mpirun -np "$1" ./bin/swapadvisor-search-mpi "$g" --memory "$mem" --seed 1 --threads "$2" \
-        --time-limit "$secs" -q --log "$out/$m.r$1t$2.csv" -o "$out/$m.r$1t$2.json"
+        "${stop[@]}" -q --log "$out/$m.r$1t$2.csv" -o "$out/$m.r$1t$2.json"
 done
 python3 - "$m" "$secs" "$mem" "$out" "${runs[@]}" <<'PY' | tee -a bench/results/islands.txt
 import csv, json, sys, datetime, os
@@ -39,7 +45,8 @@ for r in runs:
     log = [(float(x["elapsed_s"]), float(x["best_us"])) for x in csv.DictReader(open(base + ".csv"))]
     res.append((nr, nt, p, log))
 best = min(p["predicted"]["iteration_us"] for _, _, p, _ in res)
-print(f"# {m} at {mem}, profiles/v100-pcie3-16gb.json, --time-limit {secs} --seed 1, "
+stop = f"--generations {secs[:-1]}" if secs.endswith("g") else f"--time-limit {secs}"
+print(f"# {m} at {mem}, profiles/v100-pcie3-16gb.json, {stop} --seed 1, "
       f"{os.cpu_count()} cores, {datetime.date.today()}")
 print(f"{'ranks':>5} {'threads':>7} {'gens':>6} {'evals':>7} {'% ideal':>8} {'iter_us':>12} "
       f"{'to 1% own':>10} {'to 1% best':>10}")
