@@ -27,7 +27,7 @@ int main(int argc, char **argv)
         return rc;
     dfg_graph *g;
     dfg_device dev;
-    if ((rc = search_load(&TOOL, &a, true, &g, &dev)) >= 0)
+    if ((rc = search_load(&TOOL, &a, NULL, 0, true, &g, &dev)) >= 0)
         return rc;
     search_log lg;
     if ((rc = search_log_open(&TOOL, &a, cli_stderr_tty() && !a.quiet && strcmp(a.policy, "swapadvisor") == 0,

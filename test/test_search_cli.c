@@ -203,6 +203,27 @@ START_TEST(test_mpi_options)
                         e.bin, e.graph, e.dir),
                      0);
     ck_assert_int_eq(sh("test $(grep -c 'must be below the population' %s/err.txt) -eq 1", e.dir), 0);
+    /* a missing graph and an unwritable log: exit 4 on every rank, one message */
+    ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s/none.json 2>%s/err.txt", e.bin, e.dir, e.dir), 4);
+    ck_assert_int_eq(sh("test $(grep -c 'none.json: cannot open' %s/err.txt) -eq 1", e.dir), 0);
+    ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s --log %s/no/log.csv -o %s/x.json 2>%s/err.txt",
+                        e.bin, e.graph, e.dir, e.dir, e.dir),
+                     4);
+    ck_assert_int_eq(sh("test $(grep -c 'cannot open log' %s/err.txt) -eq 1 && test ! -e %s/x.json", e.dir, e.dir), 0);
+    /* GRAPH '-': rank 0 reads stdin and sends the graph on; the same plan as from the file */
+    ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s " SEARCH_ARGS " -o %s/file.json", e.bin, e.graph,
+                        e.dir),
+                     0);
+    ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi - " SEARCH_ARGS " -o %s/stdin.json < %s", e.bin,
+                        e.dir, e.graph),
+                     0);
+    char f[PATH_MAX + 32], i[PATH_MAX + 32];
+    snprintf(f, sizeof f, "%s/file.json", e.dir);
+    snprintf(i, sizeof i, "%s/stdin.json", e.dir);
+    char *tf = plan_text(f), *ti = plan_text(i);
+    ck_assert_str_eq(tf, ti);
+    free(tf);
+    free(ti);
     ck_assert_int_eq(
         sh("ASAN_OPTIONS=detect_leaks=0 %s/swapadvisor-search-mpi --help | grep -q -- '--migrate-every'", e.bin), 0);
     /* a baseline policy runs on rank 0 alone and writes its plan */

@@ -142,11 +142,13 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
     return -1;
 }
 
-int search_load(const cli_tool *tool, const search_args *a, bool report, dfg_graph **g, dfg_device *dev)
+int search_load(const cli_tool *tool, const search_args *a, const char *text, size_t len, bool report,
+                dfg_graph **g, dfg_device *dev)
 {
     sa_err err = {0};
     *g = NULL;
-    sa_status st = dfg_load_file(a->graph, g, &err);
+    sa_status st = text ? dfg_parse(text, len, strcmp(a->graph, "-") == 0 ? "<stdin>" : a->graph, g, &err)
+                        : dfg_load_file(a->graph, g, &err);
     if (!st)
         st = planner_check_graph(*g, a->graph, &err);
     if (!st && !(*g)->has_device)

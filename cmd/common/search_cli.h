@@ -11,6 +11,7 @@
 #define SEARCH_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -61,10 +62,12 @@ void search_args_init(search_args *a);
  * errors print and return 2). */
 int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands, search_args *a);
 
-/* Loads and checks a->graph and applies --memory to *dev.  Returns -1 to go
- * on, else the exit code; report: print the failure (else stay silent).
+/* Loads and checks a->graph (or, when text is not NULL, parses its len bytes
+ * as the contents of a->graph) and applies --memory to *dev.  Returns -1 to
+ * go on, else the exit code; report: print the failure (else stay silent).
  * On failure *g is NULL. */
-int search_load(const cli_tool *tool, const search_args *a, bool report, dfg_graph **g, dfg_device *dev);
+int search_load(const cli_tool *tool, const search_args *a, const char *text, size_t len, bool report,
+                dfg_graph **g, dfg_device *dev);
 
 /* The --log file and the progress line on a terminal. */
 typedef struct search_log {

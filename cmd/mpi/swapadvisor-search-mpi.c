@@ -1,7 +1,8 @@
 /* swapadvisor-search-mpi - the genetic search as an island model over MPI.
  *
- * Every rank loads the graph and runs the library's search (ga_search, with
- * its own OpenMP threads) on its own population and random seed; every
+ * Rank 0 reads the graph and sends it to every rank (so GRAPH may be '-').
+ * Each rank runs the library's search (ga_search, with its own OpenMP
+ * threads) on its own population and random seed; every
  * --migrate-every generations each rank sends its best --migrants genomes to
  * the next rank in a ring and takes the previous rank's in place of its
  * worst (ga_opts.migrate).  After the last generation the best individual of
@@ -24,6 +25,7 @@
 #include "cli.h"
 #include "search_cli.h"
 #include "swapadvisor/rng.h"
+#include "swapadvisor/sa_io.h"
 
 static const cli_tool TOOL = {
     "swapadvisor-search-mpi",
@@ -122,6 +124,42 @@ static sa_status record_islands(plan *p, const island *is, const search_args *a,
     return ok ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory");
 }
 
+/* Rank 0 reads GRAPH ('-': mpirun gives stdin to rank 0 only) and sends the
+ * text to every rank, so that all parse the same bytes and fail or go on
+ * together.  Returns -1 to go on (*text: len bytes, the caller frees), else
+ * the exit code (rank 0 prints the failure). */
+static int read_graph(const search_args *a, bool root, char **text, size_t *len)
+{
+    sa_err err = {0};
+    long long head[2] = {0, 0}; /* status, length */
+    if (root) {
+        sa_status st = sa_read_file(a->graph, text, len, &err);
+        head[0] = st;
+        head[1] = st ? 0 : (long long)*len;
+    }
+    if (MPI_Bcast(head, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        fprintf(stderr, "%s: MPI_Bcast of the graph failed\n", TOOL.name);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (head[0] != SA_OK)
+        return root ? cli_fail(&TOOL, &err) : sa_exit_code((sa_status)head[0]);
+    *len = (size_t)head[1];
+    if (!root && !(*text = malloc(*len + 1))) {
+        fprintf(stderr, "%s: out of memory for the graph\n", TOOL.name);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (size_t off = 0; off < *len;) {
+        int n = *len - off > (1u << 30) ? 1 << 30 : (int)(*len - off);
+        if (MPI_Bcast(*text + off, n, MPI_CHAR, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+            fprintf(stderr, "%s: MPI_Bcast of the graph failed\n", TOOL.name);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        off += (size_t)n;
+    }
+    (*text)[*len] = '\0';
+    return -1;
+}
+
 static int run(int argc, char **argv, const island *is0)
 {
     island is = *is0;
@@ -154,7 +192,13 @@ static int run(int argc, char **argv, const island *is0)
         return rc;
     dfg_graph *g;
     dfg_device dev;
-    if ((rc = search_load(&TOOL, &a, root, &g, &dev)) >= 0)
+    char *text = NULL;
+    size_t len = 0;
+    if ((rc = read_graph(&a, root, &text, &len)) >= 0)
+        return rc;
+    rc = search_load(&TOOL, &a, text, len, root, &g, &dev);
+    free(text);
+    if (rc >= 0)
         return rc;
     bool ga = strcmp(a.policy, "swapadvisor") == 0;
     if (!ga && !root) {
@@ -162,9 +206,14 @@ static int run(int argc, char **argv, const island *is0)
         return 0;
     }
     search_log lg = {NULL, false};
-    if (root && (rc = search_log_open(&TOOL, &a, cli_stderr_tty() && !a.quiet && ga, &lg)) >= 0) {
+    if (root)
+        rc = search_log_open(&TOOL, &a, cli_stderr_tty() && !a.quiet && ga, &lg);
+    if (ga && MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        fprintf(stderr, "%s: MPI_Bcast failed\n", TOOL.name);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (rc >= 0) { /* the log cannot be opened: every rank stops here */
         dfg_free(g);
-        MPI_Abort(MPI_COMM_WORLD, rc);
         return rc;
     }
     ga_opts *o = &a.po.search;
