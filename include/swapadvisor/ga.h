@@ -44,6 +44,8 @@ typedef struct ga_gen_stats {
  *   [n_ops + 1 + n_sizes, + n_sizes)    CNT: objects of each class (>= 0; the
  *                                       words past n_classes are written 0
  *                                       and ignored)
+ * The layout belongs to this build: only searches of the same build (the
+ * ranks of one job) exchange genomes, so new genes may change it freely.
  * The search fills the first group; the hook fills the second. */
 typedef struct ga_migration {
     int generation;          /* generations done so far */
