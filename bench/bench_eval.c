@@ -8,6 +8,7 @@
 
 #include "swapadvisor/dfg.h"
 #include "swapadvisor/plan.h"
+#include "swapadvisor/planner.h"
 #include "swapadvisor/policy.h"
 #include "swapadvisor/pool.h"
 #include "swapadvisor/sim.h"
@@ -47,13 +48,13 @@ int main(int argc, char **argv)
         swp_ws *ws = swp_ws_new(g);
         sim_ws *sw = sim_ws_new();
         plan *p = plan_new(g, &dev);
-        sim_result r = {0};
         int reps = 0;
         /* best: the fastest single evaluation, the figure least disturbed by
          * other work on a shared machine */
         double t0 = omp_get_wtime(), t = 0, best = HUGE_VAL;
         while (fixed > 0 ? reps < fixed : (t < 2.0 || reps < 3)) {
-            if (swp_plan(g, &dev, g->topo, &a, &o, ws, p, &err) || sim_run(p, g, sw, &r, &err)) {
+            planner_req q = {.schedule = g->topo, .layout = PLANNER_POOL, .pool = &a, .evict = &o, .ws = ws, .sim = sw};
+            if (planner_plan(g, &dev, &q, p, &err)) {
                 fprintf(stderr, "%s: %s\n", argv[i], err.msg);
                 return 1;
             }
@@ -64,7 +65,7 @@ int main(int argc, char **argv)
             t = t1 - t0;
         }
         printf("%-22s %6d %9d %7.0f%% %10.3f %10.3f %12.1f %9.1f%%\n", g->name, g->n_ops, p->n_nodes, frac * 100,
-               t / reps * 1e3, best * 1e3, reps / t, 100.0 * dfg_total_time_us(g) / r.makespan_us);
+               t / reps * 1e3, best * 1e3, reps / t, 100.0 * dfg_total_time_us(g) / p->predicted.iteration_us);
         plan_free(p);
         sim_ws_free(sw);
         swp_ws_free(ws);

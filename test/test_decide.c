@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "swapadvisor/decide.h"
+#include "swapadvisor/planner.h"
 #include "swapadvisor/runner.h"
 #include "swapadvisor/sim.h"
 #include "swapadvisor/validate.h"
@@ -21,9 +22,11 @@ static dfg_device dev_big(void)
 static plan *build_checked(const dfg_graph *g, const uint8_t *act, const dec_opts *o, dec_stats *ds)
 {
     dfg_device d = dev_big();
-    plan *p = NULL;
+    plan *p = plan_new(g, &d);
     sa_err err = {0};
-    ck_assert_msg(dec_build(g, &d, NULL, act, o, &p, ds, &err) == SA_OK, "%s", err.msg);
+    ck_assert_ptr_nonnull(p);
+    planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = o, .stats = ds};
+    ck_assert_msg(planner_plan(g, &d, &q, p, &err) == SA_OK, "%s", err.msg);
     val_report rep = {0};
     ck_assert_msg(plan_validate(p, g, true, &rep, &err) == SA_OK, "%d violations, first: %s", rep.n_violations,
                   err.msg);

@@ -6,7 +6,10 @@
  * simulates them in parallel (OpenMP, one workspace per thread, a random stream
  * per child so the result does not depend on the thread count), and keeps N_p
  * survivors drawn by softmax over t_norm = (T_best - t) / T_best (the best is
- * always kept).  Infeasible children score +infinity and die out.
+ * always kept).  Every individual is planned and simulated by the planner
+ * core (planner.h, the size-class pool layout).  Children the memory cannot
+ * hold (the core answers SA_EINFEASIBLE) score +infinity and die out; out
+ * of memory and internal errors end the search as errors.
  *
  * Ownership: ga_result.best is a plan the caller frees (plan_free).
  */
@@ -55,8 +58,13 @@ typedef struct ga_result {
 void ga_opts_default(ga_opts *o);
 const char *ga_mode_name(ga_mode m);
 
-/* Searches for dev (memory_bytes is the budget).  SA_EINFEASIBLE when no
- * individual could be planned at all. */
+/* Searches for dev (memory_bytes is the budget).  Returns SA_OK with
+ * res->best set; SA_EFORMAT when an op has no time (planner_check_graph);
+ * SA_EINFEASIBLE when no pool fits the memory or no individual could be
+ * planned; SA_ENOMEM, or SA_EINTERNAL when the planner broke an invariant
+ * (err says which, from the lowest-numbered individual that failed, so the
+ * same whatever the thread count).  On error res->best is NULL and nothing
+ * is left allocated. */
 sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o, ga_result *res, sa_err *err);
 
 #endif

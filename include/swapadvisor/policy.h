@@ -9,19 +9,21 @@
  *   swapadvisor   SwapAdvisor's genetic search over schedule and pool
  *                 (search/ga.h); policy_opts.search sets its options
  *   ideal, topo, odswap
- *                 the size-class pool and Belady / LRU swap planner
- *                 (planning/swp.h) on the default order (pool_policies.c)
+ *                 the planner core's size-class pool layout with Belady /
+ *                 LRU eviction (planning/swp.h) on the default order
+ *                 (pool_policies.c)
  *   smartpool, vdnn, tflms, checkpoint-sqrt, superneurons
- *                 rule-based per-tensor keep / swap / recompute decisions
- *                 laid out with SmartPool's best fit (baselines.c)
+ *                 rule-based per-tensor keep / swap / recompute decisions,
+ *                 the core's best-fit layout (planning/decide.h; baselines.c)
  *   autoswap, capuchin, pooch
  *                 the same decisions chosen from the profile (adaptive.c)
  *
  * Adding a policy (one file, one row):
  *   1. Write lib/policies/NAME.c with
  *        sa_status policy_run_NAME(const policy_call *c, plan **out, sa_err *err);
- *      building its plan through the planning layer (swp.h or decide.h) and
- *      finishing with planner_predict; on failure it leaves *out NULL and
+ *      building its plan with the planner core (planning/planner.h:
+ *      planner_plan, the size-class pool or best-fit layout, which also
+ *      fills the predicted block); on failure it leaves *out NULL and
  *      returns SA_EINFEASIBLE with a one-line reason when the graph cannot run
  *      in c->dev's memory under its rule, SA_ENOMEM / SA_EINTERNAL otherwise.
  *   2. Declare it in lib/policies/policies_internal.h and add its row to the

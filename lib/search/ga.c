@@ -11,7 +11,6 @@
 #include "swapadvisor/pool.h"
 #include "swapadvisor/rng.h"
 #include "swapadvisor/sim.h"
-#include "swapadvisor/swp.h"
 
 void ga_opts_default(ga_opts *o)
 {
@@ -41,7 +40,7 @@ typedef struct tws {
     swp_ws *swp;
     sim_ws *sim;
     plan *p;
-    int32_t *need, *ext1, *ext2, *ext, *sum, *num;
+    int32_t *need, *demand, *ext1, *ext2, *ext, *sum, *num;
     int32_t *mark, *heap, *hpos, *indeg, *rank, *tmp;
 } tws;
 
@@ -60,7 +59,7 @@ static void tws_free(tws *w)
     swp_ws_free(w->swp);
     sim_ws_free(w->sim);
     plan_free(w->p);
-    free(w->need); free(w->ext1); free(w->ext2); free(w->ext); free(w->sum); free(w->num);
+    free(w->need); free(w->demand); free(w->ext1); free(w->ext2); free(w->ext); free(w->sum); free(w->num);
     free(w->mark); free(w->heap); free(w->hpos); free(w->indeg); free(w->rank); free(w->tmp);
 }
 
@@ -71,14 +70,15 @@ static bool tws_init(tws *w, const gctx *c)
     w->swp = swp_ws_new(c->g);
     w->sim = sim_ws_new();
     w->p = plan_new(c->g, c->dev);
-    w->need = calloc(s, sizeof(int32_t)); w->ext1 = calloc(s, sizeof(int32_t));
+    w->need = calloc(s, sizeof(int32_t)); w->demand = calloc(s, sizeof(int32_t));
+    w->ext1 = calloc(s, sizeof(int32_t));
     w->ext2 = calloc(s, sizeof(int32_t)); w->ext = calloc(s, sizeof(int32_t));
     w->sum = calloc(s, sizeof(int32_t)); w->num = calloc(s, sizeof(int32_t));
     w->mark = calloc(n, sizeof(int32_t)); w->heap = calloc(n, sizeof(int32_t));
     w->hpos = calloc(n, sizeof(int32_t)); w->indeg = calloc(n, sizeof(int32_t));
     w->rank = calloc(n, sizeof(int32_t));
     w->tmp = calloc(n, sizeof(int32_t));
-    return w->swp && w->sim && w->p && w->need && w->ext1 && w->ext2 && w->ext && w->sum && w->num && w->mark &&
+    return w->swp && w->sim && w->p && w->need && w->demand && w->ext1 && w->ext2 && w->ext && w->sum && w->num && w->mark &&
            w->heap && w->hpos && w->indeg && w->rank && w->tmp;
 }
 
@@ -223,21 +223,35 @@ static void mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a)
 
 /* ---- evaluation ---- */
 
-static double evaluate(const gctx *c, tws *w, indiv *x)
+/* Plans and simulates x: x->t = the simulated iteration time, or HUGE_VAL
+ * when x cannot run in the memory (no pool repair fits, or the planner
+ * refuses the pool: SA_EINFEASIBLE).  Returns SA_OK then; SA_ENOMEM or
+ * SA_EINTERNAL (err says why) end the search.  pool_repair_any's false
+ * still reads as "no pool fits" even where its scratch ran out: pool.h's
+ * bool returns do not tell the two apart yet. */
+static sa_status evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
 {
-    sa_err err;
+    x->t = HUGE_VAL;
     if (!pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes, c->split))
-        return HUGE_VAL;
+        return SA_OK;
     /* repair only shrinks; memory left unused is never better used idle */
     pool_top_up(&x->a, c->dev->memory_bytes);
     if (!pool_layout(&x->a, c->g))
-        return HUGE_VAL;
-    if (swp_plan(c->g, c->dev, x->sch, &x->a, &c->so, w->swp, w->p, &err) != SA_OK)
-        return HUGE_VAL;
-    sim_result r;
-    if (sim_run(w->p, c->g, w->sim, &r, &err) != SA_OK)
-        return HUGE_VAL;
-    return r.makespan_us;
+        return sa_fail(err, SA_ENOMEM, "out of memory laying out a pool");
+    planner_req q = {.schedule = x->sch, .layout = PLANNER_POOL, .pool = &x->a, .evict = &c->so, .ws = w->swp,
+                     .sim = w->sim};
+    sa_status st = planner_plan(c->g, c->dev, &q, w->p, err);
+    if (st == SA_EINFEASIBLE)
+        return SA_OK;
+    if (st == SA_EINVALID) { /* the planner's own plan deadlocks: a bug, not bad input */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return sa_fail(err, SA_EINTERNAL, "search: a planned individual does not simulate: %s", why);
+    }
+    if (st)
+        return st;
+    x->t = w->p->predicted.iteration_us;
+    return SA_OK;
 }
 
 static bool indiv_init(indiv *x, const gctx *c)
@@ -254,30 +268,29 @@ static void indiv_free(indiv *x)
 }
 
 /* A random individual: random topological order, random monotone CLS, CNT
- * filling memory in proportion to demand. */
-static void random_indiv(const gctx *c, tws *w, rng *r, const indiv *seed0, indiv *x)
+ * filling memory in proportion to demand (the floors where even those do not
+ * fit).  SA_ENOMEM when copying seed0's pool fails; x is then incomplete. */
+static sa_status random_indiv(const gctx *c, tws *w, rng *r, const indiv *seed0, indiv *x, sa_err *err)
 {
     const ga_mode m = c->o->mode;
     if (m == GA_ALLOC_ONLY)
         memcpy(x->sch, seed0->sch, (size_t)c->n * sizeof *x->sch);
     else
         walk_schedule(c, w, r, c->g->topo, 1.0, x->sch);
-    if (m == GA_SCHEDULE_ONLY) {
-        pool_alloc_copy(&x->a, &seed0->a);
-        return;
-    }
+    if (m == GA_SCHEDULE_ONLY)
+        return pool_alloc_copy(&x->a, &seed0->a) ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
     x->a.cls[0] = 0;
     for (int32_t i = 1; i < c->ns; i++)
         x->a.cls[i] = x->a.cls[i - 1] + (rng_unit(r) < 0.5);
     pool_repair_cls(&x->a);
-    int32_t *demand = calloc((size_t)c->ns + 1, sizeof *demand);
-    if (demand) {
-        pool_class_demand(&x->a, c->g, x->sch, w->need, demand);
-        sa_err err;
-        if (pool_fill_cnt(&x->a, c->g, w->need, demand, c->dev->memory_bytes, &err) != SA_OK)
-            memcpy(x->a.cnt, w->need, (size_t)c->ns * sizeof *w->need);
-    }
-    free(demand);
+    pool_class_demand(&x->a, c->g, x->sch, w->need, w->demand);
+    sa_err why;
+    sa_status st = pool_fill_cnt(&x->a, c->g, w->need, w->demand, c->dev->memory_bytes, &why);
+    if (st == SA_EINFEASIBLE) /* the floors do not fit: evaluate's repair takes it from there */
+        memcpy(x->a.cnt, w->need, (size_t)c->ns * sizeof *w->need);
+    else if (st)
+        return sa_fail(err, st, "%s", why.msg);
+    return SA_OK;
 }
 
 typedef struct cand { double w; int32_t idx; } cand;
@@ -291,233 +304,345 @@ static int cmp_time(const void *a, const void *b, void *ctx)
     return i - j;
 }
 
+/* ---- the search ---- */
+
+/* The whole search's state: np parents in pop[0 .. np), the generation's
+ * 2 np children after them; one workspace per thread. */
+typedef struct search {
+    gctx c;
+    int32_t np, nkids, total;
+    int threads;
+    double t0;
+    indiv *pop, *next;
+    tws *ws;
+    int32_t *order, *keep;
+    int32_t (*pairs)[3];
+    cand *cands;
+    sa_status *est;         /* per individual: the status of its last job */
+    sa_err *eerr;           /* and its error, read when est is not SA_OK */
+    double *best_hist, *time_hist;
+    int hist_cap;
+    double tbest;
+} search;
+
+static void search_free(search *s)
+{
+    for (int32_t i = 0; s->pop && i < s->total; i++)
+        indiv_free(&s->pop[i]);
+    for (int i = 0; s->ws && i < s->threads; i++)
+        tws_free(&s->ws[i]);
+    free(s->pop); free(s->ws); free(s->order); free(s->pairs); free(s->cands); free(s->keep); free(s->next);
+    free(s->est); free(s->eerr); free(s->best_hist); free(s->time_hist);
+}
+
+/* Allocates everything the search needs.  SA_ENOMEM (s then holds what was
+ * allocated, for search_free). */
+static sa_status search_init(search *s, const dfg_graph *g, const dfg_device *dev, const ga_opts *o, sa_err *err)
+{
+    memset(s, 0, sizeof *s);
+    s->np = o->population < 2 ? 2 : o->population + (o->population & 1);
+    s->nkids = 2 * s->np;
+    s->total = s->np + s->nkids;
+    s->threads = o->threads > 0 ? o->threads : 1;
+    s->c = (gctx){g, dev, o, {0}, g->n_ops, g->n_sizes, false};
+    swp_opts_default(&s->c.so);
+    s->t0 = omp_get_wtime();
+    size_t total = (size_t)s->total;
+    s->pop = calloc(total, sizeof *s->pop);
+    s->ws = calloc((size_t)s->threads, sizeof *s->ws);
+    s->order = calloc(total, sizeof *s->order);
+    s->pairs = calloc((size_t)s->np / 2 + 1, sizeof *s->pairs);
+    s->cands = calloc(total, sizeof *s->cands);
+    s->keep = calloc(total, sizeof *s->keep);
+    s->next = calloc(total, sizeof *s->next);
+    s->est = calloc(total, sizeof *s->est);
+    s->eerr = calloc(total, sizeof *s->eerr);
+    s->hist_cap = 1024;
+    s->best_hist = calloc((size_t)s->hist_cap, sizeof *s->best_hist);
+    s->time_hist = calloc((size_t)s->hist_cap, sizeof *s->time_hist);
+    bool ok = s->pop && s->ws && s->order && s->pairs && s->cands && s->keep && s->next && s->est && s->eerr &&
+              s->best_hist && s->time_hist;
+    for (int32_t i = 0; ok && i < s->total; i++)
+        ok = indiv_init(&s->pop[i], &s->c);
+    for (int i = 0; ok && i < s->threads; i++)
+        ok = tws_init(&s->ws[i], &s->c);
+    return ok ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory starting the search");
+}
+
+/* The first error among individuals [from, to) of the last parallel job, in
+ * index order (so the error does not depend on the thread count), into err. */
+static sa_status first_error(const search *s, int32_t from, int32_t to, sa_err *err)
+{
+    for (int32_t i = from; i < to; i++)
+        if (s->est[i]) {
+            if (err)
+                *err = s->eerr[i];
+            return s->est[i];
+        }
+    return SA_OK;
+}
+
+/* Evaluates individuals [from, to) in parallel; the first error, if any. */
+static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err)
+{
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
+    for (int32_t i = from; i < to; i++)
+        s->est[i] = evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], &s->eerr[i]);
+    return first_error(s, from, to, err);
+}
+
+/* Generation 0: individual 0 is the topo policy's (the default order, one
+ * class per size), the others random; all evaluated.  SA_EINFEASIBLE when
+ * no pool fits the memory at all; SA_ENOMEM; SA_EINTERNAL. */
+static sa_status first_generation(search *s, ga_result *res, sa_err *err)
+{
+    const dfg_graph *g = s->c.g;
+    const ga_opts *o = s->c.o;
+    sa_status st;
+    memcpy(s->pop[0].sch, g->topo, (size_t)s->c.n * sizeof *g->topo);
+    if ((st = pool_fine_grained(&s->pop[0].a, g, g->topo, s->c.dev->memory_bytes, err)))
+        return st;
+    if (!pool_fixed_fits(g, s->c.dev->memory_bytes, &s->c.split))
+        return sa_fail(err, SA_ENOMEM, "out of memory starting the search");
+    s->c.split = !s->c.split;
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
+    for (int32_t i = 1; i < s->np; i++) {
+        rng r;
+        rng_seed(&r, o->seed, 0, (uint64_t)i);
+        s->est[i] = random_indiv(&s->c, &s->ws[omp_get_thread_num()], &r, &s->pop[0], &s->pop[i], &s->eerr[i]);
+    }
+    if ((st = first_error(s, 1, s->np, err)) || (st = evaluate_range(s, 0, s->np, err)))
+        return st;
+    res->evaluations = s->np;
+    s->tbest = HUGE_VAL;
+    for (int32_t i = 0; i < s->np; i++)
+        s->tbest = fmin(s->tbest, s->pop[i].t);
+    res->first_us = s->tbest;
+    return SA_OK;
+}
+
+/* Records generation gen (history, the caller's callback) and says whether
+ * the search stops here.  SA_ENOMEM growing the history. */
+static sa_status end_of_generation(search *s, int gen, const ga_result *res, bool *stop, sa_err *err)
+{
+    const ga_opts *o = s->c.o;
+    double sum = 0, worst = 0;
+    int32_t feas = 0;
+    for (int32_t i = 0; i < s->np; i++)
+        if (isfinite(s->pop[i].t)) {
+            sum += s->pop[i].t;
+            worst = fmax(worst, s->pop[i].t);
+            feas++;
+        }
+    double elapsed = omp_get_wtime() - s->t0;
+    if (gen >= s->hist_cap) {
+        int cap = 2 * s->hist_cap;
+        double *b = realloc(s->best_hist, (size_t)cap * sizeof *b);
+        if (b)
+            s->best_hist = b;
+        double *t = b ? realloc(s->time_hist, (size_t)cap * sizeof *t) : NULL;
+        if (!t)
+            return sa_fail(err, SA_ENOMEM, "out of memory in the search");
+        s->time_hist = t;
+        s->hist_cap = cap;
+    }
+    s->best_hist[gen] = s->tbest;
+    s->time_hist[gen] = elapsed;
+    if (o->on_generation) {
+        ga_gen_stats gs = {gen, res->evaluations, elapsed, s->tbest, feas ? sum / feas : HUGE_VAL, worst,
+                           dfg_total_time_us(s->c.g)};
+        o->on_generation(&gs, o->ctx);
+    }
+    *stop = (o->generations > 0 && gen >= o->generations) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
+            (o->generations <= 0 && o->time_limit_s <= 0);
+    return SA_OK;
+}
+
+/* Child j of generation gen from pair j / 4: 2 schedules x 2 allocations,
+ * crossed over and mutated with the child's own random streams. */
+static void make_child(search *s, tws *w, int gen, int32_t j)
+{
+    const ga_opts *o = s->c.o;
+    const gctx *c = &s->c;
+    indiv *kid = &s->pop[s->np + j];
+    const indiv *pa = &s->pop[s->pairs[j / 4][0]], *pb = &s->pop[s->pairs[j / 4][1]];
+    int v = j % 4;
+    rng r, pr;
+    rng_seed(&r, o->seed, (uint64_t)gen, (uint64_t)(j + 1));
+    rng_seed(&pr, o->seed, (uint64_t)gen, UINT64_C(0x10000) + (uint64_t)(j / 4));
+    int32_t acr = 1 + rng_below(&pr, c->ns > 1 ? c->ns - 1 : 1);
+    const indiv *sh = (v & 1) ? pb : pa, *st_ = (v & 1) ? pa : pb;
+    const indiv *ah = (v & 2) ? pb : pa, *at = (v & 2) ? pa : pb;
+    if (o->mode == GA_ALLOC_ONLY) {
+        memcpy(kid->sch, pa->sch, (size_t)c->n * sizeof *kid->sch);
+    } else {
+        cross_schedule(c, w, sh->sch, st_->sch, s->pairs[j / 4][2], w->tmp);
+        walk_schedule(c, w, &r, w->tmp, o->mutation, kid->sch);
+    }
+    if (o->mode != GA_SCHEDULE_ONLY) {
+        kid->a.n_classes = 0;
+        cross_alloc(w, &ah->a, &at->a, acr, &kid->a);
+        mutate_alloc(c, w, &r, &kid->a);
+    }
+}
+
+/* Pairs the parents (a shuffle drawn from gr), makes and evaluates the
+ * generation's children in parallel.  SA_ENOMEM / SA_EINTERNAL. */
+static sa_status breed(search *s, int gen, rng *gr, sa_err *err)
+{
+    int32_t np = s->np;
+    for (int32_t i = 0; i < np; i++)
+        s->order[i] = i;
+    for (int32_t i = np - 1; i > 0; i--) {
+        int32_t j = rng_below(gr, i + 1), t = s->order[i];
+        s->order[i] = s->order[j];
+        s->order[j] = t;
+    }
+    for (int32_t q = 0; q < np / 2; q++) {
+        s->pairs[q][0] = s->order[2 * q];
+        s->pairs[q][1] = s->order[2 * q + 1];
+        s->pairs[q][2] = 1 + rng_below(gr, s->c.n > 1 ? s->c.n - 1 : 1); /* schedule crossover point */
+    }
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
+    for (int32_t j = 0; j < s->nkids; j++) {
+        tws *w = &s->ws[omp_get_thread_num()];
+        indiv *kid = &s->pop[np + j];
+        make_child(s, w, gen, j);
+        if (s->c.o->mode == GA_SCHEDULE_ONLY && !pool_alloc_copy(&kid->a, &s->pop[s->pairs[j / 4][0]].a))
+            s->est[np + j] = sa_fail(&s->eerr[np + j], SA_ENOMEM, "out of memory copying a pool");
+        else
+            s->est[np + j] = evaluate(&s->c, w, kid, &s->eerr[np + j]);
+    }
+    return first_error(s, np, s->total, err);
+}
+
+/* Survival: the best, then softmax draws without replacement (from gr);
+ * survivors move into the parent slots. */
+static void survive(search *s, rng *gr)
+{
+    const ga_opts *o = s->c.o;
+    int32_t np = s->np, total = s->total;
+    indiv *pop = s->pop;
+    for (int32_t i = 0; i < total; i++) {
+        s->order[i] = i;
+        if (pop[i].t < s->tbest)
+            s->tbest = pop[i].t;
+    }
+    qsort_r(s->order, (size_t)total, sizeof *s->order, cmp_time, pop);
+    int32_t nc = 0;
+    for (int32_t i = 1; i < total; i++) {
+        double t = pop[s->order[i]].t;
+        double tn = isfinite(t) ? (s->tbest - t) / s->tbest : -HUGE_VAL;
+        s->cands[nc++] = (cand){exp(tn / (o->temperature > 0 ? o->temperature : 1.0)), s->order[i]};
+    }
+    int32_t nk = 0;
+    s->keep[nk++] = s->order[0];
+    while (nk < np) {
+        double wsum = 0;
+        for (int32_t i = 0; i < nc; i++)
+            wsum += s->cands[i].w;
+        int32_t pick = 0; /* only infeasible ones left: take the fastest */
+        if (wsum > 0) {
+            double u = rng_unit(gr) * wsum;
+            pick = nc - 1;
+            for (int32_t i = 0; i < nc; i++) {
+                u -= s->cands[i].w;
+                if (u < 0) { pick = i; break; }
+            }
+        }
+        s->keep[nk++] = s->cands[pick].idx;
+        /* keep the remaining candidates in time order so ties resolve alike */
+        memmove(&s->cands[pick], &s->cands[pick + 1], (size_t)(nc - pick - 1) * sizeof *s->cands);
+        nc--;
+    }
+    /* survivors into the parent slots (a permutation of the structs) */
+    for (int32_t i = 0; i < total; i++)
+        s->order[i] = 0;
+    for (int32_t i = 0; i < np; i++)
+        s->order[s->keep[i]] = 1;
+    for (int32_t i = 0, k = np; i < total; i++)
+        if (!s->order[i])
+            s->keep[k++] = i;
+    for (int32_t i = 0; i < total; i++)
+        s->next[i] = pop[s->keep[i]];
+    memcpy(pop, s->next, (size_t)total * sizeof *pop);
+}
+
+/* The best parent becomes res->best, planned again and described by its
+ * search block.  SA_EINFEASIBLE when no individual could be planned;
+ * SA_ENOMEM; SA_EINTERNAL. */
+static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
+{
+    const dfg_graph *g = s->c.g;
+    const dfg_device *dev = s->c.dev;
+    const ga_opts *o = s->c.o;
+    const indiv *pop = s->pop;
+    int32_t bi = 0;
+    for (int32_t i = 1; i < s->np; i++)
+        if (pop[i].t < pop[bi].t)
+            bi = i;
+    if (!isfinite(pop[bi].t))
+        return sa_fail(err, SA_EINFEASIBLE, "no schedule and allocation could be planned in %lld bytes",
+                       (long long)dev->memory_bytes);
+    res->best = plan_new(g, dev);
+    if (!res->best)
+        return sa_fail(err, SA_ENOMEM, "out of memory");
+    planner_req q = {.schedule = pop[bi].sch, .layout = PLANNER_POOL, .pool = &pop[bi].a, .evict = &s->c.so,
+                     .ws = s->ws[0].swp, .sim = s->ws[0].sim};
+    sa_status st = planner_plan(g, dev, &q, res->best, err);
+    if (st)
+        return st;
+    res->wall_s = omp_get_wtime() - s->t0;
+    for (int k = 0; k <= gen; k++)
+        if (s->best_hist[k] <= 1.01 * pop[bi].t) {
+            res->time_to_1pct_s = s->time_hist[k];
+            break;
+        }
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
+             "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
+             "\"time_to_1pct_s\":%.3f,\"first_generation_us\":%.3f,\"size_classes\":%d,\"objects\":%d,"
+             "\"pool_bytes\":%lld}",
+             ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations, o->mutation,
+             o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, res->first_us, pop[bi].a.n_classes,
+             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes);
+    if (!plan_set_search_json(res->best, json))
+        return sa_fail(err, SA_ENOMEM, "out of memory");
+    return SA_OK;
+}
+
 sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o, ga_result *res, sa_err *err)
 {
     memset(res, 0, sizeof *res);
     sa_status st = planner_check_graph(g, NULL, err);
     if (st)
         return st;
-    int32_t np = o->population < 2 ? 2 : o->population + (o->population & 1);
-    int32_t nkids = 2 * np, total = np + nkids;
-    int threads = o->threads > 0 ? o->threads : 1;
-    gctx c = {g, dev, o, {0}, g->n_ops, g->n_sizes, false};
-    swp_opts_default(&c.so);
-    double t0 = omp_get_wtime();
-
-    indiv *pop = calloc((size_t)total, sizeof *pop);
-    tws *ws = calloc((size_t)threads, sizeof *ws);
-    int32_t *order = calloc((size_t)total, sizeof *order);
-    int32_t (*pairs)[3] = calloc((size_t)np / 2 + 1, sizeof *pairs);
-    cand *cands = calloc((size_t)total, sizeof *cands);
-    int32_t *keep = calloc((size_t)total, sizeof *keep);
-    indiv *next = calloc((size_t)total, sizeof *next);
-    double *best_hist = calloc(1024, sizeof *best_hist), *time_hist = calloc(1024, sizeof *time_hist);
-    int hist_cap = 1024;
-    bool ok = pop && ws && order && pairs && cands && keep && next && best_hist && time_hist;
-    for (int32_t i = 0; ok && i < total; i++)
-        ok = indiv_init(&pop[i], &c);
-    for (int i = 0; ok && i < threads; i++)
-        ok = tws_init(&ws[i], &c);
-    if (!ok) {
-        st = sa_fail(err, SA_ENOMEM, "out of memory starting the search");
-        goto done;
-    }
-
-    /* individual 0: the default order with one class per size (the topo policy) */
-    memcpy(pop[0].sch, g->topo, (size_t)c.n * sizeof *g->topo);
-    if ((st = pool_fine_grained(&pop[0].a, g, g->topo, dev->memory_bytes, err)))
-        goto done;
-    if (!pool_fixed_fits(g, dev->memory_bytes, &c.split)) {
-        st = sa_fail(err, SA_ENOMEM, "out of memory starting the search");
-        goto done;
-    }
-    c.split = !c.split;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (int32_t i = 1; i < np; i++) {
-        rng r;
-        rng_seed(&r, o->seed, 0, (uint64_t)i);
-        random_indiv(&c, &ws[omp_get_thread_num()], &r, &pop[0], &pop[i]);
-    }
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (int32_t i = 0; i < np; i++)
-        pop[i].t = evaluate(&c, &ws[omp_get_thread_num()], &pop[i]);
-    res->evaluations = np;
-
-    double tbest = HUGE_VAL;
-    for (int32_t i = 0; i < np; i++)
-        tbest = fmin(tbest, pop[i].t);
-    res->first_us = tbest;
+    search s;
     int gen = 0;
+    if ((st = search_init(&s, g, dev, o, err)) || (st = first_generation(&s, res, err)))
+        goto done;
     for (;;) {
-        /* stats and stopping */
-        double sum = 0, worst = 0;
-        int32_t feas = 0;
-        for (int32_t i = 0; i < np; i++)
-            if (isfinite(pop[i].t)) {
-                sum += pop[i].t;
-                worst = fmax(worst, pop[i].t);
-                feas++;
-            }
-        double elapsed = omp_get_wtime() - t0;
-        if (gen >= hist_cap) {
-            hist_cap *= 2;
-            double *b = realloc(best_hist, (size_t)hist_cap * sizeof *b), *t = realloc(time_hist, (size_t)hist_cap * sizeof *t);
-            if (b) best_hist = b;
-            if (t) time_hist = t;
-            if (!b || !t) {
-                st = sa_fail(err, SA_ENOMEM, "out of memory in the search");
-                goto done;
-            }
-        }
-        best_hist[gen] = tbest;
-        time_hist[gen] = elapsed;
-        if (o->on_generation) {
-            ga_gen_stats s = {gen, res->evaluations, elapsed, tbest, feas ? sum / feas : HUGE_VAL, worst,
-                              dfg_total_time_us(g)};
-            o->on_generation(&s, o->ctx);
-        }
-        if ((o->generations > 0 && gen >= o->generations) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
-            (o->generations <= 0 && o->time_limit_s <= 0))
+        bool stop = true;
+        if ((st = end_of_generation(&s, gen, res, &stop, err)))
+            goto done;
+        if (stop)
             break;
         gen++;
-
-        /* pair the parents (a shuffle drawn from the generation's stream) */
-        rng gr;
+        rng gr; /* the generation's own stream: pairing, then survival */
         rng_seed(&gr, o->seed, (uint64_t)gen, UINT64_C(0xfeed));
-        for (int32_t i = 0; i < np; i++)
-            order[i] = i;
-        for (int32_t i = np - 1; i > 0; i--) {
-            int32_t j = rng_below(&gr, i + 1), t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
-        for (int32_t q = 0; q < np / 2; q++) {
-            pairs[q][0] = order[2 * q];
-            pairs[q][1] = order[2 * q + 1];
-            pairs[q][2] = 1 + rng_below(&gr, c.n > 1 ? c.n - 1 : 1);  /* schedule crossover point */
-        }
-        /* children: pair q gives 4 (2 schedules x 2 allocations), each mutated
-         * and evaluated with its own random stream */
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-        for (int32_t j = 0; j < nkids; j++) {
-            tws *w = &ws[omp_get_thread_num()];
-            indiv *kid = &pop[np + j];
-            const indiv *pa = &pop[pairs[j / 4][0]], *pb = &pop[pairs[j / 4][1]];
-            int v = j % 4;
-            rng r, pr;
-            rng_seed(&r, o->seed, (uint64_t)gen, (uint64_t)(j + 1));
-            rng_seed(&pr, o->seed, (uint64_t)gen, UINT64_C(0x10000) + (uint64_t)(j / 4));
-            int32_t acr = 1 + rng_below(&pr, c.ns > 1 ? c.ns - 1 : 1);
-            const indiv *sh = (v & 1) ? pb : pa, *st_ = (v & 1) ? pa : pb;
-            const indiv *ah = (v & 2) ? pb : pa, *at = (v & 2) ? pa : pb;
-            if (o->mode == GA_ALLOC_ONLY) {
-                memcpy(kid->sch, pa->sch, (size_t)c.n * sizeof *kid->sch);
-            } else {
-                cross_schedule(&c, w, sh->sch, st_->sch, pairs[j / 4][2], w->tmp);
-                walk_schedule(&c, w, &r, w->tmp, o->mutation, kid->sch);
-            }
-            if (o->mode == GA_SCHEDULE_ONLY) {
-                pool_alloc_copy(&kid->a, &pa->a);
-            } else {
-                kid->a.n_classes = 0;
-                cross_alloc(w, &ah->a, &at->a, acr, &kid->a);
-                mutate_alloc(&c, w, &r, &kid->a);
-            }
-            kid->t = evaluate(&c, w, kid);
-        }
-        res->evaluations += nkids;
-
-        /* survival: the best, then softmax draws without replacement */
-        for (int32_t i = 0; i < total; i++) {
-            order[i] = i;
-            if (pop[i].t < tbest)
-                tbest = pop[i].t;
-        }
-        qsort_r(order, (size_t)total, sizeof *order, cmp_time, pop);
-        int32_t nc = 0;
-        for (int32_t i = 1; i < total; i++) {
-            double t = pop[order[i]].t;
-            double tn = isfinite(t) ? (tbest - t) / tbest : -HUGE_VAL;
-            cands[nc++] = (cand){exp(tn / (o->temperature > 0 ? o->temperature : 1.0)), order[i]};
-        }
-        int32_t nk = 0;
-        keep[nk++] = order[0];
-        while (nk < np) {
-            double wsum = 0;
-            for (int32_t i = 0; i < nc; i++)
-                wsum += cands[i].w;
-            int32_t pick = 0; /* only infeasible ones left: take the fastest */
-            if (wsum > 0) {
-                double u = rng_unit(&gr) * wsum;
-                pick = nc - 1;
-                for (int32_t i = 0; i < nc; i++) {
-                    u -= cands[i].w;
-                    if (u < 0) { pick = i; break; }
-                }
-            }
-            keep[nk++] = cands[pick].idx;
-            /* keep the remaining candidates in time order so ties resolve alike */
-            memmove(&cands[pick], &cands[pick + 1], (size_t)(nc - pick - 1) * sizeof *cands);
-            nc--;
-        }
-        /* survivors into the parent slots (a permutation of the structs) */
-        for (int32_t i = 0; i < total; i++)
-            order[i] = 0;
-        for (int32_t i = 0; i < np; i++)
-            order[keep[i]] = 1;
-        for (int32_t i = 0, k = np; i < total; i++)
-            if (!order[i])
-                keep[k++] = i;
-        for (int32_t i = 0; i < total; i++)
-            next[i] = pop[keep[i]];
-        memcpy(pop, next, (size_t)total * sizeof *pop);
+        if ((st = breed(&s, gen, &gr, err)))
+            goto done;
+        res->evaluations += s.nkids;
+        survive(&s, &gr);
     }
     res->generations = gen;
-
-    /* the best individual becomes the plan */
-    int32_t bi = 0;
-    for (int32_t i = 1; i < np; i++)
-        if (pop[i].t < pop[bi].t)
-            bi = i;
-    if (!isfinite(pop[bi].t)) {
-        st = sa_fail(err, SA_EINFEASIBLE, "no schedule and allocation could be planned in %lld bytes",
-                     (long long)dev->memory_bytes);
-        goto done;
-    }
-    res->best = plan_new(g, dev);
-    if (!res->best) {
-        st = sa_fail(err, SA_ENOMEM, "out of memory");
-        goto done;
-    }
-    if ((st = swp_plan(g, dev, pop[bi].sch, &pop[bi].a, &c.so, ws[0].swp, res->best, err)) ||
-        (st = planner_predict(res->best, g, ws[0].sim, NULL, err)))
-        goto done;
-    res->wall_s = omp_get_wtime() - t0;
-    for (int k = 0; k <= gen; k++)
-        if (best_hist[k] <= 1.01 * pop[bi].t) {
-            res->time_to_1pct_s = time_hist[k];
-            break;
-        }
-    char search[512];
-    snprintf(search, sizeof search,
-             "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
-             "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
-             "\"time_to_1pct_s\":%.3f,\"first_generation_us\":%.3f,\"size_classes\":%d,\"objects\":%d,"
-             "\"pool_bytes\":%lld}",
-             ga_mode_name(o->mode), (unsigned long long)o->seed, np, gen, (long long)res->evaluations, o->mutation,
-             o->temperature, threads, res->wall_s, res->time_to_1pct_s, res->first_us, pop[bi].a.n_classes,
-             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes);
-    if (!plan_set_search_json(res->best, search))
-        st = sa_fail(err, SA_ENOMEM, "out of memory");
+    st = finish(&s, gen, res, err);
 done:
     if (st) {
         plan_free(res->best);
         res->best = NULL;
     }
-    for (int32_t i = 0; pop && i < total; i++)
-        indiv_free(&pop[i]);
-    for (int i = 0; ws && i < threads; i++)
-        tws_free(&ws[i]);
-    free(pop); free(ws); free(order); free(pairs); free(cands); free(keep); free(next); free(best_hist); free(time_hist);
+    search_free(&s);
     return st;
 }
