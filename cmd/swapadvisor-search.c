@@ -35,6 +35,8 @@ static const cli_tool TOOL = {
     "  --mutation P          mutation probability per pick / element (default 0.05)\n"
     "  --temperature T       softmax temperature on t_norm in survival (default 1, the paper)\n"
     "  --search MODE         both (default), schedule (fixed allocation), alloc (fixed order)\n"
+    "  --no-seeds            the search starts without the other policies' plans (the paper's\n"
+    "                        search; by default it starts from them and is never slower)\n"
     "  --log FILE            per-generation CSV: generation,evaluations,elapsed_s,best_us,mean_us,worst_us\n"
     "  --repack              re-pack the plan's offsets with SmartPool's best fit (sizes descending,\n"
     "                        smallest hole) when that shrinks the arena; timing is unchanged\n"
@@ -96,7 +98,7 @@ typedef struct args {
 static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_POLICY = 256, O_MEMORY, O_SEED, O_THREADS, O_GENS, O_TIME, O_POP, O_MUT, O_TEMP, O_SEARCH, O_LOG,
-           O_VERSION, O_REPACK, O_LIST };
+           O_VERSION, O_REPACK, O_LIST, O_NOSEEDS };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'}, {"policy", required_argument, 0, O_POLICY},
         {"memory", required_argument, 0, O_MEMORY}, {"seed", required_argument, 0, O_SEED},
@@ -105,6 +107,7 @@ static int parse_args(int argc, char **argv, args *a)
         {"mutation", required_argument, 0, O_MUT}, {"temperature", required_argument, 0, O_TEMP},
         {"search", required_argument, 0, O_SEARCH}, {"log", required_argument, 0, O_LOG},
         {"repack", no_argument, 0, O_REPACK}, {"list-policies", no_argument, 0, O_LIST},
+        {"no-seeds", no_argument, 0, O_NOSEEDS},
         {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0}};
     ga_opts *go = &a->po.search;
@@ -122,6 +125,7 @@ static int parse_args(int argc, char **argv, args *a)
         case O_MEMORY: a->memory = optarg; break;
         case O_LOG: a->logpath = optarg; break;
         case O_REPACK: a->repack = true; break;
+        case O_NOSEEDS: a->po.search_seeds = false; break;
         case O_SEED:
             if (!cli_parse_i64(optarg, 0, INT64_MAX, &v))
                 return cli_usage(&TOOL, "--seed takes a non-negative integer, not '%s'", optarg);

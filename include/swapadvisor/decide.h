@@ -17,6 +17,13 @@
  *                  node), whose inputs are first made valid the same way
  *                  (kept, swapped in, or recomputed in turn: Chen's chains
  *                  between checkpoints);
+ *   DEC_EVICT      leaves the device after its last forward-phase use, swapped
+ *                  or recomputed by the cost rule (Capuchin's, ASPLOS'20):
+ *                  swapped when the round trip (swap-out plus swap-in time)
+ *                  hides behind the compute between its last forward use and
+ *                  its next use; otherwise recomputed when its producer may be
+ *                  re-run and takes less than the stall the swap would cause
+ *                  (round trip minus that compute); otherwise swapped;
  * dec_nodes emits the compute, swap_in, swap_out and recompute nodes with the
  * deps the strict validator demands (built with build.h's helpers, as the
  * size-class stage swp.h builds its own) and one placement per residency
@@ -52,7 +59,7 @@
 #include "plan.h"
 #include "sa_common.h"
 
-typedef enum dec_action { DEC_KEEP = 0, DEC_SWAP, DEC_RECOMPUTE } dec_action;
+typedef enum dec_action { DEC_KEEP = 0, DEC_SWAP, DEC_RECOMPUTE, DEC_EVICT, DEC_ACTION_COUNT } dec_action;
 
 typedef struct dec_opts {
     int32_t prefetch;      /* > 0: ops (or marks) ahead of the use; 0 = auto */

@@ -11,7 +11,27 @@
  * hold (the core answers SA_EINFEASIBLE) score +infinity and die out; out
  * of memory and internal errors end the search as errors.
  *
- * Ownership: ga_result.best is a plan the caller frees (plan_free).
+ * Joint search (issue 15).  An individual is (schedule, layout, pool,
+ * decisions): its layout gene picks the planner core's size-class pool
+ * (planned by Belady eviction in its pool genes CLS / CNT) or best fit (its
+ * per-tensor keep / swap / recompute genes, laid out by SmartPool's best
+ * fit).  Children take the layout, pool and decisions of their allocation
+ * parent, crossed with the other parent's at a random point and mutated
+ * (a layout flip with probability P, up to four decisions changed, each to
+ * keep, swap, recompute or evict: the cost rule of decide.h picks swap or
+ * recompute).
+ *
+ * Seeds.  The caller may hand in plans of other policies for the same graph
+ * and memory (ga_opts.seeds; the swapadvisor policy row passes every other
+ * row's).  Each becomes an individual of the first generation: its schedule
+ * and, in the best-fit layout, the decisions its plan carries out (swapped:
+ * it has a swap_out; recomputed: a placement begins at a recompute node).
+ * The answer is never slower than the fastest seed: when no individual beats
+ * it, that seed's plan itself is the answer.  The search block then records
+ * the fastest seed, the gain over it and where the answer came from.
+ *
+ * Ownership: ga_result.best is a plan the caller frees (plan_free).  Seeds
+ * stay the caller's (a winning seed is copied).
  */
 #ifndef GA_H
 #define GA_H
@@ -32,6 +52,11 @@ typedef struct ga_gen_stats {
     double ideal_us;
 } ga_gen_stats;
 
+typedef struct ga_seed {
+    const char *name;    /* the policy that made it (kept as a pointer) */
+    const plan *plan;    /* a plan of the same graph within the same memory, predicted block filled */
+} ga_seed;
+
 typedef struct ga_opts {
     uint64_t seed;
     int threads;           /* >= 1 */
@@ -44,6 +69,8 @@ typedef struct ga_opts {
     /* called after every generation from the calling thread; may be NULL */
     void (*on_generation)(const ga_gen_stats *s, void *ctx);
     void *ctx;
+    const ga_seed *seeds;  /* n_seeds plans of other policies to start from; may be NULL */
+    int n_seeds;
 } ga_opts;
 
 typedef struct ga_result {

@@ -6,8 +6,9 @@
  * the names.  The rows, by family (docs/policies.md has the rules, sources
  * and refusals):
  *
- *   swapadvisor   SwapAdvisor's genetic search over schedule and pool
- *                 (search/ga.h); policy_opts.search sets its options
+ *   swapadvisor   SwapAdvisor's genetic search over schedule, layout, pool
+ *                 and per-tensor decisions (search/ga.h), seeded with every
+ *                 other row's plan; policy_opts.search sets its options
  *   ideal, topo, odswap
  *                 the planner core's size-class pool layout with Belady /
  *                 LRU eviction (planning/swp.h) on the default order
@@ -48,7 +49,9 @@
 
 /* Options a row may read; policy_opts_default gives every row's defaults. */
 typedef struct policy_opts {
-    ga_opts search; /* the swapadvisor row's genetic search */
+    ga_opts search;     /* the swapadvisor row's genetic search */
+    bool search_seeds;  /* the swapadvisor row first runs every other row (but ideal) and starts
+                         * from their plans: never slower than any of them (default true) */
 } policy_opts;
 
 typedef struct policy_call {

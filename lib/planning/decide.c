@@ -142,6 +142,26 @@ static uint8_t allowed(const dctx *c, int32_t t, uint8_t a)
     return a;
 }
 
+/* DEC_EVICT resolved (decide.h): swap when the round trip hides behind the
+ * compute between the last forward use and the next use, else recompute
+ * when re-running the producer costs less than the stall the swap would
+ * cause (and recomputing is allowed), else swap. */
+static uint8_t cost_rule(const dctx *c, int32_t t)
+{
+    int32_t lf = c->last_fwd[t], nx = c->next_after[t];
+    if (nx < 0)
+        return DEC_KEEP; /* no gap: nothing to evict for */
+    int64_t b = c->g->tensors[t].bytes;
+    double gap = c->tstart[nx] - c->tstart[lf + 1];
+    double x = sim_transfer_alone_us(c->dev, b, PLAN_STREAM_D2H) + sim_transfer_alone_us(c->dev, b, PLAN_STREAM_H2D);
+    if (x <= gap)
+        return DEC_SWAP;
+    int32_t op = c->g->tensors[t].producer;
+    if (allowed(c, t, DEC_RECOMPUTE) == DEC_RECOMPUTE && c->g->ops[op].time_us < x - gap)
+        return DEC_RECOMPUTE;
+    return DEC_SWAP;
+}
+
 /* Re-runs the producer of t before position i. */
 static sa_status recompute(dctx *c, int32_t t, int32_t i, int depth)
 {
@@ -486,6 +506,8 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         c.last_use[t] = dfg_tensor_span(g, c.pos, t, &first, &last) ? last : -1;
         dec_gap(g, c.pos, t, &c.last_fwd[t], &c.next_after[t]);
         c.req[t] = act ? act[t] : DEC_KEEP;
+        if (c.req[t] == DEC_EVICT)
+            c.req[t] = cost_rule(&c, t);
         c.act[t] = allowed(&c, t, c.req[t]);
     }
     /* pass 1 until no swap needs demoting: a swap-in that cannot start after

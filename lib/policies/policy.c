@@ -28,6 +28,7 @@ void policy_opts_default(policy_opts *o)
 {
     memset(o, 0, sizeof *o);
     ga_opts_default(&o->search);
+    o->search_seeds = true;
 }
 
 const policy_def *policy_table(int *n)

@@ -32,7 +32,10 @@ const char *ga_mode_name(ga_mode m)
 typedef struct indiv {
     int32_t *sch;
     pool_alloc a;
-    double t;      /* simulated iteration time; HUGE_VAL when infeasible */
+    uint8_t layout;  /* planner_layout: PLANNER_POOL plans with a, PLANNER_BESTFIT with act */
+    uint8_t *act;    /* dec_action per tensor (n_tensors + 1) */
+    int32_t origin;  /* the seed its layout and decisions descend from; -1: none (topo or random) */
+    double t;        /* simulated iteration time; HUGE_VAL when infeasible */
 } indiv;
 
 /* Per-thread scratch: allocated once, reused for every child. */
@@ -52,6 +55,10 @@ typedef struct gctx {
     int32_t n;       /* ops */
     int32_t ns;      /* distinct sizes */
     bool split;      /* no fixed-object pool fits: pools rely on splitting objects */
+    bool joint;      /* seeds given: layout and decision genes evolve too */
+    dec_opts dec;    /* the best-fit layout's timing (automatic) and packing */
+    int32_t *cand;   /* tensors whose decision genes may change (activations, gradients) */
+    int32_t n_cand;
 } gctx;
 
 static void tws_free(tws *w)
@@ -229,9 +236,13 @@ static void mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a)
  * SA_EINTERNAL (err says why) end the search.  pool_repair_any's false
  * still reads as "no pool fits" even where its scratch ran out: pool.h's
  * bool returns do not tell the two apart yet. */
+static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err);
+
 static sa_status evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
 {
     x->t = HUGE_VAL;
+    if (x->layout == PLANNER_BESTFIT)
+        return evaluate_bestfit(c, w, x, err);
     if (!pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes, c->split))
         return SA_OK;
     /* repair only shrinks; memory left unused is never better used idle */
@@ -254,16 +265,42 @@ static sa_status evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
     return SA_OK;
 }
 
+/* evaluate for the best-fit layout: x's decisions on its schedule, packed;
+ * unfit when the packed arena exceeds the memory.  Same contract. */
+static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err)
+{
+    dec_stats ds;
+    planner_req q = {.schedule = x->sch, .layout = PLANNER_BESTFIT, .act = x->act, .dec = &c->dec, .stats = &ds,
+                     .sim = w->sim};
+    sa_status st = planner_plan(c->g, c->dev, &q, w->p, err);
+    if (st == SA_EINFEASIBLE)
+        return SA_OK;
+    if (st == SA_EINVALID) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return sa_fail(err, SA_EINTERNAL, "search: a planned individual does not simulate: %s", why);
+    }
+    if (st)
+        return st;
+    if (ds.arena_bytes <= c->dev->memory_bytes)
+        x->t = w->p->predicted.iteration_us;
+    return SA_OK;
+}
+
 static bool indiv_init(indiv *x, const gctx *c)
 {
     x->sch = calloc((size_t)c->n + 1, sizeof *x->sch);
+    x->act = calloc((size_t)c->g->n_tensors + 1, 1);
     x->t = HUGE_VAL;
-    return x->sch && pool_alloc_init(&x->a, c->ns);
+    x->layout = PLANNER_POOL;
+    x->origin = -1;
+    return x->sch && x->act && pool_alloc_init(&x->a, c->ns);
 }
 
 static void indiv_free(indiv *x)
 {
     free(x->sch);
+    free(x->act);
     pool_alloc_free(&x->a);
 }
 
@@ -291,6 +328,61 @@ static sa_status random_indiv(const gctx *c, tws *w, rng *r, const indiv *seed0,
     else if (st)
         return sa_fail(err, st, "%s", why.msg);
     return SA_OK;
+}
+
+/* Individual x from seed k (see ga.h): its plan's schedule and, in the
+ * best-fit layout, the decisions it carries out; pool genes from base (the
+ * topo individual), should a child flip the layout.  SA_EINTERNAL for a seed
+ * that is not a plan of this graph; SA_ENOMEM. */
+static sa_status seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base, indiv *x, sa_err *err)
+{
+    const ga_seed *sd = &c->o->seeds[k];
+    const plan *p = sd->plan;
+    const dfg_graph *g = c->g;
+    if (!p || p->n_schedule != c->n || p->graph_ops != c->n || p->graph_tensors != g->n_tensors)
+        return sa_fail(err, SA_EINTERNAL, "search: seed %d (%s) is not a plan of this graph", k, sd->name);
+    memset(w->mark, 0, (size_t)c->n * sizeof *w->mark);
+    for (int32_t i = 0; i < c->n; i++) {
+        int32_t op = p->schedule[i];
+        if (op < 0 || op >= c->n || w->mark[op]++)
+            return sa_fail(err, SA_EINTERNAL, "search: seed %d (%s): its schedule is not a permutation", k, sd->name);
+        x->sch[i] = op;
+    }
+    if (!pool_alloc_copy(&x->a, &base->a))
+        return sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
+    memset(x->act, DEC_KEEP, (size_t)g->n_tensors + 1);
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        if (p->nodes[v].kind == PLAN_SWAP_OUT)
+            x->act[p->nodes[v].ref] = DEC_SWAP;
+    for (int32_t i = 0; i < p->n_place; i++) {
+        const plan_placement *pl = &p->place[i];
+        if (pl->begin >= 0 && pl->begin != pl->end && p->nodes[pl->begin].kind == PLAN_RECOMPUTE)
+            x->act[pl->tensor] = DEC_RECOMPUTE;
+    }
+    x->layout = PLANNER_BESTFIT;
+    x->origin = k;
+    return SA_OK;
+}
+
+/* A new plan with p's contents (search block aside) for g; NULL on OOM. */
+static plan *copy_plan(const plan *p, const dfg_graph *g)
+{
+    plan *q = plan_new(g, &p->device);
+    bool ok = q && plan_set_schedule(q, p->schedule, p->n_schedule);
+    for (int32_t v = 0; ok && v < p->n_nodes; v++)
+        ok = plan_add_node(q, p->nodes[v].kind, p->nodes[v].ref, p->deps + p->nodes[v].dep_off,
+                           p->nodes[v].n_deps) == v;
+    for (int32_t i = 0; ok && i < p->n_place; i++)
+        ok = plan_add_placement(q, p->place[i].tensor, p->place[i].offset, p->place[i].begin, p->place[i].end);
+    for (int32_t i = 0; ok && i < p->n_res; i++)
+        ok = plan_add_resident(q, p->res[i].tensor, p->res[i].offset);
+    if (!ok) {
+        plan_free(q);
+        return NULL;
+    }
+    q->arena_bytes = p->arena_bytes;
+    q->predicted = p->predicted;
+    return q;
 }
 
 typedef struct cand { double w; int32_t idx; } cand;
@@ -332,7 +424,7 @@ static void search_free(search *s)
     for (int i = 0; s->ws && i < s->threads; i++)
         tws_free(&s->ws[i]);
     free(s->pop); free(s->ws); free(s->order); free(s->pairs); free(s->cands); free(s->keep); free(s->next);
-    free(s->est); free(s->eerr); free(s->best_hist); free(s->time_hist);
+    free(s->est); free(s->eerr); free(s->best_hist); free(s->time_hist); free(s->c.cand);
 }
 
 /* Allocates everything the search needs.  SA_ENOMEM (s then holds what was
@@ -344,8 +436,9 @@ static sa_status search_init(search *s, const dfg_graph *g, const dfg_device *de
     s->nkids = 2 * s->np;
     s->total = s->np + s->nkids;
     s->threads = o->threads > 0 ? o->threads : 1;
-    s->c = (gctx){g, dev, o, {0}, g->n_ops, g->n_sizes, false};
+    s->c = (gctx){g, dev, o, {0}, g->n_ops, g->n_sizes, false, o->n_seeds > 0 && o->seeds, {0}, NULL, 0};
     swp_opts_default(&s->c.so);
+    dec_opts_default(&s->c.dec);
     s->t0 = omp_get_wtime();
     size_t total = (size_t)s->total;
     s->pop = calloc(total, sizeof *s->pop);
@@ -360,8 +453,14 @@ static sa_status search_init(search *s, const dfg_graph *g, const dfg_device *de
     s->hist_cap = 1024;
     s->best_hist = calloc((size_t)s->hist_cap, sizeof *s->best_hist);
     s->time_hist = calloc((size_t)s->hist_cap, sizeof *s->time_hist);
+    s->c.cand = calloc((size_t)g->n_tensors + 1, sizeof *s->c.cand);
     bool ok = s->pop && s->ws && s->order && s->pairs && s->cands && s->keep && s->next && s->est && s->eerr &&
-              s->best_hist && s->time_hist;
+              s->best_hist && s->time_hist && s->c.cand;
+    for (int32_t t = 0; ok && t < g->n_tensors; t++) {
+        dfg_kind k = g->tensors[t].kind;
+        if (!dfg_kind_persistent(k) && k != DFG_WORKSPACE && k != DFG_INPUT)
+            s->c.cand[s->c.n_cand++] = t;
+    }
     for (int32_t i = 0; ok && i < s->total; i++)
         ok = indiv_init(&s->pop[i], &s->c);
     for (int i = 0; ok && i < s->threads; i++)
@@ -392,7 +491,8 @@ static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err
 }
 
 /* Generation 0: individual 0 is the topo policy's (the default order, one
- * class per size), the others random; all evaluated.  SA_EINFEASIBLE when
+ * class per size), then one per seed (as many as fit), the others random;
+ * all evaluated.  SA_EINFEASIBLE when
  * no pool fits the memory at all; SA_ENOMEM; SA_EINTERNAL. */
 static sa_status first_generation(search *s, ga_result *res, sa_err *err)
 {
@@ -409,7 +509,11 @@ static sa_status first_generation(search *s, ga_result *res, sa_err *err)
     for (int32_t i = 1; i < s->np; i++) {
         rng r;
         rng_seed(&r, o->seed, 0, (uint64_t)i);
-        s->est[i] = random_indiv(&s->c, &s->ws[omp_get_thread_num()], &r, &s->pop[0], &s->pop[i], &s->eerr[i]);
+        tws *w = &s->ws[omp_get_thread_num()];
+        if (s->c.joint && i - 1 < o->n_seeds)
+            s->est[i] = seed_indiv(&s->c, w, i - 1, &s->pop[0], &s->pop[i], &s->eerr[i]);
+        else
+            s->est[i] = random_indiv(&s->c, w, &r, &s->pop[0], &s->pop[i], &s->eerr[i]);
     }
     if ((st = first_error(s, 1, s->np, err)) || (st = evaluate_range(s, 0, s->np, err)))
         return st;
@@ -458,6 +562,36 @@ static sa_status end_of_generation(search *s, int gen, const ga_result *res, boo
     return SA_OK;
 }
 
+/* The joint genes of child j of generation gen (layout and decisions), from
+ * its allocation parents head and tail, with a stream of their own (so the
+ * schedule and pool genes draw as without seeds): head's layout, decisions
+ * crossed at a random tensor, then a layout flip with probability P
+ * (to best fit only when some decision is not keep) and, in the best-fit
+ * layout, up to four decision changes, each with probability one half. */
+static void make_joint_genes(const gctx *c, int gen, int32_t j, const indiv *head, const indiv *tail, indiv *kid)
+{
+    rng r;
+    rng_seed(&r, c->o->seed, (uint64_t)gen, UINT64_C(0x20000) + (uint64_t)j);
+    int32_t nt = c->g->n_tensors, cr = nt > 1 ? 1 + rng_below(&r, nt - 1) : 0;
+    memcpy(kid->act, head->act, (size_t)cr);
+    memcpy(kid->act + cr, tail->act + cr, (size_t)(nt - cr));
+    kid->layout = head->layout;
+    if (rng_unit(&r) < c->o->mutation) {
+        bool moved = false;
+        for (int32_t k = 0; k < c->n_cand && !moved; k++)
+            moved = kid->act[c->cand[k]] != DEC_KEEP;
+        if (kid->layout == PLANNER_BESTFIT)
+            kid->layout = PLANNER_POOL;
+        else if (moved)
+            kid->layout = PLANNER_BESTFIT;
+    }
+    if (kid->layout != PLANNER_BESTFIT || c->n_cand == 0)
+        return;
+    for (int k = 0; k < 4; k++)
+        if (rng_unit(&r) < 0.5)
+            kid->act[c->cand[rng_below(&r, c->n_cand)]] = (uint8_t)rng_below(&r, DEC_ACTION_COUNT);
+}
+
 /* Child j of generation gen from pair j / 4: 2 schedules x 2 allocations,
  * crossed over and mutated with the child's own random streams. */
 static void make_child(search *s, tws *w, int gen, int32_t j)
@@ -484,6 +618,10 @@ static void make_child(search *s, tws *w, int gen, int32_t j)
         cross_alloc(w, &ah->a, &at->a, acr, &kid->a);
         mutate_alloc(c, w, &r, &kid->a);
     }
+    kid->layout = PLANNER_POOL;
+    kid->origin = ah->origin;
+    if (c->joint)
+        make_joint_genes(c, gen, j, o->mode == GA_SCHEDULE_ONLY ? pa : ah, at, kid);
 }
 
 /* Pairs the parents (a shuffle drawn from gr), makes and evaluates the
@@ -568,9 +706,41 @@ static void survive(search *s, rng *gr)
     memcpy(pop, s->next, (size_t)total * sizeof *pop);
 }
 
-/* The best parent becomes res->best, planned again and described by its
- * search block.  SA_EINFEASIBLE when no individual could be planned;
- * SA_ENOMEM; SA_EINTERNAL. */
+/* The fastest seed (ga.h): its index, or -1 when none has a finite time. */
+static int32_t best_seed(const ga_opts *o)
+{
+    int32_t b = -1;
+    for (int32_t k = 0; o->seeds && k < o->n_seeds; k++)
+        if (o->seeds[k].plan && isfinite(o->seeds[k].plan->predicted.iteration_us) &&
+            (b < 0 || o->seeds[k].plan->predicted.iteration_us < o->seeds[b].plan->predicted.iteration_us))
+            b = k;
+    return b;
+}
+
+/* The joint members of the search block (empty without seeds): the answer's
+ * layout ("seed" when a seed's own plan is the answer), the seed its genes
+ * descend from, the fastest seed and the answer's gain over it. */
+static void seed_json(const search *s, const indiv *x, int32_t bs, bool seed_won, char *buf, size_t len)
+{
+    const ga_opts *o = s->c.o;
+    buf[0] = 0;
+    if (!s->c.joint)
+        return;
+    double su = bs >= 0 ? o->seeds[bs].plan->predicted.iteration_us : HUGE_VAL;
+    double t = seed_won ? su : x->t;
+    snprintf(buf, len,
+             ",\"layout\":\"%s\",\"origin\":\"%s\",\"seeds\":%d,\"best_seed\":\"%s\",\"best_seed_us\":%.3f,"
+             "\"gain_pct\":%.3f,\"answer\":\"%s\"",
+             seed_won ? "seed" : x->layout == PLANNER_BESTFIT ? "bestfit" : "pool",
+             seed_won ? o->seeds[bs].name : x->origin >= 0 ? o->seeds[x->origin].name : "none", o->n_seeds,
+             bs >= 0 ? o->seeds[bs].name : "none", bs >= 0 ? su : 0.0,
+             bs >= 0 && isfinite(t) ? 100.0 * (su - t) / su : 0.0, seed_won ? "seed" : "search");
+}
+
+/* The best parent becomes res->best, planned again (or, when the fastest
+ * seed is faster, a copy of that seed's plan) and described by its search
+ * block.  SA_EINFEASIBLE when neither an individual nor a seed could be
+ * planned; SA_ENOMEM; SA_EINTERNAL. */
 static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
 {
     const dfg_graph *g = s->c.g;
@@ -581,32 +751,42 @@ static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
     for (int32_t i = 1; i < s->np; i++)
         if (pop[i].t < pop[bi].t)
             bi = i;
-    if (!isfinite(pop[bi].t))
+    int32_t bs = s->c.joint ? best_seed(o) : -1;
+    bool seed_won = bs >= 0 && !(pop[bi].t <= o->seeds[bs].plan->predicted.iteration_us);
+    if (!isfinite(pop[bi].t) && !seed_won)
         return sa_fail(err, SA_EINFEASIBLE, "no schedule and allocation could be planned in %lld bytes",
                        (long long)dev->memory_bytes);
-    res->best = plan_new(g, dev);
-    if (!res->best)
-        return sa_fail(err, SA_ENOMEM, "out of memory");
-    planner_req q = {.schedule = pop[bi].sch, .layout = PLANNER_POOL, .pool = &pop[bi].a, .evict = &s->c.so,
-                     .ws = s->ws[0].swp, .sim = s->ws[0].sim};
-    sa_status st = planner_plan(g, dev, &q, res->best, err);
-    if (st)
-        return st;
+    double t_ans = seed_won ? o->seeds[bs].plan->predicted.iteration_us : pop[bi].t;
+    if (seed_won) {
+        if (!(res->best = copy_plan(o->seeds[bs].plan, g)))
+            return sa_fail(err, SA_ENOMEM, "out of memory");
+    } else {
+        if (!(res->best = plan_new(g, dev)))
+            return sa_fail(err, SA_ENOMEM, "out of memory");
+        dec_stats ds;
+        planner_req q = {.schedule = pop[bi].sch, .layout = pop[bi].layout, .pool = &pop[bi].a, .evict = &s->c.so,
+                         .ws = s->ws[0].swp, .act = pop[bi].act, .dec = &s->c.dec, .stats = &ds,
+                         .sim = s->ws[0].sim};
+        sa_status st = planner_plan(g, dev, &q, res->best, err);
+        if (st)
+            return st;
+    }
     res->wall_s = omp_get_wtime() - s->t0;
     for (int k = 0; k <= gen; k++)
-        if (s->best_hist[k] <= 1.01 * pop[bi].t) {
+        if (s->best_hist[k] <= 1.01 * t_ans) {
             res->time_to_1pct_s = s->time_hist[k];
             break;
         }
-    char json[512];
+    char joint[512], json[1024];
+    seed_json(s, &pop[bi], bs, seed_won, joint, sizeof joint);
     snprintf(json, sizeof json,
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
              "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
              "\"time_to_1pct_s\":%.3f,\"first_generation_us\":%.3f,\"size_classes\":%d,\"objects\":%d,"
-             "\"pool_bytes\":%lld}",
+             "\"pool_bytes\":%lld%s}",
              ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations, o->mutation,
              o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, res->first_us, pop[bi].a.n_classes,
-             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes);
+             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, joint);
     if (!plan_set_search_json(res->best, json))
         return sa_fail(err, SA_ENOMEM, "out of memory");
     return SA_OK;
