@@ -29,12 +29,16 @@ const char *ga_mode_name(ga_mode m)
     return m == GA_SCHEDULE_ONLY ? "schedule" : m == GA_ALLOC_ONLY ? "alloc" : "both";
 }
 
+enum { ORIGIN_NONE = -1, ORIGIN_RULE = -2 };
+
 typedef struct indiv {
     int32_t *sch;
     pool_alloc a;
     uint8_t layout;  /* planner_layout: PLANNER_POOL plans with a, PLANNER_BESTFIT with act */
     uint8_t *act;    /* dec_action per tensor (n_tensors + 1) */
-    int32_t origin;  /* the seed its layout and decisions descend from; -1: none (topo or random) */
+    uint8_t sync;    /* best fit: swap-outs synchronous (the next op waits: dec_opts.out_sync 1) or timed (0) */
+    int32_t origin;  /* the seed its layout and decisions descend from; ORIGIN_NONE (topo or random),
+                      * ORIGIN_RULE (the cost rule's individual) */
     double t;        /* simulated iteration time; HUGE_VAL when infeasible */
 } indiv;
 
@@ -270,7 +274,9 @@ static sa_status evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
 static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err)
 {
     dec_stats ds;
-    planner_req q = {.schedule = x->sch, .layout = PLANNER_BESTFIT, .act = x->act, .dec = &c->dec, .stats = &ds,
+    dec_opts d = c->dec;
+    d.out_sync = x->sync;
+    planner_req q = {.schedule = x->sch, .layout = PLANNER_BESTFIT, .act = x->act, .dec = &d, .stats = &ds,
                      .sim = w->sim};
     sa_status st = planner_plan(c->g, c->dev, &q, w->p, err);
     if (st == SA_EINFEASIBLE)
@@ -293,7 +299,8 @@ static bool indiv_init(indiv *x, const gctx *c)
     x->act = calloc((size_t)c->g->n_tensors + 1, 1);
     x->t = HUGE_VAL;
     x->layout = PLANNER_POOL;
-    x->origin = -1;
+    x->sync = 0;
+    x->origin = ORIGIN_NONE;
     return x->sch && x->act && pool_alloc_init(&x->a, c->ns);
 }
 
@@ -360,7 +367,29 @@ static sa_status seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base,
             x->act[pl->tensor] = DEC_RECOMPUTE;
     }
     x->layout = PLANNER_BESTFIT;
+    x->sync = 0;
     x->origin = k;
+    return SA_OK;
+}
+
+/* The cost rule's individual: the default order, every forward-phase
+ * activation and gradient evicted (DEC_EVICT: decide.h picks swap or
+ * recompute), best fit; pool genes from base. */
+static sa_status rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err)
+{
+    const dfg_graph *g = c->g;
+    memcpy(x->sch, g->topo, (size_t)c->n * sizeof *x->sch);
+    if (!pool_alloc_copy(&x->a, &base->a))
+        return sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
+    memset(x->act, DEC_KEEP, (size_t)g->n_tensors + 1);
+    for (int32_t k = 0; k < c->n_cand; k++) {
+        int32_t op = g->tensors[c->cand[k]].producer;
+        if (op >= 0 && g->ops[op].phase == DFG_FORWARD)
+            x->act[c->cand[k]] = DEC_EVICT;
+    }
+    x->layout = PLANNER_BESTFIT;
+    x->sync = 0;
+    x->origin = ORIGIN_RULE;
     return SA_OK;
 }
 
@@ -491,7 +520,8 @@ static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err
 }
 
 /* Generation 0: individual 0 is the topo policy's (the default order, one
- * class per size), then one per seed (as many as fit), the others random;
+ * class per size), then, with seeds, one per seed (as many as fit) and the
+ * cost rule's, the others random;
  * all evaluated.  SA_EINFEASIBLE when
  * no pool fits the memory at all; SA_ENOMEM; SA_EINTERNAL. */
 static sa_status first_generation(search *s, ga_result *res, sa_err *err)
@@ -512,12 +542,23 @@ static sa_status first_generation(search *s, ga_result *res, sa_err *err)
         tws *w = &s->ws[omp_get_thread_num()];
         if (s->c.joint && i - 1 < o->n_seeds)
             s->est[i] = seed_indiv(&s->c, w, i - 1, &s->pop[0], &s->pop[i], &s->eerr[i]);
+        else if (s->c.joint && i - 1 == o->n_seeds)
+            s->est[i] = rule_indiv(&s->c, &s->pop[0], &s->pop[i], &s->eerr[i]);
         else
             s->est[i] = random_indiv(&s->c, w, &r, &s->pop[0], &s->pop[i], &s->eerr[i]);
     }
     if ((st = first_error(s, 1, s->np, err)) || (st = evaluate_range(s, 0, s->np, err)))
         return st;
     res->evaluations = s->np;
+    /* a seed that timed swap-outs cannot fit tries synchronous ones (as the
+     * baselines fall back to them) */
+    for (int32_t i = 1; s->c.joint && i < s->np && i - 1 <= o->n_seeds; i++)
+        if (!isfinite(s->pop[i].t) && s->pop[i].layout == PLANNER_BESTFIT) {
+            s->pop[i].sync = 1;
+            if ((st = evaluate(&s->c, &s->ws[0], &s->pop[i], err)))
+                return st;
+            res->evaluations++;
+        }
     s->tbest = HUGE_VAL;
     for (int32_t i = 0; i < s->np; i++)
         s->tbest = fmin(s->tbest, s->pop[i].t);
@@ -565,7 +606,8 @@ static sa_status end_of_generation(search *s, int gen, const ga_result *res, boo
 /* The joint genes of child j of generation gen (layout and decisions), from
  * its allocation parents head and tail, with a stream of their own (so the
  * schedule and pool genes draw as without seeds): head's layout, decisions
- * crossed at a random tensor, then a layout flip with probability P
+ * crossed at a random tensor when both parents plan by best fit (else
+ * head's), then a layout flip with probability P
  * (to best fit only when some decision is not keep) and, in the best-fit
  * layout, up to four decision changes, each with probability one half. */
 static void make_joint_genes(const gctx *c, int gen, int32_t j, const indiv *head, const indiv *tail, indiv *kid)
@@ -573,9 +615,14 @@ static void make_joint_genes(const gctx *c, int gen, int32_t j, const indiv *hea
     rng r;
     rng_seed(&r, c->o->seed, (uint64_t)gen, UINT64_C(0x20000) + (uint64_t)j);
     int32_t nt = c->g->n_tensors, cr = nt > 1 ? 1 + rng_below(&r, nt - 1) : 0;
+    if (tail->layout != PLANNER_BESTFIT || head->layout != PLANNER_BESTFIT)
+        cr = nt; /* a pool parent's decisions are no one's choice: head's whole */
     memcpy(kid->act, head->act, (size_t)cr);
     memcpy(kid->act + cr, tail->act + cr, (size_t)(nt - cr));
     kid->layout = head->layout;
+    kid->sync = head->sync;
+    if (rng_unit(&r) < c->o->mutation)
+        kid->sync ^= 1;
     if (rng_unit(&r) < c->o->mutation) {
         bool moved = false;
         for (int32_t k = 0; k < c->n_cand && !moved; k++)
@@ -655,7 +702,10 @@ static sa_status breed(search *s, int gen, rng *gr, sa_err *err)
 }
 
 /* Survival: the best, then softmax draws without replacement (from gr);
- * survivors move into the parent slots. */
+ * survivors move into the parent slots.  With seeds the best individual of
+ * the best-fit layout survives as well: a seed's decisions under the
+ * core's automatic timing may start no faster than the pool individuals,
+ * and the draws would otherwise lose the lineage before it improves. */
 static void survive(search *s, rng *gr)
 {
     const ga_opts *o = s->c.o;
@@ -675,6 +725,14 @@ static void survive(search *s, rng *gr)
     }
     int32_t nk = 0;
     s->keep[nk++] = s->order[0];
+    if (s->c.joint && pop[s->order[0]].layout != PLANNER_BESTFIT)
+        for (int32_t i = 0; i < nc; i++) /* the best best-fit one survives too (see below) */
+            if (pop[s->cands[i].idx].layout == PLANNER_BESTFIT && isfinite(pop[s->cands[i].idx].t)) {
+                s->keep[nk++] = s->cands[i].idx;
+                memmove(&s->cands[i], &s->cands[i + 1], (size_t)(nc - i - 1) * sizeof *s->cands);
+                nc--;
+                break;
+            }
     while (nk < np) {
         double wsum = 0;
         for (int32_t i = 0; i < nc; i++)
@@ -732,7 +790,10 @@ static void seed_json(const search *s, const indiv *x, int32_t bs, bool seed_won
              ",\"layout\":\"%s\",\"origin\":\"%s\",\"seeds\":%d,\"best_seed\":\"%s\",\"best_seed_us\":%.3f,"
              "\"gain_pct\":%.3f,\"answer\":\"%s\"",
              seed_won ? "seed" : x->layout == PLANNER_BESTFIT ? "bestfit" : "pool",
-             seed_won ? o->seeds[bs].name : x->origin >= 0 ? o->seeds[x->origin].name : "none", o->n_seeds,
+             seed_won ? o->seeds[bs].name
+             : x->origin >= 0 ? o->seeds[x->origin].name
+             : x->origin == ORIGIN_RULE ? "cost-rule" : "none",
+             o->n_seeds,
              bs >= 0 ? o->seeds[bs].name : "none", bs >= 0 ? su : 0.0,
              bs >= 0 && isfinite(t) ? 100.0 * (su - t) / su : 0.0, seed_won ? "seed" : "search");
 }
@@ -764,9 +825,10 @@ static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
         if (!(res->best = plan_new(g, dev)))
             return sa_fail(err, SA_ENOMEM, "out of memory");
         dec_stats ds;
+        dec_opts d = s->c.dec;
+        d.out_sync = pop[bi].sync;
         planner_req q = {.schedule = pop[bi].sch, .layout = pop[bi].layout, .pool = &pop[bi].a, .evict = &s->c.so,
-                         .ws = s->ws[0].swp, .act = pop[bi].act, .dec = &s->c.dec, .stats = &ds,
-                         .sim = s->ws[0].sim};
+                         .ws = s->ws[0].swp, .act = pop[bi].act, .dec = &d, .stats = &ds, .sim = s->ws[0].sim};
         sa_status st = planner_plan(g, dev, &q, res->best, err);
         if (st)
             return st;
