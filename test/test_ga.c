@@ -187,7 +187,7 @@ START_TEST(test_search_from_recompute_seed_replays)
             rc += seed->nodes[v].kind == PLAN_RECOMPUTE;
         if (rc > 0) {
             found = 1;
-            ga_seed sd = {"checkpoint-sqrt", seed};
+            ga_seed sd = {"checkpoint-sqrt", seed, false};
             ga_opts o;
             ga_opts_default(&o);
             o.generations = 4;

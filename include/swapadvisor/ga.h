@@ -25,7 +25,10 @@
  * and memory (ga_opts.seeds; the swapadvisor policy row passes every other
  * row's).  Each becomes an individual of the first generation: its schedule
  * and, in the best-fit layout, the decisions its plan carries out (swapped:
- * it has a swap_out; recomputed: a placement begins at a recompute node).
+ * it has a swap_out; recomputed: a placement begins at a recompute node);
+ * a seed made with the pool layout (ga_seed.pool) stays a pool individual
+ * with the topo individual's pool genes.  The cost rule's individual (every
+ * forward activation DEC_EVICT, best fit) joins them.
  * The answer is never slower than the fastest seed: when no individual beats
  * it, that seed's plan itself is the answer.  The search block then records
  * the fastest seed, the gain over it and where the answer came from.
@@ -36,6 +39,7 @@
 #ifndef GA_H
 #define GA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dfg.h"
@@ -55,6 +59,7 @@ typedef struct ga_gen_stats {
 typedef struct ga_seed {
     const char *name;    /* the policy that made it (kept as a pointer) */
     const plan *plan;    /* a plan of the same graph within the same memory, predicted block filled */
+    bool pool;           /* made with the size-class pool layout: seeded as a pool individual */
 } ga_seed;
 
 typedef struct ga_opts {

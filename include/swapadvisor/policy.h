@@ -65,7 +65,8 @@ typedef struct policy_call {
 typedef sa_status (*policy_run_fn)(const policy_call *c, plan **out, sa_err *err);
 
 enum {
-    POLICY_NEEDS_FIT = 1u << 0 /* refuse up front an op whose own tensors exceed memory */
+    POLICY_NEEDS_FIT = 1u << 0,  /* refuse up front an op whose own tensors exceed memory */
+    POLICY_POOL_LAYOUT = 1u << 1 /* plans with the core's size-class pool (the search seeds it as such) */
 };
 
 typedef struct policy_def {

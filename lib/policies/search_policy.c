@@ -29,7 +29,7 @@ static sa_status run_seed_rows(const policy_call *c, ga_seed *seeds, int *n, sa_
             *err = e;
             return st;
         }
-        seeds[(*n)++] = (ga_seed){t[i].name, p};
+        seeds[(*n)++] = (ga_seed){t[i].name, p, (t[i].flags & POLICY_POOL_LAYOUT) != 0};
     }
     return SA_OK;
 }

@@ -366,7 +366,7 @@ static sa_status seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base,
         if (pl->begin >= 0 && pl->begin != pl->end && p->nodes[pl->begin].kind == PLAN_RECOMPUTE)
             x->act[pl->tensor] = DEC_RECOMPUTE;
     }
-    x->layout = PLANNER_BESTFIT;
+    x->layout = sd->pool ? PLANNER_POOL : PLANNER_BESTFIT;
     x->sync = 0;
     x->origin = k;
     return SA_OK;
