@@ -31,6 +31,11 @@ const char *ga_mode_name(ga_mode m)
 
 enum { ORIGIN_NONE = -1, ORIGIN_RULE = -2 };
 
+/* decision changes tried per best-fit child, each with probability 1/2
+ * (resnet-50 at 0.5x, seeds 1-4: 4 tries average 60.7 % of ideal, 12 tries
+ * 53.4 %: most single changes make a feasible child slower or unfit) */
+enum { GA_DECISION_TRIES = 4 };
+
 typedef struct indiv {
     int32_t *sch;
     pool_alloc a;
@@ -609,7 +614,9 @@ static sa_status end_of_generation(search *s, int gen, const ga_result *res, boo
  * crossed at a random tensor when both parents plan by best fit (else
  * head's), then a layout flip with probability P
  * (to best fit only when some decision is not keep) and, in the best-fit
- * layout, up to four decision changes, each with probability one half. */
+ * layout, up to four decision changes, each with probability one half, to
+ * evict (the cost rule) with probability one half, else to keep, swap or
+ * recompute alike. */
 static void make_joint_genes(const gctx *c, int gen, int32_t j, const indiv *head, const indiv *tail, indiv *kid)
 {
     rng r;
@@ -634,9 +641,11 @@ static void make_joint_genes(const gctx *c, int gen, int32_t j, const indiv *hea
     }
     if (kid->layout != PLANNER_BESTFIT || c->n_cand == 0)
         return;
-    for (int k = 0; k < 4; k++)
-        if (rng_unit(&r) < 0.5)
-            kid->act[c->cand[rng_below(&r, c->n_cand)]] = (uint8_t)rng_below(&r, DEC_ACTION_COUNT);
+    for (int k = 0; k < GA_DECISION_TRIES; k++)
+        if (rng_unit(&r) < 0.5) {
+            uint8_t v = rng_unit(&r) < 0.5 ? DEC_EVICT : (uint8_t)rng_below(&r, DEC_EVICT);
+            kid->act[c->cand[rng_below(&r, c->n_cand)]] = v;
+        }
 }
 
 /* Child j of generation gen from pair j / 4: 2 schedules x 2 allocations,
