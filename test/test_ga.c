@@ -260,6 +260,34 @@ START_TEST(test_no_recompute_of_in_place_updates)
 }
 END_TEST
 
+/* An error inside a parallel evaluation leaves the search as an error (not
+ * an unfit individual): a seed that is not a plan of the graph. */
+START_TEST(test_search_errors_are_errors)
+{
+    dfg_graph *g = tu_ladder(8), *other = tu_ladder(4);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(other, NULL));
+    plan *p = NULL;
+    sa_err err = {0};
+    ck_assert_int_eq(policy_run("smartpool", other, &d, &p, &err), SA_OK);
+    ga_seed sd = {"smartpool", p, false};
+    ga_opts o;
+    ga_opts_default(&o);
+    o.generations = 1;
+    o.population = 4;
+    o.threads = 2;
+    o.seeds = &sd;
+    o.n_seeds = 1;
+    ga_result r;
+    d.memory_bytes = dfg_peak_bytes(g, NULL);
+    ck_assert_int_eq(ga_search(g, &d, &o, &r, &err), SA_EINTERNAL);
+    ck_assert_ptr_null(r.best);
+    ck_assert_msg_contains(err, "not a plan of this graph");
+    plan_free(p);
+    dfg_free(other);
+    dfg_free(g);
+}
+END_TEST
+
 Suite *suite_ga(void)
 {
     Suite *s = suite_create("ga");
@@ -272,6 +300,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_seeded_search_same_plan_any_thread_count);
     tcase_add_test(tc, test_search_from_recompute_seed_replays);
     tcase_add_test(tc, test_no_recompute_of_in_place_updates);
+    tcase_add_test(tc, test_search_errors_are_errors);
     suite_add_tcase(s, tc);
     return s;
 }
