@@ -44,7 +44,7 @@ static int list_policies(void)
 int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands, search_args *a)
 {
     enum { O_POLICY = 256, O_MEMORY, O_SEED, O_THREADS, O_GENS, O_TIME, O_POP, O_MUT, O_TEMP, O_SEARCH, O_LOG,
-           O_VERSION, O_REPACK, O_LIST, O_MIGRATE_EVERY, O_MIGRANTS };
+           O_VERSION, O_REPACK, O_LIST, O_NOSEEDS, O_MIGRATE_EVERY, O_MIGRANTS };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'}, {"policy", required_argument, 0, O_POLICY},
         {"memory", required_argument, 0, O_MEMORY}, {"seed", required_argument, 0, O_SEED},
@@ -53,6 +53,7 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
         {"mutation", required_argument, 0, O_MUT}, {"temperature", required_argument, 0, O_TEMP},
         {"search", required_argument, 0, O_SEARCH}, {"log", required_argument, 0, O_LOG},
         {"repack", no_argument, 0, O_REPACK}, {"list-policies", no_argument, 0, O_LIST},
+        {"no-seeds", no_argument, 0, O_NOSEEDS},
         {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, O_VERSION},
         /* islands only: these two stay last */
         {"migrate-every", required_argument, 0, O_MIGRATE_EVERY}, {"migrants", required_argument, 0, O_MIGRANTS},
@@ -77,6 +78,7 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
         case O_MEMORY: a->memory = optarg; break;
         case O_LOG: a->logpath = optarg; break;
         case O_REPACK: a->repack = true; break;
+        case O_NOSEEDS: a->po.search_seeds = false; break;
         case O_SEED:
             if (!cli_parse_i64(optarg, 0, INT64_MAX, &v))
                 return cli_usage(tool, "--seed takes a non-negative integer, not '%s'", optarg);

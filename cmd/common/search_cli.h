@@ -37,6 +37,8 @@
     "  --mutation P          mutation probability per pick / element (default 0.05)\n"                     \
     "  --temperature T       softmax temperature on t_norm in survival (default 1, the paper)\n"           \
     "  --search MODE         both (default), schedule (fixed allocation), alloc (fixed order)\n"           \
+    "  --no-seeds            the search starts without the other policies' plans (the paper's\n"        \
+    "                        search; by default it starts from them and is never slower)\n"           \
     "  --log FILE            per-generation CSV: generation,evaluations,elapsed_s,best_us,mean_us,worst_us\n" \
     "  --repack              re-pack the plan's offsets with SmartPool's best fit (sizes descending,\n"     \
     "                        smallest hole) when that shrinks the arena; timing is unchanged\n"            \
