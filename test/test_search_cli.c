@@ -177,12 +177,23 @@ START_TEST(test_mpi_islands)
                              0);
         char *ta = plan_text(a), *tb = plan_text(b);
         ck_assert_str_eq(ta, tb); /* the same plan twice */
+        free(tb);
+        if (np == 2) { /* and with two threads a rank */
+            ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s " SEARCH_ARGS
+                                " --migrate-every 3 --migrants 2 --threads 2 -o %s",
+                                e.bin, e.graph, b),
+                             0);
+            tb = plan_text(b);
+            char *two = tu_replace(ta, "\"threads\":1", "\"threads\":2");
+            ck_assert_str_eq(two, tb);
+            free(two);
+            free(tb);
+        }
         char want[64];
         snprintf(want, sizeof want, "\"ranks\":%d,\"migrate_every\":3,\"migrants\":2,\"exchanges\":2", np);
         ck_assert_msg(strstr(ta, want) != NULL, "search block lacks %s", want);
         ck_assert_str_ne(ta, s); /* other islands took part */
         free(ta);
-        free(tb);
         ck_assert_int_eq(sh("%s/swapplan-emit %s --graph %s --format check --strict -q", e.bin, a, e.graph), 0);
         double tn = iteration_us(a);
         ck_assert_msg(tn <= t1 + 1e-6, "%d ranks: %.3f us, one process %.3f us", np, tn, t1);
