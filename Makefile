@@ -21,9 +21,12 @@
 # CUDA sources (lib/cuda/*.cu) are built when nvcc is on PATH; otherwise
 # lib/cuda/gpu_none.c stands in and the GPU paths report that the build has no CUDA.
 # That choice of files is the one CUDA boundary: no source tests for CUDA with #if.
+# cmd/mpi/ (swapadvisor-search-mpi) is built when mpicc is on PATH; the library
+# never depends on MPI.
 
 CC      ?= gcc
 NVCC    ?= $(shell command -v nvcc 2>/dev/null)
+MPICC   ?= $(shell command -v mpicc 2>/dev/null)
 BUILD   ?= build
 BIN     ?= bin
 OPT     ?= -O2
@@ -64,6 +67,14 @@ else
   $(info nvcc not found: building without CUDA (GPU paths will report it))
 endif
 
+MPI_SRC = $(wildcard cmd/mpi/*.c)
+ifneq ($(MPICC),)
+  MPI_CMDS = $(patsubst cmd/mpi/%.c,$(BIN)/%,$(MPI_SRC))
+else
+  MPI_CMDS :=
+  $(info mpicc not found: swapadvisor-search-mpi is not built)
+endif
+
 LIB_OBJ  = $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC)) $(CU_OBJ)
 LIBA     = $(BUILD)/libswapadvisor.a
 CLIA     = $(BUILD)/libsacli.a
@@ -74,7 +85,7 @@ TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all test asan-test nocuda-check check bench clean layers install uninstall man package-test FORCE
-all: $(LIBA) $(CMDS)
+all: $(LIBA) $(CMDS) $(MPI_CMDS)
 
 # The development build: warnings are errors for the test targets (and with
 # DEV=1); a user's plain `make` only shows them.  -Werror changes no object
@@ -107,6 +118,11 @@ $(BUILD)/cmd/%.o: cmd/%.c | $(BUILD)/cmd
 	$(CC) $(CFLAGS_ALL) -Icmd/common -c $< -o $@
 $(BIN)/%: $(BUILD)/cmd/%.o $(CLIA) $(LIBA) | $(BIN)
 	$(CC) -o $@ $< $(CLIA) $(LIBA) $(LDLIBS_ALL)
+# MPI front ends: mpicc wraps $(CC) (OMPI_CC / MPICH_CC) with MPI's flags.
+$(BUILD)/cmd/mpi/%.o: cmd/mpi/%.c | $(BUILD)/cmd/mpi
+	OMPI_CC=$(CC) MPICH_CC=$(CC) $(MPICC) $(CFLAGS_ALL) -Icmd/common -c $< -o $@
+$(MPI_CMDS): $(BIN)/%: $(BUILD)/cmd/mpi/%.o $(CLIA) $(LIBA) | $(BIN)
+	OMPI_CC=$(CC) MPICH_CC=$(CC) $(MPICC) -o $@ $< $(CLIA) $(LIBA) $(LDLIBS_ALL)
 
 # One runner for every suite: test_suites.h is generated from the
 # "Suite *suite_NAME(void)" definitions found in test/test_*.c.
@@ -197,7 +213,7 @@ uninstall:
 	rm -f $(DESTDIR)$(libdir)/libswapadvisor.a $(DESTDIR)$(libdir)/pkgconfig/swapadvisor.pc
 	rm -rf $(DESTDIR)$(includedir)/swapadvisor $(DESTDIR)$(datadir) $(DESTDIR)$(docdir)
 
-$(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
+$(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/cmd/mpi $(BUILD)/test $(BUILD)/bench $(BIN):
 	mkdir -p $@
 
 clean:

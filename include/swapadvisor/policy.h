@@ -6,14 +6,16 @@
  * the names.  The rows, by family (docs/policies.md has the rules, sources
  * and refusals):
  *
- *   swapadvisor   SwapAdvisor's genetic search over schedule and pool
- *                 (search/ga.h); policy_opts.search sets its options
+ *   swapadvisor   SwapAdvisor's genetic search over schedule, layout, pool
+ *                 and per-tensor decisions (search/ga.h), seeded with every
+ *                 other row's plan; policy_opts.search sets its options
  *   ideal, topo, odswap
- *                 the size-class pool and Belady / LRU swap planner
- *                 (planning/swp.h) on the default order (pool_policies.c)
+ *                 the planner core's size-class pool layout with Belady /
+ *                 LRU eviction (planning/swp.h) on the default order
+ *                 (pool_policies.c)
  *   smartpool, vdnn, tflms, checkpoint-sqrt, superneurons
- *                 rule-based per-tensor keep / swap / recompute decisions
- *                 laid out with SmartPool's best fit (baselines.c)
+ *                 rule-based per-tensor keep / swap / recompute decisions,
+ *                 the core's best-fit layout (planning/decide.h; baselines.c)
  *   autoswap, capuchin, pooch
  *                 the same decisions chosen from the profile (adaptive.c,
  *                 pooch.c)
@@ -21,8 +23,9 @@
  * Adding a policy (one file, one row):
  *   1. Write lib/policies/NAME.c with
  *        sa_status policy_run_NAME(const policy_call *c, plan **out, sa_err *err);
- *      building its plan through the planning layer (swp.h or decide.h) and
- *      finishing with planner_predict; on failure it leaves *out NULL and
+ *      building its plan with the planner core (planning/planner.h:
+ *      planner_plan, the size-class pool or best-fit layout, which also
+ *      fills the predicted block); on failure it leaves *out NULL and
  *      returns SA_EINFEASIBLE with a one-line reason when the graph cannot run
  *      in c->dev's memory under its rule, SA_ENOMEM / SA_EINTERNAL otherwise.
  *   2. Declare it in lib/policies/policies_internal.h and add its row to the
@@ -47,7 +50,9 @@
 
 /* Options a row may read; policy_opts_default gives every row's defaults. */
 typedef struct policy_opts {
-    ga_opts search; /* the swapadvisor row's genetic search */
+    ga_opts search;     /* the swapadvisor row's genetic search */
+    bool search_seeds;  /* the swapadvisor row first runs every other row (but ideal) and starts
+                         * from their plans: never slower than any of them (default true) */
 } policy_opts;
 
 typedef struct policy_call {
@@ -60,7 +65,8 @@ typedef struct policy_call {
 typedef sa_status (*policy_run_fn)(const policy_call *c, plan **out, sa_err *err);
 
 enum {
-    POLICY_NEEDS_FIT = 1u << 0 /* refuse up front an op whose own tensors exceed memory */
+    POLICY_NEEDS_FIT = 1u << 0,  /* refuse up front an op whose own tensors exceed memory */
+    POLICY_POOL_LAYOUT = 1u << 1 /* plans with the core's size-class pool (the search seeds it as such) */
 };
 
 typedef struct policy_def {

@@ -9,8 +9,9 @@
 
 static const policy_def TABLE[] = {
     {"swapadvisor", "genetic search over schedule and memory pool", 0, policy_run_swapadvisor},
-    {"topo", "Belady swap planner on the default order", POLICY_NEEDS_FIT, policy_run_topo},
-    {"odswap", "on-demand LRU swapping, prefetch when memory allows", POLICY_NEEDS_FIT, policy_run_odswap},
+    {"topo", "Belady swap planner on the default order", POLICY_NEEDS_FIT | POLICY_POOL_LAYOUT, policy_run_topo},
+    {"odswap", "on-demand LRU swapping, prefetch when memory allows", POLICY_NEEDS_FIT | POLICY_POOL_LAYOUT,
+     policy_run_odswap},
     {"ideal", "unlimited memory: nothing moves (the reference)", 0, policy_run_ideal},
     {"smartpool", "no swapping; best-fit arena over lifetimes", POLICY_NEEDS_FIT, policy_run_smartpool},
     {"vdnn", "vDNN_dyn: offload conv / layer inputs in forward", POLICY_NEEDS_FIT, policy_run_vdnn},
@@ -28,6 +29,7 @@ void policy_opts_default(policy_opts *o)
 {
     memset(o, 0, sizeof *o);
     ga_opts_default(&o->search);
+    o->search_seeds = true;
 }
 
 const policy_def *policy_table(int *n)
