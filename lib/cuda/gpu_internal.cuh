@@ -30,7 +30,8 @@
  * lives in an RAII holder, so every return path frees what was allocated.  No
  * exception leaves these files: the C entry points (gpu_measure.cu) catch
  * std::bad_alloc and report SA_ENOMEM.  Everything here lives in namespace
- * sa_gpu; what one file alone uses is static there.
+ * sa_gpu; what one file alone uses is static there or in an anonymous
+ * namespace inside it.
  */
 #ifndef SA_GPU_INTERNAL_CUH
 #define SA_GPU_INTERNAL_CUH
