@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "swapadvisor/bound.h"
 #include "swapadvisor/planner.h"
 #include "swapadvisor/dfg.h"
 #include "swapadvisor/pack.h"
@@ -30,12 +31,17 @@ static const cli_tool TOOL = {
     "  --seed N              random seed (default 1); same seed, same plan, any --threads\n"
     "  --threads N           worker threads (default OMP_NUM_THREADS or all cores)\n"
     "  --generations N       stop after N generations (default 30)\n"
-    "  --time-limit S        stop after the first generation that ends past S seconds\n"
+    "  --time-limit S        stop after the first generation that ends past S seconds;\n"
+    "                        optimal, optimal-search: the solver's limit (default 60)\n"
+    "  --solver NAME         optimal's MILP solver: cbc or glpk (default: cbc when built in)\n"
     "  --population N        N_p, individuals that survive each generation (default 24)\n"
     "  --mutation P          mutation probability per pick / element (default 0.05)\n"
     "  --temperature T       softmax temperature on t_norm in survival (default 1, the paper)\n"
     "  --search MODE         both (default), schedule (fixed allocation), alloc (fixed order)\n"
     "  --log FILE            per-generation CSV: generation,evaluations,elapsed_s,best_us,mean_us,worst_us\n"
+    "  --bound[=METHOD]      add a lower bound on the iteration time for the plan's schedule and\n"
+    "                        memory to its search block (lower_bound_us; docs/bound.md): lp (the\n"
+    "                        default when the build has an LP solver) or combinatorial\n"
     "  --repack              re-pack the plan's offsets with SmartPool's best fit (sizes descending,\n"
     "                        smallest hole) when that shrinks the arena; timing is unchanged\n"
     "  -q, --quiet           no summary line on stderr\n"
@@ -90,13 +96,15 @@ typedef struct args {
     policy_opts po;
     int64_t threads;
     bool quiet, repack;
+    int bound; /* 0 none, 1 combinatorial, 2 lp */
+    bound_result br;
 } args;
 
 /* Parses argv into *a; returns -1 to go on, else the exit code. */
 static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_POLICY = 256, O_MEMORY, O_SEED, O_THREADS, O_GENS, O_TIME, O_POP, O_MUT, O_TEMP, O_SEARCH, O_LOG,
-           O_VERSION, O_REPACK, O_LIST };
+           O_VERSION, O_REPACK, O_LIST, O_BOUND, O_SOLVER };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'}, {"policy", required_argument, 0, O_POLICY},
         {"memory", required_argument, 0, O_MEMORY}, {"seed", required_argument, 0, O_SEED},
@@ -104,7 +112,8 @@ static int parse_args(int argc, char **argv, args *a)
         {"time-limit", required_argument, 0, O_TIME}, {"population", required_argument, 0, O_POP},
         {"mutation", required_argument, 0, O_MUT}, {"temperature", required_argument, 0, O_TEMP},
         {"search", required_argument, 0, O_SEARCH}, {"log", required_argument, 0, O_LOG},
-        {"repack", no_argument, 0, O_REPACK}, {"list-policies", no_argument, 0, O_LIST},
+        {"repack", no_argument, 0, O_REPACK}, {"bound", optional_argument, 0, O_BOUND},
+        {"solver", required_argument, 0, O_SOLVER}, {"list-policies", no_argument, 0, O_LIST},
         {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0}};
     ga_opts *go = &a->po.search;
@@ -122,6 +131,22 @@ static int parse_args(int argc, char **argv, args *a)
         case O_MEMORY: a->memory = optarg; break;
         case O_LOG: a->logpath = optarg; break;
         case O_REPACK: a->repack = true; break;
+        case O_SOLVER:
+            if (strcmp(optarg, "cbc") == 0) a->po.optimal.solver = MILP_CBC;
+            else if (strcmp(optarg, "glpk") == 0) a->po.optimal.solver = MILP_GLPK;
+            else return cli_usage(&TOOL, "--solver takes cbc or glpk, not '%s'", optarg);
+            break;
+        case O_BOUND:
+            if (!optarg || strcmp(optarg, "lp") == 0)
+                a->bound = optarg || bound_have_lp() ? 2 : 1;
+            else if (strcmp(optarg, "combinatorial") == 0)
+                a->bound = 1;
+            else
+                return cli_usage(&TOOL, "--bound takes lp or combinatorial, not '%s'", optarg);
+            if (a->bound == 2 && !bound_have_lp())
+                return cli_usage(&TOOL, "--bound=lp: this build has no LP solver (install coinor-libcbc-dev or "
+                                 "libglpk-dev and rebuild; scripts/setup.sh does)");
+            break;
         case O_SEED:
             if (!cli_parse_i64(optarg, 0, INT64_MAX, &v))
                 return cli_usage(&TOOL, "--seed takes a non-negative integer, not '%s'", optarg);
@@ -140,6 +165,7 @@ static int parse_args(int argc, char **argv, args *a)
         case O_TIME:
             if (!cli_parse_f64(optarg, 0.001, 1e7, &go->time_limit_s))
                 return cli_usage(&TOOL, "--time-limit takes seconds > 0, not '%s'", optarg);
+            a->po.optimal.time_limit_s = go->time_limit_s;
             break;
         case O_POP:
             if (!cli_parse_i64(optarg, 2, 100000, &v))
@@ -184,6 +210,10 @@ static void print_summary(const args *a, const dfg_graph *g, const plan *p, cons
             100.0 * p->predicted.ideal_us / p->predicted.iteration_us, p->predicted.stall_us,
             (double)p->predicted.h2d_bytes / 1e9, (double)p->predicted.d2h_bytes / 1e9, (double)p->arena_bytes / 1e9,
             (double)p->device.memory_bytes / 1e9);
+    if (a->bound)
+        fprintf(stderr, "%s: lower bound %.1f us (%s, %.2f s): within %.1f%% of the bound\n", TOOL.name,
+                a->br.lower_bound_us, a->br.method, a->br.seconds,
+                100.0 * (p->predicted.iteration_us / a->br.lower_bound_us - 1.0));
     if (a->repack)
         fprintf(stderr, "%s: repack: arena %lld -> %lld bytes (%.2f%% saved; peak load %lld)%s\n", TOOL.name,
                 (long long)ps->arena_before, (long long)ps->arena_after,
@@ -229,6 +259,7 @@ int main(int argc, char **argv)
         if (logf)
             fprintf(logf, "generation,evaluations,elapsed_s,best_us,mean_us,worst_us\n");
         a.po.search.threads = cli_threads(a.threads);
+        a.po.optimal.threads = a.po.search.threads;
         a.po.search.on_generation = on_generation;
         a.po.search.ctx = &lc;
         st = policy_run_opts(a.policy, g, &dev, &a.po, &p, &err);
@@ -246,6 +277,12 @@ int main(int argc, char **argv)
         sa_err verr = {0};
         if (plan_validate(p, g, true, NULL, &verr) != SA_OK)
             st = sa_fail(&err, SA_EINTERNAL, "internal error: the plan fails validation: %s", verr.msg);
+    }
+    if (!st && a.bound) {
+        st = a.bound == 2 ? bound_lp(g, &p->device, p->schedule, 0, &a.br, &err)
+                          : bound_cheap(g, &p->device, p->schedule, &a.br, &err);
+        if (!st)
+            st = bound_attach(p, &a.br, &err);
     }
     if (!st)
         st = plan_write_file(p, a.out, &err);

@@ -16,6 +16,9 @@
  *                 laid out with SmartPool's best fit (baselines.c)
  *   autoswap, capuchin, pooch
  *                 the same decisions chosen from the profile (adaptive.c)
+ *   optimal, optimal-search
+ *                 the same decisions chosen by a MILP on the default order
+ *                 or the search's best order (optimal.c, docs/bound.md)
  *
  * Adding a policy (one file, one row):
  *   1. Write lib/policies/NAME.c with
@@ -41,12 +44,19 @@
 
 #include "dfg.h"
 #include "ga.h"
+#include "milp.h"
 #include "plan.h"
 #include "sa_common.h"
 
 /* Options a row may read; policy_opts_default gives every row's defaults. */
 typedef struct policy_opts {
-    ga_opts search; /* the swapadvisor row's genetic search */
+    ga_opts search; /* the swapadvisor row's genetic search (and optimal-search's) */
+    struct {
+        milp_backend solver;  /* AUTO: the build's preferred solver */
+        double time_limit_s;  /* all solves together (<= 0: 60 s) */
+        double gap;           /* relative MIP gap to stop at (default 0.02) */
+        int threads;          /* solver threads (CBC) */
+    } optimal;                /* the optimal and optimal-search rows (optimal.c) */
 } policy_opts;
 
 typedef struct policy_call {
