@@ -237,6 +237,88 @@ static double lagrange_grid(const bnd_model *m, citem *it, int32_t k, double nee
     return best;
 }
 
+/* ---- the same position by budgets: for a candidate T, the most bytes the
+ * recompute items can clear within the compute stream's slack T - C, plus the
+ * most the swap items can clear within the slack of the tightest of the three
+ * link budgets taken alone (dropping the other two is a relaxation); the
+ * smallest T that covers the excess, by bisection. ---- */
+
+typedef struct bitem {
+    double bytes, cost;
+} bitem;
+
+static int by_unit_cost(const void *a, const void *b)
+{
+    const bitem *x = a, *y = b;
+    double ra = x->cost / x->bytes, rb = y->cost / y->bytes;
+    return ra < rb ? -1 : ra > rb;
+}
+
+/* Most bytes a fractional knapsack of the sorted items clears within budget. */
+static double clear_within(const bitem *it, int32_t k, double budget)
+{
+    double got = 0;
+    for (int32_t j = 0; j < k; j++) {
+        if (it[j].cost > 0 && budget <= 0)
+            break;
+        if (it[j].cost <= budget) {
+            got += it[j].bytes;
+            budget -= it[j].cost;
+        } else {
+            got += it[j].bytes * budget / it[j].cost;
+            budget = 0;
+        }
+    }
+    return got;
+}
+
+/* lists[0] recompute (compute), [1] h2d, [2] d2h, [3] duplex; counts in k[] */
+static double bisect_position(const bnd_model *m, bitem *lists[4], const int32_t k[4], double need)
+{
+    double base[4] = {m->compute_us, m->forced_h_us, 0, m->forced_bytes / m->r_comb};
+    double lo = fmax(fmax(base[0], base[1]), base[3]), hi = lo;
+    /* an upper end: everything swapped and recomputed */
+    double tot[4] = {0, 0, 0, 0};
+    for (int r = 0; r < 4; r++)
+        for (int32_t j = 0; j < k[r]; j++)
+            tot[r] += lists[r][j].cost;
+    for (int r = 0; r < 4; r++)
+        hi = fmax(hi, base[r] + tot[r]);
+    hi = hi * (1 + 1e-12) + 1e-9;
+    for (int iter = 0; iter < 60 && hi - lo > 1e-9 * hi; iter++) {
+        double T = 0.5 * (lo + hi);
+        double swap = HUGE_VAL;
+        for (int r = 1; r < 4; r++)
+            swap = fmin(swap, clear_within(lists[r], k[r], T - base[r]));
+        double got = clear_within(lists[0], k[0], T - base[0]) + swap;
+        if (got >= need)
+            hi = T;
+        else
+            lo = T;
+    }
+    return lo;
+}
+
+/* Sorts position i's items into the four lists (each by cost per byte). */
+static void position_lists(bnd_model *m, const dfg_graph *g, int32_t i, citem *it, double *rec_bytes,
+                           bitem *lists[4], int32_t k[4])
+{
+    int32_t n = position_items(m, g, i, it, rec_bytes);
+    for (int r = 0; r < 4; r++)
+        k[r] = 0;
+    for (int32_t j = 0; j < n; j++) {
+        if (it[j].c > 0 || (it[j].h == 0 && it[j].d == 0 && it[j].x == 0)) {
+            lists[0][k[0]++] = (bitem){it[j].bytes, it[j].c};
+            continue;
+        }
+        lists[1][k[1]++] = (bitem){it[j].bytes, it[j].h};
+        lists[2][k[2]++] = (bitem){it[j].bytes, it[j].d};
+        lists[3][k[3]++] = (bitem){it[j].bytes, it[j].x};
+    }
+    for (int r = 0; r < 4; r++)
+        qsort(lists[r], (size_t)k[r], sizeof *lists[r], by_unit_cost);
+}
+
 sa_status bound_cheap(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, bound_result *out,
                       sa_err *err)
 {
@@ -249,21 +331,28 @@ sa_status bound_cheap(const dfg_graph *g, const dfg_device *dev, const int32_t *
     citem *it = malloc((size_t)(2 * m.nt + 1) * sizeof *it);
     double *rec_bytes = sa_calloc((size_t)m.n + 1, sizeof *rec_bytes);
     double *coarse = sa_calloc((size_t)m.n + 1, sizeof *coarse);
-    if (!it || !rec_bytes || !coarse) {
+    bitem *lists[4];
+    bool lists_ok = true;
+    for (int r = 0; r < 4; r++)
+        lists_ok = (lists[r] = malloc((size_t)(2 * m.nt + 1) * sizeof *lists[r])) && lists_ok;
+    if (!it || !rec_bytes || !coarse || !lists_ok) {
         st = sa_fail(err, SA_ENOMEM, "out of memory bounding %d ops", m.n);
         goto out;
     }
-    /* a coarse weight grid at every position with bytes over memory, then a
-     * fine one at the few positions that gave the most */
-    enum { COARSE = 6, FINE = 24, N_FINE = 4 };
+    /* bisection over the budgets at every position with bytes over memory,
+     * then Lagrangian weights on a grid at the few positions that gave the
+     * most (the weights couple the three link budgets the bisection takes
+     * one at a time) */
+    enum { FINE = 24, N_FINE = 4 };
     double best = 0;
     int32_t best_pos = -1;
     for (int32_t i = 0; i < m.n; i++) {
         coarse[i] = -1;
         if (m.excess[i] <= 0 || !(g->ops[m.sch[i]].time_us > 0))
             continue; /* the argument needs an instant inside the op */
-        int32_t k = position_items(&m, g, i, it, rec_bytes);
-        coarse[i] = lagrange_grid(&m, it, k, (double)m.excess[i], COARSE);
+        int32_t k[4];
+        position_lists(&m, g, i, it, rec_bytes, lists, k);
+        coarse[i] = bisect_position(&m, lists, k, (double)m.excess[i]);
     }
     for (int r = 0; r < N_FINE; r++) {
         int32_t top = -1;
@@ -290,6 +379,8 @@ sa_status bound_cheap(const dfg_graph *g, const dfg_device *dev, const int32_t *
     out->lower_bound_us = fmax(fmax(out->compute_us, out->forced_us), fmax(out->start_us, out->memory_us));
 out:
     out->seconds = now_s() - t0;
+    for (int r = 0; r < 4; r++)
+        free(lists[r]);
     free(it);
     free(rec_bytes);
     free(coarse);
