@@ -344,7 +344,7 @@ static sa_status solve_glpk(const milp *m, const milp_opts *o, milp_result *r, s
     for (int32_t c = 0; c < m->nc; c++)
         r->x[c] = glp_mip_col_val(lp, c + 1);
     r->objective = glp_mip_obj_val(lp);
-    r->status = mst == GLP_OPT && rc == 0 ? MILP_OPTIMAL : MILP_FEASIBLE;
+    r->status = (mst == GLP_OPT && rc == 0) || rc == GLP_EMIPGAP ? MILP_OPTIMAL : MILP_FEASIBLE;
     if (r->status == MILP_OPTIMAL && !(o->rel_gap > 0))
         r->best_bound = r->objective;
 out:

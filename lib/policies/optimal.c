@@ -20,6 +20,8 @@ typedef struct ocand {
     int32_t first, last;     /* resident span when kept */
     int32_t s_from, s_to;    /* positions a swap frees it (inclusive; s_from > s_to: never) */
     int32_t r_from, r_to;    /* positions a recompute frees it */
+    int32_t next_use;        /* where a recompute runs (just before it) */
+    int64_t r_in;            /* bytes of the producer's other inputs a recompute needs there */
     int32_t s_col, r_col;    /* columns, -1 when the action is not open */
     double h, d, rc;         /* h2d us, d2h us (0 for inputs), recompute us */
 } ocand;
@@ -123,7 +125,7 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
         if (nu < 0 || x->kind == DFG_WORKSPACE)
             continue;
         ocand *c = &o->c[o->nc];
-        *c = (ocand){t, first, last, 0, -1, 0, -1, -1, -1, 0, 0, 0};
+        *c = (ocand){t, first, last, 0, -1, 0, -1, nu, 0, -1, -1, 0, 0, 0};
         c->h = lat + (double)x->bytes / rh;
         c->d = x->kind == DFG_INPUT ? 0 : lat + (double)x->bytes / rd;
         /* swap: free once the swap-out is done, resident again from the
@@ -136,6 +138,10 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
             c->r_to = nu - 1;
             double tp = g->ops[x->producer].time_us;
             c->rc = tp > 0 ? tp : 0;
+            const dfg_op *po = &g->ops[x->producer];
+            for (int32_t k = 0; k < po->n_use; k++)
+                if (po->use[k] != t && !dfg_kind_persistent(g->tensors[po->use[k]].kind))
+                    c->r_in += g->tensors[po->use[k]].bytes;
         }
         if (c->s_from <= c->s_to || c->r_from <= c->r_to)
             o->nc++;
@@ -158,8 +164,8 @@ static void free_ctx(octx *o)
 static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
 {
     milp *m = milp_new();
-    int32_t *idx = malloc((size_t)(2 * o->nc + 2) * sizeof *idx);
-    double *val = malloc((size_t)(2 * o->nc + 2) * sizeof *val);
+    int32_t *idx = malloc((size_t)(3 * o->nc + 2) * sizeof *idx);
+    double *val = malloc((size_t)(3 * o->nc + 2) * sizeof *val);
     bool ok = m && idx && val;
     /* a small weight on the moved time: of two plans with the same bottleneck,
      * the one that moves less leaves more slack to the simulator */
@@ -194,8 +200,14 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
                 idx[k] = c->r_col;
                 val[k++] = b;
             }
+            /* the recompute runs just before the use: its producer's inputs
+             * and workspace are there too (counted whole: they may be) */
+            if (c->r_col >= 0 && i == c->next_use && c->r_in > 0) {
+                idx[k] = c->r_col;
+                val[k++] = -(double)c->r_in * 1e-6;
+            }
         }
-        if (over > 0)
+        if (over > 0 || k > 0)
             ok = milp_add_row(m, over * 1e-6, HUGE_VAL, k, idx, val);
     }
     /* T over the compute stream, each link direction and the duplex link */
@@ -255,11 +267,12 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
     milp_result best = {0};
     plan *p = NULL;
     dec_stats ds = {0};
-    int rounds = 0;
+    int rounds = 0, stuck = 0;
+    int64_t smallest = INT64_MAX;
     /* solve; pack the plan; when the packed arena (fragmentation, the
      * transfers' real timing, recompute inputs) overshoots the memory, solve
      * again for a cap lowered by the overshoot */
-    for (; !st && rounds < 6; rounds++) {
+    for (; !st && rounds < 10; rounds++) {
         milp *m = NULL;
         if ((st = build_milp(&o, cap, &m, err)))
             break;
@@ -301,8 +314,14 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
         best = r;
         if (ds.arena_bytes <= dev->memory_bytes)
             break;
+        /* lower the cap by half the overshoot; by more each time the arena
+         * did not shrink (the packing is not monotone in the cap) */
         int64_t over = ds.arena_bytes - dev->memory_bytes;
-        cap -= over + over / 4 + 1;
+        if (ds.arena_bytes >= smallest)
+            stuck++;
+        else
+            smallest = ds.arena_bytes;
+        cap -= (over / 2 + 1) * (stuck + 1);
         if (now_s() - t0 > limit || cap <= 0) {
             rounds++;
             break;
