@@ -8,6 +8,8 @@
 #include "swapadvisor/bound.h"
 #include "swapadvisor/cost.h"
 #include "swapadvisor/devprof.h"
+#include "swapadvisor/emit.h"
+#include "swapadvisor/milp.h"
 #include "swapadvisor/policy.h"
 #include "swapadvisor/sim.h"
 #include "swapadvisor/zoo.h"
@@ -236,6 +238,108 @@ START_TEST(test_bound_attach)
 }
 END_TEST
 
+/* The optimal rows: a valid plan (strict validation, simulation, host
+ * replay) on resnet-18 (batch 16, 0.9x) where decide.h's decisions fit; the
+ * MILP's status and gap in the search block; with a solver missing, a usage
+ * refusal that names it. */
+START_TEST(test_optimal_plans)
+{
+    dfg_graph *g = zoo("resnet-18", 16, 0);
+    policy_opts po;
+    policy_opts_default(&po);
+    po.optimal.time_limit_s = 20;
+    po.search.generations = 2;
+    po.search.population = 8;
+    po.search.threads = 1;
+    static const char *const ROWS[] = {"optimal", "optimal-search"};
+    for (size_t r = 0; r < 2; r++) {
+        dfg_device d = g->device;
+        d.memory_bytes = (int64_t)((double)dfg_peak_bytes(g, NULL) * 0.9);
+        plan *p = NULL;
+        sa_err err = {0};
+        sa_status st = policy_run_opts(ROWS[r], g, &d, &po, &p, &err);
+        if (!milp_have(MILP_AUTO)) {
+            ck_assert_int_eq(st, SA_EUSAGE);
+            ck_assert_msg_contains(err, "no");
+            ck_assert_msg_contains(err, "solver");
+            continue;
+        }
+        ck_assert_msg(st == SA_OK, "%s: %s", ROWS[r], err.msg);
+        tu_check_policy_plan(p, g, ROWS[r], r == 0);
+        if (r == 0) {
+            ck_assert_ptr_nonnull(strstr(p->search_json, "\"milp_status\":\"optimal\""));
+            ck_assert_ptr_nonnull(strstr(p->search_json, "\"swapped\":"));
+        }
+        /* the summary prints the distance to the bound once it is attached */
+        bound_result b;
+        ck_assert_int_eq(bound_cheap(g, &p->device, p->schedule, &b, &err), SA_OK);
+        ck_assert_int_eq(bound_attach(p, &b, &err), SA_OK);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        ck_assert_int_eq(emit_summary(p, g, f, &err), SA_OK);
+        fclose(f);
+        ck_assert_msg(strstr(buf, "lower bound (combinatorial) for this schedule and memory: within ") != NULL, "%s",
+                      buf);
+        free(buf);
+        plan_free(p);
+    }
+    for (milp_backend mb = MILP_CBC; mb <= MILP_GLPK; mb++) {
+        if (milp_have(mb))
+            continue;
+        po.optimal.solver = mb;
+        dfg_device d = g->device;
+        plan *p = NULL;
+        sa_err err = {0};
+        ck_assert_int_eq(policy_run_opts("optimal", g, &d, &po, &p, &err), SA_EUSAGE);
+        ck_assert_msg_contains(err, mb == MILP_CBC ? "no CBC MILP solver" : "no GLPK MILP solver");
+        ck_assert_ptr_null(p);
+    }
+    dfg_free(g);
+}
+END_TEST
+
+/* Both solvers the build has agree on a small MILP's optimum (a knapsack
+ * whose LP relaxation is fractional) and on its LP relaxation. */
+START_TEST(test_milp_backends_agree)
+{
+    for (milp_backend mb = MILP_CBC; mb <= MILP_GLPK; mb++) {
+        if (!milp_have(mb))
+            continue;
+        milp *m = milp_new();
+        /* max 5a + 4b + 3c st 2a + 3b + c <= 4, binaries: a + c = 8 (a=1, c=1) */
+        int32_t a = milp_add_col(m, 0, 1, -5, true), b = milp_add_col(m, 0, 1, -4, true);
+        int32_t c = milp_add_col(m, 0, 1, -3, true);
+        int32_t ix[3] = {a, b, c};
+        double v[3] = {2, 3, 1};
+        ck_assert(milp_add_row(m, -HUGE_VAL, 4, 3, ix, v));
+        milp_opts o = {mb, 10, 0, 1, false};
+        milp_result r;
+        sa_err err = {0};
+        ck_assert_int_eq(milp_solve(m, &o, &r, &err), SA_OK);
+        ck_assert_int_eq(r.status, MILP_OPTIMAL);
+        ck_assert(fabs(r.objective + 8) < 1e-6);
+        ck_assert(fabs(r.x[a] - 1) < 1e-6 && fabs(r.x[b]) < 1e-6 && fabs(r.x[c] - 1) < 1e-6);
+        milp_result_free(&r);
+        o.relax = true; /* LP: a = 1, c = 1, b = 1/3: -8 - 4/3 */
+        ck_assert_int_eq(milp_solve(m, &o, &r, &err), SA_OK);
+        ck_assert_int_eq(r.status, MILP_OPTIMAL);
+        ck_assert_msg(fabs(r.objective + 8 - -4.0 / 3) < 1e-6 || fabs(r.objective + 8 + 4.0 / 3) < 1e-6, "%.9f",
+                      r.objective);
+        milp_result_free(&r);
+        /* infeasible: a >= 2 */
+        int32_t one[1] = {a};
+        double vone[1] = {1};
+        ck_assert(milp_add_row(m, 2, HUGE_VAL, 1, one, vone));
+        o.relax = false;
+        ck_assert_int_eq(milp_solve(m, &o, &r, &err), SA_OK);
+        ck_assert_int_eq(r.status, MILP_INFEASIBLE);
+        ck_assert_ptr_null(r.x);
+        milp_free(m);
+    }
+}
+END_TEST
+
 Suite *suite_bound(void)
 {
     Suite *s = suite_create("bound");
@@ -244,6 +348,8 @@ Suite *suite_bound(void)
     tcase_add_test(tc, test_bound_by_hand);
     tcase_add_test(tc, test_bound_memory_term_charges_the_cheapest_way);
     tcase_add_test(tc, test_bound_attach);
+    tcase_add_test(tc, test_optimal_plans);
+    tcase_add_test(tc, test_milp_backends_agree);
     tcase_add_test(tc, test_bound_below_every_policy_ladder);
     tcase_add_loop_test(tc, test_bound_below_every_policy_zoo, 0, 4);
     tcase_add_loop_test(tc, test_bound_below_every_policy_bundled, 0, 3);
