@@ -249,9 +249,9 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
     double t0 = now_s();
     *out = NULL;
     if (!milp_have(po->optimal.solver))
-        return sa_fail(err, SA_EUSAGE, "%s: this build has no %s MILP solver (install coinor-libcbc-dev or "
+        return sa_fail(err, SA_EUSAGE, "%s: this build has no %sMILP solver (install coinor-libcbc-dev or "
                        "libglpk-dev and rebuild; scripts/setup.sh does)", name,
-                       po->optimal.solver == MILP_GLPK ? "GLPK" : po->optimal.solver == MILP_CBC ? "CBC" : "");
+                       po->optimal.solver == MILP_GLPK ? "GLPK " : po->optimal.solver == MILP_CBC ? "CBC " : "");
     int64_t pers = dfg_persistent_bytes(g);
     if (pers > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE, "%s: parameters and optimizer state alone need %lld bytes, more than "
