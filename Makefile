@@ -3,7 +3,9 @@
 #   make            library + every CLI into bin/
 #   make test       Check suite (ends with Check's summary line), after `make layers`
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
-#   make check      both (what CI runs)
+#   make nocuda-check  the build without nvcc (build-nocuda/): its GPU paths exit 7
+#                   with gpu_none.c's one message (scripts/nocuda.sh)
+#   make check      the three (what CI runs)
 #   make bench      benchmarks; figures land in bench/results/
 #   make clean
 #
@@ -12,6 +14,7 @@
 # a layer calls only its own layer or lower ones; `make layers` checks it.
 # CUDA sources (lib/cuda/*.cu) are built when nvcc is on PATH; otherwise
 # lib/cuda/gpu_none.c stands in and the GPU paths report that the build has no CUDA.
+# That choice of files is the one CUDA boundary: no source tests for CUDA with #if.
 
 CC      ?= gcc
 NVCC    ?= $(shell command -v nvcc 2>/dev/null)
@@ -54,7 +57,7 @@ ifneq ($(NVCC),)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
   LIB_SRC := $(filter-out lib/cuda/gpu_none.c,$(LIB_SRC))
   CU_OBJ   = $(patsubst lib/%.cu,$(BUILD)/lib/%.cu.o,$(CU_SRC))
-  CFLAGS_ALL += -DSA_HAVE_CUDA=1 -I$(CUDA_HOME)/include
+  CFLAGS_ALL += -I$(CUDA_HOME)/include
   CUDA_LIBDIRS = $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib
   LDLIBS_ALL += $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--as-needed -lcudnn -lcublas -lcudart -lstdc++ -Wl,--no-as-needed
   # CUDA 13 dropped Volta (sm_70): the V100 profile is analytic only.
@@ -75,7 +78,7 @@ TEST_OBJ = $(patsubst test/%.c,$(BUILD)/test/%.o,$(TEST_SRC) test/check_main.c)
 TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test asan-test check bench clean layers
+.PHONY: all test asan-test nocuda-check check bench clean layers
 all: $(LIBA) $(CMDS)
 
 $(BUILD)/lib/%.o: lib/%.c
@@ -114,11 +117,17 @@ test: all $(TEST_BIN) layers
 layers: $(LIBA)
 	scripts/layers.sh $(BUILD)
 
-# What CI and the README run: the suite, then the suite under the sanitizers.
-check: test asan-test
+# What CI and the README run: the suite, the suite under the sanitizers, and
+# the GPU paths of a build without CUDA.
+check: test asan-test nocuda-check
 
 asan-test:
 	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+
+nocuda-check:
+	$(MAKE) BUILD=build-nocuda BIN=build-nocuda/bin NVCC= build-nocuda/bin/dfg-profile \
+	    build-nocuda/bin/swapadvisor-search build-nocuda/bin/swapplan-run
+	scripts/nocuda.sh build-nocuda/bin
 
 $(BUILD)/bench/%: bench/%.c $(LIBA) | $(BUILD)/bench
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBA) $(LDLIBS_ALL)
@@ -129,6 +138,6 @@ $(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
 	mkdir -p $@
 
 clean:
-	rm -rf build build-asan bin
+	rm -rf build build-asan build-nocuda bin
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d)

@@ -15,7 +15,8 @@
  *                 rule-based per-tensor keep / swap / recompute decisions
  *                 laid out with SmartPool's best fit (baselines.c)
  *   autoswap, capuchin, pooch
- *                 the same decisions chosen from the profile (adaptive.c)
+ *                 the same decisions chosen from the profile (adaptive.c,
+ *                 pooch.c)
  *   optimal, optimal-search
  *                 the same decisions chosen by a MILP on the default order
  *                 or the search's best order (optimal.c, docs/bound.md)
