@@ -366,10 +366,21 @@ sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *er
     *out = NULL;
     if (!milp_have(c->opts->optimal.solver))
         return run_optimal(c, c->name, c->g->topo, NULL, out, err); /* the same refusal */
+    /* the time limit covers both: the search gets at most half of it, the
+     * solves what the search left */
+    policy_opts po = *c->opts;
+    double limit = po.optimal.time_limit_s > 0 ? po.optimal.time_limit_s : 60;
+    if (po.search.time_limit_s <= 0 || po.search.time_limit_s > limit / 2)
+        po.search.time_limit_s = limit / 2;
+    double t0 = now_s();
     ga_result res;
-    sa_status st = ga_search(c->g, c->dev, &c->opts->search, &res, err);
+    sa_status st = ga_search(c->g, c->dev, &po.search, &res, err);
     if (st)
         return st;
+    po.optimal.time_limit_s = fmax(1.0, limit - (now_s() - t0));
+    policy_call pc = *c;
+    pc.opts = &po;
+    c = &pc;
     char extra[160];
     snprintf(extra, sizeof extra, "\"search_us\":%.17g,\"search_generations\":%d", res.best->predicted.iteration_us,
              res.generations);
