@@ -202,6 +202,10 @@ START_TEST(test_bound_memory_term_charges_the_cheapest_way)
      * is T = 4.5 - s with 1 + 1000 s = T, s = 3.5 / 1001 */
     double lp = 4.5 - 3.5 / 1001;
     ck_assert_msg(b.memory_us >= lp - 1e-6 && b.memory_us <= lp + 1e-6, "memory term %.9f", b.memory_us);
+    /* boundary: between f2 and f3, f3 reads a beside f2's b1 and b2: half of a
+     * (0.5 MB) comes back in the window, by the cheaper recompute (1 us);
+     * recomputes and swap-ins may share the window, so half of that */
+    ck_assert_msg(fabs(b.boundary_us - 4.25) < 1e-9, "boundary term %.9f", b.boundary_us);
     if (bound_have_lp()) {
         bound_result bl;
         ck_assert_int_eq(bound_lp(g, &d, NULL, 0, &bl, &err), SA_OK);

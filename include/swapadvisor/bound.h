@@ -9,6 +9,9 @@
  *               fed from the host each iteration), per direction and for both
  *               directions together (the duplex limit);
  *   start       the swap-ins the first ops wait for, then the ops after them;
+ *   boundary    the op times plus, between each op and the next, the time to
+ *               bring back what the next op reads and memory could not hold
+ *               beside the op before it;
  *   memory      per schedule position, the cheapest way to clear the bytes
  *               alive across the op that exceed memory: swap them out and back
  *               in, swap them in again (inputs, parameters), or re-run their
@@ -35,6 +38,7 @@ typedef struct bound_result {
     double compute_us;     /* sum of op times */
     double forced_us;      /* forced transfers (inputs), the busiest link view */
     double start_us;       /* first inputs' arrival + the ops from there on */
+    double boundary_us;    /* compute + what the ops wait for between them */
     double memory_us;      /* the memory term (per position or the LP) */
     int32_t memory_pos;    /* schedule position of the cheap memory term, -1 */
     int64_t max_excess;    /* largest bytes over memory at one position (0: fits) */

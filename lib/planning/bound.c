@@ -43,6 +43,78 @@ static bool op_recomputable(const dfg_graph *g, int32_t p)
     return true;
 }
 
+typedef struct witem {
+    double bytes, cost;
+} witem;
+
+static int by_witem(const void *a, const void *b)
+{
+    const witem *x = a, *y = b;
+    double ra = x->cost / x->bytes, rb = y->cost / y->bytes;
+    return ra < rb ? -1 : ra > rb;
+}
+
+/* The boundary term (docs/bound.md): at an instant just before op i ends,
+ * op i's own tensors and whatever op i + 1 reads that op i does not use must
+ * fit; what of the latter is absent then is brought back between that
+ * instant and op i + 1's start -- by a swap-in, or by a recompute node --
+ * while the compute stream has nothing of the schedule to run.  These
+ * windows are disjoint, so their lengths add to the sum of op times. */
+static bool bnd_boundary(bnd_model *m, const dfg_graph *g, const dfg_device *dev)
+{
+    double lat = dev->transfer_latency_us, rh = dev->h2d_bytes_per_s * 1e-6;
+    int32_t cap = 1;
+    for (int32_t i = 0; i < m->n; i++)
+        if (g->ops[i].n_in > cap)
+            cap = g->ops[i].n_in;
+    witem *it = malloc((size_t)cap * sizeof *it);
+    if (!it)
+        return false;
+    double extra = 0;
+    for (int32_t i = 0; i + 1 < m->n; i++) {
+        const dfg_op *op = &g->ops[m->sch[i]], *nx = &g->ops[m->sch[i + 1]];
+        if (!(op->time_us > 0))
+            continue; /* the argument needs an instant inside op i */
+        bnd_mark(m, g, i);
+        int64_t need = m->base_bytes[i];
+        int32_t k = 0;
+        bool mixed = false;
+        for (int32_t j = 0; j < nx->n_in; j++) {
+            int32_t t = nx->in[j];
+            if (m->use_mark[t] == i + 1)
+                continue;
+            double b = (double)g->tensors[t].bytes;
+            double cost = lat + b / rh;
+            const dfg_tensor *x = &g->tensors[t];
+            if (!dfg_kind_persistent(x->kind) && x->kind != DFG_INPUT && x->producer >= 0 &&
+                op_recomputable(g, x->producer)) {
+                double tp = g->ops[x->producer].time_us > 0 ? g->ops[x->producer].time_us : 0;
+                if (tp < cost)
+                    cost = tp;
+                mixed = true;
+            }
+            need += x->bytes;
+            it[k++] = (witem){b, cost};
+        }
+        need -= dev->memory_bytes;
+        if (need <= 0 || k == 0)
+            continue;
+        qsort(it, (size_t)k, sizeof *it, by_witem);
+        double w = 0, left = (double)need;
+        for (int32_t j = 0; j < k && left > 0; j++) {
+            double take = fmin(1.0, left / it[j].bytes);
+            w += take * it[j].cost;
+            left -= take * it[j].bytes;
+        }
+        /* swap-ins and recomputes run side by side in the window: it lasts
+         * at least the larger of the two sums, so at least half of both */
+        extra += mixed ? 0.5 * w : w;
+    }
+    free(it);
+    m->boundary_us = m->compute_us + extra;
+    return true;
+}
+
 sa_status bnd_build(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, bnd_model *m, sa_err *err)
 {
     memset(m, 0, sizeof *m);
@@ -160,6 +232,10 @@ sa_status bnd_build(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         if (arrive + tail > m->start_us)
             m->start_us = arrive + tail;
         tail -= op->time_us > 0 ? op->time_us : 0;
+    }
+    if (!bnd_boundary(m, g, dev)) {
+        bnd_free(m);
+        return sa_fail(err, SA_ENOMEM, "out of memory building the bound of %d ops", n);
     }
     return SA_OK;
 }
@@ -372,11 +448,13 @@ sa_status bound_cheap(const dfg_graph *g, const dfg_device *dev, const int32_t *
     out->compute_us = m.compute_us;
     out->forced_us = fmax(m.forced_h_us, m.forced_bytes / m.r_comb);
     out->start_us = m.start_us;
+    out->boundary_us = m.boundary_us;
     out->memory_us = best;
     out->memory_pos = best_pos;
     out->max_excess = m.max_excess;
     out->method = "combinatorial";
-    out->lower_bound_us = fmax(fmax(out->compute_us, out->forced_us), fmax(out->start_us, out->memory_us));
+    out->lower_bound_us = fmax(fmax(fmax(out->compute_us, out->forced_us), fmax(out->start_us, out->memory_us)),
+                               out->boundary_us);
 out:
     out->seconds = now_s() - t0;
     for (int r = 0; r < 4; r++)
@@ -403,9 +481,9 @@ sa_status bound_attach(plan *p, const bound_result *b, sa_err *err)
     char add[512];
     int n = snprintf(add, sizeof add,
                      "%s\"lower_bound_us\":%.17g,\"bound_method\":\"%s\",\"bound_terms_us\":{\"compute\":%.17g,"
-                     "\"forced\":%.17g,\"start\":%.17g,\"memory\":%.17g},\"bound_wall_s\":%.3f}",
+                     "\"forced\":%.17g,\"start\":%.17g,\"boundary\":%.17g,\"memory\":%.17g},\"bound_wall_s\":%.3f}",
                      empty ? "" : ",", b->lower_bound_us, b->method, b->compute_us, b->forced_us, b->start_us,
-                     b->memory_us, b->seconds);
+                     b->boundary_us, b->memory_us, b->seconds);
     char *js = malloc(len - 1 + (size_t)n + 1);
     if (!js)
         return sa_fail(err, SA_ENOMEM, "out of memory adding the bound to the plan");

@@ -40,6 +40,7 @@ typedef struct bnd_model {
     double forced_bytes;   /* their bytes */
     double r_comb;         /* bytes / us both directions together move at most */
     double start_us;
+    double boundary_us;    /* compute + the windows between ops (docs/bound.md) */
 } bnd_model;
 
 sa_status bnd_build(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, bnd_model *m, sa_err *err);

@@ -49,7 +49,7 @@ sa_status bound_lp(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
             if (bnd_alive(&m, t, i))
                 used[t] = 1;
     }
-    double floor_us = fmax(fmax(out->compute_us, out->forced_us), out->start_us);
+    double floor_us = fmax(fmax(fmax(out->compute_us, out->forced_us), out->start_us), out->boundary_us);
     int32_t T = milp_add_col(lp, floor_us, HUGE_VAL, 1.0, false);
     bool ok = T >= 0;
     for (int32_t p = 0; p < m.n; p++)
