@@ -141,3 +141,18 @@ clean:
 	rm -rf build build-asan build-nocuda bin
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d)
+
+# ---- dfg-from-torch (tools/, Python): a copy in $(BIN) with its package beside it;
+# its tests (test/py/, /usr/bin/python3 with Debian's python3-torch) run in `make check`.
+PY_TOOL_SRC = $(wildcard tools/dfg_from_torch/*.py)
+PY_TOOL     = $(BIN)/dfg-from-torch $(patsubst tools/%,$(BIN)/%,$(PY_TOOL_SRC))
+all: $(PY_TOOL)
+$(BIN)/dfg-from-torch: tools/dfg-from-torch | $(BIN)
+	cp $< $@ && chmod +x $@
+$(BIN)/dfg_from_torch/%.py: tools/dfg_from_torch/%.py | $(BIN)
+	@mkdir -p $(dir $@)
+	cp $< $@
+.PHONY: test-py
+test-py: all
+	test/py/run.sh
+check: test-py

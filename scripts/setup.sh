@@ -2,8 +2,10 @@
 # Installs the Debian packages the build and tests need, when missing (needs root).
 set -euo pipefail
 need=()
+# python3-torch, python3-torchvision: bin/dfg-from-torch and its tests (test/py), run by /usr/bin/python3
 # coinor-libcbc-dev and libglpk-dev: the optional MILP / LP solvers (optimal policy, --bound=lp)
-for pkg in gcc make libcjson-dev check pkg-config graphviz libxml2-utils coinor-libcbc-dev libglpk-dev; do
+for pkg in gcc make libcjson-dev check pkg-config graphviz libxml2-utils python3-torch python3-torchvision \
+           coinor-libcbc-dev libglpk-dev; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
