@@ -42,6 +42,22 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -fopenmp $(WARN) $(SAN) -Iinclude 
 BASE_LIBS  = -lcjson -lm -fopenmp
 LDLIBS_ALL = $(BASE_LIBS) $(SAN) $(LDLIBS)
 
+# Optional MILP / LP solvers (docs/bound.md): COIN-OR CBC through pkg-config,
+# GLPK by its header.  Without either, --policy optimal exits 2 and --bound
+# uses the combinatorial bound.  NO_SOLVER=1 builds as if neither were there.
+ifeq ($(NO_SOLVER),)
+  HAVE_CBC  := $(shell pkg-config --exists cbc 2>/dev/null && echo 1)
+  HAVE_GLPK := $(shell test -f /usr/include/glpk.h && echo 1)
+endif
+ifeq ($(HAVE_CBC),1)
+  CFLAGS_ALL += -DSA_HAVE_CBC=1 $(patsubst -I%,-isystem %,$(shell pkg-config --cflags cbc))
+  LDLIBS_ALL += $(shell pkg-config --libs cbc)
+endif
+ifeq ($(HAVE_GLPK),1)
+  CFLAGS_ALL += -DSA_HAVE_GLPK=1
+  LDLIBS_ALL += -lglpk
+endif
+
 LAYERS   = core model zoo planning search policies emit cuda runner
 LIB_SRC  = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
 CU_SRC   = $(wildcard lib/cuda/*.cu)

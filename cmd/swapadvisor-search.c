@@ -36,6 +36,7 @@ int main(int argc, char **argv)
         return rc;
     }
     a.po.search.threads = cli_threads(a.threads);
+    a.po.optimal.threads = a.po.search.threads;
     a.po.search.on_generation = search_log_generation;
     a.po.search.ctx = &lg;
     sa_err err = {0};

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "swapadvisor/bound.h"
 #include "swapadvisor/pack.h"
 #include "swapadvisor/planner.h"
 #include "swapadvisor/validate.h"
@@ -44,7 +45,7 @@ static int list_policies(void)
 int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands, search_args *a)
 {
     enum { O_POLICY = 256, O_MEMORY, O_SEED, O_THREADS, O_GENS, O_TIME, O_POP, O_MUT, O_TEMP, O_SEARCH, O_LOG,
-           O_VERSION, O_REPACK, O_LIST, O_NOSEEDS, O_MIGRATE_EVERY, O_MIGRANTS };
+           O_VERSION, O_REPACK, O_LIST, O_NOSEEDS, O_BOUND, O_SOLVER, O_MIGRATE_EVERY, O_MIGRANTS };
     static const struct option longopts[] = {
         {"output", required_argument, 0, 'o'}, {"policy", required_argument, 0, O_POLICY},
         {"memory", required_argument, 0, O_MEMORY}, {"seed", required_argument, 0, O_SEED},
@@ -53,7 +54,8 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
         {"mutation", required_argument, 0, O_MUT}, {"temperature", required_argument, 0, O_TEMP},
         {"search", required_argument, 0, O_SEARCH}, {"log", required_argument, 0, O_LOG},
         {"repack", no_argument, 0, O_REPACK}, {"list-policies", no_argument, 0, O_LIST},
-        {"no-seeds", no_argument, 0, O_NOSEEDS},
+        {"no-seeds", no_argument, 0, O_NOSEEDS}, {"bound", optional_argument, 0, O_BOUND},
+        {"solver", required_argument, 0, O_SOLVER},
         {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, O_VERSION},
         /* islands only: these two stay last */
         {"migrate-every", required_argument, 0, O_MIGRATE_EVERY}, {"migrants", required_argument, 0, O_MIGRANTS},
@@ -80,6 +82,22 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
         case O_LOG: a->logpath = optarg; break;
         case O_REPACK: a->repack = true; break;
         case O_NOSEEDS: a->po.search_seeds = false; break;
+        case O_SOLVER:
+            if (strcmp(optarg, "cbc") == 0) a->po.optimal.solver = MILP_CBC;
+            else if (strcmp(optarg, "glpk") == 0) a->po.optimal.solver = MILP_GLPK;
+            else return cli_usage(tool, "--solver takes cbc or glpk, not '%s'", optarg);
+            break;
+        case O_BOUND:
+            if (!optarg || strcmp(optarg, "lp") == 0)
+                a->bound = optarg || bound_have_lp() ? 2 : 1;
+            else if (strcmp(optarg, "combinatorial") == 0)
+                a->bound = 1;
+            else
+                return cli_usage(tool, "--bound takes lp or combinatorial, not '%s'", optarg);
+            if (a->bound == 2 && !bound_have_lp())
+                return cli_usage(tool, "--bound=lp: this build has no LP solver (install coinor-libcbc-dev or "
+                                 "libglpk-dev and rebuild; scripts/setup.sh does)");
+            break;
         case O_SEED:
             if (!cli_parse_i64(optarg, 0, INT64_MAX, &v))
                 return cli_usage(tool, "--seed takes a non-negative integer, not '%s'", optarg);
@@ -98,6 +116,7 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
         case O_TIME:
             if (!cli_parse_f64(optarg, 0.001, 1e7, &go->time_limit_s))
                 return cli_usage(tool, "--time-limit takes seconds > 0, not '%s'", optarg);
+            a->po.optimal.time_limit_s = go->time_limit_s;
             break;
         case O_POP:
             if (!cli_parse_i64(optarg, 2, 100000, &v))
@@ -214,7 +233,7 @@ int search_log_close(const cli_tool *tool, const search_args *a, search_log *l, 
 }
 
 static void print_summary(const cli_tool *tool, const search_args *a, const dfg_graph *g, const plan *p,
-                          const pack_stats *ps)
+                          const pack_stats *ps, const bound_result *br)
 {
     fprintf(stderr,
             "%s: %s on %s: %.1f us per iteration (ideal %.1f us, %.1f%%), stall %.1f us, h2d %.2f GB, d2h %.2f GB, "
@@ -223,6 +242,10 @@ static void print_summary(const cli_tool *tool, const search_args *a, const dfg_
             100.0 * p->predicted.ideal_us / p->predicted.iteration_us, p->predicted.stall_us,
             (double)p->predicted.h2d_bytes / 1e9, (double)p->predicted.d2h_bytes / 1e9, (double)p->arena_bytes / 1e9,
             (double)p->device.memory_bytes / 1e9);
+    if (a->bound)
+        fprintf(stderr, "%s: lower bound %.1f us (%s, %.2f s): within %.1f%% of the bound\n", tool->name,
+                br->lower_bound_us, br->method, br->seconds,
+                100.0 * (p->predicted.iteration_us / br->lower_bound_us - 1.0));
     if (a->repack)
         fprintf(stderr, "%s: repack: arena %lld -> %lld bytes (%.2f%% saved; peak load %lld)%s\n", tool->name,
                 (long long)ps->arena_before, (long long)ps->arena_after,
@@ -248,11 +271,19 @@ int search_finish(const cli_tool *tool, const search_args *a, const dfg_graph *g
         if (plan_validate(p, g, true, NULL, &verr) != SA_OK)
             st = sa_fail(&err, SA_EINTERNAL, "internal error: the plan fails validation: %s", verr.msg);
     }
+    bound_result br;
+    memset(&br, 0, sizeof br);
+    if (!st && a->bound) {
+        st = a->bound == 2 ? bound_lp(g, &p->device, p->schedule, 0, &br, &err)
+                           : bound_cheap(g, &p->device, p->schedule, &br, &err);
+        if (!st)
+            st = bound_attach(p, &br, &err);
+    }
     if (!st)
         st = plan_write_file(p, a->out, &err);
     if (st)
         return cli_fail(tool, &err);
     if (!a->quiet)
-        print_summary(tool, a, g, p, &ps);
+        print_summary(tool, a, g, p, &ps, &br);
     return 0;
 }

@@ -33,7 +33,10 @@
     "                        whatever --threads is\n" \
     "  --threads N           worker threads (default OMP_NUM_THREADS or all cores)\n" \
     "  --generations N       stop after N generations (default 30)\n" \
-    "  --time-limit S        stop after the first generation ending past S seconds\n" \
+    "  --time-limit S        stop after the first generation ending past S seconds;\n" \
+    "                        optimal, optimal-search: the solver's limit (60)\n" \
+    "  --solver NAME         optimal's MILP solver: cbc or glpk (default: cbc\n" \
+    "                        when built in)\n" \
     "  --population N        N_p, individuals surviving a generation (default 24)\n" \
     "  --mutation P          mutation probability per pick / element (default 0.05)\n" \
     "  --temperature T       softmax temperature on t_norm in survival (default 1,\n" \
@@ -45,6 +48,10 @@
     "                        slower than any of them)\n" \
     "  --log FILE            per-generation CSV: generation,evaluations,elapsed_s,\n" \
     "                        best_us,mean_us,worst_us\n" \
+    "  --bound[=METHOD]      add a lower bound on the iteration time for the\n" \
+    "                        plan's schedule and memory to its search block\n" \
+    "                        (lower_bound_us; docs/bound.md): lp (the default\n" \
+    "                        with an LP solver) or combinatorial\n" \
     "  --repack              re-pack the plan's offsets with SmartPool's best fit\n" \
     "                        (sizes descending, smallest hole) when that shrinks\n" \
     "                        the arena; timing is unchanged\n" \
@@ -56,6 +63,7 @@ typedef struct search_args {
     policy_opts po;
     int64_t threads;
     bool quiet, repack;
+    int bound; /* --bound: 0 none, 1 combinatorial, 2 lp */
     /* swapadvisor-search-mpi only (search_parse_args with islands) */
     int migrate_every, migrants;
 } search_args;

@@ -19,6 +19,9 @@
  *   autoswap, capuchin, pooch
  *                 the same decisions chosen from the profile (adaptive.c,
  *                 pooch.c)
+ *   optimal, optimal-search
+ *                 the same decisions chosen by a MILP on the default order
+ *                 or the search's best order (optimal.c, docs/bound.md)
  *
  * Adding a policy (one file, one row):
  *   1. Write lib/policies/NAME.c with
@@ -45,12 +48,19 @@
 
 #include "dfg.h"
 #include "ga.h"
+#include "milp.h"
 #include "plan.h"
 #include "sa_common.h"
 
 /* Options a row may read; policy_opts_default gives every row's defaults. */
 typedef struct policy_opts {
-    ga_opts search;     /* the swapadvisor row's genetic search */
+    ga_opts search; /* the swapadvisor row's genetic search (and optimal-search's) */
+    struct {
+        milp_backend solver;  /* AUTO: the build's preferred solver */
+        double time_limit_s;  /* all solves together (<= 0: 60 s) */
+        double gap;           /* relative MIP gap to stop at (default 0.02) */
+        int threads;          /* solver threads (CBC) */
+    } optimal;                /* the optimal and optimal-search rows (optimal.c) */
     bool search_seeds;  /* the swapadvisor row first runs every other row (but ideal) and starts
                          * from their plans: never slower than any of them (default true) */
 } policy_opts;

@@ -23,6 +23,8 @@ static const policy_def TABLE[] = {
     {"autoswap", "AutoSwap: priority scores weighted by Bayesian opt.", POLICY_NEEDS_FIT, policy_run_autoswap},
     {"capuchin", "Capuchin: swap by FreeTime, recompute by MSPS", POLICY_NEEDS_FIT, policy_run_capuchin},
     {"pooch", "PooCH: swap / keep / recompute classified by timeline", POLICY_NEEDS_FIT, policy_run_pooch},
+    {"optimal", "MILP keep / swap / recompute on the default order", POLICY_NEEDS_FIT, policy_run_optimal},
+    {"optimal-search", "the MILP on the genetic search's best order", POLICY_NEEDS_FIT, policy_run_optimal_search},
 };
 
 void policy_opts_default(policy_opts *o)
@@ -30,6 +32,10 @@ void policy_opts_default(policy_opts *o)
     memset(o, 0, sizeof *o);
     ga_opts_default(&o->search);
     o->search_seeds = true;
+    o->optimal.solver = MILP_AUTO;
+    o->optimal.time_limit_s = 60;
+    o->optimal.gap = 0.02;
+    o->optimal.threads = 1;
 }
 
 const policy_def *policy_table(int *n)
