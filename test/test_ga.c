@@ -289,13 +289,18 @@ START_TEST(test_hook_stop_and_refusals)
 END_TEST
 
 /* The swapadvisor row with few generations (seeded with every other row). */
+static void short_search_opts(policy_opts *po, int threads)
+{
+    policy_opts_default(po);
+    po->search.generations = 3;
+    po->search.population = 8;
+    po->search.threads = threads;
+}
+
 static plan *run_search_row(const dfg_graph *g, const dfg_device *d, int threads)
 {
     policy_opts po;
-    policy_opts_default(&po);
-    po.search.generations = 3;
-    po.search.population = 8;
-    po.search.threads = threads;
+    short_search_opts(&po, threads);
     plan *p = NULL;
     sa_err err = {0};
     ck_assert_msg(policy_run_opts("swapadvisor", g, d, &po, &p, &err) == SA_OK, "%s", err.msg);
@@ -326,7 +331,9 @@ START_TEST(test_search_never_slower_than_any_policy)
                     continue;
                 plan *p = NULL;
                 sa_err err = {0};
-                sa_status st = policy_run(rows[i].name, g, &d, &p, &err);
+                policy_opts po; /* the same options as the search row's */
+                short_search_opts(&po, 1);
+                sa_status st = policy_run_opts(rows[i].name, g, &d, &po, &p, &err);
                 if (st == SA_EINFEASIBLE)
                     continue;
                 ck_assert_msg(st == SA_OK, "%s: %s", rows[i].name, err.msg);

@@ -76,7 +76,12 @@ typedef sa_status (*policy_run_fn)(const policy_call *c, plan **out, sa_err *err
 
 enum {
     POLICY_NEEDS_FIT = 1u << 0,  /* refuse up front an op whose own tensors exceed memory */
-    POLICY_POOL_LAYOUT = 1u << 1 /* plans with the core's size-class pool (the search seeds it as such) */
+    POLICY_POOL_LAYOUT = 1u << 1, /* plans with the core's size-class pool (the search seeds it as such) */
+    POLICY_NO_SEED = 1u << 2,     /* not among the search's seeds (ideal: it raises the memory) */
+    POLICY_SEED_SMALL = 1u << 3   /* a seed only on graphs of at most POLICY_SEED_SMALL_OPS ops (the
+                                   * MILP rows: solved to optimality in about a second there, so the
+                                   * seed is deterministic; on larger graphs a solver run could stop
+                                   * at its time limit) */
 };
 
 typedef struct policy_def {
@@ -85,6 +90,8 @@ typedef struct policy_def {
     unsigned flags;
     policy_run_fn run;
 } policy_def;
+
+enum { POLICY_SEED_SMALL_OPS = 400 };
 
 void policy_opts_default(policy_opts *o);
 

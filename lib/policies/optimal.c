@@ -13,6 +13,7 @@
 #include "swapadvisor/ga.h"
 #include "swapadvisor/milp.h"
 #include "policies_internal.h"
+#include "swapadvisor/planner.h"
 
 /* What the MILP knows of one candidate tensor. */
 typedef struct ocand {
@@ -306,7 +307,15 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
         dec_opts_default(&dop);
         plan_free(p);
         p = NULL;
-        if ((st = dec_build(g, dev, sch, act, &dop, &p, &ds, err))) {
+        planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = act, .dec = &dop, .stats = &ds};
+        p = plan_new(g, dev);
+        if (!p)
+            st = sa_fail(err, SA_ENOMEM, "optimal: out of memory");
+        else if ((st = planner_plan(g, dev, &q, p, err))) {
+            plan_free(p);
+            p = NULL;
+        }
+        if (st) {
             milp_result_free(&r);
             break;
         }

@@ -8,7 +8,8 @@
 #include "swapadvisor/ga.h"
 #include "policies_internal.h"
 
-/* Runs every row but this one and ideal (which raises the memory) on c's
+/* Runs every row but this one and those flagged POLICY_NO_SEED (or
+ * POLICY_SEED_SMALL on a graph over POLICY_SEED_SMALL_OPS ops) on c's
  * graph and memory; the plans that fit go to seeds (n_rows entries), the
  * rows that refuse (SA_EINFEASIBLE) are left out.  On any other error
  * returns it with the plans made so far in seeds[0 .. *n). */
@@ -16,15 +17,26 @@ static sa_status run_seed_rows(const policy_call *c, ga_seed *seeds, int *n, sa_
 {
     int n_rows;
     const policy_def *t = policy_table(&n_rows);
+    /* the seed rows' own searches (optimal-search) report to no one and
+     * exchange nothing: the log, the progress line and the islands are this
+     * search's */
+    policy_opts so = *c->opts;
+    so.search.on_generation = NULL;
+    so.search.ctx = NULL;
+    so.search.migrate = NULL;
+    so.search.migrate_ctx = NULL;
+    so.search.seeds = NULL;
+    so.search.n_seeds = 0;
     *n = 0;
     for (int i = 0; i < n_rows; i++) {
-        if (!strcmp(t[i].name, c->name) || !strcmp(t[i].name, "ideal"))
+        if (!strcmp(t[i].name, c->name) || (t[i].flags & POLICY_NO_SEED) ||
+            ((t[i].flags & POLICY_SEED_SMALL) && c->g->n_ops > POLICY_SEED_SMALL_OPS))
             continue;
         plan *p = NULL;
         sa_err e = {0};
-        sa_status st = policy_run_opts(t[i].name, c->g, c->dev, c->opts, &p, &e);
-        if (st == SA_EINFEASIBLE)
-            continue;
+        sa_status st = policy_run_opts(t[i].name, c->g, c->dev, &so, &p, &e);
+        if (st == SA_EINFEASIBLE || (st == SA_EUSAGE && (t[i].flags & POLICY_SEED_SMALL)))
+            continue; /* refused, or a MILP row in a build without a solver */
         if (st) {
             *err = e;
             return st;
