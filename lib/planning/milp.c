@@ -112,8 +112,10 @@ bool milp_add_row(milp *m, double lb, double ub, int32_t n, const int32_t *idx, 
             return false;
         m->cap_nz = c;
     }
-    memcpy(m->ridx + m->nz, idx, (size_t)n * sizeof *idx);
-    memcpy(m->rval + m->nz, val, (size_t)n * sizeof *val);
+    if (n > 0) { /* an empty row may come with NULL arrays */
+        memcpy(m->ridx + m->nz, idx, (size_t)n * sizeof *idx);
+        memcpy(m->rval + m->nz, val, (size_t)n * sizeof *val);
+    }
     m->nz += n;
     m->rlb[m->nr] = lb;
     m->rub[m->nr] = ub;
