@@ -22,7 +22,10 @@ if [ -x bin/swapplan-emit ]; then
     ./bin/swapplan-emit "out/$name.plan.json" --graph "out/$name.profiled.json" --format check
     ./bin/swapplan-emit "out/$name.plan.json" --graph "out/$name.profiled.json"
     ./bin/swapplan-emit "out/$name.plan.json" --graph "out/$name.profiled.json" --format trace -o "out/$name.trace.json"
-    echo "demo: open out/$name.trace.json in https://ui.perfetto.dev or chrome://tracing" >&2
+    ./bin/swapplan-emit "out/$name.plan.json" "out/$name.odswap.plan.json" --graph "out/$name.profiled.json" \
+        --format html -o "out/$name.html"
+    echo "demo: open out/$name.html in a browser (the search's plan beside odswap's), or" \
+         "out/$name.trace.json in https://ui.perfetto.dev or chrome://tracing" >&2
 fi
 if [ -x bin/swapplan-run ]; then
     ./bin/swapplan-run "out/$name.plan.json" --graph "out/$name.profiled.json" --backend host --iterations 2
