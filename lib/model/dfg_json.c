@@ -98,7 +98,7 @@ static sa_status parse_op(dfg_graph *g, const cJSON *e, int i, const char *src, 
     dfg_op *op = &g->ops[o];
     if ((st = ju_num(e, "flops", 0, false, &op->flops, w, err)) ||
         (st = ju_num(e, "bytes_accessed", 0, false, &op->bytes_accessed, w, err)) ||
-        (st = ju_num(e, "time_us", 0, false, &op->time_us, w, err)))
+        (st = ju_time(e, "time_us", false, &op->time_us, w, err)))
         return st;
     op->extra_json = ju_extra(e, op_known);
     return SA_OK;

@@ -125,6 +125,20 @@ sa_status ju_num(const cJSON *o, const char *key, double min, bool required, dou
     return SA_OK;
 }
 
+sa_status ju_time(const cJSON *o, const char *key, bool required, double *out, ju_where w, sa_err *err)
+{
+    double d = -1;
+    sa_status st = ju_num(o, key, 0, required, &d, w, err);
+    if (st)
+        return st;
+    if (d > DFG_MAX_TIME_US)
+        return ju_fail(err, SA_EFORMAT, w, "\"%s\" = %g us is beyond the largest time the tools accept (%g us)", key,
+                       d, DFG_MAX_TIME_US);
+    if (d >= 0)
+        *out = d;
+    return SA_OK;
+}
+
 sa_status ju_str(const cJSON *o, const char *key, bool required, const char **out, ju_where w, sa_err *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -240,7 +254,7 @@ sa_status ju_device(const cJSON *o, dfg_device *dev, ju_where w, sa_err *err)
         (st = ju_num(o, "h2d_bytes_per_s", 1, true, &dev->h2d_bytes_per_s, w, err)) ||
         (st = ju_num(o, "d2h_bytes_per_s", 1, true, &dev->d2h_bytes_per_s, w, err)) ||
         (st = ju_num(o, "duplex_bytes_per_s", 1, true, &dev->duplex_bytes_per_s, w, err)) ||
-        (st = ju_num(o, "transfer_latency_us", 0, true, &dev->transfer_latency_us, w, err)))
+        (st = ju_time(o, "transfer_latency_us", true, &dev->transfer_latency_us, w, err)))
         return st;
     snprintf(dev->name, sizeof dev->name, "%s", name);
     return SA_OK;

@@ -158,6 +158,9 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
             for (int s = 0; s < PLAN_STREAM_COUNT && stuck < 0; s++)
                 if (head[s] < ws->qlen[s])
                     stuck = ws->queue[s][head[s]];
+            if (stuck < 0)
+                return sa_fail(err, SA_EINVALID, "the simulated time does not advance past %g us (a time too large "
+                               "to simulate)", now);
             return sa_fail(err, SA_EINVALID, "nodes[%d] (%s) can never start: its deps wait on a later node of "
                            "its own stream (a dependency cycle)", stuck, plan_kind_name(p->nodes[stuck].kind));
         }

@@ -30,6 +30,7 @@ typedef struct vctx {
     const double *ts, *te;
     double makespan;
     int32_t *spos;       /* position of a node within its stream */
+    int32_t *rank;       /* position of a node in a topological order of stream order + deps */
     int32_t (*vc)[PLAN_STREAM_COUNT];
 } vctx;
 
@@ -83,10 +84,18 @@ static sa_status build_clocks(vctx *v)
 {
     int32_t n = v->p->n_nodes;
     v->spos = calloc((size_t)n + 1, sizeof *v->spos);
+    v->rank = calloc((size_t)n + 1, sizeof *v->rank);
     v->vc = calloc((size_t)n + 1, sizeof *v->vc);
-    if (!v->spos || !v->vc)
+    int32_t *order = calloc((size_t)n + 1, sizeof *order), stuck;
+    if (!v->spos || !v->rank || !v->vc || !order) {
+        free(order);
         return sa_fail(v->err, SA_ENOMEM, "out of memory validating");
-    return plan_clocks(v->p, v->spos, v->vc, v->err);
+    }
+    sa_status st = plan_node_order(v->p, order, &stuck, v->err);
+    for (int32_t i = 0; !st && i < n; i++)
+        v->rank[order[i]] = i;
+    free(order);
+    return st ? st : plan_clocks(v->p, v->spos, v->vc, v->err);
 }
 
 static void check_structure(vctx *v)
@@ -119,9 +128,19 @@ static void check_structure(vctx *v)
     free(seen);
 }
 
+/* The sweep's events, in an order that respects happens-before, not only time.
+ * At one instant t: first the ends of nodes that lasted (te > ts), each followed by
+ * the placements it closes; then, in a topological order of the nodes (stream order
+ * + deps), for each node: the placements it opens, its start and, when it took no
+ * time (a zero-time op, or a time so large that adding to it rounds away), its end
+ * and the placements that end with it. Ordering ties by time alone would end a
+ * zero-length node before it starts and close its placements before it reads them. */
 enum { EV_END, EV_PEND, EV_PBEGIN, EV_START };
 typedef struct event {
     double t;
+    int32_t grp;   /* 0: an end of a node that lasted; 1: the rest */
+    int32_t rank;  /* topological position of the node the event belongs to */
+    int32_t sub;   /* order among one node's events */
     int32_t cls, idx;
 } event;
 
@@ -130,9 +149,35 @@ static int cmp_event(const void *a, const void *b)
     const event *x = a, *y = b;
     if (x->t != y->t)
         return x->t < y->t ? -1 : 1;
-    if (x->cls != y->cls)
-        return x->cls - y->cls;
-    return x->idx - y->idx;
+    if (x->grp != y->grp)
+        return x->grp - y->grp;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    if (x->sub != y->sub)
+        return x->sub - y->sub;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static bool lasted(const vctx *v, int32_t n) { return v->te[n] > v->ts[n]; }
+
+static event ev_node(const vctx *v, int32_t cls, int32_t n)
+{
+    if (cls == EV_START)
+        return (event){v->ts[n], 1, v->rank[n], 1, EV_START, n};
+    if (lasted(v, n))
+        return (event){v->te[n], 0, v->rank[n], 0, EV_END, n};
+    return (event){v->te[n], 1, v->rank[n], 2, EV_END, n};
+}
+
+static event ev_place(const vctx *v, int32_t cls, int32_t i)
+{
+    const plan_placement *q = &v->p->place[i];
+    if (cls == EV_PBEGIN)
+        return q->begin < 0 ? (event){0, -1, -1, 0, EV_PBEGIN, i}
+                            : (event){v->ts[q->begin], 1, v->rank[q->begin], 0, EV_PBEGIN, i};
+    if (lasted(v, q->end))
+        return (event){v->te[q->end], 0, v->rank[q->end], 1, EV_PEND, i};
+    return (event){v->te[q->end], 1, v->rank[q->end], 3, EV_PEND, i};
 }
 
 typedef struct tstate {
@@ -255,13 +300,13 @@ static void check_events(vctx *v, tstate *ts)
     }
     size_t k = 0;
     for (int32_t i = 0; i < p->n_nodes; i++) {
-        ev[k++] = (event){v->ts[i], EV_START, i};
-        ev[k++] = (event){v->te[i], EV_END, i};
+        ev[k++] = ev_node(v, EV_START, i);
+        ev[k++] = ev_node(v, EV_END, i);
     }
     for (int32_t i = 0; i < p->n_place; i++) {
-        ev[k++] = (event){pl_begin_t(v, &p->place[i]), EV_PBEGIN, i};
+        ev[k++] = ev_place(v, EV_PBEGIN, i);
         if (p->place[i].end >= 0)
-            ev[k++] = (event){pl_end_t(v, &p->place[i]), EV_PEND, i};
+            ev[k++] = ev_place(v, EV_PEND, i);
     }
     qsort(ev, k, sizeof *ev, cmp_event);
     for (size_t e = 0; e < k; e++) {
@@ -395,7 +440,7 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
     if (!ws)
         return sa_fail(err, SA_ENOMEM, "out of memory validating");
     sim_result r;
-    vctx v = {p, g, strict, rep, err, 0, NULL, NULL, 0, NULL, NULL};
+    vctx v = {p, g, strict, rep, err, 0, NULL, NULL, 0, NULL, NULL, NULL};
     check_structure(&v);
     st = sim_run(p, g, ws, &r, err);
     if (st) {
@@ -415,6 +460,7 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
     if (!ts || (st = build_clocks(&v))) {
         free(ts);
         free(v.spos);
+        free(v.rank);
         free(v.vc);
         sim_ws_free(ws);
         return st ? st : sa_fail(err, SA_ENOMEM, "out of memory validating");
@@ -442,6 +488,7 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
                   p->predicted.ideal_us, ideal);
     free(ts);
     free(v.spos);
+    free(v.rank);
     free(v.vc);
     sim_ws_free(ws);
     if (rep)
