@@ -51,4 +51,21 @@ char *sa_strdup(const char *s);
 
 #define SA_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Saturating int64 arithmetic for sums and products of byte counts: a result
+ * past INT64_MAX (or below INT64_MIN) is clamped there, never wraps. */
+static inline int64_t sa_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+static inline int64_t sa_mul_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
 #endif

@@ -226,7 +226,7 @@ static void mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a)
 static double evaluate(const gctx *c, tws *w, indiv *x)
 {
     sa_err err;
-    if (!pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes, c->split))
+    if (pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes, c->split, &err) != SA_OK)
         return HUGE_VAL;
     /* repair only shrinks; memory left unused is never better used idle */
     pool_top_up(&x->a, c->dev->memory_bytes);
