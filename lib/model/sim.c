@@ -126,10 +126,10 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
                 int64_t bytes = g->tensors[nd->ref].bytes;
                 xf[s] = (xfer){v, now + dev->transfer_latency_us, (double)bytes};
                 if (s == PLAN_STREAM_H2D) {
-                    out->h2d_bytes += bytes;
+                    out->h2d_bytes = sa_add_sat(out->h2d_bytes, bytes);
                     out->n_swap_in++;
                 } else {
-                    out->d2h_bytes += bytes;
+                    out->d2h_bytes = sa_add_sat(out->d2h_bytes, bytes);
                     out->n_swap_out++;
                 }
             }

@@ -251,25 +251,36 @@ sa_status runner_auto_scale(const plan *p, const dfg_graph *g, int64_t cap, int6
 
 /* The placement of tensor t that node n uses: the one active when n starts
  * (begun by then, not ended before), latest begun first, as the validator's
- * event replay sees it.  A forced plan may have none active: then the latest
- * begun before n, else the first; -1 only when t has no placement at all. */
+ * event replay sees it: times first, and at equal times the topological rank
+ * of the nodes (a zero-time node starts and ends at one instant, and the
+ * nodes around it at that instant run in dependency order).  A forced plan
+ * may have none active: then the latest begun before n, else the first; -1
+ * only when t has no placement at all. */
+static bool later(double b, int32_t rb, double x, int32_t rx) { return b > x || (b == x && rb > rx); }
+
 static int32_t resolve(const plan *p, const int32_t *poff, const int32_t *plist, int32_t t, int32_t n,
-                       const double *ts, const double *te, double makespan)
+                       const double *ts, const double *te, const int32_t *rank, double makespan)
 {
-    int32_t best = -1, any_before = -1;
+    int32_t best = -1, any_before = -1, best_r = -2, before_r = -2;
     double best_b = -1, before_b = -1;
     for (int32_t k = poff[t]; k < poff[t + 1]; k++) {
         const plan_placement *q = &p->place[plist[k]];
         double b = q->begin < 0 ? 0 : ts[q->begin], e = q->end < 0 ? makespan : te[q->end];
-        if (b > ts[n])
+        int32_t rb = q->begin < 0 ? -1 : rank[q->begin];
+        if (q->begin != n && later(b, rb, ts[n], rank[n]))
             continue;
-        if (b >= before_b) {
+        if (!later(before_b, before_r, b, rb)) {
             before_b = b;
+            before_r = rb;
             any_before = plist[k];
         }
-        bool live = q->end < 0 || q->end == n || e > ts[n];
-        if (live && b >= best_b) {
+        /* ended before n starts: earlier, or at that instant by a node that lasted
+         * (its end precedes every start there) or a zero-time one ranked before n */
+        bool ended = q->end >= 0 && q->end != n &&
+                     (e < ts[n] || (e == ts[n] && (te[q->end] > ts[q->end] || rank[q->end] < rank[n])));
+        if (!ended && !later(best_b, best_r, b, rb)) {
             best_b = b;
+            best_r = rb;
             best = plist[k];
         }
     }
@@ -307,13 +318,14 @@ sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, 
     bounds b = {NULL, 0};
     int32_t *poff = calloc((size_t)nt + 2, sizeof *poff), *plist = calloc((size_t)p->n_place + 1, sizeof *plist);
     int32_t *pfill = calloc((size_t)nt + 1, sizeof *pfill);
+    int32_t *rank = calloc((size_t)n + 1, sizeof *rank);
     bool *need = host_needs(p, g);
     out->tbytes = calloc((size_t)nt + 1, sizeof *out->tbytes);
     out->host_off = calloc((size_t)nt + 1, sizeof *out->host_off);
     out->place_off = calloc((size_t)p->n_place + 1, sizeof *out->place_off);
     out->res_off = calloc((size_t)p->n_res + 1, sizeof *out->res_off);
     out->use_off = calloc((size_t)n + 1, sizeof *out->use_off);
-    if (!ws || !poff || !plist || !pfill || !need || !out->tbytes || !out->host_off || !out->place_off ||
+    if (!ws || !poff || !plist || !pfill || !rank || !need || !out->tbytes || !out->host_off || !out->place_off ||
         !out->res_off || !out->use_off || !bounds_build(p, g, &b)) {
         st = sa_fail(err, SA_ENOMEM, "out of memory laying out the replay");
         goto done;
@@ -322,6 +334,8 @@ sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, 
     if (st)
         goto done;
     const double *ts = sim_start(ws), *te = sim_end(ws);
+    for (int32_t i = 0; i < n; i++)
+        rank[out->order[i]] = i;
 
     /* sizes and addresses */
     for (int32_t t = 0; t < nt; t++) {
@@ -383,7 +397,7 @@ sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, 
         }
         for (int32_t k = 0; k < cnt; k++) {
             int32_t t = k < n_in ? ins[k] : outs[k - n_in];
-            int32_t q = resolve(p, poff, plist, t, i, ts, te, r.makespan_us);
+            int32_t q = resolve(p, poff, plist, t, i, ts, te, rank, r.makespan_us);
             if (q < 0) {
                 st = sa_fail(err, SA_EINVALID, "plan: nodes[%d] (%s) uses tensor %d (\"%s\"), which has no placement: "
                              "cannot replay", i, plan_kind_name(nd->kind), t, g->tensors[t].name);
@@ -398,6 +412,7 @@ done:
     free(poff);
     free(plist);
     free(pfill);
+    free(rank);
     free(need);
     if (st)
         runner_layout_free(out);
