@@ -224,6 +224,8 @@ int main(int argc, char **argv)
     logctx lc = {NULL, cli_stderr_tty() && !a.quiet && strcmp(a.policy, "swapadvisor") == 0};
     if (!st && a.logpath && !(logf = fopen(a.logpath, "w")))
         st = sa_fail(&err, SA_EIO, "%s: cannot open log for writing", a.logpath);
+    if (logf)
+        setvbuf(logf, NULL, _IOLBF, 0); /* whole lines only, even when interrupted */
     if (!st) {
         lc.log = logf;
         if (logf)
