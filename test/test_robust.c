@@ -366,6 +366,54 @@ START_TEST(test_first_op_reads_only_persistent)
 }
 END_TEST
 
+/* ------------------------------------------------------------ JSON strictness, error lines */
+
+START_TEST(test_json_trailing_data_and_duplicate_keys)
+{
+    const char *tiny = tu_tiny_json();
+    dfg_graph *g = NULL;
+    sa_err err = {0};
+    char *j = malloc(strlen(tiny) * 2 + 16);
+    sprintf(j, "%s xyz", tiny);
+    ck_assert_int_eq(dfg_parse(j, strlen(j), "t", &g, &err), SA_EFORMAT);
+    ck_assert_msg_contains(err, "trailing data");
+    ck_assert_msg_contains(err, "line 12");
+    sprintf(j, "%s\n%s", tiny, tiny);
+    ck_assert_int_eq(dfg_parse(j, strlen(j), "t", &g, &err), SA_EFORMAT);
+    ck_assert_msg_contains(err, "trailing data");
+    sprintf(j, "%s \n\t\r ", tiny);
+    ck_assert_msg(dfg_parse(j, strlen(j), "t", &g, &err) == SA_OK, "%s", err.msg);
+    dfg_free(g);
+    free(j);
+    char *d = tu_replace(tiny, "\"bytes\":16,\"shape\"", "\"bytes\":16,\"bytes\":-5,\"shape\"");
+    ck_assert_int_eq(dfg_parse(d, strlen(d), "t", &g, &err), SA_EFORMAT);
+    ck_assert_msg_contains(err, "tensors[0]: duplicate key \"bytes\"");
+    free(d);
+    d = tu_replace(tiny, "\"custom\":{\"a\":[1,2]}", "\"custom\":{\"a\":[{\"k\":1,\"k\":2}]}");
+    ck_assert_int_eq(dfg_parse(d, strlen(d), "t", &g, &err), SA_EFORMAT);
+    ck_assert_msg_contains(err, "custom.a[0]: duplicate key \"k\"");
+    free(d);
+}
+END_TEST
+
+START_TEST(test_error_lines_escape_control_characters)
+{
+    char *j = tu_replace(tu_tiny_json(), "\"name\":\"fc\"", "\"name\":\"f\\u001b[31mc\\nX\"");
+    dfg_graph *g = rb_parse(j);
+    dfg_device d = rb_dev(64);
+    plan *p = NULL;
+    sa_err err = {0};
+    ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_msg(strchr(err.msg, '\n') == NULL && strchr(err.msg, 0x1b) == NULL, "raw control in: %s", err.msg);
+    ck_assert_msg_contains(err, "f\\x1b[31mc\\nX");
+    char line[16] = "a\tb\x01";
+    sa_escape_controls(line, sizeof line);
+    ck_assert_str_eq(line, "a\\tb\\x01");
+    dfg_free(g);
+    free(j);
+}
+END_TEST
+
 /* ------------------------------------------------------------ property test */
 
 typedef struct rb_rng { uint64_t s; } rb_rng;
@@ -582,6 +630,8 @@ Suite *suite_robust(void)
     tcase_add_test(tc, test_pool_top_up_capped_by_demand);
     tcase_add_test(tc, test_search_at_huge_budgets);
     tcase_add_test(tc, test_first_op_reads_only_persistent);
+    tcase_add_test(tc, test_json_trailing_data_and_duplicate_keys);
+    tcase_add_test(tc, test_error_lines_escape_control_characters);
     tcase_add_test(tc, test_random_graphs_every_policy);
     suite_add_tcase(s, tc);
     return s;

@@ -39,6 +39,12 @@ sa_status sa_fail(sa_err *err, sa_status status, const char *fmt, ...)
 /* Prepends "prefix: " to an existing message (used to add a file name). */
 void sa_err_prefix(sa_err *err, const char *prefix);
 
+/* Rewrites the control characters of the NUL-terminated line s (cap bytes of
+ * room) as \n, \t, \r or \xNN, so a name from a document can neither split a
+ * one-line error nor reach a terminal as an escape sequence; cut to fit cap.
+ * sa_fail and sa_err_prefix apply it to every error line. */
+void sa_escape_controls(char *s, size_t cap);
+
 /* Process exit code documented in README.md for a status. */
 int sa_exit_code(sa_status status);
 

@@ -32,6 +32,7 @@ typedef struct vctx {
     int32_t *spos;       /* position of a node within its stream */
     int32_t *rank;       /* position of a node in a topological order of stream order + deps */
     int32_t (*vc)[PLAN_STREAM_COUNT];
+    int32_t *res_off, *res_idx; /* resident_at_start by tensor: res_idx[res_off[t] .. res_off[t+1]) */
 } vctx;
 
 static void violation(vctx *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -42,6 +43,7 @@ static void violation(vctx *v, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    sa_escape_controls(line, sizeof line);
     if (v->count == 0)
         sa_fail(v->err, SA_EINVALID, "%s", line);
     v->count++;
@@ -324,8 +326,8 @@ static void check_events(vctx *v, tstate *ts)
             s->dev = -1;
             if (q->begin < 0) {
                 bool listed = false;
-                for (int32_t r = 0; r < p->n_res; r++)
-                    listed |= p->res[r].tensor == q->tensor && p->res[r].offset == q->offset;
+                for (int32_t j = v->res_off[q->tensor]; j < v->res_off[q->tensor + 1]; j++)
+                    listed |= p->res[v->res_idx[j]].offset == q->offset;
                 if (!listed || !dfg_kind_persistent(g->tensors[q->tensor].kind))
                     violation(v, "placement %d starts with the iteration but tensor %d (\"%s\") is not a persistent "
                               "tensor in resident_at_start at offset %lld", i, q->tensor, tname(v, q->tensor),
@@ -354,13 +356,13 @@ static void check_events(vctx *v, tstate *ts)
         bool pers = dfg_kind_persistent(g->tensors[t].kind);
         bool at_end = s->active >= 0;
         bool at_start = false;
-        for (int32_t r = 0; r < p->n_res; r++)
-            if (p->res[r].tensor == t) {
-                at_start = true;
-                if (!at_end || p->place[s->active].offset != p->res[r].offset)
-                    violation(v, "steady state: tensor %d (\"%s\") is resident at start at offset %lld but not at the "
-                              "end at that offset", t, tname(v, t), (long long)p->res[r].offset);
-            }
+        for (int32_t j = v->res_off[t]; j < v->res_off[t + 1]; j++) {
+            int32_t r = v->res_idx[j];
+            at_start = true;
+            if (!at_end || p->place[s->active].offset != p->res[r].offset)
+                violation(v, "steady state: tensor %d (\"%s\") is resident at start at offset %lld but not at the "
+                          "end at that offset", t, tname(v, t), (long long)p->res[r].offset);
+        }
         if (at_end && !at_start)
             violation(v, "steady state: tensor %d (\"%s\") is still placed at the end but not in resident_at_start",
                       t, tname(v, t));
@@ -443,7 +445,7 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
     if (!ws)
         return sa_fail(err, SA_ENOMEM, "out of memory validating");
     sim_result r;
-    vctx v = {p, g, strict, rep, err, 0, NULL, NULL, 0, NULL, NULL, NULL};
+    vctx v = {p, g, strict, rep, err, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL};
     check_structure(&v);
     st = sim_run(p, g, ws, &r, err);
     if (st) {
@@ -460,7 +462,26 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
     if (rep)
         rep->makespan_us = r.makespan_us;
     tstate *ts = calloc((size_t)g->n_tensors + 1, sizeof *ts);
+    v.res_off = calloc((size_t)g->n_tensors + 2, sizeof *v.res_off);
+    v.res_idx = calloc((size_t)p->n_res + 1, sizeof *v.res_idx);
+    if (!v.res_off || !v.res_idx) {
+        free(ts);
+        ts = NULL;
+    } else {
+        for (int32_t i = 0; i < p->n_res; i++)
+            v.res_off[p->res[i].tensor + 1]++;
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            v.res_off[t + 1] += v.res_off[t];
+        for (int32_t i = p->n_res - 1; i >= 0; i--)
+            v.res_idx[--v.res_off[p->res[i].tensor + 1]] = i;
+        /* res_off[t + 1] now holds t's first entry: shift down */
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            v.res_off[t] = v.res_off[t + 1];
+        v.res_off[g->n_tensors] = p->n_res;
+    }
     if (!ts || (st = build_clocks(&v))) {
+        free(v.res_off);
+        free(v.res_idx);
         free(ts);
         free(v.spos);
         free(v.rank);
@@ -470,9 +491,7 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
     }
     for (int32_t t = 0; t < g->n_tensors; t++) {
         dfg_kind k = g->tensors[t].kind;
-        bool start_res = false;
-        for (int32_t i = 0; i < p->n_res; i++)
-            start_res |= p->res[i].tensor == t;
+        bool start_res = v.res_off[t + 1] > v.res_off[t];
         ts[t].cur = (k == DFG_INPUT || dfg_kind_persistent(k)) ? 0 : -1;
         ts[t].host = (k == DFG_INPUT || (dfg_kind_persistent(k) && !start_res)) ? 0 : -1;
         ts[t].dev = -1;
@@ -493,6 +512,8 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
     free(v.spos);
     free(v.rank);
     free(v.vc);
+    free(v.res_off);
+    free(v.res_idx);
     sim_ws_free(ws);
     if (rep)
         rep->n_violations = v.count;
