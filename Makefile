@@ -1,7 +1,8 @@
 # swapadvisor - build the static library, the CLIs, the tests and the benchmarks.
 #
 #   make            library + every CLI into bin/
-#   make test       Check suite (ends with Check's summary line), after `make layers`
+#   make test       test/cli/run.sh (CLI behaviours as data), then the Check suite (ends with
+#                   Check's summary line), after `make layers`
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
 #   make check      both (what CI runs)
 #   make bench      benchmarks; figures land in bench/results/
@@ -92,6 +93,7 @@ $(TEST_BIN): $(TEST_OBJ) $(LIBA)
 	$(CC) -o $@ $(TEST_OBJ) $(LIBA) $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -lpthread) $(LDLIBS_ALL)
 
 test: all $(TEST_BIN) layers
+	SAN="$(SAN)" test/cli/run.sh $(BIN)
 	./$(TEST_BIN)
 
 # Fails when a file of lib/ calls into a higher layer (nm of each folder's objects).

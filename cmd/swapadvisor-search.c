@@ -81,7 +81,8 @@ static void on_generation(const ga_gen_stats *s, void *ctx)
                 s->best_us, s->mean_us, s->worst_us);
     if (l->tty)
         fprintf(stderr, "\rgen %4d  best %.1f us (%.1f%% of ideal)  mean %.1f  worst %.1f  %.0f eval/s   ",
-                s->generation, s->best_us, 100.0 * s->ideal_us / s->best_us, s->mean_us, s->worst_us,
+                s->generation, s->best_us, s->best_us > 0 ? 100.0 * s->ideal_us / s->best_us : 100.0, s->mean_us,
+                s->worst_us,
                 s->elapsed_s > 0 ? (double)s->evaluations / s->elapsed_s : 0.0);
 }
 
@@ -181,7 +182,8 @@ static void print_summary(const args *a, const dfg_graph *g, const plan *p, cons
             "%s: %s on %s: %.1f us per iteration (ideal %.1f us, %.1f%%), stall %.1f us, h2d %.2f GB, d2h %.2f GB, "
             "arena %.2f GB of %.2f GB\n",
             TOOL.name, a->policy, g->name, p->predicted.iteration_us, p->predicted.ideal_us,
-            100.0 * p->predicted.ideal_us / p->predicted.iteration_us, p->predicted.stall_us,
+            p->predicted.iteration_us > 0 ? 100.0 * p->predicted.ideal_us / p->predicted.iteration_us : 100.0,
+            p->predicted.stall_us,
             (double)p->predicted.h2d_bytes / 1e9, (double)p->predicted.d2h_bytes / 1e9, (double)p->arena_bytes / 1e9,
             (double)p->device.memory_bytes / 1e9);
     if (a->repack)
