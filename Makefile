@@ -4,7 +4,9 @@
 #   make test       test/cli/run.sh (CLI behaviours as data), then the Check suite (ends with
 #                   Check's summary line), after `make layers`
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
-#   make check      both (what CI runs)
+#   make valgrind   memcheck of every policy on graphs/*.json (scripts/valgrind.sh)
+#   make fuzz       libFuzzer targets of test/fuzz/, FUZZ_SECONDS each (scripts/fuzz.sh)
+#   make check      all four (what CI runs)
 #   make bench      benchmarks; figures land in bench/results/
 #   make clean
 #
@@ -60,7 +62,7 @@ TEST_OBJ = $(patsubst test/%.c,$(BUILD)/test/%.o,$(TEST_SRC) test/check_main.c)
 TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test asan-test check bench clean layers
+.PHONY: all test asan-test check bench clean layers valgrind fuzz
 all: $(LIBA) $(CMDS)
 
 $(BUILD)/lib/%.o: lib/%.c
@@ -100,8 +102,21 @@ test: all $(TEST_BIN) layers
 layers: $(LIBA)
 	scripts/layers.sh $(BUILD)
 
-# What CI and the README run: the suite, then the suite under the sanitizers.
-check: test asan-test
+# What CI and the README run: the suite, then the suite under the sanitizers,
+# memcheck of every policy on the bundled graphs, and the fuzz targets.
+check: test asan-test valgrind fuzz
+
+# libFuzzer targets (test/fuzz/) under ASan + UBSan with clang: the seed corpus
+# replayed, then FUZZ_SECONDS of fuzzing per target (scripts/fuzz.sh).
+FUZZ_SECONDS ?= 30
+fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# memcheck (scripts/valgrind.sh) on a build without CUDA, whose runtime's own
+# loader noise would drown the report.
+valgrind:
+	$(MAKE) BUILD=build-vg BIN=build-vg/bin NVCC= OPT=-O1 all
+	scripts/valgrind.sh build-vg/bin
 
 asan-test:
 	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
@@ -115,6 +130,6 @@ $(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
 	mkdir -p $@
 
 clean:
-	rm -rf build build-asan bin
+	rm -rf build build-asan build-vg build-fuzz bin
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d)
