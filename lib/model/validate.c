@@ -376,13 +376,45 @@ static void check_events(vctx *v, tstate *ts)
     }
 }
 
-static int cmp_place_off(const void *a, const void *b, void *ctx)
+typedef struct seg {
+    int64_t lo, hi;
+    int32_t owner; /* the placement that last held [lo, hi) */
+} seg;
+
+static int cmp_place_begin(const void *a, const void *b, void *ctx)
 {
-    const plan *p = ctx;
-    const plan_placement *x = &p->place[*(const int32_t *)a], *y = &p->place[*(const int32_t *)b];
-    if (x->offset != y->offset)
-        return x->offset < y->offset ? -1 : 1;
-    return *(const int32_t *)a - *(const int32_t *)b;
+    const vctx *v = ctx;
+    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+    const plan_placement *x = &v->p->place[i], *y = &v->p->place[j];
+    double xs = pl_begin_t(v, x), ys = pl_begin_t(v, y);
+    if (xs != ys)
+        return xs < ys ? -1 : 1;
+    int32_t rx = x->begin < 0 ? -1 : v->rank[x->begin], ry = y->begin < 0 ? -1 : v->rank[y->begin];
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* Placements xi (begun first) and yi share an address: they must not share
+ * time, and under --strict one must end before the other begins by deps. */
+static void space_pair(vctx *v, int32_t xi, int32_t yi)
+{
+    const plan_placement *x = &v->p->place[xi], *y = &v->p->place[yi];
+    double xs = pl_begin_t(v, x), xt = pl_end_t(v, x), ys = pl_begin_t(v, y), yt = pl_end_t(v, y);
+    if (xs < yt && ys < xt) {
+        violation(v, "rule 4: placements %d (tensor %d) and %d (tensor %d) overlap in address and time", xi,
+                  x->tensor, yi, y->tensor);
+        return;
+    }
+    if (!v->strict)
+        return;
+    /* at one instant (zero-time nodes) either may come first: the deps decide */
+    bool x_first = xt <= ys && x->end >= 0 && hb(v, x->end, y->begin);
+    bool y_first = yt <= xs && y->end >= 0 && hb(v, y->end, x->begin);
+    const plan_placement *first = xt <= ys ? x : y, *second = xt <= ys ? y : x;
+    if (!x_first && !y_first)
+        violation(v, "strict: placement of tensor %d may begin (nodes[%d]) before the overlapping placement "
+                  "of tensor %d ends (nodes[%d])", second->tensor, second->begin, first->tensor, first->end);
 }
 
 static void check_space(vctx *v)
@@ -405,35 +437,70 @@ static void check_space(vctx *v)
     if (arena != p->arena_bytes)
         violation(v, "rule 4: arena_bytes is %lld but the largest offset + bytes is %lld", (long long)p->arena_bytes,
                   (long long)arena);
-    int32_t *idx = calloc((size_t)p->n_place + 1, sizeof *idx);
-    if (!idx)
+    /* Space over time, O(P log P + P S) for P placements and S address
+     * segments: placements in the order they begin paint their address range;
+     * each is checked against the placement that last held each piece of it
+     * (the pairwise check of every overlapping pair was quadratic in the
+     * placements of one address).  Under --strict the orders checked chain:
+     * each placement's end follows its begin by deps, so a placement ordered
+     * after the last holder of a piece is ordered after every earlier one. */
+    int32_t n = p->n_place;
+    int32_t *idx = calloc((size_t)n + 1, sizeof *idx), *stamp = calloc((size_t)n + 1, sizeof *stamp);
+    seg *sg = calloc((size_t)2 * (size_t)n + 3, sizeof *sg);
+    if (!idx || !stamp || !sg) {
+        free(idx);
+        free(stamp);
+        free(sg);
+        violation(v, "out of memory validating");
         return;
-    for (int32_t i = 0; i < p->n_place; i++)
+    }
+    for (int32_t i = 0; i < n; i++) {
         idx[i] = i;
-    qsort_r(idx, (size_t)p->n_place, sizeof *idx, cmp_place_off, (void *)p);
-    for (int32_t a = 0; a < p->n_place; a++) {
-        const plan_placement *x = &p->place[idx[a]];
-        int64_t xe = x->offset + g->tensors[x->tensor].bytes;
-        for (int32_t b = a + 1; b < p->n_place && p->place[idx[b]].offset < xe; b++) {
-            const plan_placement *y = &p->place[idx[b]];
-            double xs = pl_begin_t(v, x), xt = pl_end_t(v, x), ys = pl_begin_t(v, y), yt = pl_end_t(v, y);
-            if (xs < yt && ys < xt) {
-                violation(v, "rule 4: placements %d (tensor %d) and %d (tensor %d) overlap in address and time",
-                          idx[a], x->tensor, idx[b], y->tensor);
-                continue;
-            }
-            if (!v->strict)
-                continue;
-            /* at one instant (zero-time nodes) either may come first: the deps decide */
-            bool x_first = xt <= ys && x->end >= 0 && hb(v, x->end, y->begin);
-            bool y_first = yt <= xs && y->end >= 0 && hb(v, y->end, x->begin);
-            const plan_placement *first = xt <= ys ? x : y, *second = xt <= ys ? y : x;
-            if (!x_first && !y_first)
-                violation(v, "strict: placement of tensor %d may begin (nodes[%d]) before the overlapping placement "
-                          "of tensor %d ends (nodes[%d])", second->tensor, second->begin, first->tensor, first->end);
+        stamp[i] = -1;
+        const plan_placement *q = &p->place[i];
+        if (v->strict && q->begin >= 0 && q->end >= 0 && q->begin != q->end && !hb(v, q->begin, q->end) &&
+            !(plan_kind_stream(p->nodes[q->begin].kind) == plan_kind_stream(p->nodes[q->end].kind) &&
+              v->spos[q->begin] < v->spos[q->end]))
+            violation(v, "strict: placement %d of tensor %d may end (nodes[%d]) before it begins (nodes[%d])", i,
+                      q->tensor, q->end, q->begin);
+    }
+    qsort_r(idx, (size_t)n, sizeof *idx, cmp_place_begin, v);
+    int32_t ns = 0;
+    for (int32_t a = 0; a < n; a++) {
+        int32_t yi = idx[a];
+        const plan_placement *y = &p->place[yi];
+        int64_t lo = y->offset, hi = sa_add_sat(y->offset, g->tensors[y->tensor].bytes);
+        /* first segment ending past lo */
+        int32_t l = 0, r = ns;
+        while (l < r) {
+            int32_t m = l + (r - l) / 2;
+            if (sg[m].hi > lo)
+                r = m;
+            else
+                l = m + 1;
         }
+        int32_t i0 = l, i1 = l;
+        for (; i1 < ns && sg[i1].lo < hi; i1++) {
+            int32_t xi = sg[i1].owner;
+            if (stamp[xi] == yi)
+                continue;
+            stamp[xi] = yi;
+            space_pair(v, xi, yi);
+        }
+        seg repl[3];
+        int32_t k = 0;
+        if (i0 < i1 && sg[i0].lo < lo)
+            repl[k++] = (seg){sg[i0].lo, lo, sg[i0].owner};
+        repl[k++] = (seg){lo, hi, yi};
+        if (i0 < i1 && sg[i1 - 1].hi > hi)
+            repl[k++] = (seg){hi, sg[i1 - 1].hi, sg[i1 - 1].owner};
+        memmove(&sg[i0 + k], &sg[i1], (size_t)(ns - i1) * sizeof *sg);
+        memcpy(&sg[i0], repl, (size_t)k * sizeof *sg);
+        ns += k - (i1 - i0);
     }
     free(idx);
+    free(stamp);
+    free(sg);
 }
 
 sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_report *rep, sa_err *err)
