@@ -4,9 +4,11 @@
 #   make test       test/cli/run.sh (CLI behaviours as data), then the Check suite (ends with
 #                   Check's summary line), after `make layers`
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
+#   make nocuda-check  the build without nvcc (build-nocuda/): its GPU paths exit 7
+#                   with gpu_none.c's one message (scripts/nocuda.sh)
 #   make valgrind   memcheck of every policy on graphs/*.json (scripts/valgrind.sh)
 #   make fuzz       libFuzzer targets of test/fuzz/, FUZZ_SECONDS each (scripts/fuzz.sh)
-#   make check      all four (what CI runs)
+#   make check      all of these (what CI runs)
 #   make bench      benchmarks; figures land in bench/results/
 #   make clean
 #
@@ -15,6 +17,7 @@
 # a layer calls only its own layer or lower ones; `make layers` checks it.
 # CUDA sources (lib/cuda/*.cu) are built when nvcc is on PATH; otherwise
 # lib/cuda/gpu_none.c stands in and the GPU paths report that the build has no CUDA.
+# That choice of files is the one CUDA boundary: no source tests for CUDA with #if.
 
 CC      ?= gcc
 NVCC    ?= $(shell command -v nvcc 2>/dev/null)
@@ -41,7 +44,7 @@ ifneq ($(NVCC),)
   CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
   LIB_SRC := $(filter-out lib/cuda/gpu_none.c,$(LIB_SRC))
   CU_OBJ   = $(patsubst lib/%.cu,$(BUILD)/lib/%.cu.o,$(CU_SRC))
-  CFLAGS_ALL += -DSA_HAVE_CUDA=1 -I$(CUDA_HOME)/include
+  CFLAGS_ALL += -I$(CUDA_HOME)/include
   CUDA_LIBDIRS = $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib
   LDLIBS_ALL += $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--as-needed -lcudnn -lcublas -lcudart -lstdc++ -Wl,--no-as-needed
   # CUDA 13 dropped Volta (sm_70): the V100 profile is analytic only.
@@ -62,7 +65,7 @@ TEST_OBJ = $(patsubst test/%.c,$(BUILD)/test/%.o,$(TEST_SRC) test/check_main.c)
 TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test asan-test check bench clean layers valgrind fuzz
+.PHONY: all test asan-test nocuda-check check bench clean layers valgrind fuzz
 all: $(LIBA) $(CMDS)
 
 $(BUILD)/lib/%.o: lib/%.c
@@ -102,9 +105,10 @@ test: all $(TEST_BIN) layers
 layers: $(LIBA)
 	scripts/layers.sh $(BUILD)
 
-# What CI and the README run: the suite, then the suite under the sanitizers,
-# memcheck of every policy on the bundled graphs, and the fuzz targets.
-check: test asan-test valgrind fuzz
+# What CI and the README run: the suite, the suite under the sanitizers, the
+# GPU paths of a build without CUDA, memcheck of every policy on the bundled
+# graphs, and the fuzz targets.
+check: test asan-test nocuda-check valgrind fuzz
 
 # libFuzzer targets (test/fuzz/) under ASan + UBSan with clang: the seed corpus
 # replayed, then FUZZ_SECONDS of fuzzing per target (scripts/fuzz.sh).
@@ -121,6 +125,11 @@ valgrind:
 asan-test:
 	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
+nocuda-check:
+	$(MAKE) BUILD=build-nocuda BIN=build-nocuda/bin NVCC= build-nocuda/bin/dfg-profile \
+	    build-nocuda/bin/swapadvisor-search build-nocuda/bin/swapplan-run
+	scripts/nocuda.sh build-nocuda/bin
+
 $(BUILD)/bench/%: bench/%.c $(LIBA) | $(BUILD)/bench
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBA) $(LDLIBS_ALL)
 bench: all $(BENCHES)
@@ -130,6 +139,21 @@ $(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
 	mkdir -p $@
 
 clean:
-	rm -rf build build-asan build-vg build-fuzz bin
+	rm -rf build build-asan build-nocuda build-vg build-fuzz bin
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d)
+
+# ---- dfg-from-torch (tools/, Python): a copy in $(BIN) with its package beside it;
+# its tests (test/py/, /usr/bin/python3 with Debian's python3-torch) run in `make check`.
+PY_TOOL_SRC = $(wildcard tools/dfg_from_torch/*.py)
+PY_TOOL     = $(BIN)/dfg-from-torch $(patsubst tools/%,$(BIN)/%,$(PY_TOOL_SRC))
+all: $(PY_TOOL)
+$(BIN)/dfg-from-torch: tools/dfg-from-torch | $(BIN)
+	cp $< $@ && chmod +x $@
+$(BIN)/dfg_from_torch/%.py: tools/dfg_from_torch/%.py | $(BIN)
+	@mkdir -p $(dir $@)
+	cp $< $@
+.PHONY: test-py
+test-py: all
+	test/py/run.sh
+check: test-py

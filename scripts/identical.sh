@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Shows that this tree plans exactly as an earlier revision does: builds REV in
-# a temporary worktree, plans every zoo model at FRAC (default 0.5x) of its
+# a temporary worktree, builds every zoo model with REV's zoo, plans it at FRAC (default 0.5x) of its
 # no-swap peak with topo, odswap, a 5-generation search and every baseline, in
 # both trees, and compares the plans byte for byte (a refusal must match too),
 # but for the search block's wall-clock fields (wall_s, time_to_1pct_s).
@@ -21,7 +21,9 @@ make -s -j2 all >/dev/null
 differ=0
 for m in $models; do
     g=$work/$m.json
-    ./bin/dfg-zoo "$m" | ./bin/dfg-profile - --device "$profile" -o "$g"
+    # the graph comes from REV's zoo, so a deliberate change of the zoo since
+    # (e.g. batchnorm's statistics update as its own op) does not hide the planners'
+    "$work/old/bin/dfg-zoo" "$m" | "$work/old/bin/dfg-profile" - --device "$profile" -o "$g"
     for pol in $policies; do
         extra=()
         [ "$pol" = swapadvisor ] && extra=(--generations 5 --threads 2 --seed 1)

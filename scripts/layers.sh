@@ -32,5 +32,26 @@ for o in "${objs[@]}"; do
         fi
     done < <(nm -u "$o" | awk '{print $2}')
 done
+# Inside the zoo, the same rule over its tiers (lib/zoo/zoo_tape.h):
+# zoo_tape < zoo_layers < zoo_cnn, zoo_rnn, zoo_gpt < zoo.
+declare -A ztier zdef
+for f in zoo_tape:0 zoo_layers:1 zoo_cnn:2 zoo_rnn:2 zoo_gpt:2 zoo:3; do ztier[${f%%:*}]=${f##*:}; done
+for f in "${!ztier[@]}"; do
+    o=$build/lib/zoo/$f.o
+    [ -e "$o" ] || { echo "layers: $o missing (a zoo tier was renamed? update scripts/layers.sh)" >&2; bad=1; continue; }
+    while read -r sym; do zdef[$sym]=$f; done < <(nm --defined-only -g "$o" | awk '$2 ~ /[TDBRC]/ {print $3}')
+done
+for o in "$build"/lib/zoo/*.o; do
+    f=$(basename "$o" .o)
+    [ -n "${ztier[$f]:-}" ] || { echo "layers: $o is in no zoo tier (add it to scripts/layers.sh)" >&2; bad=1; continue; }
+    while read -r sym; do
+        d=${zdef[$sym]:-}
+        [ -n "$d" ] && [ "$d" != "$f" ] || continue
+        if [ "${ztier[$d]}" -ge "${ztier[$f]}" ]; then
+            echo "layers: zoo/$f.o uses $sym of zoo/$d.o, not a lower zoo tier" >&2
+            bad=1
+        fi
+    done < <(nm -u "$o" | awk '{print $2}')
+done
 [ $bad = 0 ] && echo "layers: ${#objs[@]} objects, every call goes to its own layer or a lower one"
 exit $bad

@@ -2,7 +2,8 @@
 # Installs the Debian packages the build and tests need, when missing (needs root).
 set -euo pipefail
 need=()
-for pkg in gcc make libcjson-dev check pkg-config graphviz libxml2-utils valgrind clang; do
+# python3-torch, python3-torchvision: bin/dfg-from-torch and its tests (test/py), run by /usr/bin/python3
+for pkg in gcc make libcjson-dev check pkg-config graphviz libxml2-utils python3-torch python3-torchvision valgrind clang; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "swapadvisor/decide.h"
 #include "swapadvisor/dfg.h"
+#include "swapadvisor/plan.h"
 #include "test_util.h"
 #include "swapadvisor/zoo.h"
 
@@ -348,7 +350,7 @@ END_TEST
 START_TEST(test_table1_op_counts)
 {
     static const struct { const char *name; int32_t ops, paper; } m[] = {
-        {"wresnet-152-10", 1652, 882}, {"inception-4", 1609, 830}, {"nasnet-25", 13968, 5533},
+        {"wresnet-152-10", 1807, 882}, {"inception-4", 1758, 830}, {"nasnet-25", 14916, 5533},
         {"rnn-8-8k", 8606, 8594},      {"brnn-4-8k", 9014, 9034},
     };
     for (size_t i = 0; i < SA_ARRAY_LEN(m); i++) {
@@ -449,6 +451,53 @@ START_TEST(test_cli)
 }
 END_TEST
 
+/* Batchnorm's running-statistics update is an op of its own (batchnorm_stats,
+ * in place on the running tensors); the normalization reads x and the saved
+ * statistics only, so its output is recomputable and superneurons, which
+ * recomputes the cheap layers' outputs, now recomputes batchnorms too (it had
+ * to swap them while one op did both).  Plans stay valid and replay. */
+START_TEST(test_batchnorm_output_recomputable)
+{
+    dfg_graph *g = build("resnet-18", 4, 0);
+    int32_t st = op_named(g, "conv1_bn/stats"), bn = op_named(g, "conv1_bn");
+    ck_assert_str_eq(g->ops[st].type, "batchnorm_stats");
+    ck_assert_str_eq(g->ops[bn].type, "batchnorm");
+    ck_assert_int_eq(g->ops[bn].n_out, 1);
+    for (int32_t k = 0; k < g->ops[bn].n_in; k++)
+        ck_assert(!dfg_kind_persistent(g->tensors[g->ops[bn].in[k]].kind) ||
+                  g->tensors[g->ops[bn].in[k]].kind == DFG_PARAM); /* gamma, beta: read only */
+    ck_assert(dec_recomputable(g, g->ops[bn].out[0]));
+    ck_assert(!dec_recomputable(g, g->ops[st].out[0])); /* saved_mean: made by the in-place op */
+    ck_assert_int_eq(g->tensors[g->ops[st].out[2]].updater, st);
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
+        double b = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
+        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + b / 2e12 * 1e6;
+    }
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    int32_t bn_recomputes = 0;
+    for (double f = 0.4; f <= 1.0 && !bn_recomputes; f += 0.1) {
+        dfg_device d = tu_policy_dev((int64_t)((double)peak * f));
+        plan *p = NULL;
+        sa_err err = {0};
+        sa_status rc = policy_run("superneurons", g, &d, &p, &err);
+        if (rc == SA_EINFEASIBLE)
+            continue;
+        ck_assert_msg(rc == SA_OK, "%s", err.msg);
+        for (int32_t n = 0; n < p->n_nodes; n++)
+            if (p->nodes[n].kind == PLAN_RECOMPUTE) {
+                const dfg_op *o = &g->ops[p->nodes[n].ref];
+                ck_assert_str_ne(o->type, "batchnorm_stats");
+                bn_recomputes += strcmp(o->type, "batchnorm") == 0;
+            }
+        tu_check_policy_plan(p, g, "superneurons on resnet-18", true);
+        plan_free(p);
+    }
+    ck_assert_int_gt(bn_recomputes, 0);
+    dfg_free(g);
+}
+END_TEST
+
 START_TEST(test_ready_made_graphs_load)
 {
     static const struct { const char *path, *name; int64_t batch, seq; } m[] = {
@@ -477,6 +526,7 @@ Suite *suite_zoo(void)
     TCase *tc = tcase_create("zoo");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_convolution_by_hand);
+    tcase_add_test(tc, test_batchnorm_output_recomputable);
     tcase_add_test(tc, test_lstm_cell_by_hand);
     tcase_add_test(tc, test_attention_by_hand);
     tcase_add_test(tc, test_gradients_match_what_they_differentiate);

@@ -1,6 +1,6 @@
 /*
- * gpu.h - real measurements on a CUDA GPU (lib/gpu_measure.cu), or a stand-in
- * that reports the build has no CUDA (lib/gpu_none.c, used when nvcc was not
+ * gpu.h - real measurements on a CUDA GPU (lib/cuda/gpu_*.cu), or a stand-in
+ * that reports the build has no CUDA (lib/cuda/gpu_none.c, used when nvcc was not
  * found at build time).  Every function returns SA_EDEVICE with one line of
  * diagnosis when there is no usable GPU or a CUDA, cuDNN or cuBLAS call fails.
  *

@@ -15,7 +15,8 @@
  *                 rule-based per-tensor keep / swap / recompute decisions
  *                 laid out with SmartPool's best fit (baselines.c)
  *   autoswap, capuchin, pooch
- *                 the same decisions chosen from the profile (adaptive.c)
+ *                 the same decisions chosen from the profile (adaptive.c,
+ *                 pooch.c)
  *
  * Adding a policy (one file, one row):
  *   1. Write lib/policies/NAME.c with

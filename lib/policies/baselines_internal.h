@@ -56,7 +56,7 @@ sa_status bl_too_big(rctx *r, const char *what, const dec_stats *ds);
 typedef sa_status (*bl_rule_fn)(rctx *r, const dec_opts *o, plan **out);
 sa_status bl_rule_run(const policy_call *c, bl_rule_fn fn, plan **out, sa_err *err);
 
-/* adaptive.c */
+/* adaptive.c (autoswap, capuchin) and pooch.c */
 sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out);
 sa_status bl_run_capuchin(rctx *r, const dec_opts *o, plan **out);
 sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out);

@@ -25,6 +25,8 @@ sa_status policy_run_superneurons(const policy_call *c, plan **out, sa_err *err)
 /* adaptive.c */
 sa_status policy_run_autoswap(const policy_call *c, plan **out, sa_err *err);
 sa_status policy_run_capuchin(const policy_call *c, plan **out, sa_err *err);
+
+/* pooch.c */
 sa_status policy_run_pooch(const policy_call *c, plan **out, sa_err *err);
 
 #endif

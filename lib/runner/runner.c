@@ -291,6 +291,86 @@ static int32_t resolve(const plan *p, const int32_t *poff, const int32_t *plist,
     return poff[t] < poff[t + 1] ? plist[poff[t]] : -1;
 }
 
+/* Scaled sizes, host copies (for the tensors need marks) and arena offsets. */
+static void layout_addresses(runner_layout *out, const plan *p, const dfg_graph *g, const bounds *b, const bool *need,
+                             int64_t scale)
+{
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        out->tbytes[t] = scaled_bytes(g->tensors[t].bytes, scale);
+        out->host_off[t] = -1;
+        if (need[t]) {
+            out->host_off[t] = out->host_bytes;
+            out->host_bytes += align_up(out->tbytes[t], HOST_ALIGN);
+        }
+    }
+    out->arena_bytes = bounds_map(b, p->arena_bytes, scale);
+    for (int32_t i = 0; i < p->n_place; i++)
+        out->place_off[i] = bounds_map(b, p->place[i].offset, scale);
+    for (int32_t i = 0; i < p->n_res; i++)
+        out->res_off[i] = bounds_map(b, p->res[i].offset, scale);
+}
+
+/* Placements by tensor: plist[poff[t] .. poff[t + 1]) are t's, in plan order
+ * (poff and pfill zeroed, nt + 2 and nt entries). */
+static void index_placements(const plan *p, int32_t nt, int32_t *poff, int32_t *plist, int32_t *pfill)
+{
+    for (int32_t i = 0; i < p->n_place; i++)
+        poff[p->place[i].tensor + 1]++;
+    for (int32_t t = 0; t < nt; t++)
+        poff[t + 1] += poff[t];
+    for (int32_t i = 0; i < p->n_place; i++) {
+        int32_t t = p->place[i].tensor;
+        plist[poff[t] + pfill[t]++] = i;
+    }
+}
+
+/* Each node's tensors (out->use_off, out->use): the arena offset of the
+ * placement it uses at its simulated start ts[n].  SA_EINVALID when a node
+ * uses a tensor without a placement or there are too many uses, SA_ENOMEM. */
+static sa_status layout_uses(runner_layout *out, const plan *p, const dfg_graph *g, const int32_t *poff,
+                             const int32_t *plist, const double *ts, const double *te, const int32_t *rank,
+                             double makespan, sa_err *err)
+{
+    int64_t nuse = 0;
+    for (int32_t i = 0; i < p->n_nodes; i++) {
+        const plan_node *nd = &p->nodes[i];
+        out->use_off[i] = (int32_t)nuse;
+        if (nd->kind == PLAN_COMPUTE || nd->kind == PLAN_RECOMPUTE)
+            nuse += g->ops[nd->ref].n_in + g->ops[nd->ref].n_out;
+        else
+            nuse++;
+        if (nuse > INT32_MAX)
+            return sa_fail(err, SA_EINVALID, "plan: too many tensor uses to replay");
+    }
+    out->use = malloc(((size_t)nuse + 1) * sizeof *out->use);
+    if (!out->use)
+        return sa_fail(err, SA_ENOMEM, "out of memory laying out the replay");
+    for (int32_t i = 0; i < p->n_nodes; i++) {
+        const plan_node *nd = &p->nodes[i];
+        int64_t *u = out->use + out->use_off[i];
+        int32_t cnt = 1, tl[1] = {nd->ref};
+        const int32_t *ins = tl, *outs = NULL;
+        int32_t n_in = 1, n_out = 0;
+        if (nd->kind == PLAN_COMPUTE || nd->kind == PLAN_RECOMPUTE) {
+            const dfg_op *o = &g->ops[nd->ref];
+            ins = o->in;
+            outs = o->out;
+            n_in = o->n_in;
+            n_out = o->n_out;
+            cnt = n_in + n_out;
+        }
+        for (int32_t k = 0; k < cnt; k++) {
+            int32_t t = k < n_in ? ins[k] : outs[k - n_in];
+            int32_t q = resolve(p, poff, plist, t, i, ts, te, rank, makespan);
+            if (q < 0)
+                return sa_fail(err, SA_EINVALID, "plan: nodes[%d] (%s) uses tensor %d (\"%s\"), which has no "
+                               "placement: cannot replay", i, plan_kind_name(nd->kind), t, g->tensors[t].name);
+            u[k] = out->place_off[q];
+        }
+    }
+    return SA_OK;
+}
+
 sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, runner_layout *out, sa_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -335,77 +415,11 @@ sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, 
         goto done;
     const double *ts = sim_start(ws), *te = sim_end(ws);
     for (int32_t i = 0; i < n; i++)
-        rank[out->order[i]] = i;
+        rank[out->order[i]] = i; /* breaks ties of simulated times, as the validator does */
 
-    /* sizes and addresses */
-    for (int32_t t = 0; t < nt; t++) {
-        out->tbytes[t] = scaled_bytes(g->tensors[t].bytes, scale);
-        out->host_off[t] = -1;
-        if (need[t]) {
-            out->host_off[t] = out->host_bytes;
-            out->host_bytes += align_up(out->tbytes[t], HOST_ALIGN);
-        }
-    }
-    out->arena_bytes = bounds_map(&b, p->arena_bytes, scale);
-    for (int32_t i = 0; i < p->n_place; i++)
-        out->place_off[i] = bounds_map(&b, p->place[i].offset, scale);
-    for (int32_t i = 0; i < p->n_res; i++)
-        out->res_off[i] = bounds_map(&b, p->res[i].offset, scale);
-
-    /* placements by tensor */
-    for (int32_t i = 0; i < p->n_place; i++)
-        poff[p->place[i].tensor + 1]++;
-    for (int32_t t = 0; t < nt; t++)
-        poff[t + 1] += poff[t];
-    for (int32_t i = 0; i < p->n_place; i++) {
-        int32_t t = p->place[i].tensor;
-        plist[poff[t] + pfill[t]++] = i;
-    }
-
-    /* each node's tensors */
-    int64_t nuse = 0;
-    for (int32_t i = 0; i < n; i++) {
-        const plan_node *nd = &p->nodes[i];
-        out->use_off[i] = (int32_t)nuse;
-        if (nd->kind == PLAN_COMPUTE || nd->kind == PLAN_RECOMPUTE)
-            nuse += g->ops[nd->ref].n_in + g->ops[nd->ref].n_out;
-        else
-            nuse++;
-        if (nuse > INT32_MAX) {
-            st = sa_fail(err, SA_EINVALID, "plan: too many tensor uses to replay");
-            goto done;
-        }
-    }
-    out->use = malloc(((size_t)nuse + 1) * sizeof *out->use);
-    if (!out->use) {
-        st = sa_fail(err, SA_ENOMEM, "out of memory laying out the replay");
-        goto done;
-    }
-    for (int32_t i = 0; i < n; i++) {
-        const plan_node *nd = &p->nodes[i];
-        int64_t *u = out->use + out->use_off[i];
-        int32_t cnt = 1, tl[1] = {nd->ref};
-        const int32_t *ins = tl, *outs = NULL;
-        int32_t n_in = 1, n_out = 0;
-        if (nd->kind == PLAN_COMPUTE || nd->kind == PLAN_RECOMPUTE) {
-            const dfg_op *o = &g->ops[nd->ref];
-            ins = o->in;
-            outs = o->out;
-            n_in = o->n_in;
-            n_out = o->n_out;
-            cnt = n_in + n_out;
-        }
-        for (int32_t k = 0; k < cnt; k++) {
-            int32_t t = k < n_in ? ins[k] : outs[k - n_in];
-            int32_t q = resolve(p, poff, plist, t, i, ts, te, rank, r.makespan_us);
-            if (q < 0) {
-                st = sa_fail(err, SA_EINVALID, "plan: nodes[%d] (%s) uses tensor %d (\"%s\"), which has no placement: "
-                             "cannot replay", i, plan_kind_name(nd->kind), t, g->tensors[t].name);
-                goto done;
-            }
-            u[k] = out->place_off[q];
-        }
-    }
+    layout_addresses(out, p, g, &b, need, scale);
+    index_placements(p, nt, poff, plist, pfill);
+    st = layout_uses(out, p, g, poff, plist, ts, te, rank, r.makespan_us, err);
 done:
     sim_ws_free(ws);
     free(b.x);

@@ -260,94 +260,130 @@ static int cmp_res(const void *a, const void *b, void *ctx)
 
 static const char *kind_word(plan_kind k) { return k == PLAN_RECOMPUTE ? "recompute" : "compute"; }
 
-sa_status runner_host_replay(const plan *p, const dfg_graph *g, const runner_layout *l, const runner_opts *o,
-                             runner_report *rep, sa_err *err)
-{
-    sa_status st = SA_OK;
-    int iters = o->iterations > 0 ? o->iterations : 2;
-    int32_t nt = g->n_tensors, nn = p->n_nodes;
-    hrun h;
-    memset(&h, 0, sizeof h);
-    h.p = p;
-    h.g = g;
-    h.l = l;
-    h.serialize = !rep->valid;
-    bool mu_ok = false, cv_ok = false;
+/* The reference run: every tensor in its own buffer, the ops in one
+ * topological order, no swaps. */
+typedef struct href {
+    int64_t *off;    /* per tensor: its buffer in buf */
+    int64_t bytes;   /* of buf */
+    int64_t *op_io;  /* per op: its first record in an iteration's records */
+    int64_t n_io;    /* records per iteration */
+    int64_t *use;    /* per record: the buffer of the op's input or output */
+    uint8_t *buf;
+    uint64_t *rec;   /* [it * n_io + op_io[op] + k], as hrun's rec */
+} href;
 
-    /* reference buffers and record layout */
-    int64_t *roff = calloc((size_t)nt + 1, sizeof *roff), ref_bytes = 0;
-    int64_t *op_io = calloc((size_t)g->n_ops + 1, sizeof *op_io), n_opio = 0, *ref_use = NULL;
-    const int32_t *order = g->topo;
-    int32_t *ncomp = calloc((size_t)g->n_ops + 1, sizeof *ncomp), *res_sorted = NULL;
-    uint8_t *ref = NULL;
-    uint64_t *ref_rec = NULL;
-    h.done = calloc((size_t)nn + 1, 1);
-    h.next_dep = calloc((size_t)nn + 1, sizeof *h.next_dep);
-    h.io_off = calloc((size_t)nn + 1, sizeof *h.io_off);
-    for (int s = 0; s < PLAN_STREAM_COUNT; s++)
-        h.snodes[s] = calloc((size_t)nn + 1, sizeof *h.snodes[s]);
-    if (!roff || !op_io || !ncomp || !h.done || !h.next_dep || !h.io_off || !h.snodes[0] || !h.snodes[1] ||
-        !h.snodes[2])
-        goto nomem;
+static void href_free(href *r)
+{
+    free(r->off);
+    free(r->op_io);
+    free(r->use);
+    free(r->buf);
+    free(r->rec);
+}
+
+/* Lays out and allocates the reference's buffers and records for iters
+ * iterations; false when out of memory (r then holds what was allocated). */
+static bool href_alloc(href *r, const dfg_graph *g, const runner_layout *l, int iters)
+{
+    int32_t nt = g->n_tensors;
+    r->off = calloc((size_t)nt + 1, sizeof *r->off);
+    r->op_io = calloc((size_t)g->n_ops + 1, sizeof *r->op_io);
+    if (!r->off || !r->op_io)
+        return false;
     for (int32_t t = 0; t < nt; t++) {
-        roff[t] = ref_bytes;
-        ref_bytes += (l->tbytes[t] + 7) / 8 * 8;
+        r->off[t] = r->bytes;
+        r->bytes += (l->tbytes[t] + 7) / 8 * 8;
     }
     for (int32_t op = 0; op < g->n_ops; op++) {
-        op_io[op] = n_opio;
-        n_opio += g->ops[op].n_in + g->ops[op].n_out;
+        r->op_io[op] = r->n_io;
+        r->n_io += g->ops[op].n_in + g->ops[op].n_out;
     }
-    ref_use = malloc(((size_t)n_opio + 1) * sizeof *ref_use);
-    if (!ref_use)
-        goto nomem;
+    r->use = malloc(((size_t)r->n_io + 1) * sizeof *r->use);
+    if (!r->use)
+        return false;
     for (int32_t op = 0; op < g->n_ops; op++)
         for (int32_t k = 0; k < g->ops[op].n_in + g->ops[op].n_out; k++) {
             const dfg_op *x = &g->ops[op];
-            ref_use[op_io[op] + k] = roff[k < x->n_in ? x->in[k] : x->out[k - x->n_in]];
+            r->use[r->op_io[op] + k] = r->off[k < x->n_in ? x->in[k] : x->out[k - x->n_in]];
         }
+    r->buf = malloc((size_t)r->bytes + 8);
+    r->rec = malloc(((size_t)iters * (size_t)r->n_io + 1) * sizeof *r->rec);
+    return r->buf && r->rec;
+}
+
+/* Runs the reference: unlimited memory, the ops in order, no swaps. */
+static void href_run(href *r, const dfg_graph *g, const runner_layout *l, const int32_t *order, int iters)
+{
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        fill(r->buf + r->off[t], l->tbytes[t], dfg_kind_persistent(g->tensors[t].kind) ? init_value(t) : POISON);
+    for (int it = 0; it < iters; it++) {
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            if (g->tensors[t].kind == DFG_INPUT)
+                fill(r->buf + r->off[t], l->tbytes[t], input_value(t, it));
+        for (int32_t k = 0; k < g->n_ops; k++) {
+            int32_t op = order[k];
+            op_exec(g, l->tbytes, op, it, r->buf, r->use + r->op_io[op], r->rec + (int64_t)it * r->n_io + r->op_io[op]);
+        }
+    }
+}
+
+/* Allocates h's per-node arrays and sorts the nodes by stream; ncomp[op]
+ * counts op's compute nodes.  False when out of memory (h and *ncomp then
+ * hold what was allocated). */
+static bool hrun_index_nodes(hrun *h, int32_t **ncomp)
+{
+    const plan *p = h->p;
+    const dfg_graph *g = h->g;
+    int32_t nn = p->n_nodes;
+    *ncomp = calloc((size_t)g->n_ops + 1, sizeof **ncomp);
+    h->done = calloc((size_t)nn + 1, 1);
+    h->next_dep = calloc((size_t)nn + 1, sizeof *h->next_dep);
+    h->io_off = calloc((size_t)nn + 1, sizeof *h->io_off);
+    for (int s = 0; s < PLAN_STREAM_COUNT; s++)
+        h->snodes[s] = calloc((size_t)nn + 1, sizeof *h->snodes[s]);
+    if (!*ncomp || !h->done || !h->next_dep || !h->io_off || !h->snodes[0] || !h->snodes[1] || !h->snodes[2])
+        return false;
     for (int32_t i = 0; i < nn; i++) {
         const plan_node *nd = &p->nodes[i];
         plan_stream s = plan_kind_stream(nd->kind);
-        h.snodes[s][h.nsnodes[s]++] = i;
-        h.io_off[i] = -1;
+        h->snodes[s][h->nsnodes[s]++] = i;
+        h->io_off[i] = -1;
         if (s == PLAN_STREAM_COMPUTE) {
-            h.io_off[i] = (int32_t)h.n_io;
-            h.n_io += g->ops[nd->ref].n_in + g->ops[nd->ref].n_out;
+            h->io_off[i] = (int32_t)h->n_io;
+            h->n_io += g->ops[nd->ref].n_in + g->ops[nd->ref].n_out;
             if (nd->kind == PLAN_COMPUTE)
-                ncomp[nd->ref]++;
+                (*ncomp)[nd->ref]++;
         }
     }
-    if (p->n_schedule == g->n_ops && dfg_is_topological(g, p->schedule))
-        order = p->schedule; /* any topological order gives the same contents; take the plan's */
+    return true;
+}
 
-    ref = malloc((size_t)ref_bytes + 8);
-    ref_rec = malloc(((size_t)iters * (size_t)n_opio + 1) * sizeof *ref_rec);
-    h.rec = calloc((size_t)iters * (size_t)h.n_io + 1, sizeof *h.rec);
-    h.arena = malloc((size_t)l->arena_bytes + 8);
-    h.host = malloc((size_t)l->host_bytes + 8);
-    res_sorted = malloc(((size_t)p->n_res + 1) * sizeof *res_sorted);
-    if (!ref || !ref_rec || !h.rec || !h.arena || !h.host || !res_sorted)
-        goto nomem;
+static void hrun_free(hrun *h)
+{
+    free(h->done);
+    free(h->next_dep);
+    free(h->io_off);
+    for (int s = 0; s < PLAN_STREAM_COUNT; s++)
+        free(h->snodes[s]);
+    free(h->rec);
+    free(h->arena);
+    free(h->host);
+}
 
-    /* ---- the reference: unlimited memory, schedule order, no swaps ---- */
-    for (int32_t t = 0; t < nt; t++)
-        fill(ref + roff[t], l->tbytes[t], dfg_kind_persistent(g->tensors[t].kind) ? init_value(t) : POISON);
-    for (int it = 0; it < iters; it++) {
-        for (int32_t t = 0; t < nt; t++)
-            if (g->tensors[t].kind == DFG_INPUT)
-                fill(ref + roff[t], l->tbytes[t], input_value(t, it));
-        for (int32_t k = 0; k < g->n_ops; k++) {
-            int32_t op = order[k];
-            op_exec(g, l->tbytes, op, it, ref, ref_use + op_io[op], ref_rec + (int64_t)it * n_opio + op_io[op]);
-        }
-    }
-
-    /* ---- the replay's starting state ---- */
+/* The replay's starting state: poison in the arena but for the residents,
+ * which hold their initial values; host copies of persistent tensors that are
+ * not resident hold theirs, every other host copy poison.  res_sorted gets the
+ * residents by arena offset. */
+static void hrun_start_state(hrun *h, int32_t *res_sorted)
+{
+    const plan *p = h->p;
+    const dfg_graph *g = h->g;
+    const runner_layout *l = h->l;
     for (int32_t i = 0; i < p->n_res; i++)
         res_sorted[i] = i;
     qsort_r(res_sorted, (size_t)p->n_res, sizeof *res_sorted, cmp_res, (void *)l);
-    fill(h.arena, l->arena_bytes, POISON);
-    for (int32_t t = 0; t < nt; t++) {
+    fill(h->arena, l->arena_bytes, POISON);
+    for (int32_t t = 0; t < g->n_tensors; t++) {
         if (l->host_off[t] < 0)
             continue;
         bool resident = false;
@@ -355,120 +391,165 @@ sa_status runner_host_replay(const plan *p, const dfg_graph *g, const runner_lay
             resident |= p->res[i].tensor == t;
         /* a resident's only valid copy is on the device */
         bool valid = dfg_kind_persistent(g->tensors[t].kind) && !resident;
-        fill(h.host + l->host_off[t], l->tbytes[t], valid ? init_value(t) : POISON);
+        fill(h->host + l->host_off[t], l->tbytes[t], valid ? init_value(t) : POISON);
     }
     for (int32_t i = 0; i < p->n_res; i++)
-        fill(h.arena + l->res_off[i], l->tbytes[p->res[i].tensor], init_value(p->res[i].tensor));
+        fill(h->arena + l->res_off[i], l->tbytes[p->res[i].tensor], init_value(p->res[i].tensor));
+}
 
-    if (pthread_mutex_init(&h.mu, NULL) != 0) {
-        st = sa_fail(err, SA_EINTERNAL, "host replay: cannot create a mutex");
-        goto out;
+/* Replays iters iterations on the stream threads, timing each into rep, and
+ * the bytes moved per iteration each way.  SA_EINTERNAL when a mutex, a
+ * condition variable or a thread cannot be created. */
+static sa_status hrun_iterations(hrun *h, int iters, const int32_t *res_sorted, runner_report *rep, sa_err *err)
+{
+    const dfg_graph *g = h->g;
+    const runner_layout *l = h->l;
+    if (pthread_mutex_init(&h->mu, NULL) != 0)
+        return sa_fail(err, SA_EINTERNAL, "host replay: cannot create a mutex");
+    if (pthread_cond_init(&h->cv, NULL) != 0) {
+        pthread_mutex_destroy(&h->mu);
+        return sa_fail(err, SA_EINTERNAL, "host replay: cannot create a condition variable");
     }
-    mu_ok = true;
-    if (pthread_cond_init(&h.cv, NULL) != 0) {
-        st = sa_fail(err, SA_EINTERNAL, "host replay: cannot create a condition variable");
-        goto out;
-    }
-    cv_ok = true;
-
-    /* ---- the replay ---- */
+    sa_status st = SA_OK;
     sthr thr[PLAN_STREAM_COUNT];
     memset(thr, 0, sizeof thr);
-    for (int it = 0; it < iters; it++) {
-        for (int32_t t = 0; t < nt; t++)
+    for (int it = 0; it < iters && !st; it++) {
+        for (int32_t t = 0; t < g->n_tensors; t++)
             if (g->tensors[t].kind == DFG_INPUT && l->host_off[t] >= 0)
-                fill(h.host + l->host_off[t], l->tbytes[t], input_value(t, it));
+                fill(h->host + l->host_off[t], l->tbytes[t], input_value(t, it));
         if (it > 0)
-            poison_arena(p, l, h.arena, res_sorted); /* only the residents survive an iteration */
-        h.it = it;
+            poison_arena(h->p, l, h->arena, res_sorted); /* only the residents survive an iteration */
+        h->it = it;
         double t0 = now_us();
-        if (!replay_iteration(&h, thr)) {
+        if (!replay_iteration(h, thr))
             st = sa_fail(err, SA_EINTERNAL, "host replay: cannot start the stream threads");
-            goto out;
-        }
-        rep->iter_us[it] = now_us() - t0;
+        else
+            rep->iter_us[it] = now_us() - t0;
     }
-    rep->h2d_bytes = thr[PLAN_STREAM_H2D].moved / iters;
-    rep->d2h_bytes = thr[PLAN_STREAM_D2H].moved / iters;
+    if (!st) {
+        rep->h2d_bytes = thr[PLAN_STREAM_H2D].moved / iters;
+        rep->d2h_bytes = thr[PLAN_STREAM_D2H].moved / iters;
+    }
+    pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->mu);
+    return st;
+}
 
-    /* ---- verification, in replay order ---- */
+/* Every compute and recompute node of every iteration read and wrote what
+ * the reference's op did; SA_EVERIFY names the first difference in replay
+ * order (or an op that no compute node runs). */
+static sa_status verify_records(const hrun *h, const href *r, const int32_t *ncomp, int iters, sa_err *err)
+{
+    const plan *p = h->p;
+    const dfg_graph *g = h->g;
     for (int32_t op = 0; op < g->n_ops; op++)
-        if (ncomp[op] == 0) {
-            st = sa_fail(err, SA_EVERIFY, "verification failed: op %d (\"%s\") has no compute node, so its outputs "
-                         "were never written", op, g->ops[op].name);
-            goto out;
-        }
+        if (ncomp[op] == 0)
+            return sa_fail(err, SA_EVERIFY, "verification failed: op %d (\"%s\") has no compute node, so its "
+                           "outputs were never written", op, g->ops[op].name);
     for (int it = 0; it < iters; it++)
-        for (int32_t i = 0; i < h.nsnodes[PLAN_STREAM_COMPUTE]; i++) {
-            int32_t n = h.snodes[PLAN_STREAM_COMPUTE][i], op = p->nodes[n].ref;
+        for (int32_t i = 0; i < h->nsnodes[PLAN_STREAM_COMPUTE]; i++) {
+            int32_t n = h->snodes[PLAN_STREAM_COMPUTE][i], op = p->nodes[n].ref;
             const dfg_op *x = &g->ops[op];
-            const uint64_t *a = h.rec + (int64_t)it * h.n_io + h.io_off[n];
-            const uint64_t *b = ref_rec + (int64_t)it * n_opio + op_io[op];
+            const uint64_t *a = h->rec + (int64_t)it * h->n_io + h->io_off[n];
+            const uint64_t *b = r->rec + (int64_t)it * r->n_io + r->op_io[op];
             for (int32_t k = 0; k < x->n_in + x->n_out; k++) {
                 if (a[k] == b[k])
                     continue;
                 int32_t t = k < x->n_in ? x->in[k] : x->out[k - x->n_in];
-                st = sa_fail(err, SA_EVERIFY, "verification failed: tensor %d (\"%s\") differs from the reference: "
-                             "iteration %d, nodes[%d] (%s of op %d \"%s\") %s it with contents that were lost or "
-                             "corrupted", t, g->tensors[t].name, it + 1, n, kind_word(p->nodes[n].kind), op, x->name,
-                             k < x->n_in ? "read" : "wrote");
-                goto out;
+                return sa_fail(err, SA_EVERIFY, "verification failed: tensor %d (\"%s\") differs from the "
+                               "reference: iteration %d, nodes[%d] (%s of op %d \"%s\") %s it with contents that "
+                               "were lost or corrupted", t, g->tensors[t].name, it + 1, n,
+                               kind_word(p->nodes[n].kind), op, x->name, k < x->n_in ? "read" : "wrote");
             }
         }
-    for (int32_t t = 0; t < nt; t++) {
+    return SA_OK;
+}
+
+/* Every persistent tensor ends with the reference's bytes: residents in the
+ * arena, the others in their host copy.  SA_EVERIFY names the first that
+ * does not. */
+static sa_status verify_persistent(const hrun *h, const href *r, int iters, sa_err *err)
+{
+    const plan *p = h->p;
+    const dfg_graph *g = h->g;
+    const runner_layout *l = h->l;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
         if (!dfg_kind_persistent(g->tensors[t].kind))
             continue;
-        int32_t r = -1;
-        for (int32_t i = 0; i < p->n_res && r < 0; i++)
+        int32_t res = -1;
+        for (int32_t i = 0; i < p->n_res && res < 0; i++)
             if (p->res[i].tensor == t)
-                r = i;
-        const uint8_t *got = r >= 0 ? h.arena + l->res_off[r] : h.host + l->host_off[t];
-        if (memcmp(got, ref + roff[t], (size_t)l->tbytes[t]) != 0) {
-            st = sa_fail(err, SA_EVERIFY, "verification failed: tensor %d (\"%s\") differs from the reference after "
-                         "%d iterations (read back from the %s)", t, g->tensors[t].name, iters,
-                         r >= 0 ? "device: it is resident" : "host copy");
-            goto out;
-        }
+                res = i;
+        const uint8_t *got = res >= 0 ? h->arena + l->res_off[res] : h->host + l->host_off[t];
+        if (memcmp(got, r->buf + r->off[t], (size_t)l->tbytes[t]) != 0)
+            return sa_fail(err, SA_EVERIFY, "verification failed: tensor %d (\"%s\") differs from the reference "
+                           "after %d iterations (read back from the %s)", t, g->tensors[t].name, iters,
+                           res >= 0 ? "device: it is resident" : "host copy");
     }
-    {
-        bool *seen = calloc((size_t)nt + 1, sizeof *seen);
-        if (!seen)
-            goto nomem;
-        for (int32_t op = 0; op < g->n_ops; op++)
-            for (int32_t k = 0; k < g->ops[op].n_out; k++)
-                seen[g->ops[op].out[k]] = true;
-        for (int32_t t = 0; t < nt; t++) {
-            bool pers = dfg_kind_persistent(g->tensors[t].kind);
-            rep->verified_persistent += pers;
-            rep->verified_tensors += seen[t] || pers;
-        }
-        free(seen);
-        rep->verified_checksums = (int64_t)iters * h.n_io;
-    }
-    goto out;
+    return SA_OK;
+}
 
-nomem:
-    st = sa_fail(err, SA_ENOMEM, "host replay: out of memory (arena %lld bytes, host copies %lld bytes; a larger "
-                 "byte scale needs less)", (long long)l->arena_bytes, (long long)l->host_bytes);
-out:
-    if (cv_ok)
-        pthread_cond_destroy(&h.cv);
-    if (mu_ok)
-        pthread_mutex_destroy(&h.mu);
-    free(roff);
-    free(op_io);
-    free(ref_use);
+/* The report's counts of what was verified; false when out of memory. */
+static bool count_verified(const hrun *h, int iters, runner_report *rep)
+{
+    const dfg_graph *g = h->g;
+    bool *seen = calloc((size_t)g->n_tensors + 1, sizeof *seen);
+    if (!seen)
+        return false;
+    for (int32_t op = 0; op < g->n_ops; op++)
+        for (int32_t k = 0; k < g->ops[op].n_out; k++)
+            seen[g->ops[op].out[k]] = true;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        bool pers = dfg_kind_persistent(g->tensors[t].kind);
+        rep->verified_persistent += pers;
+        rep->verified_tensors += seen[t] || pers;
+    }
+    free(seen);
+    rep->verified_checksums = (int64_t)iters * h->n_io;
+    return true;
+}
+
+sa_status runner_host_replay(const plan *p, const dfg_graph *g, const runner_layout *l, const runner_opts *o,
+                             runner_report *rep, sa_err *err)
+{
+    sa_status st = SA_OK;
+    int iters = o->iterations > 0 ? o->iterations : 2;
+    hrun h;
+    memset(&h, 0, sizeof h);
+    h.p = p;
+    h.g = g;
+    h.l = l;
+    h.serialize = !rep->valid;
+    href r;
+    memset(&r, 0, sizeof r);
+    int32_t *ncomp = NULL, *res_sorted = NULL;
+    bool ok = hrun_index_nodes(&h, &ncomp) && href_alloc(&r, g, l, iters);
+    if (ok) {
+        h.rec = calloc((size_t)iters * (size_t)h.n_io + 1, sizeof *h.rec);
+        h.arena = malloc((size_t)l->arena_bytes + 8);
+        h.host = malloc((size_t)l->host_bytes + 8);
+        res_sorted = malloc(((size_t)p->n_res + 1) * sizeof *res_sorted);
+        ok = h.rec && h.arena && h.host && res_sorted;
+    }
+    if (ok) {
+        /* any topological order gives the same contents; take the plan's */
+        bool plan_order = p->n_schedule == g->n_ops && dfg_is_topological(g, p->schedule);
+        href_run(&r, g, l, plan_order ? p->schedule : g->topo, iters);
+        hrun_start_state(&h, res_sorted);
+        st = hrun_iterations(&h, iters, res_sorted, rep, err);
+        if (!st)
+            st = verify_records(&h, &r, ncomp, iters, err);
+        if (!st)
+            st = verify_persistent(&h, &r, iters, err);
+        if (!st)
+            ok = count_verified(&h, iters, rep);
+    }
+    if (!ok)
+        st = sa_fail(err, SA_ENOMEM, "host replay: out of memory (arena %lld bytes, host copies %lld bytes; a "
+                     "larger byte scale needs less)", (long long)l->arena_bytes, (long long)l->host_bytes);
+    href_free(&r);
+    hrun_free(&h);
     free(ncomp);
     free(res_sorted);
-    free(ref);
-    free(ref_rec);
-    free(h.done);
-    free(h.next_dep);
-    free(h.io_off);
-    for (int s = 0; s < PLAN_STREAM_COUNT; s++)
-        free(h.snodes[s]);
-    free(h.rec);
-    free(h.arena);
-    free(h.host);
     return st;
 }

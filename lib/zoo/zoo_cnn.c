@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "zoo_internal.h"
+#include "zoo_models.h"
 
 #define NM 256
 

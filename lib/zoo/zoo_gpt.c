@@ -8,7 +8,7 @@
  * by an explicit add.  Dropout is left out (GPT-2 used 0.1; many runs use 0). */
 #include <stdio.h>
 
-#include "zoo_internal.h"
+#include "zoo_models.h"
 
 #define NM 256
 

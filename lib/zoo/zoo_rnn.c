@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zoo_internal.h"
+#include "zoo_models.h"
 
 #define NM 256
 /* per-step tape arguments: xg, hg, gates, c, xg op, hg op, cell op */

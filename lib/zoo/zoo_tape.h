@@ -1,5 +1,10 @@
 /*
- * zoo_internal.h - the layer-level graph builder behind zoo_build (lib/zoo*.c only).
+ * zoo_tape.h - the tape-based graph builder behind zoo_build (lib/zoo/ only).
+ *
+ * The zoo is four tiers, each calling only the tiers before it:
+ *   zoo_tape.c (this header)  <-  zoo_layers.c (zoo_layers.h)  <-
+ *   zoo_cnn.c, zoo_rnn.c, zoo_gpt.c (zoo_models.h)  <-  zoo.c (names, dispatch)
+ * scripts/layers.sh checks it.
  *
  * A model's forward function calls the zl_* layer helpers: each emits its
  * forward op(s) at once and records a tape entry.  zb_finish then walks the
@@ -13,8 +18,8 @@
  *
  * Ownership: the zb owns its graph until zb_finish hands it to the caller.
  */
-#ifndef ZOO_INTERNAL_H
-#define ZOO_INTERNAL_H
+#ifndef ZOO_TAPE_H
+#define ZOO_TAPE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -63,13 +68,18 @@ struct zb {
     int32_t nparams, paramcap;
 };
 
-/* ---- core (zoo.c) ---- */
+/* ---- the builder (zoo_tape.c) ---- */
 void zb_init(zb *z, const char *name, const zoo_opts *o, int64_t batch, sa_err *err);
 /* Emits backward and update ops, finalizes and hands the graph over (*out), or
  * frees everything and returns the first failure. */
 sa_status zb_finish(zb *z, dfg_graph **out);
 /* Records a failure (the first one wins). Returns -1 for convenience. */
 int32_t zb_fail(zb *z, sa_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Records SA_ENOMEM ("out of memory building NAME").  Returns -1. */
+int32_t zb_oom(zb *z);
+/* Frees the builder's own arrays (not the graph); for a build abandoned
+ * before zb_finish.  Safe to call twice. */
+void zb_release(zb *z);
 static inline bool zb_ok(const zb *z) { return z->st == SA_OK; }
 
 /* New tensor in the model's float dtype; name from fmt. */
@@ -116,63 +126,12 @@ void zb_grad_add(zb *z, int32_t target, int32_t g);
 int32_t zb_grad_tensor(zb *z, int32_t target);
 int32_t zb_grad(zb *z, int32_t target);
 
-/* ---- layers (zoo.c).  name is the forward op's name; helpers return the
- * output tensor, or -1 after a failure. ---- */
-/* x [N,C,H,W] -> [N,cout,Ho,Wo]; pad ZB_SAME or explicit; groups divides C and cout. */
-int32_t zl_conv(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw, int sh, int sw, int ph, int pw,
-                int64_t groups, bool bias);
-int32_t zl_bn(zb *z, const char *name, int32_t x);
-int32_t zl_relu(zb *z, const char *name, int32_t x);
-/* conv (no bias) + batchnorm + relu, ops named name, name_bn, name_relu. */
-int32_t zl_conv_bn_relu(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw, int sh, int sw, int ph,
-                        int pw);
-/* k x k pooling with stride s; pad ZB_SAME or explicit; k = 0 means global. */
-int32_t zl_pool(zb *z, const char *name, int32_t x, bool max, int k, int s, int p);
-int32_t zl_add(zb *z, const char *name, const int32_t *xs, int32_t n);
-int32_t zl_concat(zb *z, const char *name, const int32_t *xs, int32_t n, int axis);
-/* Splits x along axis into n pieces of sizes[i] (NULL = equal); squeeze drops
- * the axis when every piece has size 1. */
-void zl_split(zb *z, const char *name, int32_t x, int32_t n, const int64_t *sizes, int axis, bool squeeze,
-              int32_t *outs);
-/* x [..., K] (or any tensor of M*K elements) times w [K, N] (w [N, K] when
- * w_transposed) plus b [N] (-1 = none) -> [..., N]. */
-int32_t zl_matmul(zb *z, const char *name, int32_t x, int32_t w, int32_t b, bool w_transposed);
-/* Linear layer with fresh parameters name.w [K, N] and name.b [N]. */
-int32_t zl_linear(zb *z, const char *name, int32_t x, int64_t n_out, bool bias);
-/* Cross-entropy over the last axis of logits against int32 labels; the root of
- * the backward pass.  Returns the probabilities. */
-int32_t zl_softmax_xent(zb *z, const char *name, int32_t logits, int32_t labels);
-/* Global average pool + linear classifier + softmax cross-entropy (CNN heads). */
-int32_t zl_classifier(zb *z, int32_t x, int64_t classes, int32_t labels);
-int32_t zl_layernorm(zb *z, const char *name, int32_t x);
-int32_t zl_gelu(zb *z, const char *name, int32_t x);
-int32_t zl_softmax(zb *z, const char *name, int32_t x);
-/* Attention score scaling and causal mask (one fused op, as in Megatron). */
-int32_t zl_mask(zb *z, const char *name, int32_t x);
-/* batch x [M,K] @ [K,N] -> out_shape (ndim dims); a, b any layout of those sizes. */
-int32_t zl_bmm(zb *z, const char *name, int32_t a, int32_t b, int ndim, const int64_t *out_shape, int64_t batch,
-               int64_t m, int64_t n, int64_t k);
-/* Row gather: idx (int32, any shape) into table [V, H] -> idx.shape + [H]; with
- * pos >= 0 (a [P, H] table) also adds position rows 0..S-1 (S = last idx dim). */
-int32_t zl_embedding(zb *z, const char *name, int32_t idx, int32_t table, int32_t pos);
-
 /* Per-element flop counts used by the helpers (documented in docs/zoo.md). */
 enum {
-    ZF_RELU = 1, ZF_BN = 8, ZF_BN_BWD = 12, ZF_LN = 8, ZF_LN_BWD = 12, ZF_GELU = 14, ZF_GELU_BWD = 20,
+    ZF_RELU = 1, ZF_BN_STATS = 3, ZF_BN_RUNNING = 4 /* per channel */, ZF_BN_NORM = 5, ZF_BN_BWD = 12,
+    ZF_LN = 8, ZF_LN_BWD = 12, ZF_GELU = 14, ZF_GELU_BWD = 20,
     ZF_SOFTMAX = 5, ZF_SOFTMAX_BWD = 4, ZF_XENT = 6, ZF_XENT_BWD = 2, ZF_MASK = 2,
     ZF_LSTM = 32, ZF_LSTM_BWD = 28, ZF_SGD = 2, ZF_MOMENTUM = 4, ZF_ADAM = 12
 };
-
-/* ---- models ---- */
-void zoo_resnet(zb *z, int depth, double widen, int64_t batch);  /* zoo_cnn.c */
-void zoo_vgg(zb *z, int depth, int64_t batch);
-void zoo_inception(zb *z, double widen, int64_t batch);
-void zoo_nasnet(zb *z, int repeats, int64_t batch);
-void zoo_rnn(zb *z, int layers, int64_t hidden, bool bidirectional, int64_t batch, int64_t seq); /* zoo_rnn.c */
-void zoo_gpt(zb *z, int layers, int64_t hidden, int64_t heads, int64_t batch, int64_t seq);     /* zoo_gpt.c */
-
-#define ZOO_RNN_VOCAB 10000   /* Penn Treebank word vocabulary */
-#define ZOO_GPT_VOCAB 50257   /* GPT-2 BPE vocabulary */
-#define ZOO_GPT_POSITIONS 1024
 
 #endif

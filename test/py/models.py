@@ -1,0 +1,76 @@
+"""Models the dfg-from-torch tests export as FILE.py:FUNC (see docs/torch.md)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def transformer(batch=2, seq=32, d_model=64, heads=4, layers=2):
+    """nn.TransformerEncoder on (seq, batch, d_model) float inputs, MSE loss."""
+    layer = nn.TransformerEncoderLayer(d_model, heads, dim_feedforward=4 * d_model, dropout=0.1)
+    model = nn.TransformerEncoder(layer, layers)
+    x = torch.randn(seq, batch, d_model)
+    target = torch.randn(seq, batch, d_model)
+    return model, (x,), F.mse_loss, (target,)
+
+
+class SmallCNN(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1, stride=2)
+        self.bn2 = nn.BatchNorm2d(32)
+        self.fc = nn.Linear(32 * 16 * 16, classes)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.relu(self.bn2(self.conv2(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
+def small_cnn(batch=4):
+    """A small CNN on 32x32 images with int64 labels and cross-entropy."""
+    return SmallCNN(), [(batch, 3, 32, 32)], F.cross_entropy, [torch.zeros(batch, dtype=torch.long)]
+
+
+class DataDependent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.fc(x)
+        if y.sum() > 0:          # a tensor's value decides the control flow
+            y = y * 2
+        return y
+
+
+def data_dependent(batch=2):
+    return DataDependent(), [(batch, 8)], lambda out: out.pow(2).mean()
+
+
+class NoFormula(nn.Module):
+    """Uses an op the cost table has no formula for (cummax): exported with a generic cost."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return torch.cummax(self.fc(x), 1)[0]
+
+
+def no_formula(batch=2):
+    return NoFormula(), [(batch, 16)], lambda out: out.sum()
+
+
+def huge(batch=8, width=65536, layers=10):
+    """Ten 65536 x 65536 linear layers: 43 G parameters, 172 GB of weights in f32, far
+    more than any test machine; exports because nothing is allocated."""
+    model = nn.Sequential(*[nn.Linear(width, width) for _ in range(layers)])
+    return model, [(batch, width)], lambda out: out.float().pow(2).mean()
+
+
+def not_a_module(batch=2):
+    return "resnet", [(batch, 3)], F.mse_loss

@@ -1,0 +1,319 @@
+"""Where a model comes from: `torchvision:NAME` or `FILE.py:FUNC`.
+
+Models are built on the meta device: every factory call made while building (the
+parameters' torch.empty, the initialisers' in-place fills) creates a meta tensor,
+which has a shape and a dtype and no memory. A model far larger than the machine is
+built in milliseconds and nothing is downloaded (torchvision builders get
+weights=None).
+
+A model file's FUNC is called as FUNC(batch) (or FUNC() when it takes no argument)
+under the same meta-device context and returns
+
+    (module, inputs, loss_fn)            or   (module, inputs, loss_fn, targets)
+
+- module: a torch.nn.Module (its forward is called as module(*inputs));
+- inputs: a tensor, a shape (tuple of ints: float tensor of that shape), or a
+  tuple/list of those, one per forward argument; only shapes and dtypes are used;
+- loss_fn: called as loss_fn(output, *targets), returns the scalar loss;
+- targets: like inputs (default none): labels and other loss-only tensors.
+"""
+
+import importlib.util
+import inspect
+import os
+import re
+import sys
+
+from .errors import IOFailure, TraceError, UsageError
+
+_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
+           "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8",
+           "bool": "bool"}
+
+
+def torch_dtype(name):
+    import torch
+    key = _DTYPES.get(name)
+    if key is None:
+        raise UsageError("unknown dtype %r (expected one of %s)" % (name, ", ".join(_DTYPES)))
+    return getattr(torch, key)
+
+
+class MetaDevice:
+    """A TorchFunctionMode that sends factory calls without an explicit device to
+    the meta device (torch 2.x has `with torch.device("meta")`; 1.13 does not)."""
+
+    def __init__(self):
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        factories = set()
+        for n in ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange",
+                  "tensor", "eye", "linspace", "logspace", "empty_strided", "as_tensor",
+                  "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+                  "randn_like", "randint_like", "normal", "randperm", "scalar_tensor"):
+            f = getattr(torch, n, None)
+            if f is not None:
+                factories.add(f)
+
+        class _Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = dict(kwargs or {})
+                if func in factories and kwargs.get("device") is None:
+                    kwargs["device"] = "meta"
+                return func(*args, **kwargs)
+
+        self._mode = _Mode()
+
+    def __enter__(self):
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._mode.__exit__(*exc)
+
+
+class InputSpec:
+    """One model input or target: a shape and a dtype (no data)."""
+
+    def __init__(self, shape, dtype, name):
+        self.shape = [int(d) for d in shape]
+        self.dtype = dtype
+        self.name = name
+
+    def __repr__(self):
+        return "InputSpec(%s, %s, %s)" % (self.name, self.shape, self.dtype)
+
+
+class ModelSpec:
+    """What the tracer needs: the module, its inputs and targets (shapes), the loss."""
+
+    def __init__(self, name, module, inputs, targets, loss_fn):
+        self.name = name
+        self.module = module
+        self.inputs = inputs
+        self.targets = targets
+        self.loss_fn = loss_fn
+
+
+def parse_shape(text, batch):
+    """--input SHAPE: dims joined by x (or commas); a dim written B or N is the batch,
+    and without one the batch is put first; an optional :DTYPE suffix (default f32).
+    Examples: 3x224x224, 128:i64, 128xBx512."""
+    dtype = "f32"
+    if ":" in text:
+        text, dtype = text.rsplit(":", 1)
+    parts = [p for p in re.split(r"[x,]", text.strip()) if p != ""]
+    if not parts:
+        raise UsageError("--input %r: empty shape" % text)
+    dims, has_batch = [], False
+    for p in parts:
+        if p in ("B", "N", "b", "n"):
+            dims.append(batch)
+            has_batch = True
+        else:
+            try:
+                d = int(p)
+            except ValueError:
+                raise UsageError("--input %r: %r is not a dimension (a positive integer, or B for the batch)"
+                                 % (text, p))
+            if d <= 0:
+                raise UsageError("--input %r: dimension %d must be positive" % (text, d))
+            dims.append(d)
+    if not has_batch:
+        dims = [batch] + dims
+    torch_dtype(dtype)
+    return dims, dtype
+
+
+def _torchvision_builder(name):
+    try:
+        import torchvision.models as tvm
+    except ImportError as e:
+        raise UsageError("torchvision is not importable (%s): apt-get install python3-torchvision" % e)
+    fn = None
+    if hasattr(tvm, "get_model_builder"):
+        try:
+            fn = tvm.get_model_builder(name)
+        except ValueError:
+            fn = None
+    if fn is None:
+        cand = getattr(tvm, name, None)
+        if callable(cand) and not inspect.isclass(cand) and name[:1].islower():
+            fn = cand
+    if fn is None:
+        names = []
+        if hasattr(tvm, "list_models"):
+            try:
+                names = sorted(tvm.list_models(module=tvm))
+            except TypeError:
+                names = sorted(tvm.list_models())
+        hint = (": classification models are " + ", ".join(names)) if names else ""
+        raise UsageError("torchvision has no model %r%s" % (name, hint))
+    return fn
+
+
+# Auxiliary classifier heads and their weights in torchvision's reference training
+# (references/classification/train.py): inception_v3 0.4, googlenet 0.3 each.
+_AUX_WEIGHTS = {"inception_v3": [1.0, 0.4], "googlenet": [1.0, 0.3, 0.3]}
+# Image side each model expects by default.
+_IMAGE_SIDE = {"inception_v3": 299}
+
+
+def _torchvision_spec(name, batch, input_shapes):
+    import torch
+    import torch.nn.functional as F
+
+    builder = _torchvision_builder(name)
+    kwargs = {"weights": None}
+    if name in ("inception_v3", "googlenet"):
+        kwargs["init_weights"] = True
+    try:
+        with MetaDevice():
+            try:
+                module = builder(**kwargs)
+            except TypeError:
+                kwargs.pop("init_weights", None)
+                try:
+                    module = builder(**kwargs)
+                except TypeError:
+                    module = builder(pretrained=False)
+    except Exception as e:  # a builder that cannot run on meta
+        raise TraceError("torchvision:%s: building the model failed: %s: %s"
+                         % (name, type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+    if input_shapes:
+        inputs = [InputSpec(s, torch_dtype(d), "input" if i == 0 else "input.%d" % i)
+                  for i, (s, d) in enumerate(input_shapes)]
+    else:
+        side = _IMAGE_SIDE.get(name, 224)
+        inputs = [InputSpec([batch, 3, side, side], torch.float32, "input")]
+    targets = [InputSpec([inputs[0].shape[0]], torch.int64, "target")]
+    weights = _AUX_WEIGHTS.get(name)
+
+    def loss_fn(out, target):
+        outs = _tensor_outputs(out)
+        if not outs:
+            raise TraceError("torchvision:%s: the forward returned no tensor to put a loss on" % name)
+        if weights is None or len(outs) == 1:
+            return F.cross_entropy(outs[0], target)
+        loss = F.cross_entropy(outs[0], target)
+        for w, o in zip(weights[1:], outs[1:]):
+            loss = loss + w * F.cross_entropy(o, target)
+        return loss
+
+    return ModelSpec("torchvision:" + name, module, inputs, targets, loss_fn)
+
+
+def _tensor_outputs(out):
+    import torch
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, dict):
+        out = list(out.values())
+    if isinstance(out, (list, tuple)):
+        res = []
+        for o in out:
+            if isinstance(o, torch.Tensor):
+                res.append(o)
+        return res
+    return []
+
+
+def _as_specs(obj, what, batch, default_name):
+    import torch
+    if obj is None:
+        return []
+    if isinstance(obj, torch.Tensor) or _is_shape(obj):
+        obj = [obj]
+    if not isinstance(obj, (list, tuple)):
+        raise TraceError("%s must be a tensor, a shape or a list of them, not %s" % (what, type(obj).__name__))
+    specs = []
+    for i, x in enumerate(obj):
+        name = default_name if i == 0 else "%s.%d" % (default_name, i)
+        if isinstance(x, torch.Tensor):
+            specs.append(InputSpec(list(x.shape), x.dtype, name))
+        elif _is_shape(x):
+            specs.append(InputSpec(list(x), torch.float32, name))
+        else:
+            raise TraceError("%s[%d] must be a tensor or a shape, not %s" % (what, i, type(x).__name__))
+    return specs
+
+
+def _is_shape(x):
+    import torch
+    return isinstance(x, (tuple, list, torch.Size)) and len(x) > 0 and all(isinstance(d, int) for d in x)
+
+
+def _file_spec(path, func, batch, input_shapes):
+    import torch
+    if not os.path.isfile(path):
+        raise IOFailure("%s: cannot read the model file: %s" % (
+            path, "no such file" if not os.path.exists(path) else "not a regular file"))
+    modname = "dfg_user_model_" + re.sub(r"\W", "_", os.path.basename(path)[:-3])
+    try:
+        spec = importlib.util.spec_from_file_location(modname, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[modname] = mod
+        with MetaDevice():
+            spec.loader.exec_module(mod)
+    except OSError as e:
+        raise IOFailure("%s: cannot read the model file: %s" % (path, e.strerror or e))
+    except Exception as e:
+        raise TraceError("%s: importing the model file failed: %s" % (path, _one_line(e)))
+    fn = getattr(mod, func, None)
+    if not callable(fn):
+        raise UsageError("%s has no function %r" % (path, func))
+    try:
+        takes_arg = _takes_batch(fn)
+        with MetaDevice():
+            res = fn(batch) if takes_arg else fn()
+    except Exception as e:
+        raise TraceError("%s:%s: building the model failed: %s" % (path, func, _one_line(e)))
+    if not isinstance(res, (tuple, list)) or len(res) not in (3, 4):
+        raise TraceError("%s:%s must return (module, inputs, loss_fn[, targets]), got %s"
+                         % (path, func, type(res).__name__))
+    module, inputs, loss_fn = res[0], res[1], res[2]
+    targets = res[3] if len(res) == 4 else None
+    if not isinstance(module, torch.nn.Module):
+        raise TraceError("%s:%s: the first value returned must be a torch.nn.Module, not %s"
+                         % (path, func, type(module).__name__))
+    if not callable(loss_fn):
+        raise TraceError("%s:%s: the third value returned must be the loss function" % (path, func))
+    in_specs = _as_specs(inputs, "%s:%s inputs" % (path, func), batch, "input")
+    tg_specs = _as_specs(targets, "%s:%s targets" % (path, func), batch, "target")
+    if input_shapes:
+        if len(input_shapes) != len(in_specs):
+            raise UsageError("%d --input given but %s:%s has %d input(s)"
+                             % (len(input_shapes), path, func, len(in_specs)))
+        in_specs = [InputSpec(s, torch_dtype(d), sp.name) for (s, d), sp in zip(input_shapes, in_specs)]
+    name = os.path.splitext(os.path.basename(path))[0] + ":" + func
+    return ModelSpec(name, module, in_specs, tg_specs, loss_fn)
+
+
+def _takes_batch(fn):
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return True
+    params = [p for p in sig.parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    return len(params) > 0
+
+
+def _one_line(e):
+    msg = str(e).strip().splitlines()
+    return "%s: %s" % (type(e).__name__, msg[0] if msg else "")
+
+
+def load(model, batch, input_texts):
+    """ModelSpec for MODEL (torchvision:NAME or FILE.py:FUNC)."""
+    shapes = [parse_shape(t, batch) for t in (input_texts or [])]
+    if model.startswith("torchvision:"):
+        name = model[len("torchvision:"):]
+        if not name:
+            raise UsageError("torchvision: needs a model name (e.g. torchvision:resnet50)")
+        return _torchvision_spec(name, batch, shapes)
+    m = re.match(r"^(.*\.py):([A-Za-z_][A-Za-z0-9_]*)$", model)
+    if not m:
+        raise UsageError("MODEL %r must be torchvision:NAME or FILE.py:FUNC" % model)
+    return _file_spec(m.group(1), m.group(2), batch, shapes)

@@ -1,0 +1,387 @@
+"""Capture one training step as an aten-level fx graph with make_fx on fake tensors.
+
+The step is   out = model(*inputs); loss = loss_fn(out, *targets);
+              grads = torch.autograd.grad(loss, params); optimizer update in place
+traced by torch.fx.experimental.proxy_tensor.make_fx (torch 1.13 and 2.x) with every
+parameter, buffer, optimizer state, input and target a FakeTensor: shapes and dtypes
+without storage, so nothing is allocated and a model larger than the machine traces.
+
+While tracing, every fx node created is tagged (meta "sa_phase", "sa_path"):
+- the phase (forward, backward, update) from where in the step it was created;
+- forward nodes: the module path on top of a stack kept by forward pre/post hooks;
+- backward nodes: the module path of the forward op whose autograd node ran them.
+  Forward torch calls are watched by a TorchFunctionMode that gives each new autograd
+  node the module path of its call; a post hook on that autograd node tags the fx
+  nodes created since the previous one.
+"""
+
+import traceback
+
+from .errors import TraceError
+
+PHASES = ("forward", "backward", "update")
+
+
+def _named_tensors(module, attr):
+    """(name, tensor) for every registered parameter (attr "_parameters") or buffer
+    ("_buffers"), aliases (tied weights) included, in registration order."""
+    out, seen_mod = [], set()
+
+    def walk(m, prefix):
+        if id(m) in seen_mod:
+            # a module reached twice: its tensors are reachable under both paths
+            pass
+        seen_mod.add(id(m))
+        for n, t in getattr(m, attr).items():
+            if t is not None:
+                out.append((prefix + n, t))
+        for n, c in m._modules.items():
+            if c is not None:
+                walk(c, prefix + n + ".")
+
+    walk(module, "")
+    return out
+
+
+def _module_paths(module):
+    paths, seen = [], set()
+
+    def walk(m, prefix):
+        if id(m) not in seen:
+            seen.add(id(m))
+            paths.append((prefix, m))
+        for n, c in m._modules.items():
+            if c is not None:
+                walk(c, (prefix + "." if prefix else "") + n)
+
+    walk(module, "")
+    return paths
+
+
+class Captured:
+    """The traced step and what the lowering needs to read it."""
+
+    def __init__(self):
+        self.gm = None
+        self.placeholders = []   # (kind, name, param_name_or_None) per flat input, in order
+        self.grad_of = []        # output index -> param name, for the returned grads
+        self.params_no_grad = []  # trainable params autograd gave no gradient
+        self.optimizer = None
+        self.dtype = "f32"
+        self.torch_version = None
+
+
+def _functional_call():
+    try:
+        from torch.func import functional_call  # torch >= 2.0
+        return functional_call
+    except ImportError:
+        from torch.nn.utils.stateless import functional_call  # torch 1.13
+        return functional_call
+
+
+def _make_fx():
+    from torch.fx.experimental.proxy_tensor import make_fx
+    return make_fx
+
+
+class _Tagger:
+    """Tags fx nodes with phase and module path as they are created."""
+
+    def __init__(self):
+        self.phase = "forward"
+        self.stack = []
+        self.pending = []
+        self.claimed = {}
+        self.hooks = []
+
+    def on_node(self, node):
+        node.meta["sa_phase"] = self.phase
+        if self.phase == "forward":
+            node.meta["sa_path"] = self.stack[-1] if self.stack else ""
+        elif self.phase == "backward":
+            self.pending.append(node)
+        else:
+            node.meta["sa_path"] = "update"
+
+    def flush(self, path):
+        for n in self.pending:
+            n.meta["sa_path"] = path
+        self.pending = []
+
+    def claim(self, out, path):
+        """Gives every autograd node reachable from out and not yet claimed the
+        module path `path` and a post hook that tags its backward fx nodes."""
+        import torch
+        from torch.utils._pytree import tree_flatten
+
+        todo = [t.grad_fn for t in tree_flatten(out)[0]
+                if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        while todo:
+            f = todo.pop()
+            if f is None or f in self.claimed:
+                continue
+            self.claimed[f] = path
+            try:
+                self.hooks.append(f.register_hook(self._hook(path)))
+            except RuntimeError:
+                pass
+            todo.extend(nf for nf, _ in f.next_functions if nf is not None)
+
+    def _hook(self, path):
+        def hook(grad_inputs, grad_outputs):
+            self.flush(path)
+        return hook
+
+
+def _claim_mode(tagger):
+    from torch.overrides import TorchFunctionMode
+
+    class _Claim(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if tagger.phase == "forward":
+                tagger.claim(out, tagger.stack[-1] if tagger.stack else "")
+            return out
+
+    return _Claim()
+
+
+def _patch_create_node(tagger):
+    import torch.fx
+
+    orig = torch.fx.Graph.create_node
+
+    def create_node(self, *args, **kwargs):
+        node = orig(self, *args, **kwargs)
+        tagger.on_node(node)
+        return node
+
+    torch.fx.Graph.create_node = create_node
+    return lambda: setattr(torch.fx.Graph, "create_node", orig)
+
+
+def optimizer_states(optimizer):
+    return {"sgd": [], "momentum": ["momentum_buffer"], "adam": ["exp_avg", "exp_avg_sq"]}[optimizer]
+
+
+def _update(optimizer, p, g, states, lr=0.01, momentum=0.9, betas=(0.9, 0.999), eps=1e-8, step=10):
+    """One steady-state update of parameter p with gradient g, in place, with the math
+    of torch.optim.SGD / SGD(momentum) / Adam (no weight decay)."""
+    if optimizer == "sgd":
+        p.add_(g, alpha=-lr)
+    elif optimizer == "momentum":
+        (buf,) = states
+        buf.mul_(momentum).add_(g)
+        p.add_(buf, alpha=-lr)
+    elif optimizer == "adam":
+        m, v = states
+        b1, b2 = betas
+        m.mul_(b1).add_(g, alpha=1 - b1)
+        v.mul_(b2).addcmul_(g, g, value=1 - b2)
+        bc1 = 1 - b1 ** step
+        bc2 = 1 - b2 ** step
+        denom = (v.sqrt() / (bc2 ** 0.5)).add_(eps)
+        p.addcdiv_(m, denom, value=-lr / bc1)
+    else:
+        raise ValueError(optimizer)
+
+
+def capture(spec, optimizer="sgd", dtype="f32"):
+    """Traces spec's training step; returns a Captured."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    module = spec.module
+    module.train()
+    # --dtype f16 / bf16: traced in f32 and relabelled by the lowering (every f32
+    # tensor becomes the half type, as module.half() and half inputs would make it):
+    # the same ops, and torch 1.13's CPU fake kernels lack half convolutions.
+    fdt = torch.float32
+    cap_dtype = dtype
+
+    params = _named_tensors(module, "_parameters")
+    buffers = _named_tensors(module, "_buffers")
+
+    fake_mode = FakeTensorMode()
+
+    def fake(shape, dt, requires_grad=False):
+        with fake_mode:
+            t = torch.empty(list(shape), dtype=dt, device="cpu")
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    cap = Captured()
+    cap.optimizer = optimizer
+    cap.dtype = cap_dtype
+    cap.torch_version = torch.__version__
+
+    # One fake tensor per distinct parameter / buffer object (tied weights share).
+    p_fake, p_names, by_id = [], [], {}
+    state_dict = {}
+    for name, p in params:
+        if id(p) not in by_id:
+            by_id[id(p)] = len(p_fake)
+            p_fake.append(fake(p.shape, p.dtype, p.requires_grad))
+            p_names.append(name)
+            cap.placeholders.append(("param", name, None))
+        state_dict[name] = p_fake[by_id[id(p)]]
+    b_fake, b_by_id = [], {}
+    for name, b in buffers:
+        if id(b) not in b_by_id:
+            b_by_id[id(b)] = len(b_fake)
+            b_fake.append(fake(b.shape, b.dtype))
+            cap.placeholders.append(("state", name, None))
+        state_dict[name] = b_fake[b_by_id[id(b)]]
+    trainable = [i for i, p in enumerate(p_fake) if p.requires_grad]
+    s_fake, s_of = [], {}
+    for i in trainable:
+        s_of[i] = []
+        for sname in optimizer_states(optimizer):
+            s_of[i].append(len(s_fake))
+            s_fake.append(fake(p_fake[i].shape, p_fake[i].dtype))
+            cap.placeholders.append(("state", p_names[i] + "." + sname, p_names[i]))
+    i_fake = []
+    for s in spec.inputs:
+        dt = s.dtype if not (s.dtype.is_floating_point and fdt != torch.float32) else fdt
+        i_fake.append(fake(s.shape, dt))
+        cap.placeholders.append(("input", s.name, None))
+    t_fake = []
+    for s in spec.targets:
+        dt = s.dtype if not (s.dtype.is_floating_point and fdt != torch.float32) else fdt
+        t_fake.append(fake(s.shape, dt))
+        cap.placeholders.append(("input", s.name, None))
+
+    # Where each fake placeholder sits in state_dict's names.
+    names_of_p = {}
+    for name, p in params:
+        names_of_p.setdefault(by_id[id(p)], []).append(name)
+    names_of_b = {}
+    for name, b in buffers:
+        names_of_b.setdefault(b_by_id[id(b)], []).append(name)
+
+    functional_call = _functional_call()
+    tagger = _Tagger()
+    paths = _module_paths(module)
+    handles = []
+    for path, m in paths:
+        def pre(mod, args, _path=path):
+            tagger.stack.append(_path)
+
+        def post(mod, args, out, _path=path):
+            if tagger.stack:
+                tagger.stack.pop()
+        handles.append(m.register_forward_pre_hook(pre))
+        handles.append(m.register_forward_hook(post))
+
+    claim_mode = _claim_mode(tagger)
+
+    def step(pv, bv, sv, iv, tv):
+        tagger.phase = "forward"
+        sd = {}
+        for k, names in names_of_p.items():
+            for n in names:
+                sd[n] = pv[k]
+        for k, names in names_of_b.items():
+            for n in names:
+                sd[n] = bv[k]
+        with claim_mode:
+            out = functional_call(module, sd, tuple(iv))
+            tagger.stack.append("loss")
+            loss = spec.loss_fn(out, *tv)
+            tagger.stack.pop()
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            raise TraceError("the loss function must return a scalar tensor, got %s"
+                             % (type(loss).__name__ if not isinstance(loss, torch.Tensor)
+                                else "a tensor of shape %s" % list(loss.shape)))
+        if not loss.requires_grad:
+            raise TraceError("the loss does not depend on any trainable parameter")
+        tagger.claim(loss, "loss")
+        tagger.phase = "backward"
+        wrt = [pv[i] for i in trainable]
+        grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+        tagger.flush("backward")
+        tagger.phase = "update"
+        rets = [loss]
+        with torch.no_grad():
+            for i, g in zip(trainable, grads):
+                if g is None:
+                    cap.params_no_grad.append(p_names[i])
+                    continue
+                _update(optimizer, pv[i], g, [sv[j] for j in s_of[i]])
+                rets.append(g)
+                cap.grad_of.append(p_names[i])
+        return rets
+
+    restore = _patch_create_node(tagger)
+    make_fx = _make_fx()
+    try:
+        with fake_mode:
+            cap.gm = make_fx(step)(p_fake, b_fake, s_fake, i_fake, t_fake)
+    except TraceError:
+        raise
+    except Exception as e:
+        raise _explain(e, spec)
+    finally:
+        restore()
+        for h in handles:
+            h.remove()
+        for h in tagger.hooks:
+            try:
+                h.remove()
+            except Exception:
+                pass
+    return cap
+
+
+def _user_frame(tb):
+    """The innermost traceback frame outside torch and this package: the model's line."""
+    best = None
+    for fs in traceback.extract_tb(tb):
+        f = fs.filename.replace("\\", "/")
+        if "/torch/" in f or "/dfg_from_torch/" in f or "/functorch/" in f or f.startswith("<"):
+            continue
+        best = fs
+    return best
+
+
+def _explain(e, spec):
+    """One line naming the op and the reason a trace failed."""
+    tname = type(e).__name__
+    msg = str(e).strip().splitlines()
+    first = msg[0] if msg else ""
+    op = None
+    func = getattr(e, "func", None)
+    if func is not None:
+        op = str(func)
+    if op is None:
+        import re
+        m = re.search(r"(aten[.:]{1,2}[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?)", first)
+        if m:
+            op = m.group(1)
+    where = _user_frame(e.__traceback__)
+    loc = ""
+    if where is not None:
+        src = (where.line or "").strip()
+        loc = " at %s:%d%s" % (where.filename, where.lineno, (" (%s)" % src) if src else "")
+    if tname in ("DataDependentOutputException", "GuardOnDataDependentSymNode") or \
+            (op and "_local_scalar_dense" in op) or "data-dependent" in first.lower() \
+            or "data dependent" in first.lower():
+        reason = "data-dependent control flow: a tensor's value decides the Python code (.item(), bool(tensor), if on a tensor)"
+        return TraceError("%s: cannot trace %s: %s%s" % (spec.name, op or "aten._local_scalar_dense", reason, loc))
+    if tname == "DynamicOutputShapeException":
+        reason = "the output's shape depends on the data (nonzero, masked_select, unique, ...)"
+        return TraceError("%s: cannot trace %s: %s%s" % (spec.name, op or "an op", reason, loc))
+    if tname in ("UnsupportedOperatorException", "UnsupportedFakeTensorException", "NotImplementedError"):
+        reason = "the op has no shape-only (meta/fake) implementation in torch %s" % _torch_version()
+        return TraceError("%s: cannot trace %s: %s (%s)%s" % (spec.name, op or "an op", reason, first[:160], loc))
+    return TraceError("%s: cannot trace%s: %s: %s%s" % (spec.name, (" " + op) if op else "", tname, first[:200], loc))
+
+
+def _torch_version():
+    try:
+        import torch
+        return torch.__version__
+    except Exception:
+        return "?"
