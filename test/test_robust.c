@@ -202,7 +202,9 @@ START_TEST(test_huge_times_refused_as_bad_input)
     ck_assert_int_eq(devprof_parse(prof, strlen(prof), "prof", &pp, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "launch_overhead_us");
     /* a modelled time past the bound: flops 1e308 at 1 FLOP/s */
-    char *p2 = tu_replace(tu_replace(prof, "1.7e308", "1"), "{\"f32\":1e12}", "{\"f32\":1}");
+    char *p1 = tu_replace(prof, "1.7e308", "1");
+    char *p2 = tu_replace(p1, "{\"f32\":1e12}", "{\"f32\":1}");
+    free(p1);
     ck_assert_msg(devprof_parse(p2, strlen(p2), "prof", &pp, &err) == SA_OK, "%s", err.msg);
     dfg_graph *t = rb_parse(tu_tiny_json());
     t->ops[0].flops = 1e308;

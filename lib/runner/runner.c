@@ -504,13 +504,17 @@ sa_status runner_run(const plan *p, const dfg_graph *g, const runner_opts *opts,
     rep->arena_bytes = l.arena_bytes;
     rep->host_bytes = l.host_bytes;
     for (int32_t i = 0; i < p->n_nodes; i++) {
+        /* a transfer's ref is a tensor (a compute node's is an op) */
+        plan_kind kd = p->nodes[i].kind;
+        if (kd != PLAN_SWAP_IN && kd != PLAN_SWAP_OUT)
+            continue;
         int64_t b = g->tensors[p->nodes[i].ref].bytes, s = l.tbytes[p->nodes[i].ref];
-        if (p->nodes[i].kind == PLAN_SWAP_IN) {
-            rep->plan_h2d_bytes += b;
-            rep->h2d_bytes += s;
-        } else if (p->nodes[i].kind == PLAN_SWAP_OUT) {
-            rep->plan_d2h_bytes += b;
-            rep->d2h_bytes += s;
+        if (kd == PLAN_SWAP_IN) {
+            rep->plan_h2d_bytes = sa_add_sat(rep->plan_h2d_bytes, b);
+            rep->h2d_bytes = sa_add_sat(rep->h2d_bytes, s);
+        } else {
+            rep->plan_d2h_bytes = sa_add_sat(rep->plan_d2h_bytes, b);
+            rep->d2h_bytes = sa_add_sat(rep->d2h_bytes, s);
         }
     }
     rep->iter_us = calloc((size_t)o.iterations, sizeof *rep->iter_us);
