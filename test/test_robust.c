@@ -10,7 +10,11 @@
 #include "swapadvisor/devprof.h"
 #include "swapadvisor/planner.h"
 #include "swapadvisor/pool.h"
+#include "swapadvisor/sa_io.h"
 #include "test_util.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 static dfg_device rb_dev(int64_t mem)
 {
@@ -416,6 +420,40 @@ START_TEST(test_error_lines_escape_control_characters)
 }
 END_TEST
 
+/* ------------------------------------------------------------ outputs */
+
+START_TEST(test_out_temps_removed_and_links_kept)
+{
+    char *d = tu_tmpdir();
+    char path[512], link[512], tmp[600];
+    snprintf(path, sizeof path, "%s/out.json", d);
+    sa_out o;
+    sa_err err = {0};
+    ck_assert_int_eq(sa_out_open(&o, path, &err), SA_OK);
+    snprintf(tmp, sizeof tmp, "%s", o.tmp);
+    ck_assert_int_eq(access(tmp, F_OK), 0);
+    sa_out_remove_temps(); /* what the CLIs' SIGINT/SIGTERM handler calls */
+    ck_assert_int_ne(access(tmp, F_OK), 0);
+    sa_out_abort(&o);
+    /* through a symlink: the file it names is written, the link stays */
+    ck_assert_int_eq(sa_write_file(path, "old", 3, &err), SA_OK);
+    snprintf(link, sizeof link, "%s/link.json", d);
+    ck_assert_int_eq(symlink("out.json", link), 0);
+    ck_assert_int_eq(sa_write_file(link, "new!", 4, &err), SA_OK);
+    struct stat sb;
+    ck_assert_int_eq(lstat(link, &sb), 0);
+    ck_assert(S_ISLNK(sb.st_mode));
+    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_int_eq(sb.st_size, 4);
+    /* a directory is refused */
+    ck_assert_int_eq(sa_write_file(d, "x", 1, &err), SA_EIO);
+    unlink(link);
+    unlink(path);
+    rmdir(d);
+    free(d);
+}
+END_TEST
+
 /* ------------------------------------------------------------ property test */
 
 typedef struct rb_rng { uint64_t s; } rb_rng;
@@ -634,6 +672,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, test_first_op_reads_only_persistent);
     tcase_add_test(tc, test_json_trailing_data_and_duplicate_keys);
     tcase_add_test(tc, test_error_lines_escape_control_characters);
+    tcase_add_test(tc, test_out_temps_removed_and_links_kept);
     tcase_add_test(tc, test_random_graphs_every_policy);
     suite_add_tcase(s, tc);
     return s;

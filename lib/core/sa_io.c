@@ -5,12 +5,24 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 static bool is_stdio(const char *path) { return path && strcmp(path, "-") == 0; }
+
+/* A write error on stdout is reported once, through err: what stdio still
+ * buffers is dropped and the error flag cleared, so a later flush (exit's)
+ * neither retries nor reports it again. */
+static sa_status stdout_failed(sa_err *err, const char *what)
+{
+    int e = errno;
+    __fpurge(stdout);
+    clearerr(stdout);
+    return sa_fail(err, SA_EIO, "<stdout>: %s%s%s", what, e ? ": " : "", e ? strerror(e) : "");
+}
 
 /* The temporary files being written right now, for sa_out_remove_temps (a
  * signal handler's cleanup).  The one process-wide table of the library: a
@@ -105,16 +117,16 @@ sa_status sa_out_open(sa_out *o, const char *path, sa_err *err)
         o->fp = stdout;
         return SA_OK;
     }
-    /* /dev/stdout, /dev/fd/N, /proc/self/fd/N name whatever the descriptor is:
-     * written in place, never replaced */
     struct stat sb;
     char *real = NULL;
-    if (strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0) {
-        o->path = sa_strdup(path);
-        return o->path ? open_direct(o, path, err) : sa_fail(err, SA_ENOMEM, "%s: out of memory", path);
-    }
-    /* a symlink is followed: the file it names is replaced, the link stays */
     if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+        /* /dev/stdout, /dev/fd/N, /proc/self/fd/N name whatever the descriptor
+         * is (a pipe, a terminal, a file the shell opened): written in place */
+        if (strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0) {
+            o->path = sa_strdup(path);
+            return o->path ? open_direct(o, path, err) : sa_fail(err, SA_ENOMEM, "%s: out of memory", path);
+        }
+        /* any other symlink is followed: the file it names is replaced, the link stays */
         real = realpath(path, NULL);
         if (!real) {
             o->path = sa_strdup(path);
@@ -170,8 +182,9 @@ sa_status sa_out_commit(sa_out *o, sa_err *err)
     FILE *f = o->fp;
     if (f == stdout) {
         o->fp = NULL;
+        errno = 0;
         if (fflush(stdout) != 0 || ferror(stdout))
-            return sa_fail(err, SA_EIO, "<stdout>: write error");
+            return stdout_failed(err, "write error");
         return SA_OK;
     }
     if (!o->tmp) {
@@ -224,9 +237,12 @@ sa_status sa_write_file(const char *path, const char *data, size_t len, sa_err *
     sa_status st = sa_out_open(&o, path, err);
     if (st != SA_OK)
         return st;
+    errno = 0;
     if (fwrite(data, 1, len, o.fp) != len) {
+        if (o.fp == stdout)
+            return stdout_failed(err, "write error");
         sa_out_abort(&o);
-        return sa_fail(err, SA_EIO, "%s: write failed", is_stdio(path) ? "<stdout>" : path);
+        return sa_fail(err, SA_EIO, "%s: write failed", path);
     }
     return sa_out_commit(&o, err);
 }
