@@ -1,6 +1,8 @@
 /* fuzz_plan.c - libFuzzer target: the plan loader and the validator (plain and
- * strict) against a fixed graph, and the views that read a plan: whatever the
- * plan says, the tools refuse it with a reason or describe it, never crash. */
+ * strict) against a fixed graph, and every view of swapplan-emit (check,
+ * summary, trace, memory CSV and SVG, DOT, the exec graph), on valid and
+ * invalid plans alike: whatever the plan says, the tools refuse it with a
+ * reason or describe it, never crash. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,13 +50,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         FILE *null = fopen("/dev/null", "w");
         if (null) {
+            /* swapplan-emit draws every view of a plan that fits the graph's
+             * counts, valid or not (it warns when not) */
             int32_t nv = 0;
             (void)emit_check(p, g, true, 5, null, &nv, &err);
-            if (st == SA_OK) {
-                (void)emit_summary(p, g, null, &err);
-                (void)emit_trace(p, g, null, &err);
-                (void)emit_memory_csv(p, g, null, &err);
-            }
+            (void)emit_summary(p, g, null, &err);
+            (void)emit_trace(p, g, null, &err);
+            (void)emit_memory_csv(p, g, null, &err);
+            (void)emit_memory_svg(p, g, null, &err);
+            (void)emit_dot(p, g, 0, -1, null, &err);
+            (void)emit_graph_json(p, g, null, &err);
             fclose(null);
         }
     }
