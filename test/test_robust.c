@@ -323,6 +323,45 @@ START_TEST(test_pool_top_up_capped_by_demand)
 }
 END_TEST
 
+/* An op that reads hundreds of tensors (a sink over every activation) takes
+ * the counting path of the pool's floors: the same floors as pairwise. */
+START_TEST(test_pool_floors_of_a_wide_op)
+{
+    dfg_graph *g = dfg_new("wide");
+    int32_t in[300];
+    for (int i = 0; i < 300; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "t%d", i);
+        in[i] = dfg_add_tensor(g, nm, DFG_INPUT, (int64_t)(1 + (i * 7) % 5) * 1000);
+    }
+    dfg_add_op(g, "sink", "sink", DFG_FORWARD, in, 300, NULL, 0);
+    dfg_add_op(g, "small", "x", DFG_FORWARD, in, 3, NULL, 0);
+    g->ops[0].time_us = g->ops[1].time_us = 1;
+    sa_err err = {0};
+    ck_assert_int_eq(dfg_finalize(g, "wide", &err), SA_OK);
+    pool_alloc a;
+    ck_assert(pool_alloc_init(&a, g->n_sizes));
+    for (int32_t i = 0; i < g->n_sizes; i++)
+        a.cls[i] = i / 2; /* classes of two sizes */
+    pool_repair_cls(&a);
+    int32_t own[8], shared[8];
+    pool_need(&a, g, own);
+    pool_need_shared(&a, g, shared);
+    /* by hand: per class, the sink's count (own) and suffix counts (shared) */
+    int32_t cnt[8] = {0}, suffix[8] = {0};
+    for (int i = 0; i < 300; i++)
+        cnt[a.cls[g->tensors[i].size_idx]]++;
+    for (int32_t c = a.n_classes - 1; c >= 0; c--)
+        suffix[c] = cnt[c] + (c + 1 < a.n_classes ? suffix[c + 1] : 0);
+    for (int32_t c = 0; c < a.n_classes; c++) {
+        ck_assert_int_eq(own[c], cnt[c]);
+        ck_assert_int_eq(shared[c], suffix[c] - (c + 1 < a.n_classes ? suffix[c + 1] : 0));
+    }
+    pool_alloc_free(&a);
+    dfg_free(g);
+}
+END_TEST
+
 START_TEST(test_search_at_huge_budgets)
 {
     dfg_graph *g = rb_parse(tu_tiny_json());
@@ -668,6 +707,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, test_byte_sums_past_2_63);
     tcase_add_test(tc, test_plan_predicted_bytes_past_2_53_read_back);
     tcase_add_test(tc, test_pool_top_up_capped_by_demand);
+    tcase_add_test(tc, test_pool_floors_of_a_wide_op);
     tcase_add_test(tc, test_search_at_huge_budgets);
     tcase_add_test(tc, test_first_op_reads_only_persistent);
     tcase_add_test(tc, test_json_trailing_data_and_duplicate_keys);

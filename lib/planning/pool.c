@@ -193,11 +193,56 @@ void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *s
 
 /* need[c] = the most tensors one op holds, over the ops holding one of class
  * c, of class c itself (own) or of classes >= c (!own). */
+static int cmp_desc_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x > y ? -1 : x < y;
+}
+
+/* most_per_op for one op with many tensors (a sink that reads every
+ * activation): counts per class, then suffix sums over its classes, largest
+ * first: O(n log n) instead of the pairwise O(n^2).  cnt is zero on entry
+ * and on return; cls is scratch. */
+static void most_one_op_wide(const pool_alloc *a, const dfg_graph *g, const dfg_op *o, bool own, int32_t *need,
+                             int32_t *cnt, int32_t *cls)
+{
+    int32_t nd = 0;
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t c = a->cls[g->tensors[o->use[k]].size_idx];
+        if (cnt[c]++ == 0)
+            cls[nd++] = c;
+    }
+    qsort(cls, (size_t)nd, sizeof *cls, cmp_desc_i32);
+    int32_t s = 0;
+    for (int32_t k = 0; k < nd; k++) {
+        int32_t c = cls[k];
+        s += cnt[c];
+        int32_t n = own ? cnt[c] : s;
+        if (n > need[c])
+            need[c] = n;
+        cnt[c] = 0;
+    }
+}
+
+#define POOL_WIDE_OP 64 /* ops using more tensors take the counting path */
+
 static void most_per_op(const pool_alloc *a, const dfg_graph *g, bool own, int32_t *need)
 {
     memset(need, 0, (size_t)a->n_sizes * sizeof *need);
+    int32_t *cnt = NULL, *cls = NULL;
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dfg_op *o = &g->ops[i];
+        if (o->n_use > POOL_WIDE_OP) {
+            if (!cnt) {
+                cnt = calloc((size_t)a->n_sizes + 1, sizeof *cnt);
+                cls = malloc(((size_t)a->n_sizes + 1) * sizeof *cls);
+            }
+            if (cnt && cls) {
+                most_one_op_wide(a, g, o, own, need, cnt, cls);
+                continue;
+            }
+            /* without the scratch, the pairwise count below */
+        }
         for (int32_t k = 0; k < o->n_use; k++) {
             int32_t c = a->cls[g->tensors[o->use[k]].size_idx], n = 0;
             for (int32_t j = 0; j < o->n_use; j++) {
@@ -208,6 +253,8 @@ static void most_per_op(const pool_alloc *a, const dfg_graph *g, bool own, int32
                 need[c] = n;
         }
     }
+    free(cnt);
+    free(cls);
 }
 
 void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need) { most_per_op(a, g, true, need); }
