@@ -1,14 +1,20 @@
 # swapadvisor - build the static library, the CLIs, the tests and the benchmarks.
 #
-#   make            library + every CLI into bin/
-#   make test       test/cli/run.sh (CLI behaviours as data), then the Check suite (ends with
-#                   Check's summary line), after `make layers`
+#   make            library + every CLI into bin/ (warnings shown, not fatal)
+#   make DEV=1      the same with -Werror (the development and CI build)
+#   make test       test/cli/run.sh (CLI behaviours as data), the Check suite (Check's
+#                   summary line), after `make layers`, then the packaging checks
+#                   (scripts/package_test.sh); with -Werror
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
 #   make nocuda-check  the build without nvcc (build-nocuda/): its GPU paths exit 7
 #                   with gpu_none.c's one message (scripts/nocuda.sh)
 #   make valgrind   memcheck of every policy on graphs/*.json (scripts/valgrind.sh)
 #   make fuzz       libFuzzer targets of test/fuzz/, FUZZ_SECONDS each (scripts/fuzz.sh)
-#   make check      all of these (what CI runs)
+#   make check      all of these (what CI runs), with -Werror
+#   make install PREFIX=/usr/local [DESTDIR=]   bin/, lib/libswapadvisor.a,
+#                   include/swapadvisor/, lib/pkgconfig/swapadvisor.pc, man pages,
+#                   share/swapadvisor/{profiles,schemas}, share/doc/swapadvisor
+#   make uninstall PREFIX=...
 #   make bench      benchmarks; figures land in bench/results/
 #   make clean
 #
@@ -25,12 +31,16 @@ BUILD   ?= build
 BIN     ?= bin
 OPT     ?= -O2
 SAN     ?=
+DEV     ?=
+PREFIX  ?= /usr/local
+DESTDIR ?=
 
 WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wwrite-strings -Wformat=2 -Wundef -Wvla -Wcast-align \
-       -Wnull-dereference -Wdouble-promotion -Wno-format-truncation -Werror
+       -Wnull-dereference -Wdouble-promotion -Wno-format-truncation $(if $(DEV),-Werror)
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -fopenmp $(WARN) $(SAN) -Iinclude -Ilib -MMD -MP $(CFLAGS)
-LDLIBS_ALL = -lcjson -lm -fopenmp $(SAN) $(LDLIBS)
+BASE_LIBS  = -lcjson -lm -fopenmp
+LDLIBS_ALL = $(BASE_LIBS) $(SAN) $(LDLIBS)
 
 LAYERS   = core model zoo planning search policies emit cuda runner
 LIB_SRC  = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
@@ -46,7 +56,8 @@ ifneq ($(NVCC),)
   CU_OBJ   = $(patsubst lib/%.cu,$(BUILD)/lib/%.cu.o,$(CU_SRC))
   CFLAGS_ALL += -I$(CUDA_HOME)/include
   CUDA_LIBDIRS = $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib
-  LDLIBS_ALL += $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--as-needed -lcudnn -lcublas -lcudart -lstdc++ -Wl,--no-as-needed
+  CUDA_LIBS = $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--as-needed -lcudnn -lcublas -lcudart -lstdc++ -Wl,--no-as-needed
+  LDLIBS_ALL += $(CUDA_LIBS)
   # CUDA 13 dropped Volta (sm_70): the V100 profile is analytic only.
   NVCCFLAGS ?= -O2 -std=c++17 -Iinclude -Ilib -Xcompiler -Wall,-fPIC \
      -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
@@ -65,8 +76,14 @@ TEST_OBJ = $(patsubst test/%.c,$(BUILD)/test/%.o,$(TEST_SRC) test/check_main.c)
 TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test asan-test nocuda-check check bench clean layers valgrind fuzz
+.PHONY: all test asan-test nocuda-check check bench clean layers install uninstall man package-test FORCE \
+        valgrind fuzz
 all: $(LIBA) $(CMDS)
+
+# The development build: warnings are errors for the test targets (and with
+# DEV=1); a user's plain `make` only shows them.  -Werror changes no object
+# code, so objects built either way are reused (CI builds from scratch).
+test asan-test nocuda-check check package-test: DEV = 1
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -74,6 +91,15 @@ $(BUILD)/lib/%.o: lib/%.c
 $(BUILD)/lib/%.cu.o: lib/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+# The HTML report's script, lib/emit/report.js, as C strings (one a line:
+# ISO C caps the length of one string literal).
+$(BUILD)/gen/report_js.h: lib/emit/report.js
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from lib/emit/report.js by the Makefile */'; echo 'static const char *const REPORT_JS[] = {'; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/    "/' -e 's/$$/\\n",/' $<; echo '    NULL};'; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/lib/emit/emit_html.o: $(BUILD)/gen/report_js.h
+$(BUILD)/lib/emit/emit_html.o: CFLAGS_ALL += -I$(BUILD)/gen
+
 $(LIBA): $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
@@ -100,14 +126,20 @@ $(TEST_BIN): $(TEST_OBJ) $(LIBA)
 test: all $(TEST_BIN) layers
 	SAN="$(SAN)" test/cli/run.sh $(BIN)
 	./$(TEST_BIN)
+	$(if $(SAN),,$(MAKE) --no-print-directory package-test)
+
+# Help and option conventions, man pages, `make install` into a temporary
+# PREFIX and a program built against it with pkg-config alone, and every
+# example and produced document against schemas/ (scripts/package_test.sh).
+package-test: all
+	scripts/package_test.sh $(BIN) $(BUILD)
 
 # Fails when a file of lib/ calls into a higher layer (nm of each folder's objects).
 layers: $(LIBA)
 	scripts/layers.sh $(BUILD)
 
-# What CI and the README run: the suite, the suite under the sanitizers, the
-# GPU paths of a build without CUDA, memcheck of every policy on the bundled
-# graphs, and the fuzz targets.
+# What CI and the README run: the suite, the suite under the sanitizers, and
+# the GPU paths of a build without CUDA.
 check: test asan-test nocuda-check valgrind fuzz
 
 # libFuzzer targets (test/fuzz/) under ASan + UBSan with clang: the seed corpus
@@ -123,10 +155,10 @@ valgrind:
 	scripts/valgrind.sh build-vg/bin
 
 asan-test:
-	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+	$(MAKE) DEV=1 BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
 nocuda-check:
-	$(MAKE) BUILD=build-nocuda BIN=build-nocuda/bin NVCC= build-nocuda/bin/dfg-profile \
+	$(MAKE) DEV=1 BUILD=build-nocuda BIN=build-nocuda/bin NVCC= build-nocuda/bin/dfg-profile \
 	    build-nocuda/bin/swapadvisor-search build-nocuda/bin/swapplan-run
 	scripts/nocuda.sh build-nocuda/bin
 
@@ -134,6 +166,53 @@ $(BUILD)/bench/%: bench/%.c $(LIBA) | $(BUILD)/bench
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBA) $(LDLIBS_ALL)
 bench: all $(BENCHES)
 	scripts/bench.sh
+
+# ---- installation ----
+bindir      = $(PREFIX)/bin
+libdir      = $(PREFIX)/lib
+includedir  = $(PREFIX)/include
+datadir     = $(PREFIX)/share/swapadvisor
+mandir      = $(PREFIX)/share/man/man1
+docdir      = $(PREFIX)/share/doc/swapadvisor
+INSTALL_CMDS = $(CMDS) $(MPI_CMDS)
+MANS        = $(patsubst $(BIN)/%,$(BUILD)/man/%.1,$(INSTALL_CMDS) $(BIN)/dfg-from-torch)
+pylibdir    = $(PREFIX)/lib/swapadvisor
+SA_VERSION  = $(shell sed -n 's/^\#define SA_VERSION "\(.*\)"/\1/p' include/swapadvisor/sa_common.h)
+
+# man pages from each tool's --help (scripts/mkman.sh)
+$(BUILD)/man/%.1: $(BIN)/% scripts/mkman.sh
+	@mkdir -p $(dir $@)
+	scripts/mkman.sh $< $@ $(SA_VERSION)
+man: $(MANS)
+
+# The library is static: its own dependencies go in Libs, not Libs.private.
+$(BUILD)/swapadvisor.pc: swapadvisor.pc.in FORCE
+	@mkdir -p $(dir $@)
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(SA_VERSION)|' -e 's|@LIBS@|$(BASE_LIBS) $(CUDA_LIBS)|' $< > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+install: all $(MANS) $(BUILD)/swapadvisor.pc
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(includedir)/swapadvisor \
+	  $(DESTDIR)$(mandir) $(DESTDIR)$(datadir)/profiles $(DESTDIR)$(datadir)/schemas $(DESTDIR)$(docdir)
+	install -m 755 $(INSTALL_CMDS) $(DESTDIR)$(bindir)/
+	install -m 644 $(LIBA) $(DESTDIR)$(libdir)/
+	install -m 644 include/swapadvisor/*.h $(DESTDIR)$(includedir)/swapadvisor/
+	install -m 644 $(BUILD)/swapadvisor.pc $(DESTDIR)$(libdir)/pkgconfig/
+	install -m 644 $(MANS) $(DESTDIR)$(mandir)/
+	install -m 644 profiles/*.json $(DESTDIR)$(datadir)/profiles/
+	install -m 644 schemas/*.json $(DESTDIR)$(datadir)/schemas/
+	install -m 644 README.md LICENSE docs/*.md $(DESTDIR)$(docdir)/
+	# dfg-from-torch finds its package beside its real path: both under lib/swapadvisor
+	install -d $(DESTDIR)$(pylibdir)/dfg_from_torch
+	install -m 755 tools/dfg-from-torch $(DESTDIR)$(pylibdir)/
+	install -m 644 $(PY_TOOL_SRC) $(DESTDIR)$(pylibdir)/dfg_from_torch/
+	ln -sf ../lib/swapadvisor/dfg-from-torch $(DESTDIR)$(bindir)/dfg-from-torch
+
+uninstall:
+	rm -f $(foreach c,$(INSTALL_CMDS) dfg-from-torch,$(DESTDIR)$(bindir)/$(notdir $(c)) $(DESTDIR)$(mandir)/$(notdir $(c)).1)
+	rm -rf $(DESTDIR)$(pylibdir)
+	rm -f $(DESTDIR)$(libdir)/libswapadvisor.a $(DESTDIR)$(libdir)/pkgconfig/swapadvisor.pc
+	rm -rf $(DESTDIR)$(includedir)/swapadvisor $(DESTDIR)$(datadir) $(DESTDIR)$(docdir)
 
 $(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
 	mkdir -p $@

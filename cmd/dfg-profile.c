@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "profiles.h"
 #include "swapadvisor/cost.h"
 #include "swapadvisor/devprof.h"
 #include "swapadvisor/dfg.h"
@@ -21,18 +22,22 @@ static const cli_tool TOOL = {
     "Writes GRAPH (a dfg v1 document, \"-\" = stdin) back with every op's time_us\n"
     "and the \"device\" block filled in.  Unknown fields are kept.\n"
     "\n"
-    "  --device PROFILE        device profile (profiles/*.json): op times come from the\n"
-    "                          analytic cost model, the device block from the profile\n"
+    "  --device PROFILE        a device profile: a file, or the name of a bundled\n"
+    "                          one such as v100-pcie3-16gb (--list-devices); op\n"
+    "                          times come from the analytic cost model, the device\n"
+    "                          block from the profile\n"
+    "  --list-devices          print the bundled profiles' names and exit\n"
     "  --memory SIZE           device memory to plan for instead of the profile's:\n"
     "                          bytes, 16GiB, 8000MB, or a fraction of the graph's\n"
     "                          no-swap peak such as 0.25x\n"
     "  --measure               time every distinct op shape on this machine's GPU\n"
-    "                          (cuDNN, cuBLAS, CUDA kernels) and measure the host link;\n"
-    "                          PROFILE is then optional and only supplies efficiencies\n"
-    "                          for op types the graph lacks\n"
-    "  --measured-profile OUT  with --measure: also write the measured device profile\n"
-    "  -o, --output OUT        output graph (default \"-\" = stdout); written atomically\n"
-    "  --help, --version\n"
+    "                          (cuDNN, cuBLAS, CUDA kernels) and measure the host\n"
+    "                          link; PROFILE is then optional and only supplies\n"
+    "                          efficiencies for op types the graph lacks\n"
+    "  --measured-profile OUT  with --measure: also write the measured profile\n"
+    "  -o, --output OUT        output graph (default \"-\" = stdout), written\n"
+    "                          whole or not at all\n"
+    "  -h, --help              this help;  --version  the version\n"
     "\n"
     "Exit status: 0 ok, 2 usage, 3 malformed graph or profile, 4 I/O error,\n"
     "7 no usable GPU for --measure (or a CUDA failure), 1 other errors.\n",
@@ -40,7 +45,7 @@ static const cli_tool TOOL = {
 
 int main(int argc, char **argv)
 {
-    enum { OPT_DEVICE = 256, OPT_MEMORY, OPT_MEASURE, OPT_MEASURED, OPT_HELP, OPT_VERSION };
+    enum { OPT_DEVICE = 256, OPT_MEMORY, OPT_MEASURE, OPT_MEASURED, OPT_HELP, OPT_VERSION, OPT_LIST };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, OPT_DEVICE},
         {"memory", required_argument, NULL, OPT_MEMORY},
@@ -49,23 +54,26 @@ int main(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, OPT_VERSION},
+        {"list-devices", no_argument, NULL, OPT_LIST},
         {NULL, 0, NULL, 0},
     };
     const char *device = NULL, *memory = NULL, *measured_out = NULL, *out = "-";
     bool measure = false;
     int c;
     opterr = 0; /* getopt's own messages would not follow cli_usage's format */
-    while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_DEVICE: device = optarg; break;
         case OPT_MEMORY: memory = optarg; break;
         case OPT_MEASURE: measure = true; break;
         case OPT_MEASURED: measured_out = optarg; break;
         case 'o': out = optarg; break;
+        case 'h':
         case OPT_HELP: return cli_help(&TOOL);
         case OPT_VERSION: return cli_version(&TOOL);
-        case ':': return cli_usage(&TOOL, "option '%s' needs an argument", argv[optind - 1]);
-        default: return cli_usage(&TOOL, "unknown option '%s'", argv[optind - 1]);
+        case OPT_LIST: return cli_list_profiles(TOOL.name);
+        case ':':
+        default: return cli_bad_option(&TOOL, argv, c);
         }
     }
     if (optind >= argc)
@@ -83,6 +91,12 @@ int main(int argc, char **argv)
         return cli_usage(&TOOL, "GRAPH and PROFILE cannot both be read from stdin");
 
     sa_err err = {0};
+    char device_path[4096];
+    if (device) {
+        if (cli_find_profile(device, device_path, sizeof device_path, &err))
+            return cli_usage(&TOOL, "%s", err.msg);
+        device = device_path;
+    }
     dfg_graph *g = NULL;
     devprof *prof = NULL, *measured = NULL;
     int rc = 0;

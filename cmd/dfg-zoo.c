@@ -1,4 +1,4 @@
-/* dfg-zoo - writes the training-iteration graph of a named model (the model zoo). */
+/* dfg-zoo - writes the training-iteration (or inference) graph of a named model (the model zoo). */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,31 +11,41 @@
 
 static const cli_tool TOOL = {
     "dfg-zoo",
-    "Usage: dfg-zoo NAME [--batch B] [--dtype f32|f16] [--optimizer sgd|momentum|adam]\n"
-    "               [--seq N] [--heads N] [--stats] [-o OUT]\n"
+    "Usage: dfg-zoo NAME [--batch B] [--dtype f32|f16]\n"
+    "               [--optimizer sgd|momentum|adam] [--seq N] [--heads N]\n"
+    "               [--inference] [--stats] [-o OUT]\n"
     "       dfg-zoo --list\n"
     "\n"
     "Writes one full training iteration (forward, backward, optimizer update) of the\n"
-    "model NAME as a dfg v1 graph, with tensor sizes from the real shapes and every\n"
-    "op's flops and bytes_accessed filled (time_us is left to dfg-profile).\n"
+    "model NAME, or with --inference one forward pass, as a dfg v1 graph, with\n"
+    "tensor sizes from the real shapes and every op's flops and bytes_accessed\n"
+    "filled (time_us is left to dfg-profile).\n"
     "\n"
-    "  --batch B           batch size (default: 64 for CNNs, 256 rnn, 128 brnn, 8 gpt)\n"
+    "  --batch B           batch size (default: 64 for CNNs, 256 rnn, 128 brnn,\n"
+    "                      8 gpt)\n"
     "  --dtype T           f32 (default) or f16: element type of every float tensor\n"
-    "  --optimizer O       sgd (default), momentum (1 state tensor per weight) or adam (2)\n"
-    "  --seq N             sequence length of rnn, brnn (unrolled steps) and gpt models\n"
+    "  --optimizer O       sgd (default), momentum (1 state tensor per weight)\n"
+    "                      or adam (2)\n"
+    "  --seq N             sequence length of rnn, brnn (unrolled steps) and gpt\n"
     "  --heads N           attention heads of gpt models (default hidden / 64)\n"
-    "  --stats             print the graph's figures (ops, tensors, total and peak bytes,\n"
-    "                      distinct sizes, parameters) on stdout instead of the graph;\n"
-    "                      with -o the graph is written as well\n"
+    "  --inference         one forward pass only: no labels, loss, gradients,\n"
+    "                      optimizer or tensors saved for a backward pass\n"
+    "                      (parameters and batchnorm running statistics are\n"
+    "                      read, never written)\n"
+    "  --stats             print the graph's figures (ops, tensors, total and\n"
+    "                      peak bytes, distinct sizes, parameters) on stdout\n"
+    "                      instead of the graph; with -o the graph is written too\n"
     "  -o, --output OUT    output graph (default \"-\" = stdout); written atomically\n"
     "  --list              list the model name patterns\n"
-    "  --help, --version\n"
+    "  -h, --help          this help;  --version  the version\n"
     "\n"
     "Models (NAME):\n"
-    "  resnet-D, wresnet-D-X, vgg-D, inception-X, nasnet-R, rnn-L-XK, brnn-L-XK, gpt-L-H\n"
+    "  resnet-D, wresnet-D-X, vgg-D, inception-X, nasnet-R, rnn-L-XK, brnn-L-XK,\n"
+    "  gpt-L-H\n"
     "  e.g. wresnet-152-10, inception-4, nasnet-25, rnn-8-8k, brnn-4-8k, gpt-12-768\n"
     "\n"
-    "Exit status: 0 ok, 2 usage (also an unknown model), 4 I/O error, 1 other errors.\n",
+    "Exit status: 0 ok, 2 usage (also an unknown model), 4 I/O error,\n"
+    "1 other errors.\n",
 };
 
 
@@ -80,13 +90,17 @@ static int list_models(void)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_BATCH = 256, OPT_DTYPE, OPT_OPTIMIZER, OPT_SEQ, OPT_HEADS, OPT_STATS, OPT_LIST, OPT_HELP, OPT_VERSION };
+    enum {
+        OPT_BATCH = 256, OPT_DTYPE, OPT_OPTIMIZER, OPT_SEQ, OPT_HEADS, OPT_INFERENCE, OPT_STATS, OPT_LIST, OPT_HELP,
+        OPT_VERSION
+    };
     static const struct option longopts[] = {
         {"batch", required_argument, NULL, OPT_BATCH},
         {"dtype", required_argument, NULL, OPT_DTYPE},
         {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
         {"seq", required_argument, NULL, OPT_SEQ},
         {"heads", required_argument, NULL, OPT_HEADS},
+        {"inference", no_argument, NULL, OPT_INFERENCE},
         {"stats", no_argument, NULL, OPT_STATS},
         {"list", no_argument, NULL, OPT_LIST},
         {"output", required_argument, NULL, 'o'},
@@ -96,10 +110,10 @@ int main(int argc, char **argv)
     };
     zoo_opts opts = {0};
     const char *out = NULL;
-    bool stats = false, list = false;
+    bool stats = false, list = false, optimizer = false;
     int c;
     opterr = 0; /* getopt's own messages would not follow cli_usage's format */
-    while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_BATCH:
             if (!cli_parse_i64(optarg, 1, 1 << 20, &opts.batch))
@@ -112,6 +126,7 @@ int main(int argc, char **argv)
         case OPT_OPTIMIZER:
             if (!zoo_optimizer_from_name(optarg, &opts.optimizer))
                 return cli_usage(&TOOL, "--optimizer: expected sgd, momentum or adam, got '%s'", optarg);
+            optimizer = true;
             break;
         case OPT_SEQ:
             if (!cli_parse_i64(optarg, 1, 1 << 20, &opts.seq))
@@ -121,13 +136,15 @@ int main(int argc, char **argv)
             if (!cli_parse_i64(optarg, 1, 65536, &opts.heads))
                 return cli_usage(&TOOL, "--heads: expected an integer in 1..65536, got '%s'", optarg);
             break;
+        case OPT_INFERENCE: opts.inference = true; break;
         case OPT_STATS: stats = true; break;
         case OPT_LIST: list = true; break;
         case 'o': out = optarg; break;
+        case 'h':
         case OPT_HELP: return cli_help(&TOOL);
         case OPT_VERSION: return cli_version(&TOOL);
-        case ':': return cli_usage(&TOOL, "option '%s' needs an argument", argv[optind - 1]);
-        default: return cli_usage(&TOOL, "unknown option '%s'", argv[optind - 1]);
+        case ':':
+        default: return cli_bad_option(&TOOL, argv, c);
         }
     }
     if (list) {
@@ -139,6 +156,8 @@ int main(int argc, char **argv)
         return cli_usage(&TOOL, "missing NAME (try --list)");
     if (argc - optind > 1)
         return cli_usage(&TOOL, "one NAME only, got also '%s'", argv[optind + 1]);
+    if (opts.inference && optimizer)
+        return cli_usage(&TOOL, "--optimizer: an --inference graph has no optimizer");
     if (stats && out && strcmp(out, "-") == 0)
         return cli_usage(&TOOL, "--stats already prints to stdout; give -o FILE for the graph");
 

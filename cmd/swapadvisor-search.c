@@ -25,19 +25,24 @@ static const cli_tool TOOL = {
     "  --policy NAME         planner (default swapadvisor, the genetic search);\n"
     "                        the policies are listed below (docs/policies.md)\n"
     "  --list-policies       print NAME<TAB>SUMMARY for every policy and exit\n"
-    "  --memory SIZE         memory budget: 16GiB, 8000MB, bytes, or 0.5x of the no-swap peak\n"
-    "                        (default: the graph's device memory_bytes)\n"
-    "  --seed N              random seed (default 1); same seed, same plan, any --threads\n"
+    "  --memory SIZE         memory budget: 16GiB, 8000MB, bytes, or 0.5x of the\n"
+    "                        no-swap peak (default: the graph's memory_bytes)\n"
+    "  --seed N              random seed (default 1); same seed, same plan,\n"
+    "                        whatever --threads is\n"
     "  --threads N           worker threads (default OMP_NUM_THREADS or all cores)\n"
     "  --generations N       stop after N generations (default 30)\n"
-    "  --time-limit S        stop after the first generation that ends past S seconds\n"
-    "  --population N        N_p, individuals that survive each generation (default 24)\n"
+    "  --time-limit S        stop after the first generation ending past S seconds\n"
+    "  --population N        N_p, individuals surviving a generation (default 24)\n"
     "  --mutation P          mutation probability per pick / element (default 0.05)\n"
-    "  --temperature T       softmax temperature on t_norm in survival (default 1, the paper)\n"
-    "  --search MODE         both (default), schedule (fixed allocation), alloc (fixed order)\n"
-    "  --log FILE            per-generation CSV: generation,evaluations,elapsed_s,best_us,mean_us,worst_us\n"
-    "  --repack              re-pack the plan's offsets with SmartPool's best fit (sizes descending,\n"
-    "                        smallest hole) when that shrinks the arena; timing is unchanged\n"
+    "  --temperature T       softmax temperature on t_norm in survival (default 1,\n"
+    "                        the paper's)\n"
+    "  --search MODE         both (default), schedule (fixed allocation), alloc\n"
+    "                        (fixed order)\n"
+    "  --log FILE            per-generation CSV: generation,evaluations,elapsed_s,\n"
+    "                        best_us,mean_us,worst_us\n"
+    "  --repack              re-pack the plan's offsets with SmartPool's best fit\n"
+    "                        (sizes descending, smallest hole) when that shrinks\n"
+    "                        the arena; timing is unchanged\n"
     "  -q, --quiet           no summary line on stderr\n"
     "  -h, --help            this help;  --version  the version\n"
     "\n"
@@ -112,7 +117,8 @@ static int parse_args(int argc, char **argv, args *a)
     int64_t v;
     bool gens_set = false;
     int c;
-    while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+    opterr = 0; /* one line per bad option: cli_bad_option's */
+    while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': a->out = optarg; break;
         case 'q': a->quiet = true; break;
@@ -161,7 +167,8 @@ static int parse_args(int argc, char **argv, args *a)
             else if (strcmp(optarg, "alloc") == 0) go->mode = GA_ALLOC_ONLY;
             else return cli_usage(&TOOL, "--search takes both, schedule or alloc, not '%s'", optarg);
             break;
-        default: return cli_usage(&TOOL, "unknown option");
+        case ':':
+        default: return cli_bad_option(&TOOL, argv, c);
         }
     }
     if (optind != argc - 1)

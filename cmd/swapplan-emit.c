@@ -15,37 +15,51 @@
 static const cli_tool TOOL = {
     "swapplan-emit",
     "Usage: swapplan-emit PLAN --graph GRAPH [--format F] [options] [-o OUT]\n"
+    "       swapplan-emit PLAN... --graph GRAPH --format html|compare [-o OUT]\n"
     "Show a swap plan (swapadvisor-search output) in another form.\n"
     "\n"
     "  PLAN                  swapplan JSON, '-' for stdin\n"
-    "  -g, --graph GRAPH     the profiled dfg graph the plan was made for (required)\n"
+    "  -g, --graph GRAPH     the profiled dfg graph the plan was made for\n"
+    "                        (required)\n"
     "  -f, --format F        what to write (default summary):\n"
-    "      summary           iteration time, % of ideal, stall, bytes each way, peak\n"
-    "                        arena use vs memory_bytes, swaps by tensor kind, recomputes,\n"
-    "                        and the ten longest compute stalls with what each waited for\n"
-    "      check             validate the plan (docs/formats.md section 3): one line per\n"
-    "                        violation to OUT, a verdict on stderr, exit 6 when invalid\n"
-    "      trace             Chrome Trace Event JSON for Perfetto / chrome://tracing:\n"
-    "                        tracks compute, h2d, d2h and a \"device memory\" counter\n"
+    "      summary           iteration time, % of ideal, stall, traffic, peak\n"
+    "                        arena use, swaps by tensor kind, recomputes, and\n"
+    "                        the ten longest compute stalls with their causes\n"
+    "      check             validate the plan (docs/formats.md section 3): one\n"
+    "                        line per violation to OUT, a verdict on stderr,\n"
+    "                        exit 6 when invalid\n"
+    "      trace             Chrome Trace Event JSON for Perfetto: tracks\n"
+    "                        compute, h2d, d2h, dependency arrows, stall\n"
+    "                        markers and a \"device memory\" counter\n"
     "      dot               Graphviz DOT of the augmented dataflow graph\n"
-    "      memory            memory in use over time as CSV time_us,bytes (or --svg)\n"
-    "      graph             the augmented graph as \"swapexec\" JSON for an executor\n"
-    "  -o, --output OUT      where to write ('-' = stdout, the default); written whole or not at all\n"
-    "  --strict              check: also require that every ordering the plan relies on is\n"
-    "                        enforced by dependencies (stream order + deps), not only by timing\n"
-    "  --window A:B          dot: only schedule positions A..B (0-based, inclusive) and the\n"
-    "                        swaps linked to them, so big graphs stay renderable\n"
-    "  --svg                 memory: an SVG plot (capacity line, the curve without swapping)\n"
+    "      memory            memory in use over time as CSV time_us,bytes\n"
+    "                        (or --svg)\n"
+    "      graph             the augmented graph as \"swapexec\" JSON\n"
+    "      html              one self-contained page: summary, stalls,\n"
+    "                        timeline and per-tensor memory (zoom, hover);\n"
+    "                        with several PLANs also the comparison\n"
+    "      compare           SVG: every PLAN's iteration time, stall, traffic\n"
+    "                        and memory in one picture\n"
+    "  -o, --output OUT      where to write ('-' = stdout, the default); written\n"
+    "                        whole or not at all\n"
+    "  --strict              check: also require every ordering the plan relies\n"
+    "                        on to be enforced by dependencies, not by timing\n"
+    "  --window A:B          dot: only schedule positions A..B (0-based,\n"
+    "                        inclusive) and the swaps linked to them\n"
+    "  --svg                 memory: an SVG plot (capacity line, the curve\n"
+    "                        without swapping)\n"
+    "  --scale S             memory --svg: auto (default), full, or zoom (the\n"
+    "                        y axis stops near the capacity; an inset shows all)\n"
     "  -q, --quiet           check: no verdict on stderr\n"
     "  -h, --help            this help;  --version  the version\n"
     "\n"
     "docs/emit.md describes every format and what to look for in a trace.\n"
     "Exit codes: 0 ok (check: the plan is valid), 1 internal error, 2 usage,\n"
-    "3 bad input document (also: the plan is not for GRAPH, or GRAPH lacks op times),\n"
-    "4 I/O error, 6 the plan is invalid (check) or its nodes deadlock.\n"};
+    "3 bad input document (also: the plan is not for GRAPH, or GRAPH lacks op\n"
+    "times), 4 I/O error, 6 the plan is invalid (check) or its nodes deadlock.\n"};
 
-typedef enum fmt { F_SUMMARY, F_CHECK, F_TRACE, F_DOT, F_MEMORY, F_GRAPH } fmt;
-static const char *const FMT_NAMES[] = {"summary", "check", "trace", "dot", "memory", "graph"};
+typedef enum fmt { F_SUMMARY, F_CHECK, F_TRACE, F_DOT, F_MEMORY, F_GRAPH, F_HTML, F_COMPARE } fmt;
+static const char *const FMT_NAMES[] = {"summary", "check", "trace", "dot", "memory", "graph", "html", "compare"};
 
 static bool parse_window(const char *s, int32_t *a, int32_t *b)
 {
@@ -68,19 +82,21 @@ static bool parse_window(const char *s, int32_t *a, int32_t *b)
 
 int main(int argc, char **argv)
 {
-    enum { O_STRICT = 256, O_WINDOW, O_SVG, O_VERSION };
+    enum { O_STRICT = 256, O_WINDOW, O_SVG, O_VERSION, O_SCALE };
     static const struct option longopts[] = {
         {"graph", required_argument, 0, 'g'}, {"format", required_argument, 0, 'f'},
         {"output", required_argument, 0, 'o'}, {"strict", no_argument, 0, O_STRICT},
         {"window", required_argument, 0, O_WINDOW}, {"svg", no_argument, 0, O_SVG},
         {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, O_VERSION},
-        {0, 0, 0, 0}};
+        {"scale", required_argument, 0, O_SCALE}, {0, 0, 0, 0}};
     const char *gpath = NULL, *out = "-";
     fmt f = F_SUMMARY;
-    bool fmt_set = false, strict = false, svg = false, quiet = false, window = false;
+    bool fmt_set = false, strict = false, svg = false, quiet = false, window = false, scale_set = false;
+    emit_scale scale = EMIT_SCALE_AUTO;
     int32_t wa = 0, wb = -1;
     int c;
-    while ((c = getopt_long(argc, argv, "g:f:o:qh", longopts, NULL)) != -1) {
+    opterr = 0; /* one line per bad option: cli_bad_option's */
+    while ((c = getopt_long(argc, argv, ":g:f:o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'g': gpath = optarg; break;
         case 'o': out = optarg; break;
@@ -89,12 +105,23 @@ int main(int argc, char **argv)
         case O_VERSION: return cli_version(&TOOL);
         case O_STRICT: strict = true; break;
         case O_SVG: svg = true; break;
+        case O_SCALE:
+            if (strcmp(optarg, "auto") == 0)
+                scale = EMIT_SCALE_AUTO;
+            else if (strcmp(optarg, "full") == 0)
+                scale = EMIT_SCALE_FULL;
+            else if (strcmp(optarg, "zoom") == 0)
+                scale = EMIT_SCALE_ZOOM;
+            else
+                return cli_usage(&TOOL, "--scale takes auto, full or zoom, not '%s'", optarg);
+            scale_set = true;
+            break;
         case 'f': {
             size_t i = 0;
             while (i < SA_ARRAY_LEN(FMT_NAMES) && strcmp(optarg, FMT_NAMES[i]) != 0)
                 i++;
             if (i == SA_ARRAY_LEN(FMT_NAMES))
-                return cli_usage(&TOOL, "unknown format '%s' (summary, check, trace, dot, memory, graph)", optarg);
+                return cli_usage(&TOOL, "unknown format '%s' (summary, check, trace, dot, memory, graph, html, compare)", optarg);
             f = (fmt)i;
             fmt_set = true;
             break;
@@ -104,16 +131,26 @@ int main(int argc, char **argv)
                 return cli_usage(&TOOL, "--window takes A:B with 0 <= A <= B, not '%s'", optarg);
             window = true;
             break;
-        default: return cli_usage(&TOOL, "unknown option");
+        case ':':
+        default: return cli_bad_option(&TOOL, argv, c);
         }
     }
-    if (optind != argc - 1)
-        return cli_usage(&TOOL, optind >= argc ? "missing PLAN" : "too many arguments");
+    int n_plans = argc - optind;
+    bool multi = f == F_HTML || f == F_COMPARE;
+    if (n_plans < 1)
+        return cli_usage(&TOOL, "missing PLAN");
+    if (n_plans > 1 && !multi)
+        return cli_usage(&TOOL, "several PLANs need --format html or compare");
+    if (n_plans > 64)
+        return cli_usage(&TOOL, "at most 64 PLANs, got %d", n_plans);
     const char *ppath = argv[optind];
     if (!gpath)
         return cli_usage(&TOOL, "missing --graph GRAPH (the graph the plan was made for)");
-    if (strcmp(gpath, "-") == 0 && strcmp(ppath, "-") == 0)
-        return cli_usage(&TOOL, "PLAN and GRAPH cannot both be stdin");
+    int stdin_uses = strcmp(gpath, "-") == 0;
+    for (int i = 0; i < n_plans; i++)
+        stdin_uses += strcmp(argv[optind + i], "-") == 0;
+    if (stdin_uses > 1)
+        return cli_usage(&TOOL, "only one of PLAN and GRAPH can be stdin");
     if (svg && !fmt_set)
         f = F_MEMORY; /* --svg alone can only mean the memory plot */
     if (strict && f != F_CHECK)
@@ -122,43 +159,68 @@ int main(int argc, char **argv)
         return cli_usage(&TOOL, "--window applies to --format dot");
     if (svg && f != F_MEMORY)
         return cli_usage(&TOOL, "--svg applies to --format memory");
+    if (scale_set && !svg)
+        return cli_usage(&TOOL, "--scale applies to --format memory --svg");
 
     sa_err err = {0};
     dfg_graph *g = NULL;
-    plan *p = NULL;
+    plan *plans[64] = {NULL}, *p = NULL;
+    char label_buf[64][128];
+    const char *labels[64];
     int rc = 0;
     const char *pname = strcmp(ppath, "-") == 0 ? "<stdin>" : ppath;
     sa_status st = dfg_load_file(gpath, &g, &err);
-    if (!st)
-        st = plan_load_file(ppath, &p, &err);
-    if (!st && (st = plan_check_graph(p, g, pname, &err)) != SA_OK) {
-        sa_err e2 = err;
-        st = sa_fail(&err, st, "%s; pass --graph the graph the plan was made for", e2.msg);
+    for (int i = 0; !st && i < n_plans; i++) {
+        const char *path = argv[optind + i], *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+        st = plan_load_file(path, &plans[i], &err);
+        if (!st && (st = plan_check_graph(plans[i], g, name, &err)) != SA_OK) {
+            sa_err e2 = err;
+            st = sa_fail(&err, st, "%s; pass --graph the graph the plan was made for", e2.msg);
+        }
+        if (!st && strcmp(plans[i]->graph_name, g->name) != 0)
+            fprintf(stderr, "%s: warning: %s is for graph \"%s\", %s is \"%s\" (same sizes, going on)\n", TOOL.name,
+                    name, plans[i]->graph_name, gpath, g->name);
+        if (!st && f != F_CHECK) {
+            /* a view of a plan that does not hold on this graph (another graph of
+             * the same counts, a hand-edited plan) would draw nonsense silently */
+            sa_err verr = {0};
+            val_report vr = {0};
+            vr.max_lines = 1;
+            sa_status vs = plan_validate(plans[i], g, false, &vr, &verr);
+            if (vs == SA_EINVALID)
+                fprintf(stderr, "%s: warning: %s does not validate against %s (%d violation%s; first: %s); the "
+                        "view may not mean much: see --format check\n", TOOL.name, name, gpath, vr.n_violations,
+                        vr.n_violations == 1 ? "" : "s", verr.msg);
+            val_report_free(&vr);
+            if (vs != SA_OK && vs != SA_EINVALID) {
+                err = verr;
+                st = vs;
+            }
+        }
     }
     if (st) {
         rc = cli_fail(&TOOL, &err);
         goto done;
     }
-    if (strcmp(p->graph_name, g->name) != 0)
-        fprintf(stderr, "%s: warning: %s is for graph \"%s\", %s is \"%s\" (same sizes, going on)\n", TOOL.name, pname,
-                p->graph_name, gpath, g->name);
-    if (f != F_CHECK) {
-        /* a view of a plan that does not hold on this graph (another graph of
-         * the same counts, a hand-edited plan) would draw nonsense silently */
-        sa_err verr = {0};
-        val_report vr = {0};
-        vr.max_lines = 1;
-        sa_status vs = plan_validate(p, g, false, &vr, &verr);
-        if (vs == SA_EINVALID)
-            fprintf(stderr, "%s: warning: %s does not validate against %s (%d violation%s; first: %s); the view "
-                    "may not mean much: see --format check\n", TOOL.name, pname, gpath, vr.n_violations,
-                    vr.n_violations == 1 ? "" : "s", verr.msg);
-        val_report_free(&vr);
-        if (vs != SA_OK && vs != SA_EINVALID) {
-            rc = cli_fail(&TOOL, &verr);
-            goto done;
-        }
+    p = plans[0];
+    /* labels: the search block's algorithm, with the memory when budgets
+     * differ, and the file name when that still leaves two alike */
+    bool budgets_differ = false;
+    for (int i = 1; i < n_plans; i++)
+        budgets_differ |= plans[i]->device.memory_bytes != plans[0]->device.memory_bytes;
+    for (int i = 0; i < n_plans; i++) {
+        const char *path = argv[optind + i], *base = strrchr(path, '/');
+        labels[i] = emit_plan_label(plans[i], base ? base + 1 : path, budgets_differ, label_buf[i], sizeof label_buf[i]);
     }
+    for (int i = 0; i < n_plans; i++)
+        for (int k = 0; k < n_plans; k++)
+            if (k != i && strcmp(label_buf[i], label_buf[k]) == 0) {
+                const char *path = argv[optind + i], *base = strrchr(path, '/');
+                char tmp[128];
+                snprintf(tmp, sizeof tmp, "%s (%s)", label_buf[i], base ? base + 1 : path);
+                memcpy(label_buf[i], tmp, sizeof tmp);
+                break;
+            }
 
     sa_out o;
     if ((st = sa_out_open(&o, out, &err)) != SA_OK) {
@@ -172,8 +234,10 @@ int main(int argc, char **argv)
     case F_CHECK: st = emit_check(p, g, strict, 0, fp, &n_viol, &err); break;
     case F_TRACE: st = emit_trace(p, g, fp, &err); break;
     case F_DOT: st = emit_dot(p, g, wa, wb, fp, &err); break;
-    case F_MEMORY: st = svg ? emit_memory_svg(p, g, fp, &err) : emit_memory_csv(p, g, fp, &err); break;
+    case F_MEMORY: st = svg ? emit_memory_svg_scaled(p, g, scale, fp, &err) : emit_memory_csv(p, g, fp, &err); break;
     case F_GRAPH: st = emit_graph_json(p, g, fp, &err); break;
+    case F_HTML: st = emit_html((const plan *const *)plans, labels, n_plans, g, fp, &err); break;
+    case F_COMPARE: st = emit_compare_svg((const plan *const *)plans, labels, n_plans, g, fp, &err); break;
     }
     /* an invalid plan's violation lines are the check's output: keep them */
     bool keep = st == SA_OK || (f == F_CHECK && st == SA_EINVALID);
@@ -196,7 +260,8 @@ int main(int argc, char **argv)
         rc = sa_exit_code(st);
     }
 done:
-    plan_free(p);
+    for (int i = 0; i < n_plans && i < 64; i++)
+        plan_free(plans[i]);
     dfg_free(g);
     return rc;
 }

@@ -13,29 +13,37 @@
 static const cli_tool TOOL = {
     "swapplan-run",
     "Usage: swapplan-run PLAN --graph GRAPH [options]\n"
-    "Replays the augmented dataflow graph of a swap plan, iteration after iteration.\n"
+    "Replays the augmented dataflow graph of a swap plan, iteration after\n"
+    "iteration.\n"
     "\n"
     "  PLAN                  swapplan document ('-' = stdin)\n"
     "  -g, --graph FILE      the dfg graph the plan was made for (required)\n"
-    "  --backend NAME        cuda (default): a CUDA arena, pinned host copies, three streams\n"
-    "                        and an event per node, measured against the plan's prediction;\n"
-    "                        host: three threads for the streams, a malloc'd arena, and every\n"
-    "                        byte checked against a reference run with unlimited memory\n"
+    "  --backend NAME        cuda (default): a CUDA arena, pinned host copies,\n"
+    "                        three streams and an event per node, measured\n"
+    "                        against the plan's prediction; host: three threads\n"
+    "                        for the streams, a malloc'd arena, and every byte\n"
+    "                        checked against a reference run with unlimited memory\n"
     "  --iterations N        steady-state iterations to run (default 2)\n"
-    "  --force               replay a plan that fails strict validation (its violations are\n"
-    "                        printed; the host backend then shows what they corrupt)\n"
-    "  --real-ops            cuda: cuBLAS GEMMs for matrix products, element-wise kernels for\n"
-    "                        the other ops (convolutions keep the calibrated kernel)\n"
-    "  --scale-bytes K       divide every tensor size and arena offset by K (host default: the\n"
-    "                        smallest power of two that fits --cap; cuda default: 1)\n"
-    "  --cap SIZE            host: memory the replay may use when it picks K (default 1GiB)\n"
+    "  --force               replay a plan that fails strict validation (its\n"
+    "                        violations are printed; the host backend then shows\n"
+    "                        what they corrupt)\n"
+    "  --real-ops            cuda: cuBLAS GEMMs for matrix products, element-wise\n"
+    "                        kernels for the other ops (convolutions keep the\n"
+    "                        calibrated kernel)\n"
+    "  --scale-bytes K       divide every tensor size and arena offset by K (host\n"
+    "                        default: the smallest power of two that fits --cap;\n"
+    "                        cuda default: 1)\n"
+    "  --cap SIZE            host: memory the replay may use when it picks K\n"
+    "                        (default 1GiB)\n"
     "  -q, --quiet           print only errors\n"
     "  -h, --help            this help;  --version  the version\n"
     "\n"
-    "docs/runner.md describes both backends, the byte scaling and profiling with Nsight Systems.\n"
-    "Exit codes: 0 ok (host: every tensor verified), 1 internal error, 2 usage, 3 bad input\n"
-    "document, 4 I/O error, 5 the host replay does not fit --cap, 6 the plan fails validation,\n"
-    "7 CUDA error or no CUDA device, 8 the host replay found wrong contents.\n"};
+    "docs/runner.md describes both backends, the byte scaling and profiling with\n"
+    "Nsight Systems.\n"
+    "Exit codes: 0 ok (host: every tensor verified), 1 internal error, 2 usage,\n"
+    "3 bad input document, 4 I/O error, 5 the host replay does not fit --cap,\n"
+    "6 the plan fails validation, 7 CUDA error or no CUDA device, 8 the host\n"
+    "replay found wrong contents.\n"};
 
 static void human(char *buf, size_t n, double bytes)
 {
@@ -116,7 +124,8 @@ int main(int argc, char **argv)
     int64_t v;
     int c;
     sa_err err = {0};
-    while ((c = getopt_long(argc, argv, "g:qh", longopts, NULL)) != -1) {
+    opterr = 0; /* one line per bad option: cli_bad_option's */
+    while ((c = getopt_long(argc, argv, ":g:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'g': gpath = optarg; break;
         case 'q': quiet = true; break;
@@ -141,7 +150,8 @@ int main(int argc, char **argv)
             if (cli_parse_size(optarg, -1, &o.cap_bytes, &err) || o.cap_bytes < 1)
                 return cli_usage(&TOOL, "--cap: %s", err.msg[0] ? err.msg : "must be positive");
             break;
-        default: return cli_usage(&TOOL, "unknown option");
+        case ':':
+        default: return cli_bad_option(&TOOL, argv, c);
         }
     }
     if (optind != argc - 1)

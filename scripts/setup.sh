@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and tests need, when missing (needs root).
+# python3-jsonschema checks documents against schemas/; chromium runs the HTML
+# report in a headless browser; man-db renders the man pages (each test skips
+# cleanly without its package).
 set -euo pipefail
 need=()
 # python3-torch, python3-torchvision: bin/dfg-from-torch and its tests (test/py), run by /usr/bin/python3
-for pkg in gcc make libcjson-dev check pkg-config graphviz libxml2-utils python3-torch python3-torchvision valgrind clang; do
+for pkg in gcc make libcjson-dev check pkg-config graphviz libxml2-utils python3-torch python3-torchvision \
+           python3-jsonschema chromium man-db valgrind clang; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

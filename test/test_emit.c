@@ -7,13 +7,17 @@
  *   SA_UPDATE_GOLDEN=1 CK_RUN_SUITE=emit build/test/run_tests
  * and review the diff. */
 #include <check.h>
+#include <math.h>
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "swapadvisor/cost.h"
+#include "swapadvisor/devprof.h"
 #include "swapadvisor/planner.h"
+#include "swapadvisor/zoo.h"
 #include "swapadvisor/emit.h"
 #include "swapadvisor/plan.h"
 #include "swapadvisor/policy.h"
@@ -274,6 +278,123 @@ static int count_events(const cJSON *evs, const char *ph, int tid)
     return n;
 }
 
+/* A trace time back in integer nanoseconds: emit_trace prints whole ns as
+ * microseconds with three decimals, so this is exact. */
+static int64_t trace_ns(const cJSON *e, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(e, key);
+    ck_assert_msg(cJSON_IsNumber(v), "event without %s", key);
+    double ns = v->valuedouble * 1000.0;
+    int64_t r = llround(ns);
+    ck_assert_msg(fabs(ns - (double)r) < 1e-3, "%s %.6f is not a whole nanosecond", key, v->valuedouble);
+    return r;
+}
+
+typedef struct slice {
+    int64_t t0, t1;
+    int32_t node;
+} slice;
+
+static int cmp_slice(const void *a, const void *b)
+{
+    const slice *x = a, *y = b;
+    return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+/* No two slices of one track overlap (Perfetto cannot draw that); one flow
+ * "s"/"f" pair per cross-stream dependency, each end inside its node's slice;
+ * one stall instant per emit_stalls entry, naming the dependency it waited for. */
+static void check_trace_tracks(const plan *p, const dfg_graph *g, const cJSON *evs)
+{
+    slice *sl = calloc((size_t)p->n_nodes + 1, sizeof *sl);
+    int32_t *tid = calloc((size_t)p->n_nodes + 1, sizeof *tid);
+    int32_t n = 0, flows_s = 0, flows_f = 0, instants = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, evs)
+    {
+        if (strcmp(cJSON_GetObjectItem(e, "ph")->valuestring, "X"))
+            continue;
+        int32_t v = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "args"), "node")->valueint;
+        ck_assert(v >= 0 && v < p->n_nodes);
+        sl[v] = (slice){trace_ns(e, "ts"), trace_ns(e, "ts") + trace_ns(e, "dur"), v};
+        tid[v] = cJSON_GetObjectItem(e, "tid")->valueint;
+        n++;
+    }
+    ck_assert_int_eq(n, p->n_nodes);
+    for (int t = 1; t <= PLAN_STREAM_COUNT; t++) {
+        slice *track = calloc((size_t)n + 1, sizeof *track);
+        int32_t k = 0;
+        for (int32_t v = 0; v < n; v++)
+            if (tid[v] == t)
+                track[k++] = sl[v];
+        qsort(track, (size_t)k, sizeof *track, cmp_slice);
+        for (int32_t i = 1; i < k; i++)
+            ck_assert_msg(track[i].t0 >= track[i - 1].t1, "track %d: node %d [%lld, %lld] overlaps node %d from %lld ns",
+                          t, track[i - 1].node, (long long)track[i - 1].t0, (long long)track[i - 1].t1, track[i].node,
+                          (long long)track[i].t0);
+        free(track);
+    }
+    int32_t cross = 0;
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        for (int32_t k = 0; k < p->nodes[v].n_deps; k++)
+            cross += plan_kind_stream(p->nodes[p->deps[p->nodes[v].dep_off + k]].kind) !=
+                     plan_kind_stream(p->nodes[v].kind);
+    emit_timeline tl;
+    emit_stall *st = NULL;
+    int32_t n_st = 0;
+    sa_err err = {0};
+    ck_assert_int_eq(emit_timeline_run(p, g, &tl, &err), SA_OK);
+    ck_assert_int_eq(emit_stalls(p, &tl, &st, &n_st, &err), SA_OK);
+    int32_t *stall_of = malloc(((size_t)p->n_nodes + 1) * sizeof *stall_of);
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        stall_of[v] = -2;
+    for (int32_t i = 0; i < n_st; i++)
+        stall_of[st[i].node] = st[i].waited_for;
+    int32_t *dep_owner = malloc(((size_t)p->n_deps + 1) * sizeof *dep_owner);
+    for (int32_t k = 0; k < p->n_deps; k++)
+        dep_owner[k] = -1;
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        for (int32_t k = 0; k < p->nodes[v].n_deps; k++)
+            dep_owner[p->nodes[v].dep_off + k] = v;
+    cJSON_ArrayForEach(e, evs)
+    {
+        const char *ph = cJSON_GetObjectItem(e, "ph")->valuestring;
+        if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
+            int32_t id = cJSON_GetObjectItem(e, "id")->valueint;
+            ck_assert(id >= 0 && id < p->n_deps);
+            int32_t owner = dep_owner[id]; /* the node whose deps list holds index id */
+            ck_assert_int_ge(owner, 0);
+            int32_t v = ph[0] == 's' ? p->deps[id] : owner;
+            int64_t t = trace_ns(e, "ts");
+            ck_assert_int_eq(cJSON_GetObjectItem(e, "tid")->valueint, tid[v]);
+            ck_assert_msg(t >= sl[v].t0 && t <= sl[v].t1, "flow %d end outside node %d", id, v);
+            if (ph[0] == 's')
+                flows_s++;
+            else
+                flows_f++;
+        } else if (strcmp(ph, "i") == 0) {
+            const cJSON *args = cJSON_GetObjectItem(e, "args");
+            ck_assert_str_eq(cJSON_GetObjectItem(e, "name")->valuestring, "stall");
+            ck_assert_int_eq(cJSON_GetObjectItem(e, "tid")->valueint, 1);
+            int32_t v = cJSON_GetObjectItem(args, "node")->valueint;
+            ck_assert_int_eq(trace_ns(e, "ts"), sl[v].t0);
+            ck_assert(cJSON_IsString(cJSON_GetObjectItem(args, "waited_for")));
+            ck_assert_int_ne(stall_of[v], -2);
+            ck_assert_int_eq(cJSON_GetObjectItem(args, "waited_for_node")->valueint, stall_of[v]);
+            instants++;
+        }
+    }
+    ck_assert_int_eq(flows_s, cross);
+    ck_assert_int_eq(flows_f, cross);
+    ck_assert_int_eq(instants, n_st);
+    free(stall_of);
+    free(dep_owner);
+    free(st);
+    emit_timeline_free(&tl);
+    free(sl);
+    free(tid);
+}
+
 static void check_trace(const plan *p, const dfg_graph *g)
 {
     char *s = emit_str(emit_trace, p, g, SA_OK);
@@ -327,6 +448,7 @@ static void check_trace(const plan *p, const dfg_graph *g)
         }
     }
     ck_assert_int_eq(top, c.peak);
+    check_trace_tracks(p, g, evs);
     emit_curve_free(&c);
     cJSON_Delete(root);
     free(s);
@@ -345,6 +467,38 @@ START_TEST(test_trace_parses_with_tracks_and_counter)
     check_trace(p, g);
     plan_free(p);
     dfg_free(g);
+}
+END_TEST
+
+/* Zoo plans at half and a quarter of their peak: the real shapes whose
+ * traces overlapped by a rounding nanosecond (issue 17). */
+START_TEST(test_trace_zoo_plans_never_overlap)
+{
+    const char *models[] = {"resnet-50", "rnn-2-1k", "gpt-2-256"};
+    devprof *prof;
+    sa_err err = {0};
+    ck_assert_int_eq(devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
+    for (size_t i = 0; i < SA_ARRAY_LEN(models); i++) {
+        dfg_graph *g;
+        zoo_opts zo = {0};
+        zo.batch = 8;
+        ck_assert_int_eq(zoo_build(models[i], &zo, &g, &err), SA_OK);
+        ck_assert_int_eq(cost_profile_graph(g, prof, 0, &err), SA_OK);
+        for (int frac = 2; frac <= 4; frac *= 2) {
+            dfg_device d = g->device;
+            d.memory_bytes = dfg_peak_bytes(g, NULL) / frac;
+            plan *p = NULL;
+            sa_status st = policy_run("odswap", g, &d, &p, &err);
+            ck_assert_msg(st == SA_OK || st == SA_EINFEASIBLE, "%s: %s", models[i], err.msg);
+            if (st == SA_OK) {
+                ck_assert_int_gt(p->predicted.h2d_bytes, 0);
+                check_trace(p, g);
+            }
+            plan_free(p);
+        }
+        dfg_free(g);
+    }
+    devprof_free(prof);
 }
 END_TEST
 
@@ -427,6 +581,7 @@ START_TEST(test_memory_svg_is_xml)
     ck_assert_ptr_nonnull(strstr(s, "device memory in use (MB)"));
     ck_assert_ptr_nonnull(strstr(s, "capacity"));
     ck_assert_ptr_nonnull(strstr(s, "without swapping"));
+    ck_assert_ptr_null(strstr(s, "class=\"inset\"")); /* the chain plan's no-swap peak is near its capacity */
     if (have_tool("xmllint")) {
         char *dir, *path = tmp_file(s, "memory.svg", &dir);
         char cmd[512];
@@ -435,7 +590,272 @@ START_TEST(test_memory_svg_is_xml)
         tmp_remove(path, dir);
     }
     free(s);
+    /* zoomed: the inset and its note; a capacity of whole GiB says so */
+    p->device.memory_bytes = 1LL << 30;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sa_err err = {0};
+    ck_assert_int_eq(emit_memory_svg_scaled(p, g, EMIT_SCALE_ZOOM, f, &err), SA_OK);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "class=\"inset\""));
+    ck_assert_ptr_nonnull(strstr(buf, "full scale: no-swap peak"));
+    ck_assert_ptr_nonnull(strstr(buf, "1.07 GB = 1 GiB"));
+    free(buf);
     plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+/* Legend entries never overlap: each starts right of the previous one's
+ * measured end, or on a new row. */
+START_TEST(test_memory_svg_legend_and_units)
+{
+    dfg_graph *g = chain(6);
+    plan *p = chain_plan(g);
+    for (int32_t i = 0; i < g->n_ops; i++)
+        g->ops[i].time_us *= 3e5; /* seconds-long ops: the axis switches to s */
+    sa_err err = {0};
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
+    char *s = emit_str(emit_memory_svg, p, g, SA_OK);
+    ck_assert_ptr_nonnull(strstr(s, "time (s)"));
+    /* legend items: "<line x1=X y1=Y x2=X+28" then "<text x=X+34 y=Y+4 font-size=12>TEXT" */
+    double prev_end = -1, prev_y = -1;
+    int items = 0;
+    for (const char *q = strstr(s, "<text x=\""); q; q = strstr(q + 1, "<text x=\"")) {
+        double x, y;
+        int used = 0;
+        if (sscanf(q, "<text x=\"%lf\" y=\"%lf\"%n", &x, &y, &used) != 2 ||
+            strncmp(q + used, " font-size=\"12\">", 16) != 0 || y < 500)
+            continue;
+        const char *t = q + used + 16, *e = strstr(t, "</text>");
+        /* 6 px a character: Helvetica's average at 12 px is about 5.6 */
+        double end = x + 6.0 * (double)(e - t);
+        if (y == prev_y)
+            ck_assert_msg(x - 34 > prev_end, "legend item at %.1f overlaps the previous one ending at %.1f", x, prev_end);
+        prev_end = end;
+        prev_y = y;
+        items++;
+    }
+    ck_assert_int_eq(items, 3);
+    free(s);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+typedef sa_status (*multi_emitter)(const plan *const *, const char *const *, int32_t, const dfg_graph *, FILE *,
+                                   sa_err *);
+
+static char *multi_str(multi_emitter fn, const plan *const *plans, const char *const *labels, int32_t n,
+                       const dfg_graph *g, sa_status want)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    sa_err err = {0};
+    sa_status st = fn(plans, labels, n, g, f, &err);
+    fclose(f);
+    ck_assert_msg(st == want, "status %d, wanted %d: %s", st, want, err.msg);
+    return buf;
+}
+
+/* Two plans of one chain: topo in little memory and the same in plenty. */
+static void two_plans(const dfg_graph *g, plan **a, plan **b)
+{
+    *a = chain_plan(g);
+    dfg_device d = (*a)->device;
+    d.memory_bytes *= 4;
+    sa_err err = {0};
+    ck_assert_msg(policy_run("topo", g, &d, b, &err) == SA_OK, "%s", err.msg);
+}
+
+START_TEST(test_compare_svg)
+{
+    dfg_graph *g = chain(6);
+    plan *a, *b;
+    two_plans(g, &a, &b);
+    const plan *plans[] = {a, b};
+    const char *labels[] = {"tight <topo>", "roomy"};
+    char *s = multi_str(emit_compare_svg, plans, labels, 2, g, SA_OK);
+    ck_assert_int_eq(count_str(s, "class=\"plan-row\""), 2);
+    ck_assert_ptr_nonnull(strstr(s, "tight &lt;topo&gt;"));
+    ck_assert_int_eq(count_str(s, "capacity "), 2); /* two budgets, two lines */
+    ck_assert_int_ge(count_str(s, "<path d=\"M"), 2);
+    if (have_tool("xmllint")) {
+        char *dir, *path = tmp_file(s, "compare.svg", &dir);
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "xmllint --noout '%s' 2>&1", path);
+        ck_assert_msg(system(cmd) == 0, "xmllint rejects the comparison SVG");
+        tmp_remove(path, dir);
+    }
+    free(s);
+    s = multi_str(emit_compare_svg, plans, labels, 0, g, SA_EUSAGE);
+    free(s);
+    plan_free(a);
+    plan_free(b);
+    dfg_free(g);
+}
+END_TEST
+
+/* The page is one file that reaches nothing outside itself, and its data
+ * block is JSON describing every node and placement of every plan. */
+START_TEST(test_html_self_contained)
+{
+    dfg_graph *g = chain(6);
+    plan *a, *b;
+    two_plans(g, &a, &b);
+    const plan *plans[] = {a, b};
+    const char *labels[] = {"a</script><b>", "b"};
+    char *s = multi_str(emit_html, plans, labels, 2, g, SA_OK);
+    const char *forbidden[] = {"src=", "href=", "<link", "@import", "url(http", "fetch(", "XMLHttpRequest"};
+    for (size_t i = 0; i < SA_ARRAY_LEN(forbidden); i++)
+        ck_assert_msg(strstr(s, forbidden[i]) == NULL, "the page refers outside itself: %s", forbidden[i]);
+    ck_assert_int_eq(count_str(s, "</script>"), 2); /* the data and the code; a name cannot close them */
+    ck_assert_ptr_nonnull(strstr(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"compare\""));
+    const char *open_tag = "<script type=\"application/json\" id=\"plan-data\">";
+    const char *d0 = strstr(s, open_tag);
+    ck_assert_ptr_nonnull(d0);
+    d0 += strlen(open_tag);
+    const char *d1 = strstr(d0, "</script>");
+    cJSON *root = cJSON_ParseWithLength(d0, (size_t)(d1 - d0));
+    ck_assert_msg(root != NULL, "the data block is not JSON near %.60s", cJSON_GetErrorPtr());
+    const cJSON *ps = cJSON_GetObjectItem(root, "plans");
+    ck_assert_int_eq(cJSON_GetArraySize(ps), 2);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *pj = cJSON_GetArrayItem(ps, i);
+        ck_assert_str_eq(cJSON_GetObjectItem(pj, "label")->valuestring, labels[i]);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "nk")), plans[i]->n_nodes);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "ns")), plans[i]->n_nodes);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "dOff")), plans[i]->n_nodes + 1);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "deps")), plans[i]->n_deps);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "pl")), 4 * plans[i]->n_place);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(pj, "stalls")) % 3, 0);
+    }
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "graph"), "tensors")),
+                     g->n_tensors);
+    cJSON_Delete(root);
+    free(s);
+    plan_free(a);
+    plan_free(b);
+    dfg_free(g);
+}
+END_TEST
+
+/* Runs headless chromium on a file; returns its exit status, stdout in *dom
+ * and stderr in *log (both malloc'd). */
+static int chromium(const char *dir, const char *page, const char *what, char **dom, char **log)
+{
+    char cmd[2048], out[512], errp[512];
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(errp, sizeof errp, "%s/err.txt", dir);
+    snprintf(cmd, sizeof cmd,
+             "timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir='%s/profile' "
+             "--enable-logging=stderr --v=0 %s 'file://%s' > '%s' 2> '%s'",
+             dir, what, page, out, errp);
+    int rc = system(cmd);
+    size_t len;
+    sa_err err = {0};
+    if (sa_read_file(out, dom, &len, &err) != SA_OK)
+        *dom = strdup("");
+    if (sa_read_file(errp, log, &len, &err) != SA_OK)
+        *log = strdup("");
+    unlink(out);
+    unlink(errp);
+    return rc;
+}
+
+/* The page in a real browser: it loads without a console message, the
+ * script fills the summary, the stall table and the plan picker, draws both
+ * canvases, and a screenshot is taken (docs/emit.md shows one).  Skipped
+ * when chromium is not installed (scripts/setup.sh installs it). */
+START_TEST(test_html_in_headless_chromium)
+{
+    if (!have_tool("chromium")) {
+        fprintf(stderr, "test_html_in_headless_chromium: chromium not installed, skipped\n");
+        return;
+    }
+    char *dir = tu_tmpdir(), page[512], *dom, *log;
+    /* the harness sees console errors: a broken page must show them */
+    snprintf(page, sizeof page, "%s/broken.html", dir);
+    sa_err err = {0};
+    const char *broken = "<html><body><script>console.error('marker'); notDefined();</script></body></html>";
+    ck_assert_int_eq(sa_write_file(page, broken, strlen(broken), &err), SA_OK);
+    ck_assert_int_eq(chromium(dir, page, "--dump-dom", &dom, &log), 0);
+    ck_assert_msg(strstr(log, ":CONSOLE") && strstr(log, "notDefined"), "chromium does not log console errors:\n%s",
+                  log);
+    free(dom);
+    free(log);
+    unlink(page);
+
+    dfg_graph *g = chain(6);
+    plan *a, *b;
+    two_plans(g, &a, &b);
+    const plan *plans[] = {a, b};
+    const char *labels[] = {"tight", "roomy"};
+    char *s = multi_str(emit_html, plans, labels, 2, g, SA_OK);
+    snprintf(page, sizeof page, "%s/plan.html", dir);
+    ck_assert_int_eq(sa_write_file(page, s, strlen(s), &err), SA_OK);
+    ck_assert_int_eq(chromium(dir, page, "--dump-dom", &dom, &log), 0);
+    ck_assert_msg(strstr(log, ":CONSOLE") == NULL, "console messages:\n%s", log);
+    ck_assert_msg(strstr(dom, "data-ready=\"1\""), "the script did not finish:\n%.2000s", dom);
+    ck_assert_ptr_nonnull(strstr(dom, "<table id=\"summary\"><tbody><tr><th>graph</th>"));
+    ck_assert_ptr_nonnull(strstr(dom, "<table id=\"stalls\"><tbody><tr><th>#</th>"));
+    ck_assert_int_eq(count_str(dom, "<option "), 2);
+    ck_assert_ptr_nonnull(strstr(dom, "class=\"compare\""));
+    /* both canvases drew something */
+    const char *c = strstr(dom, "<canvas id=\"timeline\"");
+    ck_assert_ptr_nonnull(c);
+    int drawn = -1;
+    const char *q = strstr(c, "data-drawn=\"");
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(sscanf(q, "data-drawn=\"%d", &drawn), 1);
+    ck_assert_int_eq(drawn, a->n_nodes);
+    c = strstr(dom, "<canvas id=\"memory\"");
+    q = c ? strstr(c, "data-drawn=\"") : NULL;
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(sscanf(q, "data-drawn=\"%d", &drawn), 1);
+    ck_assert_int_eq(drawn, a->n_place);
+    free(dom);
+    free(log);
+    /* hovering (the page's #selftest): a stalled node names what it waited
+     * for and its dependencies; a band names its tensor and why it moved */
+    char self[600];
+    snprintf(self, sizeof self, "%s#selftest", page);
+    ck_assert_int_eq(chromium(dir, self, "--dump-dom", &dom, &log), 0);
+    ck_assert_msg(strstr(log, ":CONSOLE") == NULL, "console messages:\n%s", log);
+    q = strstr(dom, "data-selftest-timeline=\"");
+    ck_assert_msg(q != NULL, "no hover result:\n%.2000s", dom);
+    ck_assert_msg(strstr(q, "stalled") && strstr(q, "waiting for nodes[") && strstr(q, "depends on:"),
+                  "timeline tooltip: %.300s", q);
+    q = strstr(dom, "data-selftest-memory=\"");
+    ck_assert_ptr_nonnull(q);
+    ck_assert_msg(strstr(q, "(tensor ") && strstr(q, "arrived: ") && strstr(q, "left: "), "memory tooltip: %.300s", q);
+    free(dom);
+    free(log);
+
+    char what[600], png[512];
+    snprintf(png, sizeof png, "%s/plan.png", dir);
+    snprintf(what, sizeof what, "--window-size=1200,1800 --screenshot='%s'", png);
+    ck_assert_int_eq(chromium(dir, page, what, &dom, &log), 0);
+    char *img;
+    size_t len = 0;
+    ck_assert_msg(sa_read_file(png, &img, &len, &err) == SA_OK, "no screenshot: %s", log);
+    ck_assert_int_gt(len, 20000); /* a blank 1200x1800 PNG is a few KB */
+    ck_assert(memcmp(img, "\x89PNG", 4) == 0);
+    if (getenv("SA_KEEP_SCREENSHOT")) /* to look at it: SA_KEEP_SCREENSHOT=path */
+        sa_write_file(getenv("SA_KEEP_SCREENSHOT"), img, len, &err);
+    free(img);
+    free(dom);
+    free(log);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(dir);
+    free(s);
+    plan_free(a);
+    plan_free(b);
     dfg_free(g);
 }
 END_TEST
@@ -548,11 +968,20 @@ Suite *suite_emit(void)
     tcase_add_test(tc, test_memory_csv_golden);
     tcase_add_test(tc, test_memory_curves);
     tcase_add_test(tc, test_trace_parses_with_tracks_and_counter);
+    tcase_add_test(tc, test_trace_zoo_plans_never_overlap);
     tcase_add_test(tc, test_dot_renders_and_windows);
     tcase_add_test(tc, test_memory_svg_is_xml);
+    tcase_add_test(tc, test_memory_svg_legend_and_units);
+    tcase_add_test(tc, test_compare_svg);
+    tcase_add_test(tc, test_html_self_contained);
     tcase_add_test(tc, test_graph_json);
     tcase_add_test(tc, test_check_verdicts);
     tcase_add_test(tc, test_views_refuse_foreign_or_deadlocked_plans);
+    tcase_set_timeout(tc, 60); /* zoo plans under the sanitizers */
     suite_add_tcase(s, tc);
+    TCase *tb = tcase_create("browser");
+    tcase_add_test(tb, test_html_in_headless_chromium);
+    tcase_set_timeout(tb, 300);
+    suite_add_tcase(s, tb);
     return s;
 }

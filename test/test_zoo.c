@@ -491,9 +491,129 @@ START_TEST(test_batchnorm_output_recomputable)
                 bn_recomputes += strcmp(o->type, "batchnorm") == 0;
             }
         tu_check_policy_plan(p, g, "superneurons on resnet-18", true);
+        /* the same plan re-running the statistics op instead is rejected (rule 1) */
+        for (int32_t n = 0; n < p->n_nodes; n++)
+            if (p->nodes[n].kind == PLAN_RECOMPUTE && strcmp(g->ops[p->nodes[n].ref].type, "batchnorm") == 0) {
+                int32_t stats = p->nodes[n].ref - 1;
+                ck_assert_str_eq(g->ops[stats].type, "batchnorm_stats");
+                p->nodes[n].ref = stats;
+                val_report rep = {0};
+                ck_assert_int_eq(plan_validate(p, g, false, &rep, &err), SA_EINVALID);
+                bool rule1 = false;
+                for (int32_t l = 0; l < rep.n_lines; l++)
+                    rule1 |= strstr(rep.lines[l], "rule 1") != NULL && strstr(rep.lines[l], "in place") != NULL;
+                ck_assert_msg(rule1, "%s", rep.n_lines ? rep.lines[0] : "no violation");
+                val_report_free(&rep);
+                break;
+            }
         plan_free(p);
     }
     ck_assert_int_gt(bn_recomputes, 0);
+    dfg_free(g);
+}
+END_TEST
+
+/* --inference: one forward pass; nothing backward, no optimizer, nothing kept
+ * for a backward (no saved statistics, gates or labels); persistent tensors
+ * read only.  Training graphs are what they were. */
+START_TEST(test_inference_graphs)
+{
+    static const char *const names[] = {"resnet-18", "vgg-11", "inception-0.5", "nasnet-1", "rnn-2-1k", "brnn-1-1k",
+                                        "gpt-2-128"};
+    for (size_t i = 0; i < SA_ARRAY_LEN(names); i++) {
+        bool seq = strncmp(names[i], "rnn", 3) == 0 || strncmp(names[i], "brnn", 4) == 0 ||
+                   strncmp(names[i], "gpt", 3) == 0;
+        zoo_opts o = {.batch = 2, .seq = seq ? 8 : 0, .inference = true};
+        dfg_graph *g = NULL, *t = NULL;
+        sa_err err = {0};
+        ck_assert_msg(zoo_build(names[i], &o, &g, &err) == SA_OK, "%s: %s", names[i], err.msg);
+        o.inference = false;
+        ck_assert_int_eq(zoo_build(names[i], &o, &t, &err), SA_OK);
+        ck_assert_int_eq(dfg_param_count_elems(g, 4), dfg_param_count_elems(t, 4));
+        ck_assert_int_lt(g->n_ops, t->n_ops / 2 + 1);
+        ck_assert_ptr_nonnull(strstr(g->extra_json, "\"mode\":\"inference\""));
+        for (int32_t k = 0; k < g->n_ops; k++) {
+            const dfg_op *op = &g->ops[k];
+            ck_assert_int_eq(op->phase, DFG_FORWARD);
+            ck_assert_str_ne(op->type, "batchnorm_stats");
+            ck_assert_str_ne(op->type, "softmax_xent");
+            for (int32_t j = 0; j < op->n_out; j++)
+                ck_assert_msg(!dfg_kind_persistent(g->tensors[op->out[j]].kind), "%s: %s writes %s", names[i],
+                              op->name, g->tensors[op->out[j]].name);
+            if (strcmp(op->type, "lstm_cell") == 0 || strcmp(op->type, "layernorm") == 0 ||
+                strcmp(op->type, "batchnorm") == 0)
+                ck_assert_int_eq(op->n_out, 1 + (strcmp(op->type, "lstm_cell") == 0)); /* h and c; y */
+        }
+        for (int32_t k = 0; k < g->n_tensors; k++) {
+            const dfg_tensor *x = &g->tensors[k];
+            ck_assert_int_ne(x->kind, DFG_GRADIENT);
+            ck_assert_str_ne(x->name, "labels");
+            /* every activation dies in the forward pass: something reads it, or it
+             * is the result (probabilities) or an LSTM layer's final cell state */
+            if (x->kind == DFG_ACTIVATION && x->n_readers == 0)
+                ck_assert_msg(strcmp(g->ops[x->producer].type, "softmax") == 0 ||
+                                  strcmp(g->ops[x->producer].type, "lstm_cell") == 0,
+                              "%s: %s is never read", names[i], x->name);
+        }
+        dfg_free(g);
+        dfg_free(t);
+    }
+    zoo_opts o = {.inference = true, .optimizer = ZOO_ADAM};
+    dfg_graph *g = NULL;
+    sa_err err = {0};
+    ck_assert_int_eq(zoo_build("resnet-18", &o, &g, &err), SA_EUSAGE);
+    ck_assert_msg_contains(err, "no optimizer");
+}
+END_TEST
+
+/* Every planner handles an inference graph: the swapping ones plan it below
+ * its parameters' size (streaming parameters, which never need a swap-out),
+ * strictly valid and replayed on the host; the others plan it at its peak
+ * or refuse, naming themselves. */
+START_TEST(test_inference_graphs_plan)
+{
+    zoo_opts zo = {.batch = 2, .inference = true};
+    dfg_graph *g = NULL;
+    sa_err err = {0};
+    ck_assert_int_eq(zoo_build("resnet-18", &zo, &g, &err), SA_OK);
+    for (int32_t i = 0; i < g->n_ops; i++)
+        g->ops[i].time_us = 5 + g->ops[i].flops / 5e13 * 1e6 + g->ops[i].bytes_accessed / 2e12 * 1e6;
+    int64_t peak = dfg_peak_bytes(g, NULL), params = dfg_persistent_bytes(g);
+    static const char *const swappers[] = {"topo", "odswap", "swapadvisor"};
+    for (size_t i = 0; i < SA_ARRAY_LEN(swappers); i++) {
+        dfg_device d = tu_policy_dev(params / 2);
+        policy_opts po;
+        policy_opts_default(&po);
+        po.search.generations = 2;
+        po.search.threads = 1;
+        plan *p = NULL;
+        ck_assert_msg(policy_run_opts(swappers[i], g, &d, &po, &p, &err) == SA_OK, "%s: %s", swappers[i], err.msg);
+        tu_check_policy_plan(p, g, swappers[i], true);
+        ck_assert_int_gt(p->predicted.h2d_bytes, params / 2); /* parameters stream in */
+        plan_free(p);
+    }
+    int n;
+    const policy_def *t = policy_table(&n);
+    for (double f = 1.0; f >= 0.6; f -= 0.4)
+        for (int i = 0; i < n; i++) {
+            dfg_device d = tu_policy_dev((int64_t)((double)peak * f));
+            plan *p = NULL;
+            sa_status st = policy_run(t[i].name, g, &d, &p, &err);
+            if (st == SA_EINFEASIBLE) {
+                ck_assert_msg(strstr(err.msg, t[i].name) == err.msg, "%s", err.msg);
+                continue;
+            }
+            ck_assert_msg(st == SA_OK, "%s at %.1f: %s", t[i].name, f, err.msg);
+            tu_check_policy_plan(p, g, t[i].name, true);
+            plan_free(p);
+        }
+    /* capuchin keeps parameters resident and evicts only what a backward pass
+     * would read later: with no backward it plans at the peak and refuses below */
+    dfg_device d = tu_policy_dev(peak + peak / 20); /* + alignment */
+    plan *p = NULL;
+    ck_assert_msg(policy_run("capuchin", g, &d, &p, &err) == SA_OK, "%s", err.msg);
+    tu_check_policy_plan(p, g, "capuchin", true);
+    plan_free(p);
     dfg_free(g);
 }
 END_TEST
@@ -527,6 +647,8 @@ Suite *suite_zoo(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_convolution_by_hand);
     tcase_add_test(tc, test_batchnorm_output_recomputable);
+    tcase_add_test(tc, test_inference_graphs);
+    tcase_add_test(tc, test_inference_graphs_plan);
     tcase_add_test(tc, test_lstm_cell_by_hand);
     tcase_add_test(tc, test_attention_by_hand);
     tcase_add_test(tc, test_gradients_match_what_they_differentiate);

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -72,6 +73,19 @@ int cli_usage(const cli_tool *t, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nTry '%s --help' for more information.\n", t->name);
     return 2;
+}
+
+int cli_bad_option(const cli_tool *t, char *const *argv, int c)
+{
+    /* a short option names itself through optopt; a long one only through
+     * the argument getopt just consumed */
+    const char *arg = optind > 0 ? argv[optind - 1] : "";
+    bool is_long = strncmp(arg, "--", 2) == 0;
+    char shortname[3] = {'-', (char)optopt, '\0'};
+    const char *name = !is_long && optopt > 0 && optopt < 128 && isgraph(optopt) ? shortname : arg;
+    if (c == ':')
+        return cli_usage(t, "option '%s' needs an argument", name);
+    return cli_usage(t, "unknown option '%s'", name);
 }
 
 int cli_fail(const cli_tool *t, const sa_err *err)

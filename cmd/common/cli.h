@@ -26,6 +26,10 @@ int cli_help(const cli_tool *t);
 int cli_version(const cli_tool *t);
 /* Prints "NAME: message" and a --help hint to stderr; returns 2. */
 int cli_usage(const cli_tool *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* For getopt_long's '?' and ':' returns (the caller sets opterr = 0 and starts
+ * its optstring with ':'): one line "unknown option '-x'" or "option '--graph'
+ * needs an argument" and the --help hint, as cli_usage; returns 2. */
+int cli_bad_option(const cli_tool *t, char *const *argv, int c);
 /* Prints "NAME: err->msg" to stderr; returns the documented exit code. */
 int cli_fail(const cli_tool *t, const sa_err *err);
 

@@ -44,6 +44,22 @@ typedef struct emit_timeline {
 sa_status emit_timeline_run(const plan *p, const dfg_graph *g, emit_timeline *tl, sa_err *err);
 void emit_timeline_free(emit_timeline *tl);
 
+/* A stall: the compute stream idle before a compute or recompute node.  The
+ * stream stood still from gap_us before the node's start; waited_for is the
+ * node's dependency that finished last (the one it waited for), -1 when it
+ * has none. */
+typedef struct emit_stall {
+    int32_t node;
+    int32_t waited_for;
+    double gap_us;
+} emit_stall;
+
+/* Every stall of tl's compute stream, in stream order, into *out (the caller
+ * frees it with free(); NULL when *n is 0).  A gap counts when it is longer
+ * than 1e-9 of its start time (rounding noise is not a stall).  SA_ENOMEM
+ * leaves *out NULL and *n 0. */
+sa_status emit_stalls(const plan *p, const emit_timeline *tl, emit_stall **out, int32_t *n, sa_err *err);
+
 /* ---- memory in use over time ---- */
 
 /* A step function: bytes[i] are in use from time_us[i] until time_us[i + 1]
@@ -109,8 +125,44 @@ sa_status emit_dot(const plan *p, const dfg_graph *g, int32_t first, int32_t las
 sa_status emit_memory_csv(const plan *p, const dfg_graph *g, FILE *out, sa_err *err);
 
 /* An SVG plot of emit_memory_curve with emit_noswap_curve for comparison, the
- * capacity line (device memory_bytes), labelled axes and a legend. */
+ * capacity line (device memory_bytes, with its GiB value when it is a whole
+ * number of GiB), labelled axes (time in us, ms or s) and a legend laid out
+ * by measured text width.  emit_memory_svg is emit_memory_svg_scaled with
+ * EMIT_SCALE_AUTO. */
+typedef enum emit_scale {
+    EMIT_SCALE_AUTO, /* ZOOM when the no-swap peak exceeds EMIT_ZOOM_RATIO x max(plan peak, capacity) */
+    EMIT_SCALE_FULL, /* the y axis reaches the highest curve */
+    EMIT_SCALE_ZOOM  /* the y axis reaches the plan's peak or the capacity; the no-swap curve is cut
+                      * there, and an inset shows the whole picture with the zoomed band marked */
+} emit_scale;
+#define EMIT_ZOOM_RATIO 3.0
 sa_status emit_memory_svg(const plan *p, const dfg_graph *g, FILE *out, sa_err *err);
+sa_status emit_memory_svg_scaled(const plan *p, const dfg_graph *g, emit_scale scale, FILE *out, sa_err *err);
+
+/* Several plans of one graph (labels[i] names plans[i]; each is checked
+ * against g as every view does) in one SVG: per plan a bar of iteration time
+ * (compute + stall) and one of traffic (h2d + d2h) on common scales with the
+ * figures beside them, then every plan's memory in use on one time axis with
+ * the capacity lines.  SA_EUSAGE when n < 1; a failing plan's error names
+ * its label. */
+sa_status emit_compare_svg(const plan *const *plans, const char *const *labels, int32_t n, const dfg_graph *g,
+                           FILE *out, sa_err *err);
+
+/* One self-contained HTML page (no network access: data, script and styles
+ * inline) showing plans[0..n) of g: a plan picker when n > 1 and then the
+ * comparison SVG; for the chosen plan its summary, the ten longest stalls,
+ * the three-stream timeline (canvas; stalls marked; hovering a node names it
+ * and draws its dependencies) and the arena over time with one band per
+ * placement at its offset (hover: tensor, kind, size, why it arrived and
+ * why it left), the capacity and the bytes in use.  Wheel zooms the time
+ * axis of both, dragging pans, double click resets.  Drawing touches only
+ * what is visible, so 40k-node plans stay interactive. */
+sa_status emit_html(const plan *const *plans, const char *const *labels, int32_t n, const dfg_graph *g, FILE *out,
+                    sa_err *err);
+
+/* A label for a plan: its search block's "algorithm" (with " @ SIZE" of its
+ * memory_bytes when with_memory), else fallback.  Writes into buf. */
+const char *emit_plan_label(const plan *p, const char *fallback, bool with_memory, char *buf, size_t size);
 
 /* The augmented graph as {"format": "swapexec", "version": 1, ...}: nodes per
  * stream in run order with their deps, every tensor with its placements, the

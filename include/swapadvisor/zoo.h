@@ -1,6 +1,7 @@
 /*
  * zoo.h - a model zoo of real training graphs: one full iteration (forward,
- * backward, optimizer update) of a named model, built with the dfg builder.
+ * backward, optimizer update) of a named model, built with the dfg builder;
+ * or, with zoo_opts.inference, one forward pass of it (a batch of inference).
  *
  * Names (see zoo_models() for the list with descriptions):
  *   resnet-D, wresnet-D-X   ResNet v1.5 of depth D (18 34 50 101 152 200) on 224x224
@@ -46,6 +47,9 @@ typedef struct zoo_opts {
     zoo_optimizer optimizer; /* update rule (state tensors: momentum 1, adam 2 per param) */
     int64_t seq;             /* rnn/brnn/gpt sequence length; 0 = the model's default */
     int64_t heads;           /* gpt attention heads; 0 = hidden / 64 */
+    bool inference;          /* forward pass only: no labels, loss, gradients, optimizer or
+                                tensors saved for a backward pass (docs/zoo.md, Inference);
+                                optimizer must then be left at its zero value */
 } zoo_opts;
 
 /* One family of model names. */
@@ -58,7 +62,7 @@ typedef struct zoo_model_info {
 /* The model name patterns; *n gets the count.  Static data. */
 const zoo_model_info *zoo_models(int32_t *n);
 
-/* Builds the training iteration of model name.  On success *out is a finalized
+/* Builds the training iteration (or inference pass) of model name.  On success *out is a finalized
  * graph (dfg_finalize passed) the caller owns; its name is the model name and
  * its batch the batch used.  Unknown names and bad options give SA_EUSAGE with a
  * message listing the patterns; SA_ENOMEM when memory runs out. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emit/emit_util.h"
 #include "swapadvisor/validate.h"
 
 static sa_status out_status(FILE *out, sa_err *err)
@@ -328,17 +329,6 @@ const char *emit_fmt_bytes(char *buf, size_t size, int64_t b, bool exact)
     return buf;
 }
 
-static const char *fmt_time(char *buf, size_t size, double us)
-{
-    if (us >= 1e6)
-        snprintf(buf, size, "%.3f s", us / 1e6);
-    else if (us >= 1e3)
-        snprintf(buf, size, "%.3f ms", us / 1e3);
-    else
-        snprintf(buf, size, "%.3f us", us);
-    return buf;
-}
-
 /* One node as a reader would name it: "nodes[1] swap_in w (tensor 1, param, 32 B)". */
 static void describe_node(char *buf, size_t size, const plan *p, const dfg_graph *g, int32_t v)
 {
@@ -352,16 +342,52 @@ static void describe_node(char *buf, size_t size, const plan *p, const dfg_graph
                  emit_fmt_bytes(b, sizeof b, g->tensors[n->ref].bytes, false));
 }
 
-typedef struct stall {
-    int32_t node;
-    double gap;
-} stall;
+sa_status emit_stalls(const plan *p, const emit_timeline *tl, emit_stall **out, int32_t *n, sa_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    int32_t count = 0;
+    double prev_end = 0;
+    /* nodes are listed in stream order, so this walks the compute stream */
+    for (int pass = 0; pass < 2; pass++) {
+        prev_end = 0;
+        count = 0;
+        for (int32_t v = 0; v < p->n_nodes; v++) {
+            const plan_node *nd = &p->nodes[v];
+            if (plan_kind_stream(nd->kind) != PLAN_STREAM_COMPUTE)
+                continue;
+            double gap = tl->start[v] - prev_end;
+            prev_end = tl->end[v];
+            if (!(gap > 1e-9 * (1.0 + tl->start[v])))
+                continue;
+            if (pass == 1) {
+                int32_t dep = -1;
+                for (int32_t k = 0; k < nd->n_deps; k++) {
+                    int32_t u = p->deps[nd->dep_off + k];
+                    if (dep < 0 || tl->end[u] > tl->end[dep])
+                        dep = u;
+                }
+                (*out)[count] = (emit_stall){v, dep, gap};
+            }
+            count++;
+        }
+        if (pass == 0) {
+            if (count == 0)
+                return SA_OK;
+            *out = malloc((size_t)count * sizeof **out);
+            if (!*out)
+                return sa_fail(err, SA_ENOMEM, "out of memory listing %d stalls", count);
+        }
+    }
+    *n = count;
+    return SA_OK;
+}
 
 static int cmp_stall(const void *a, const void *b)
 {
-    const stall *x = a, *y = b;
-    if (x->gap != y->gap)
-        return x->gap > y->gap ? -1 : 1;
+    const emit_stall *x = a, *y = b;
+    if (x->gap_us != y->gap_us)
+        return x->gap_us > y->gap_us ? -1 : 1;
     return (x->node > y->node) - (x->node < y->node);
 }
 
@@ -376,9 +402,10 @@ sa_status emit_summary(const plan *p, const dfg_graph *g, FILE *out, sa_err *err
         st = emit_memory_curve(p, g, &tl, &mem, err);
     if (!st)
         st = emit_noswap_curve(p, g, &tl, &ns, err);
-    stall *stalls = st ? NULL : malloc((size_t)(p->n_nodes > 0 ? p->n_nodes : 1) * sizeof *stalls);
-    if (!st && !stalls)
-        st = sa_fail(err, SA_ENOMEM, "out of memory summarizing the plan");
+    emit_stall *stalls = NULL;
+    int32_t n_stalls = 0;
+    if (!st)
+        st = emit_stalls(p, &tl, &stalls, &n_stalls, err);
     if (st) {
         emit_curve_free(&mem);
         emit_curve_free(&ns);
@@ -389,24 +416,18 @@ sa_status emit_summary(const plan *p, const dfg_graph *g, FILE *out, sa_err *err
     int32_t count[PLAN_KIND_COUNT] = {0};
     int32_t kcount[DFG_KIND_COUNT][2] = {{0}};
     int64_t kbytes[DFG_KIND_COUNT][2] = {{0}};
-    int32_t n_stalls = 0;
-    double prev_end = 0, before = 0;
+    double before = 0;
+    for (int32_t i = 0; i < n_stalls; i++)
+        before += stalls[i].gap_us;
     for (int32_t v = 0; v < p->n_nodes; v++) {
         const plan_node *nd = &p->nodes[v];
         count[nd->kind]++;
         if (nd->kind == PLAN_SWAP_IN || nd->kind == PLAN_SWAP_OUT) {
             int dir = nd->kind == PLAN_SWAP_OUT;
             kcount[g->tensors[nd->ref].kind][dir]++;
-            kbytes[g->tensors[nd->ref].kind][dir] = sa_add_sat(kbytes[g->tensors[nd->ref].kind][dir], g->tensors[nd->ref].bytes);
-            continue;
+            kbytes[g->tensors[nd->ref].kind][dir] =
+                sa_add_sat(kbytes[g->tensors[nd->ref].kind][dir], g->tensors[nd->ref].bytes);
         }
-        /* nodes are listed in stream order, so this walks the compute stream */
-        double gap = tl.start[v] - prev_end;
-        if (gap > 1e-9 * (1.0 + tl.start[v])) {
-            stalls[n_stalls++] = (stall){v, gap};
-            before += gap;
-        }
-        prev_end = tl.end[v];
     }
     double ideal = dfg_total_time_us(g);
     char a[96], b[96], c[96], d[96];
@@ -414,14 +435,14 @@ sa_status emit_summary(const plan *p, const dfg_graph *g, FILE *out, sa_err *err
                  "%d swap-out); device \"%s\"\n",
             g->name, g->n_ops, g->n_tensors, p->n_nodes, count[PLAN_COMPUTE], count[PLAN_RECOMPUTE],
             count[PLAN_SWAP_IN], count[PLAN_SWAP_OUT], p->device.name);
-    fprintf(out, "iteration   %s predicted; ideal %s (%.1f%% of ideal)\n", fmt_time(a, sizeof a, r->makespan_us),
-            fmt_time(b, sizeof b, ideal), r->makespan_us > 0 ? 100.0 * ideal / r->makespan_us : 100.0);
+    fprintf(out, "iteration   %s predicted; ideal %s (%.1f%% of ideal)\n", eu_fmt_time(a, sizeof a, r->makespan_us),
+            eu_fmt_time(b, sizeof b, ideal), r->makespan_us > 0 ? 100.0 * ideal / r->makespan_us : 100.0);
     if (fabs(p->predicted.iteration_us - r->makespan_us) > 0.005 * r->makespan_us)
         fprintf(out, "note        the plan's predicted.iteration_us %s differs from this simulation\n",
-                fmt_time(a, sizeof a, p->predicted.iteration_us));
+                eu_fmt_time(a, sizeof a, p->predicted.iteration_us));
     fprintf(out, "stall       %s with the compute stream idle: %s before ops start, %s after the last one ends\n",
-            fmt_time(a, sizeof a, r->stall_us), fmt_time(b, sizeof b, before),
-            fmt_time(c, sizeof c, fmax(0.0, r->stall_us - before)));
+            eu_fmt_time(a, sizeof a, r->stall_us), eu_fmt_time(b, sizeof b, before),
+            eu_fmt_time(c, sizeof c, fmax(0.0, r->stall_us - before)));
     fprintf(out, "traffic     h2d %s in %d %s; d2h %s in %d %s\n", emit_fmt_bytes(a, sizeof a, r->h2d_bytes, true),
             r->n_swap_in, plural(r->n_swap_in, "swap-in", "swap-ins"), emit_fmt_bytes(b, sizeof b, r->d2h_bytes, true),
             r->n_swap_out, plural(r->n_swap_out, "swap-out", "swap-outs"));
@@ -459,20 +480,13 @@ sa_status emit_summary(const plan *p, const dfg_graph *g, FILE *out, sa_err *err
     if (shown > 0)
         fprintf(out, "  %2s %10s %10s  %-36s %s\n", "#", "stall_us", "start_us", "waiting", "waited for");
     for (int32_t i = 0; i < shown; i++) {
-        int32_t v = stalls[i].node;
-        const plan_node *nd = &p->nodes[v];
-        int32_t dep = -1;
-        for (int32_t k = 0; k < nd->n_deps; k++) {
-            int32_t u = p->deps[nd->dep_off + k];
-            if (dep < 0 || tl.end[u] > tl.end[dep])
-                dep = u;
-        }
+        int32_t v = stalls[i].node, dep = stalls[i].waited_for;
         describe_node(c, sizeof c, p, g, v);
         if (dep >= 0)
             describe_node(d, sizeof d, p, g, dep);
         else
             snprintf(d, sizeof d, "(no dependency)");
-        fprintf(out, "  %2d %10.3f %10.3f  %-36s %s\n", i + 1, stalls[i].gap, tl.start[v], c, d);
+        fprintf(out, "  %2d %10.3f %10.3f  %-36s %s\n", i + 1, stalls[i].gap_us, tl.start[v], c, d);
     }
     free(stalls);
     emit_curve_free(&mem);

@@ -114,7 +114,11 @@ sa_status emit_dot(const plan *p, const dfg_graph *g, int32_t first, int32_t las
     else
         fputs(", not simulated", out);
     fputs("\\nboxes compute, octagons recompute, green swap_in (h2d), red swap_out (d2h); "
-          "solid edges stream order, dashed edges deps\"];\n"
+          "solid edges stream order, dashed edges deps", out);
+    if (timed)
+        fputs("\\n\\\"a + b us\\\" under a node: it starts a us into the iteration and runs b us (simulated)",
+              out);
+    fputs("\"];\n"
           "  node [fontname=\"Helvetica\", fontsize=10, style=filled];\n"
           "  edge [fontname=\"Helvetica\", fontsize=8];\n",
           out);

@@ -3,22 +3,8 @@
 #include <string.h>
 
 #include "swapadvisor/emit.h"
+#include "emit/emit_util.h"
 #include "model/json_util.h"
-
-/* Writes s as a JSON string; bytes >= 0x80 pass through (names are UTF-8). */
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(out, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(out, "\\u%04x", *c);
-        else
-            fputc(*c, out);
-    }
-    fputc('"', out);
-}
 
 /* Bytes an op touches: the distinct tensors of its working set. */
 static int64_t op_bytes(const dfg_graph *g, int32_t op)
@@ -30,14 +16,114 @@ static int64_t op_bytes(const dfg_graph *g, int32_t op)
     return b;
 }
 
+/* The midpoint of node v in integer ns: a flow event placed there binds to
+ * v's slice and to no neighbour that touches it. */
+static int64_t mid_ns(const emit_timeline *tl, int32_t v)
+{
+    int64_t a = eu_ns(tl->start[v]), b = eu_ns(tl->end[v]);
+    return a + (b - a) / 2;
+}
+
+/* "nodes[3] swap_in w" for the stall markers' names and args. */
+static void node_label(char *buf, size_t size, const plan *p, const dfg_graph *g, int32_t v)
+{
+    const plan_node *n = &p->nodes[v];
+    bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
+    snprintf(buf, size, "nodes[%d] %s %s", v, plan_kind_name(n->kind), op ? g->ops[n->ref].name : g->tensors[n->ref].name);
+}
+
+static void trace_slice(FILE *out, const plan *p, const dfg_graph *g, const emit_timeline *tl, int32_t v)
+{
+    const plan_node *n = &p->nodes[v];
+    bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
+    int64_t t0 = eu_ns(tl->start[v]), t1 = eu_ns(tl->end[v]);
+    fputs(",\n{\"name\":", out);
+    eu_json_str(out, op ? g->ops[n->ref].name : g->tensors[n->ref].name);
+    fprintf(out, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":", plan_kind_name(n->kind),
+            plan_kind_stream(n->kind) + 1);
+    eu_print_us(out, t0);
+    fputs(",\"dur\":", out);
+    eu_print_us(out, t1 - t0);
+    fprintf(out, ",\"args\":{\"node\":%d,\"kind\":\"%s\",", v, plan_kind_name(n->kind));
+    if (op) {
+        fprintf(out, "\"op\":%d,\"type\":", n->ref);
+        eu_json_str(out, g->ops[n->ref].type);
+        fprintf(out, ",\"phase\":\"%s\",\"bytes\":%lld", dfg_phase_name(g->ops[n->ref].phase),
+                (long long)op_bytes(g, n->ref));
+    } else {
+        fprintf(out, "\"tensor\":%d,\"tensor_kind\":\"%s\",\"bytes\":%lld", n->ref,
+                dfg_kind_name(g->tensors[n->ref].kind), (long long)g->tensors[n->ref].bytes);
+    }
+    fputs(",\"deps\":[", out);
+    for (int32_t k = 0; k < n->n_deps; k++)
+        fprintf(out, "%s%d", k ? "," : "", p->deps[n->dep_off + k]);
+    fputs("]}}", out);
+}
+
+/* One arrow per dependency that crosses streams: "s" inside the slice it
+ * leaves, "f" (binding point "e": the enclosing slice) inside the slice that
+ * waited.  Flow ids are the dependency's index in p->deps, unique. */
+static void trace_flows(FILE *out, const plan *p, const emit_timeline *tl)
+{
+    for (int32_t v = 0; v < p->n_nodes; v++) {
+        const plan_node *n = &p->nodes[v];
+        plan_stream sv = plan_kind_stream(n->kind);
+        for (int32_t k = 0; k < n->n_deps; k++) {
+            int32_t u = p->deps[n->dep_off + k];
+            plan_stream su = plan_kind_stream(p->nodes[u].kind);
+            if (su == sv)
+                continue;
+            int32_t id = n->dep_off + k;
+            fprintf(out, ",\n{\"name\":\"dependency\",\"cat\":\"dependency\",\"ph\":\"s\",\"id\":%d,\"pid\":1,\"tid\":%d,"
+                         "\"ts\":",
+                    id, su + 1);
+            eu_print_us(out, mid_ns(tl, u));
+            fprintf(out, "},\n{\"name\":\"dependency\",\"cat\":\"dependency\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%d,"
+                         "\"pid\":1,\"tid\":%d,\"ts\":",
+                    id, sv + 1);
+            eu_print_us(out, mid_ns(tl, v));
+            fputc('}', out);
+        }
+    }
+}
+
+/* An instant event on the compute track where each stall ends. */
+static void trace_stalls(FILE *out, const plan *p, const dfg_graph *g, const emit_timeline *tl, const emit_stall *st,
+                         int32_t n)
+{
+    char a[320], b[320];
+    for (int32_t i = 0; i < n; i++) {
+        int32_t v = st[i].node, d = st[i].waited_for;
+        node_label(a, sizeof a, p, g, v);
+        if (d >= 0)
+            node_label(b, sizeof b, p, g, d);
+        else
+            snprintf(b, sizeof b, "(no dependency)");
+        fputs(",\n{\"name\":\"stall\",\"cat\":\"stall\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":1,\"ts\":", out);
+        eu_print_us(out, eu_ns(tl->start[v]));
+        fputs(",\"args\":{\"stall_us\":", out);
+        eu_print_us(out, eu_ns(tl->start[v]) - eu_ns(tl->start[v] - st[i].gap_us));
+        fprintf(out, ",\"node\":%d,\"waiting\":", v);
+        eu_json_str(out, a);
+        fprintf(out, ",\"waited_for_node\":%d,\"waited_for\":", d);
+        eu_json_str(out, b);
+        fputs("}}", out);
+    }
+}
+
 sa_status emit_trace(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
 {
     emit_timeline tl;
     emit_curve mem = {0};
+    emit_stall *stalls = NULL;
+    int32_t n_stalls = 0;
     sa_status st = emit_timeline_run(p, g, &tl, err);
     if (!st)
         st = emit_memory_curve(p, g, &tl, &mem, err);
+    if (!st)
+        st = emit_stalls(p, &tl, &stalls, &n_stalls, err);
     if (st) {
+        emit_curve_free(&mem);
         emit_timeline_free(&tl);
         return st;
     }
@@ -46,7 +132,7 @@ sa_status emit_trace(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
     fputs("{\"traceEvents\":[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":", out);
     char pname[256];
     snprintf(pname, sizeof pname, "swap plan: %s", g->name);
-    json_str(out, pname);
+    eu_json_str(out, pname);
     fputs("}}", out);
     for (int s = 0; s < PLAN_STREAM_COUNT; s++) {
         fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"%s\"}}", s + 1,
@@ -54,40 +140,27 @@ sa_status emit_trace(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
         fprintf(out, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
                 s + 1, s + 1);
     }
-    for (int32_t v = 0; v < p->n_nodes; v++) {
-        const plan_node *n = &p->nodes[v];
-        bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
-        fputs(",\n{\"name\":", out);
-        json_str(out, op ? g->ops[n->ref].name : g->tensors[n->ref].name);
-        fprintf(out, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"node\":%d,"
-                     "\"kind\":\"%s\",",
-                plan_kind_name(n->kind), plan_kind_stream(n->kind) + 1, tl.start[v], tl.end[v] - tl.start[v], v,
-                plan_kind_name(n->kind));
-        if (op) {
-            fprintf(out, "\"op\":%d,\"type\":", n->ref);
-            json_str(out, g->ops[n->ref].type);
-            fprintf(out, ",\"phase\":\"%s\",\"bytes\":%lld", dfg_phase_name(g->ops[n->ref].phase),
-                    (long long)op_bytes(g, n->ref));
-        } else {
-            fprintf(out, "\"tensor\":%d,\"tensor_kind\":\"%s\",\"bytes\":%lld", n->ref,
-                    dfg_kind_name(g->tensors[n->ref].kind), (long long)g->tensors[n->ref].bytes);
-        }
-        fputs(",\"deps\":[", out);
-        for (int32_t k = 0; k < n->n_deps; k++)
-            fprintf(out, "%s%d", k ? "," : "", p->deps[n->dep_off + k]);
-        fputs("]}}", out);
+    /* Times are whole nanoseconds printed as microseconds with three
+     * decimals: a slice ends where the next one on its track starts, never
+     * after (rounding start and end separately is monotone). */
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        trace_slice(out, p, g, &tl, v);
+    trace_flows(out, p, &tl);
+    trace_stalls(out, p, g, &tl, stalls, n_stalls);
+    for (int32_t i = 0; i < mem.n; i++) {
+        fputs(",\n{\"name\":\"device memory\",\"ph\":\"C\",\"pid\":1,\"tid\":0,\"ts\":", out);
+        eu_print_us(out, eu_ns(mem.time_us[i]));
+        fprintf(out, ",\"args\":{\"bytes\":%lld}}", (long long)mem.bytes[i]);
     }
-    for (int32_t i = 0; i < mem.n; i++)
-        fprintf(out, ",\n{\"name\":\"device memory\",\"ph\":\"C\",\"pid\":1,\"tid\":0,\"ts\":%.3f,\"args\":{\"bytes\":%lld}}",
-                mem.time_us[i], (long long)mem.bytes[i]);
     fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"graph\":", out);
-    json_str(out, g->name);
+    eu_json_str(out, g->name);
     fputs(",\"device\":", out);
-    json_str(out, p->device.name);
+    eu_json_str(out, p->device.name);
     fprintf(out, ",\"iteration_us\":%.3f,\"ideal_us\":%.3f,\"stall_us\":%.3f,\"memory_bytes\":%lld,"
-                 "\"peak_bytes\":%lld}}\n",
+                 "\"peak_bytes\":%lld,\"stalls\":%d}}\n",
             tl.sim.makespan_us, dfg_total_time_us(g), tl.sim.stall_us, (long long)p->device.memory_bytes,
-            (long long)mem.peak);
+            (long long)mem.peak, n_stalls);
+    free(stalls);
     emit_curve_free(&mem);
     emit_timeline_free(&tl);
     return ferror(out) ? sa_fail(err, SA_EIO, "<output>: write error") : SA_OK;

@@ -217,8 +217,10 @@ sa_status zoo_defaults(const char *name, int64_t *batch, int64_t *seq, sa_err *e
 static char *zoo_extra(const char *name, const zoo_opts *o, int64_t seq, int64_t heads)
 {
     char buf[512];
-    int n = snprintf(buf, sizeof buf, "{\"zoo\":{\"model\":\"%s\",\"dtype\":\"%s\",\"optimizer\":\"%s\"", name,
-                     zoo_dtype_name(o->dtype), zoo_optimizer_name(o->optimizer));
+    int n = o->inference ? snprintf(buf, sizeof buf, "{\"zoo\":{\"model\":\"%s\",\"dtype\":\"%s\",\"mode\":\"inference\"",
+                                    name, zoo_dtype_name(o->dtype))
+                         : snprintf(buf, sizeof buf, "{\"zoo\":{\"model\":\"%s\",\"dtype\":\"%s\",\"optimizer\":\"%s\"",
+                                    name, zoo_dtype_name(o->dtype), zoo_optimizer_name(o->optimizer));
     if (seq > 0)
         n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"seq\":%lld", (long long)seq);
     if (heads > 0)
@@ -245,6 +247,8 @@ sa_status zoo_build(const char *name, const zoo_opts *opts, dfg_graph **out, sa_
         return st;
     if ((unsigned)o->dtype > ZOO_F16 || (unsigned)o->optimizer > ZOO_ADAM)
         return sa_fail(err, SA_EUSAGE, "model '%s': unknown dtype or optimizer value", name);
+    if (o->inference && o->optimizer != ZOO_SGD)
+        return sa_fail(err, SA_EUSAGE, "model '%s': an inference graph has no optimizer (drop --optimizer)", name);
     int64_t batch, seq;
     defaults(&sp, &batch, &seq);
     if (o->batch < 0 || o->batch > (1 << 20))

@@ -16,7 +16,7 @@
 static int32_t image_input(zb *z, int64_t batch, int64_t side, int32_t *labels)
 {
     int64_t shape[] = {batch, 3, side, side};
-    *labels = zb_tensor_i32(z, DFG_INPUT, 1, &batch, "labels");
+    *labels = z->inference ? -1 : zb_tensor_i32(z, DFG_INPUT, 1, &batch, "labels");
     return zb_tensor(z, DFG_INPUT, 4, shape, "data");
 }
 

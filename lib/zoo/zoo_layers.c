@@ -107,7 +107,9 @@ static void bn_bwd(zb *z, const zb_entry *e) { norm_bwd(z, e, "batchnorm_bwd", Z
  * mean and inverse std and folds them into the running statistics in place;
  * NAME (batchnorm) normalizes x with the saved statistics and applies gamma
  * and beta.  Only the first touches persistent state, so a planner may drop y
- * and recompute it from x and the saved statistics (docs/zoo.md). */
+ * and recompute it from x and the saved statistics (docs/zoo.md).  Inference:
+ * one batchnorm op normalizing with the running statistics, which it only
+ * reads. */
 int32_t zl_bn(zb *z, const char *name, int32_t x)
 {
     if (!zb_ok(z))
@@ -118,6 +120,12 @@ int32_t zl_bn(zb *z, const char *name, int32_t x)
     int32_t rm = zb_tensor(z, DFG_STATE, 1, &c, "%s.running_mean", name);
     int32_t rv = zb_tensor(z, DFG_STATE, 1, &c, "%s.running_var", name);
     double n = (double)zb_numel(z, x);
+    if (z->inference) {
+        int32_t y = zb_like(z, DFG_ACTIVATION, x, "%s", name);
+        int32_t in[] = {x, gm, bt, rm, rv};
+        zb_op(z, name, "batchnorm", DFG_FORWARD, in, 5, &y, 1, ZF_BN_NORM * n);
+        return y;
+    }
     char nm[300];
     int32_t sm = zb_tensor(z, DFG_ACTIVATION, 1, &c, "%s.saved_mean", name);
     int32_t si = zb_tensor(z, DFG_ACTIVATION, 1, &c, "%s.saved_invstd", name);
@@ -424,6 +432,11 @@ int32_t zl_softmax_xent(zb *z, const char *name, int32_t logits, int32_t labels)
 {
     if (!zb_ok(z))
         return -1;
+    if (z->inference) { /* no loss: the class probabilities are the result */
+        int32_t prob = zb_like(z, DFG_ACTIVATION, logits, "prob");
+        zb_op(z, "prob", "softmax", DFG_FORWARD, &logits, 1, &prob, 1, ZF_SOFTMAX * (double)zb_numel(z, logits));
+        return prob;
+    }
     int32_t prob = zb_like(z, DFG_ACTIVATION, logits, "%s", name);
     int32_t in[] = {logits, labels};
     int32_t op = zb_op(z, name, "softmax_xent", DFG_FORWARD, in, 2, &prob, 1, ZF_XENT * (double)zb_numel(z, logits));
@@ -448,6 +461,11 @@ int32_t zl_layernorm(zb *z, const char *name, int32_t x)
     int32_t gm = zb_param(z, 1, &h, "%s.gamma", name);
     int32_t bt = zb_param(z, 1, &h, "%s.beta", name);
     int32_t y = zb_like(z, DFG_ACTIVATION, x, "%s", name);
+    if (z->inference) { /* the statistics are not saved for a backward pass */
+        int32_t in[] = {x, gm, bt};
+        zb_op(z, name, "layernorm", DFG_FORWARD, in, 3, &y, 1, ZF_LN * (double)zb_numel(z, x));
+        return y;
+    }
     int32_t mean = zb_tensor(z, DFG_ACTIVATION, 1, &rows, "%s.mean", name);
     int32_t rstd = zb_tensor(z, DFG_ACTIVATION, 1, &rows, "%s.rstd", name);
     int32_t in[] = {x, gm, bt}, out[] = {y, mean, rstd};

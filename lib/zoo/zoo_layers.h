@@ -33,7 +33,8 @@ int32_t zl_matmul(zb *z, const char *name, int32_t x, int32_t w, int32_t b, bool
 /* Linear layer with fresh parameters name.w [K, N] and name.b [N]. */
 int32_t zl_linear(zb *z, const char *name, int32_t x, int64_t n_out, bool bias);
 /* Cross-entropy over the last axis of logits against int32 labels; the root of
- * the backward pass.  Returns the probabilities. */
+ * the backward pass.  Returns the probabilities.  Inference: a softmax "prob"
+ * of the logits; labels is ignored (-1). */
 int32_t zl_softmax_xent(zb *z, const char *name, int32_t logits, int32_t labels);
 /* Global average pool + linear classifier + softmax cross-entropy (CNN heads). */
 int32_t zl_classifier(zb *z, int32_t x, int64_t classes, int32_t labels);

@@ -122,7 +122,8 @@ static void lstm_layer(zb *z, const char *p, const int32_t *xs, int32_t s, int64
         int32_t *cur = args + 1 + (int64_t)t * PER_STEP;
         cur[0] = zb_tensor(z, DFG_ACTIVATION, 2, bg, "%s.t%d.xg", p, t);
         cur[1] = zb_tensor(z, DFG_ACTIVATION, 2, bg, "%s.t%d.hg", p, t);
-        cur[2] = zb_tensor(z, DFG_ACTIVATION, 2, bg, "%s.t%d.gates", p, t);
+        /* the activated gates are saved for the backward only */
+        cur[2] = z->inference ? -1 : zb_tensor(z, DFG_ACTIVATION, 2, bg, "%s.t%d.gates", p, t);
         cur[3] = zb_tensor(z, DFG_ACTIVATION, 2, bh, "%s.t%d.c", p, t);
         hs[t] = zb_tensor(z, DFG_ACTIVATION, 2, bh, "%s.t%d.h", p, t);
         int32_t i1[] = {xs[t], in[0]}, i2[] = {hprev, in[1]}, i3[] = {cur[0], cur[1], in[2], cprev},
@@ -132,7 +133,8 @@ static void lstm_layer(zb *z, const char *p, const int32_t *xs, int32_t s, int64
         snprintf(nm, sizeof nm, "%s.t%d.hg", p, t);
         cur[5] = zb_op(z, nm, "matmul", DFG_FORWARD, i2, 2, cur + 1, 1, 2.0 * (double)(batch * hid * 4 * hid));
         snprintf(nm, sizeof nm, "%s.t%d.cell", p, t);
-        cur[6] = zb_op(z, nm, "lstm_cell", DFG_FORWARD, i3, 4, o3, 3, ZF_LSTM * (double)(batch * hid));
+        cur[6] = zb_op(z, nm, "lstm_cell", DFG_FORWARD, i3, 4, o3, z->inference ? 2 : 3,
+                       ZF_LSTM * (double)(batch * hid));
         for (int i = 0; i < 4; i++)
             zb_set_needs(z, cur[i], true);
         zb_set_needs(z, hs[t], true);
@@ -157,7 +159,7 @@ void zoo_rnn(zb *z, int layers, int64_t hidden, bool bidirectional, int64_t batc
         goto done;
     }
     int32_t tokens = zb_tensor_i32(z, DFG_INPUT, 2, tok, "tokens");
-    int32_t labels = zb_tensor_i32(z, DFG_INPUT, 1, &rows, "labels");
+    int32_t labels = z->inference ? -1 : zb_tensor_i32(z, DFG_INPUT, 1, &rows, "labels");
     int32_t emb = zb_param(z, 2, es, "embed.w");
     int32_t x = zl_embedding(z, "embed", tokens, emb, -1);
     zl_split(z, "embed_split", x, s, NULL, 0, true, xs);

@@ -90,6 +90,7 @@ void zb_init(zb *z, const char *name, const zoo_opts *o, int64_t batch, sa_err *
     z->esize = o->dtype == ZOO_F16 ? 2 : 4;
     z->dtype = zoo_dtype_name(o->dtype);
     z->opt = o->optimizer;
+    z->inference = o->inference;
     z->g = dfg_new(name);
     if (!z->g) {
         zb_oom(z);
@@ -265,7 +266,7 @@ int32_t zb_op(zb *z, const char *name, const char *type, dfg_phase ph, const int
 void zb_tape(zb *z, zb_bwd_fn bwd, int32_t op, const int32_t *in, int32_t n_in, const int32_t *out, int32_t n_out,
              const int32_t *args, int32_t n_arg)
 {
-    if (!zb_ok(z) || op < 0)
+    if (!zb_ok(z) || op < 0 || z->inference)
         return;
     int64_t need = z->npool + n_in + n_out + n_arg;
     if (!grow32(z, (void **)&z->tape, &z->tapecap, z->ntape + 1, sizeof *z->tape) ||
@@ -374,14 +375,16 @@ sa_status zb_finish(zb *z, dfg_graph **out)
     *out = NULL;
     for (int32_t i = z->ntape - 1; i >= 0 && zb_ok(z); i--)
         z->tape[i].bwd(z, &z->tape[i]);
-    int32_t *pg = zb_ok(z) ? calloc((size_t)(z->nparams ? z->nparams : 1), sizeof *pg) : NULL;
+    /* Inference: the tape is empty (zb_tape records nothing) and no update. */
+    int32_t nupd = z->inference ? 0 : z->nparams;
+    int32_t *pg = zb_ok(z) ? calloc((size_t)(nupd ? nupd : 1), sizeof *pg) : NULL;
     if (zb_ok(z) && !pg)
         zb_oom(z);
     /* Every partial-gradient sum belongs to the backward phase, so all of them
      * come before the first update. */
-    for (int32_t i = 0; i < z->nparams && zb_ok(z); i++)
+    for (int32_t i = 0; i < nupd && zb_ok(z); i++)
         pg[i] = zb_grad(z, z->params[i]);
-    for (int32_t i = 0; i < z->nparams && zb_ok(z); i++) {
+    for (int32_t i = 0; i < nupd && zb_ok(z); i++) {
         int32_t p = z->params[i], g = pg[i];
         if (g < 0)
             continue; /* the loss does not depend on it: nothing to update */

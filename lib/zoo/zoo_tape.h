@@ -50,6 +50,7 @@ struct zb {
     int64_t esize;
     const char *dtype;
     zoo_optimizer opt;
+    bool inference; /* forward only: layers emit no tape and no saved tensors; zb_finish no backward */
     /* per tensor (grown with the graph) */
     int32_t tcap;
     uint8_t *needs_grad;  /* the loss depends on it through a parameter */
@@ -70,7 +71,7 @@ struct zb {
 
 /* ---- the builder (zoo_tape.c) ---- */
 void zb_init(zb *z, const char *name, const zoo_opts *o, int64_t batch, sa_err *err);
-/* Emits backward and update ops, finalizes and hands the graph over (*out), or
+/* Emits backward and update ops (none for inference), finalizes and hands the graph over (*out), or
  * frees everything and returns the first failure. */
 sa_status zb_finish(zb *z, dfg_graph **out);
 /* Records a failure (the first one wins). Returns -1 for convenience. */
