@@ -472,7 +472,8 @@ sa_status emit_summary(const plan *p, const dfg_graph *g, FILE *out, sa_err *err
     fprintf(out, "  %-18s %10d %12s %11d %12s\n", "all", tot[0], emit_fmt_bytes(a, sizeof a, totb[0], false), tot[1],
             emit_fmt_bytes(b, sizeof b, totb[1], false));
 
-    qsort(stalls, (size_t)n_stalls, sizeof *stalls, cmp_stall);
+    if (n_stalls > 0) /* stalls is NULL when the plan has no compute node */
+        qsort(stalls, (size_t)n_stalls, sizeof *stalls, cmp_stall);
     int32_t shown = n_stalls < EMIT_TOP_STALLS ? n_stalls : EMIT_TOP_STALLS;
     fprintf(out, "\nlongest stalls (%d of %d): the compute stream idle before a node, and the dependency that "
                  "ended last\n",
