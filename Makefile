@@ -24,9 +24,12 @@
 # CUDA sources (lib/cuda/*.cu) are built when nvcc is on PATH; otherwise
 # lib/cuda/gpu_none.c stands in and the GPU paths report that the build has no CUDA.
 # That choice of files is the one CUDA boundary: no source tests for CUDA with #if.
+# cmd/mpi/ (swapadvisor-search-mpi) is built when mpicc is on PATH; the library
+# never depends on MPI.
 
 CC      ?= gcc
 NVCC    ?= $(shell command -v nvcc 2>/dev/null)
+MPICC   ?= $(shell command -v mpicc 2>/dev/null)
 BUILD   ?= build
 BIN     ?= bin
 OPT     ?= -O2
@@ -41,6 +44,22 @@ WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototype
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -fopenmp $(WARN) $(SAN) -Iinclude -Ilib -MMD -MP $(CFLAGS)
 BASE_LIBS  = -lcjson -lm -fopenmp
 LDLIBS_ALL = $(BASE_LIBS) $(SAN) $(LDLIBS)
+
+# Optional MILP / LP solvers (docs/bound.md): COIN-OR CBC through pkg-config,
+# GLPK by its header.  Without either, --policy optimal exits 2 and --bound
+# uses the combinatorial bound.  NO_SOLVER=1 builds as if neither were there.
+ifeq ($(NO_SOLVER),)
+  HAVE_CBC  := $(shell pkg-config --exists cbc 2>/dev/null && echo 1)
+  HAVE_GLPK := $(shell test -f /usr/include/glpk.h && echo 1)
+endif
+ifeq ($(HAVE_CBC),1)
+  CFLAGS_ALL += -DSA_HAVE_CBC=1 $(patsubst -I%,-isystem %,$(shell pkg-config --cflags cbc))
+  LDLIBS_ALL += $(shell pkg-config --libs cbc)
+endif
+ifeq ($(HAVE_GLPK),1)
+  CFLAGS_ALL += -DSA_HAVE_GLPK=1
+  LDLIBS_ALL += -lglpk
+endif
 
 LAYERS   = core model zoo planning search policies emit cuda runner
 LIB_SRC  = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
@@ -67,6 +86,14 @@ else
   $(info nvcc not found: building without CUDA (GPU paths will report it))
 endif
 
+MPI_SRC = $(wildcard cmd/mpi/*.c)
+ifneq ($(MPICC),)
+  MPI_CMDS = $(patsubst cmd/mpi/%.c,$(BIN)/%,$(MPI_SRC))
+else
+  MPI_CMDS :=
+  $(info mpicc not found: swapadvisor-search-mpi is not built)
+endif
+
 LIB_OBJ  = $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC)) $(CU_OBJ)
 LIBA     = $(BUILD)/libswapadvisor.a
 CLIA     = $(BUILD)/libsacli.a
@@ -78,7 +105,7 @@ BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all test asan-test nocuda-check check bench clean layers install uninstall man package-test FORCE \
         valgrind fuzz
-all: $(LIBA) $(CMDS)
+all: $(LIBA) $(CMDS) $(MPI_CMDS)
 
 # The development build: warnings are errors for the test targets (and with
 # DEV=1); a user's plain `make` only shows them.  -Werror changes no object
@@ -111,6 +138,11 @@ $(BUILD)/cmd/%.o: cmd/%.c | $(BUILD)/cmd
 	$(CC) $(CFLAGS_ALL) -Icmd/common -c $< -o $@
 $(BIN)/%: $(BUILD)/cmd/%.o $(CLIA) $(LIBA) | $(BIN)
 	$(CC) -o $@ $< $(CLIA) $(LIBA) $(LDLIBS_ALL)
+# MPI front ends: mpicc wraps $(CC) (OMPI_CC / MPICH_CC) with MPI's flags.
+$(BUILD)/cmd/mpi/%.o: cmd/mpi/%.c | $(BUILD)/cmd/mpi
+	OMPI_CC=$(CC) MPICH_CC=$(CC) $(MPICC) $(CFLAGS_ALL) -Icmd/common -c $< -o $@
+$(MPI_CMDS): $(BIN)/%: $(BUILD)/cmd/mpi/%.o $(CLIA) $(LIBA) | $(BIN)
+	OMPI_CC=$(CC) MPICH_CC=$(CC) $(MPICC) -o $@ $< $(CLIA) $(LIBA) $(LDLIBS_ALL)
 
 # One runner for every suite: test_suites.h is generated from the
 # "Suite *suite_NAME(void)" definitions found in test/test_*.c.
@@ -214,7 +246,7 @@ uninstall:
 	rm -f $(DESTDIR)$(libdir)/libswapadvisor.a $(DESTDIR)$(libdir)/pkgconfig/swapadvisor.pc
 	rm -rf $(DESTDIR)$(includedir)/swapadvisor $(DESTDIR)$(datadir) $(DESTDIR)$(docdir)
 
-$(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/test $(BUILD)/bench $(BIN):
+$(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/cmd/mpi $(BUILD)/test $(BUILD)/bench $(BIN):
 	mkdir -p $@
 
 clean:

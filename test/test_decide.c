@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "swapadvisor/decide.h"
+#include "swapadvisor/planner.h"
 #include "swapadvisor/runner.h"
 #include "swapadvisor/sim.h"
 #include "swapadvisor/validate.h"
@@ -21,9 +22,11 @@ static dfg_device dev_big(void)
 static plan *build_checked(const dfg_graph *g, const uint8_t *act, const dec_opts *o, dec_stats *ds)
 {
     dfg_device d = dev_big();
-    plan *p = NULL;
+    plan *p = plan_new(g, &d);
     sa_err err = {0};
-    ck_assert_msg(dec_build(g, &d, NULL, act, o, &p, ds, &err) == SA_OK, "%s", err.msg);
+    ck_assert_ptr_nonnull(p);
+    planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = o, .stats = ds};
+    ck_assert_msg(planner_plan(g, &d, &q, p, &err) == SA_OK, "%s", err.msg);
     val_report rep = {0};
     ck_assert_msg(plan_validate(p, g, true, &rep, &err) == SA_OK, "%d violations, first: %s", rep.n_violations,
                   err.msg);
@@ -181,6 +184,38 @@ START_TEST(test_impossible_decisions_are_demoted)
 }
 END_TEST
 
+/* DEC_EVICT: the cost rule swaps what a link hides and recomputes what it
+ * cannot (the ladder's producers take microseconds).  Fast link: everything
+ * evicted is swapped; a slow one: the recomputable ones are recomputed.
+ * Both plans are strictly valid; on the test device the mix replays. */
+START_TEST(test_cost_rule_swaps_what_hides_and_recomputes_the_rest)
+{
+    dfg_graph *g = tu_ladder(6);
+    uint8_t *act = forward_acts(g, DEC_EVICT);
+    dec_opts o;
+    dec_opts_default(&o);
+    const double rates[] = {1e15, 1e5};
+    dec_stats ds[2];
+    for (int k = 0; k < 2; k++) {
+        dfg_device d = {"link", (int64_t)1 << 40, rates[k], rates[k], 2 * rates[k], 0.0};
+        plan *p = plan_new(g, &d);
+        sa_err err = {0};
+        planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = &o, .stats = &ds[k]};
+        ck_assert_msg(planner_plan(g, &d, &q, p, &err) == SA_OK, "%s", err.msg);
+        ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+        plan_free(p);
+    }
+    ck_assert_int_gt(ds[0].n_swapped, 0);
+    ck_assert_int_eq(ds[0].n_recomputed, 0);
+    ck_assert_int_gt(ds[1].n_recomputed, 0);
+    dec_stats mix;
+    plan_free(build_checked(g, act, &o, &mix));
+    ck_assert_int_gt(mix.n_swapped + mix.n_recomputed, 0);
+    free(act);
+    dfg_free(g);
+}
+END_TEST
+
 Suite *suite_decide(void)
 {
     Suite *s = suite_create("decide");
@@ -191,6 +226,7 @@ Suite *suite_decide(void)
     tcase_add_test(tc, test_recompute_chains_replay_correctly);
     tcase_add_test(tc, test_mixed_swap_and_recompute);
     tcase_add_test(tc, test_impossible_decisions_are_demoted);
+    tcase_add_test(tc, test_cost_rule_swaps_what_hides_and_recomputes_the_rest);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,4 +1,5 @@
-/* test_ga.c - the genetic search: determinism across threads, validity, never worse than topo. */
+/* test_ga.c - the genetic search: determinism across threads, validity, never worse than topo; seeded
+ * with every other policy, never slower than any of them; no recompute of an in-place update. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,401 @@ START_TEST(test_search_refuses_impossible_memory)
 }
 END_TEST
 
+/* ---- islands: the migration hook ---- */
+
+typedef struct hook_ctx {
+    int calls, finals, last_gen;
+    int32_t words;
+    int32_t *keep;         /* the best genome offered at the final exchange */
+    double keep_us;
+    const int32_t *give;   /* genomes to hand in at the first exchange */
+    int n_give;
+    int stop_at;           /* > 0: ask to stop at this generation */
+    bool offered_sorted;
+} hook_ctx;
+
+static sa_status hook(ga_migration *m, void *ctx, sa_err *err)
+{
+    (void)err;
+    hook_ctx *h = ctx;
+    h->calls++;
+    h->words = m->words;
+    h->last_gen = m->generation;
+    for (int i = 1; i < m->n_out; i++)
+        if (m->out_us[i] < m->out_us[i - 1])
+            h->offered_sorted = false;
+    if (m->final) {
+        h->finals++;
+        free(h->keep);
+        h->keep = malloc((size_t)m->words * sizeof *h->keep);
+        memcpy(h->keep, m->out, (size_t)m->words * sizeof *h->keep);
+        h->keep_us = m->out_us[0];
+    }
+    if (h->calls == 1 && h->give) {
+        m->in = h->give;
+        m->n_in = h->n_give;
+    }
+    if (h->stop_at > 0 && m->generation >= h->stop_at)
+        m->stop = true;
+    return SA_OK;
+}
+
+static sa_status hook_search(const dfg_graph *g, const dfg_device *d, uint64_t seed, int threads, hook_ctx *h,
+                             ga_result *r, sa_err *err)
+{
+    ga_opts o;
+    ga_opts_default(&o);
+    o.threads = threads;
+    o.seed = seed;
+    o.generations = 6;
+    o.population = 8;
+    o.migrate = h ? hook : NULL;
+    o.migrate_ctx = h;
+    o.migrate_every = 2;
+    o.migrants = 3;
+    return ga_search(g, d, &o, r, err);
+}
+
+static char *plan_text(plan *p)
+{
+    char *json;
+    sa_err err = {0};
+    plan_set_search_json(p, NULL);
+    ck_assert_int_eq(plan_to_json(p, &json, &err), SA_OK);
+    return json;
+}
+
+START_TEST(test_hook_offers_and_empty_exchange_changes_nothing)
+{
+    dfg_graph *g = tu_ladder(8);
+    dfg_device d = three_quarter_peak(g);
+    ga_result r0, r1;
+    sa_err err = {0};
+    hook_ctx h = {.offered_sorted = true};
+    ck_assert_int_eq(hook_search(g, &d, 5, 2, NULL, &r0, &err), SA_OK);
+    ck_assert_int_eq(hook_search(g, &d, 5, 2, &h, &r1, &err), SA_OK);
+    /* generations 2, 4, 6 and the final one */
+    ck_assert_int_eq(h.calls, 4);
+    ck_assert_int_eq(h.finals, 1);
+    ck_assert_int_eq(h.last_gen, 6);
+    ck_assert(h.offered_sorted);
+    ck_assert_int_eq(h.words, ga_genome_words(g));
+    ck_assert_int_eq(h.words, g->n_ops + 4 + 2 * g->n_sizes + g->n_tensors);
+    /* what the search offers is a well-formed genome, its best */
+    ck_assert_int_eq(ga_genome_check(g, h.keep, &err), SA_OK);
+    ck_assert_double_eq_tol(h.keep_us, r1.best->predicted.iteration_us, 1e-6 * h.keep_us);
+    /* taking nothing in leaves the search as it was */
+    ck_assert_int_eq(r0.evaluations, r1.evaluations);
+    char *a = plan_text(r0.best), *b = plan_text(r1.best);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    free(h.keep);
+    plan_free(r0.best);
+    plan_free(r1.best);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_hook_imports_replace_the_worst)
+{
+    dfg_graph *g = tu_ladder(8);
+    dfg_device d = three_quarter_peak(g);
+    ga_result ra, rb, rc;
+    sa_err err = {0};
+    /* island A's best genome, handed to island B (another seed) at generation 2 */
+    hook_ctx ha = {.offered_sorted = true};
+    ck_assert_int_eq(hook_search(g, &d, 11, 1, &ha, &ra, &err), SA_OK);
+    hook_ctx hb = {.offered_sorted = true, .give = ha.keep, .n_give = 1};
+    ck_assert_int_eq(hook_search(g, &d, 12, 1, &hb, &rb, &err), SA_OK);
+    /* B holds A's best from then on: elitism keeps it or better */
+    ck_assert_double_le(rb.best->predicted.iteration_us, ra.best->predicted.iteration_us + 1e-6);
+    ck_assert_int_eq(rb.evaluations, ra.evaluations + 1);
+    ck_assert_int_eq(plan_validate(rb.best, g, true, NULL, &err), SA_OK);
+    /* the same exchange with more threads: the same plan */
+    hook_ctx hc = {.offered_sorted = true, .give = ha.keep, .n_give = 1};
+    ck_assert_int_eq(hook_search(g, &d, 12, 3, &hc, &rc, &err), SA_OK);
+    char *b = plan_text(rb.best), *c = plan_text(rc.best);
+    ck_assert_str_eq(b, c);
+    free(b);
+    free(c);
+    free(ha.keep);
+    free(hb.keep);
+    free(hc.keep);
+    plan_free(ra.best);
+    plan_free(rb.best);
+    plan_free(rc.best);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_hook_stop_and_refusals)
+{
+    dfg_graph *g = tu_ladder(6);
+    dfg_device d = three_quarter_peak(g);
+    ga_result r;
+    sa_err err = {0};
+    hook_ctx h = {.stop_at = 2};
+    ck_assert_int_eq(hook_search(g, &d, 3, 1, &h, &r, &err), SA_OK);
+    ck_assert_int_eq(r.generations, 2);
+    ck_assert_int_eq(h.finals, 1);
+    plan_free(r.best);
+    int32_t words = h.words, *bad = malloc((size_t)words * sizeof *bad);
+    /* a malformed migrant ends the search with SA_EFORMAT naming it */
+    struct { int32_t word, value; const char *needle; } cases[] = {
+        {0, -1, "genome word 0"},                           /* not an op id */
+        {1, -2, "is not a new op"},                          /* bad[1] = bad[0] below */
+        {g->n_ops, 2, "neither pool nor best fit"},          /* layout gene */
+        {g->n_ops + 1, 2, "timing"},                         /* swap-out timing gene */
+        {g->n_ops + 2, -3, "no seed"},                       /* origin below the cost rule (-2) */
+        {g->n_ops + 3, 0, "classes"},                        /* no classes */
+        {g->n_ops + 4, 1, "CLS starts at 0"},                /* CLS not from 0 */
+        {g->n_ops + 4 + g->n_sizes, -3, "objects in class"}, /* negative CNT */
+        {g->n_ops + 4 + 2 * g->n_sizes, 9, "decision 9"},    /* no such dec_action */
+    };
+    for (size_t i = 0; i < SA_ARRAY_LEN(cases); i++) {
+        memcpy(bad, h.keep, (size_t)words * sizeof *bad);
+        bad[cases[i].word] = cases[i].value == -2 ? bad[0] : cases[i].value;
+        ck_assert_int_eq(ga_genome_check(g, bad, &err), SA_EFORMAT);
+        ck_assert_msg_contains(err, cases[i].needle);
+        hook_ctx hb = {.give = bad, .n_give = 1};
+        ga_result rb;
+        ck_assert_int_eq(hook_search(g, &d, 3, 1, &hb, &rb, &err), SA_EFORMAT);
+        ck_assert_msg_contains(err, "migrant 0 at generation 2");
+        ck_assert_ptr_null(rb.best);
+        free(hb.keep);
+    }
+    /* a schedule that runs an op before its input */
+    memcpy(bad, h.keep, (size_t)words * sizeof *bad);
+    int32_t t = bad[0];
+    bad[0] = bad[g->n_ops - 1];
+    bad[g->n_ops - 1] = t;
+    ck_assert_int_eq(ga_genome_check(g, bad, &err), SA_EFORMAT);
+    ck_assert_msg_contains(err, "before its input");
+    /* more migrants than the population can take in */
+    hook_ctx hm = {.give = h.keep, .n_give = 8};
+    ck_assert_int_eq(hook_search(g, &d, 3, 1, &hm, &r, &err), SA_EUSAGE);
+    ck_assert_msg_contains(err, "at most 7");
+    free(hm.keep);
+    /* bad island options */
+    ga_opts o;
+    ga_opts_default(&o);
+    o.population = 8;
+    o.migrate = hook;
+    o.migrate_ctx = &hm;
+    o.migrate_every = 0;
+    o.migrants = 1;
+    ck_assert_int_eq(ga_search(g, &d, &o, &r, &err), SA_EUSAGE);
+    o.migrate_every = 1;
+    o.migrants = 9;
+    ck_assert_int_eq(ga_search(g, &d, &o, &r, &err), SA_EUSAGE);
+    free(bad);
+    free(h.keep);
+    dfg_free(g);
+}
+END_TEST
+
+/* The swapadvisor row with few generations (seeded with every other row). */
+static void short_search_opts(policy_opts *po, int threads)
+{
+    policy_opts_default(po);
+    po->search.generations = 3;
+    po->search.population = 8;
+    po->search.threads = threads;
+}
+
+static plan *run_search_row(const dfg_graph *g, const dfg_device *d, int threads)
+{
+    policy_opts po;
+    short_search_opts(&po, threads);
+    plan *p = NULL;
+    sa_err err = {0};
+    ck_assert_msg(policy_run_opts("swapadvisor", g, d, &po, &p, &err) == SA_OK, "%s", err.msg);
+    return p;
+}
+
+/* Issue 15: on three small graphs at two memories the search's plan is never
+ * slower than any other policy's (it starts from them), and it is a valid
+ * plan that replays on the host runner. */
+START_TEST(test_search_never_slower_than_any_policy)
+{
+    const int layers[] = {4, 8, 12};
+    const double fracs[] = {0.6, 0.8};
+    int n_rows;
+    const policy_def *rows = policy_table(&n_rows);
+    for (size_t gi = 0; gi < SA_ARRAY_LEN(layers); gi++)
+        for (size_t fi = 0; fi < SA_ARRAY_LEN(fracs); fi++) {
+            dfg_graph *g = tu_ladder(layers[gi]);
+            dfg_device d = tu_policy_dev((int64_t)(fracs[fi] * (double)dfg_peak_bytes(g, NULL)));
+            plan *sa = run_search_row(g, &d, 1);
+            char what[96];
+            snprintf(what, sizeof what, "swapadvisor on ladder(%d) at %.1f", layers[gi], fracs[fi]);
+            tu_check_policy_plan(sa, g, what, true);
+            ck_assert_msg(strstr(sa->search_json, "\"best_seed\"") != NULL, "%s", sa->search_json);
+            int compared = 0;
+            for (int i = 0; i < n_rows; i++) {
+                if (!strcmp(rows[i].name, "swapadvisor") || !strcmp(rows[i].name, "ideal"))
+                    continue;
+                plan *p = NULL;
+                sa_err err = {0};
+                policy_opts po; /* the same options as the search row's */
+                short_search_opts(&po, 1);
+                sa_status st = policy_run_opts(rows[i].name, g, &d, &po, &p, &err);
+                if (st == SA_EINFEASIBLE)
+                    continue;
+                ck_assert_msg(st == SA_OK, "%s: %s", rows[i].name, err.msg);
+                ck_assert_msg(sa->predicted.iteration_us <= p->predicted.iteration_us, "%s: %.3f us > %s's %.3f us",
+                              what, sa->predicted.iteration_us, rows[i].name, p->predicted.iteration_us);
+                compared++;
+                plan_free(p);
+            }
+            ck_assert_int_gt(compared, 0);
+            plan_free(sa);
+            dfg_free(g);
+        }
+}
+END_TEST
+
+/* The seeded search's plan does not depend on the thread count. */
+START_TEST(test_seeded_search_same_plan_any_thread_count)
+{
+    dfg_graph *g = tu_ladder(8);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    char *json[2];
+    for (int k = 0; k < 2; k++) {
+        plan *p = run_search_row(g, &d, 1 + 2 * k);
+        plan_set_search_json(p, NULL); /* wall-clock and thread fields differ */
+        sa_err err = {0};
+        ck_assert_int_eq(plan_to_json(p, &json[k], &err), SA_OK);
+        plan_free(p);
+    }
+    ck_assert_str_eq(json[0], json[1]);
+    free(json[0]);
+    free(json[1]);
+    dfg_free(g);
+}
+END_TEST
+
+/* Started from a recomputing seed (checkpoint-sqrt) alone, the search's plan
+ * (the seed's, or one of its descendants with its recompute genes) passes
+ * strict validation and replays exactly on the host runner. */
+START_TEST(test_search_from_recompute_seed_replays)
+{
+    dfg_graph *g = tu_ladder(10);
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    int found = 0;
+    for (int pct = 50; pct <= 100 && !found; pct += 5) {
+        dfg_device d = tu_policy_dev(peak * pct / 100);
+        plan *seed = NULL;
+        sa_err err = {0};
+        if (policy_run("checkpoint-sqrt", g, &d, &seed, &err) != SA_OK)
+            continue;
+        int rc = 0;
+        for (int32_t v = 0; v < seed->n_nodes; v++)
+            rc += seed->nodes[v].kind == PLAN_RECOMPUTE;
+        if (rc > 0) {
+            found = 1;
+            ga_seed sd = {"checkpoint-sqrt", seed, false};
+            ga_opts o;
+            ga_opts_default(&o);
+            o.generations = 4;
+            o.population = 8;
+            o.seeds = &sd;
+            o.n_seeds = 1;
+            ga_result r;
+            ck_assert_msg(ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+            ck_assert_double_le(r.best->predicted.iteration_us, seed->predicted.iteration_us);
+            tu_check_policy_plan(r.best, g, "search from checkpoint-sqrt", true);
+            plan_free(r.best);
+        }
+        plan_free(seed);
+    }
+    ck_assert_msg(found, "checkpoint-sqrt never recomputed on the ladder");
+    dfg_free(g);
+}
+END_TEST
+
+/* No policy recomputes an op that updates a persistent tensor in place (the
+ * ladder's sgd updates), and the validator rejects such a recompute written
+ * by hand. */
+START_TEST(test_no_recompute_of_in_place_updates)
+{
+    dfg_graph *g = tu_ladder(8);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    int n_rows;
+    const policy_def *rows = policy_table(&n_rows);
+    plan *any = NULL;
+    for (int i = 0; i < n_rows; i++) {
+        plan *p = NULL;
+        sa_err err = {0};
+        sa_status st = policy_run(rows[i].name, g, &d, &p, &err);
+        if (st == SA_EINFEASIBLE)
+            continue;
+        ck_assert_msg(st == SA_OK, "%s: %s", rows[i].name, err.msg);
+        for (int32_t v = 0; v < p->n_nodes; v++)
+            if (p->nodes[v].kind == PLAN_RECOMPUTE) {
+                const dfg_op *o = &g->ops[p->nodes[v].ref];
+                for (int32_t k = 0; k < o->n_out; k++)
+                    ck_assert_msg(!dfg_kind_persistent(g->tensors[o->out[k]].kind),
+                                  "%s recomputes in-place update %s", rows[i].name, o->name);
+            }
+        if (any)
+            plan_free(p);
+        else
+            any = p;
+    }
+    ck_assert_ptr_nonnull(any);
+    /* by hand: re-run the first sgd update right after its compute node */
+    int32_t up = -1, cn = -1;
+    for (int32_t i = 0; i < g->n_ops && up < 0; i++)
+        if (g->ops[i].phase == DFG_UPDATE)
+            up = i;
+    for (int32_t v = 0; v < any->n_nodes; v++)
+        if (any->nodes[v].kind == PLAN_COMPUTE && any->nodes[v].ref == up)
+            cn = v;
+    ck_assert_int_ge(cn, 0);
+    ck_assert_int_ge(plan_add_node(any, PLAN_RECOMPUTE, up, &cn, 1), 0);
+    val_report rep = {0};
+    sa_err err = {0};
+    ck_assert_int_eq(plan_validate(any, g, true, &rep, &err), SA_EINVALID);
+    bool rule1 = false;
+    for (int32_t i = 0; i < rep.n_lines; i++)
+        rule1 |= strstr(rep.lines[i], "rule 1") != NULL && strstr(rep.lines[i], "in place") != NULL;
+    ck_assert_msg(rule1, "no rule 1 violation among %d: %s", rep.n_violations, err.msg);
+    val_report_free(&rep);
+    plan_free(any);
+    dfg_free(g);
+}
+END_TEST
+
+/* An error inside a parallel evaluation leaves the search as an error (not
+ * an unfit individual): a seed that is not a plan of the graph. */
+START_TEST(test_search_errors_are_errors)
+{
+    dfg_graph *g = tu_ladder(8), *other = tu_ladder(4);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(other, NULL));
+    plan *p = NULL;
+    sa_err err = {0};
+    ck_assert_int_eq(policy_run("smartpool", other, &d, &p, &err), SA_OK);
+    ga_seed sd = {"smartpool", p, false};
+    ga_opts o;
+    ga_opts_default(&o);
+    o.generations = 1;
+    o.population = 4;
+    o.threads = 2;
+    o.seeds = &sd;
+    o.n_seeds = 1;
+    ga_result r;
+    d.memory_bytes = dfg_peak_bytes(g, NULL);
+    ck_assert_int_eq(ga_search(g, &d, &o, &r, &err), SA_EINTERNAL);
+    ck_assert_ptr_null(r.best);
+    ck_assert_msg_contains(err, "not a plan of this graph");
+    plan_free(p);
+    dfg_free(other);
+    dfg_free(g);
+}
+END_TEST
+
 Suite *suite_ga(void)
 {
     Suite *s = suite_create("ga");
@@ -101,6 +497,14 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_same_seed_same_plan_any_thread_count);
     tcase_add_test(tc, test_search_never_worse_than_topo);
     tcase_add_test(tc, test_search_refuses_impossible_memory);
+    tcase_add_test(tc, test_hook_offers_and_empty_exchange_changes_nothing);
+    tcase_add_test(tc, test_hook_imports_replace_the_worst);
+    tcase_add_test(tc, test_hook_stop_and_refusals);
+    tcase_add_test(tc, test_search_never_slower_than_any_policy);
+    tcase_add_test(tc, test_seeded_search_same_plan_any_thread_count);
+    tcase_add_test(tc, test_search_from_recompute_seed_replays);
+    tcase_add_test(tc, test_no_recompute_of_in_place_updates);
+    tcase_add_test(tc, test_search_errors_are_errors);
     suite_add_tcase(s, tc);
     return s;
 }

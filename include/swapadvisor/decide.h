@@ -1,7 +1,9 @@
 /*
- * decide.h - builds a plan from per-tensor decisions: the common back end of
- * the rule-based baselines (smartpool, vdnn, tflms, checkpoint-sqrt,
- * superneurons in policy.c).
+ * decide.h - the planner core's decision stage for the best-fit layout
+ * (planner.h: decisions -> nodes and timing -> memory layout -> simulation).
+ * The rule-based baselines (smartpool, vdnn, tflms, checkpoint-sqrt,
+ * superneurons) and the adaptive ones (autoswap, capuchin, pooch) reach it
+ * through planner_plan with PLANNER_BESTFIT.
  *
  * Given a schedule and, for every activation, gradient and input tensor, one
  * of
@@ -15,11 +17,20 @@
  *                  node), whose inputs are first made valid the same way
  *                  (kept, swapped in, or recomputed in turn: Chen's chains
  *                  between checkpoints);
- * it emits the compute, swap_in, swap_out and recompute nodes with the deps
- * the strict validator demands, one placement per residency interval, then
- * packs the offsets with pack_plan (SmartPool's best fit).  Persistent tensors
- * (param, state) stay resident all iteration (none of these baselines swaps
- * them); workspaces live for their op.
+ *   DEC_EVICT      leaves the device after its last forward-phase use, swapped
+ *                  or recomputed by the cost rule (Capuchin's, ASPLOS'20):
+ *                  swapped when the round trip (swap-out plus swap-in time)
+ *                  hides behind the compute between its last forward use and
+ *                  its next use; otherwise recomputed when its producer may be
+ *                  re-run and takes less than the stall the swap would cause
+ *                  (round trip minus that compute); otherwise swapped;
+ * dec_nodes emits the compute, swap_in, swap_out and recompute nodes with the
+ * deps the strict validator demands (built with build.h's helpers, as the
+ * size-class stage swp.h builds its own) and one placement per residency
+ * interval at offset 0; planner_plan then lays the placements out with
+ * pack_plan (SmartPool's best fit) and simulates.  Persistent tensors (param,
+ * state) stay resident all iteration (none of these baselines swaps them);
+ * workspaces live for their op.
  *
  * A decision the tensor cannot carry out is demoted to DEC_KEEP and counted:
  * no gap (no use after its last forward use), a swap-in that could not start
@@ -35,8 +46,7 @@
  * which the ops' times cover the transfer); with marks, prefetch counts
  * marked positions instead (vDNN's "one layer ahead").
  *
- * Ownership: *out is a new plan the caller owns (plan_free).  act and marks
- * stay the caller's.
+ * Ownership: the plan is the caller's; act and marks stay the caller's.
  */
 #ifndef DECIDE_H
 #define DECIDE_H
@@ -49,7 +59,7 @@
 #include "plan.h"
 #include "sa_common.h"
 
-typedef enum dec_action { DEC_KEEP = 0, DEC_SWAP, DEC_RECOMPUTE } dec_action;
+typedef enum dec_action { DEC_KEEP = 0, DEC_SWAP, DEC_RECOMPUTE, DEC_EVICT, DEC_ACTION_COUNT } dec_action;
 
 typedef struct dec_opts {
     int32_t prefetch;      /* > 0: ops (or marks) ahead of the use; 0 = auto */
@@ -78,12 +88,15 @@ bool dec_recomputable(const dfg_graph *g, int32_t t);
  * and of its next use after it (-1 when none: then t has no gap to use). */
 void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use);
 
-/* Builds the plan for schedule (NULL = g->topo) and act (n_tensors entries,
- * NULL = keep everything) on device dev.  The plan's device is dev; its
- * predicted block is filled (simulated).  The arena is not checked against
- * dev->memory_bytes here: the caller decides (stats->arena_bytes).  st may be
- * NULL.  SA_ENOMEM; SA_EINTERNAL on a broken invariant. */
-sa_status dec_build(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const uint8_t *act,
-                    const dec_opts *o, plan **out, dec_stats *st, sa_err *err);
+/* The node stage: resets out and fills its nodes, deps, placements (offset
+ * 0), residents and schedule for schedule (NULL = g->topo) and act
+ * (n_tensors entries, NULL = keep everything) on device dev; out->device =
+ * *dev.  Neither packs nor simulates (planner_plan does both).  st, when not
+ * NULL, receives the counts on success (peak_load and arena_bytes 0).
+ * Returns SA_OK; SA_ENOMEM; SA_EINTERNAL on a broken invariant.  On error
+ * out holds a partial plan (the caller resets or frees it) and *st is
+ * unchanged. */
+sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const uint8_t *act,
+                    const dec_opts *o, plan *out, dec_stats *st, sa_err *err);
 
 #endif

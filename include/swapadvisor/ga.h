@@ -6,13 +6,45 @@
  * simulates them in parallel (OpenMP, one workspace per thread, a random stream
  * per child so the result does not depend on the thread count), and keeps N_p
  * survivors drawn by softmax over t_norm = (T_best - t) / T_best (the best is
- * always kept).  Infeasible children score +infinity and die out.
+ * always kept).  Every individual is planned and simulated by the planner
+ * core (planner.h, the size-class pool layout).  Children the memory cannot
+ * hold (the core answers SA_EINFEASIBLE) score +infinity and die out; out
+ * of memory and internal errors end the search as errors.
  *
- * Ownership: ga_result.best is a plan the caller frees (plan_free).
+ * Joint search (issue 15).  An individual is (schedule, layout, pool,
+ * decisions): its layout gene picks the planner core's size-class pool
+ * (planned by Belady eviction in its pool genes CLS / CNT) or best fit (its
+ * per-tensor keep / swap / recompute genes, laid out by SmartPool's best
+ * fit).  Children take the layout, pool and decisions of their allocation
+ * parent, crossed with the other parent's at a random point and mutated
+ * (a layout flip with probability P, up to four decisions changed, each to
+ * keep, swap, recompute or evict: the cost rule of decide.h picks swap or
+ * recompute).
+ *
+ * Seeds.  The caller may hand in plans of other policies for the same graph
+ * and memory (ga_opts.seeds; the swapadvisor policy row passes every other
+ * row's).  Each becomes an individual of the first generation: its schedule
+ * and, in the best-fit layout, the decisions its plan carries out (swapped:
+ * it has a swap_out; recomputed: a placement begins at a recompute node);
+ * a seed made with the pool layout (ga_seed.pool) stays a pool individual
+ * with the topo individual's pool genes.  The cost rule's individual (every
+ * forward activation DEC_EVICT, best fit) joins them.
+ * The answer is never slower than the fastest seed: when no individual beats
+ * it, that seed's plan itself is the answer.  The search block then records
+ * the fastest seed, the gain over it and where the answer came from.
+ *
+ * Islands: with ga_opts.migrate set, the search exchanges individuals with
+ * other searches (swapadvisor-search-mpi runs one per MPI rank) through that
+ * hook; the library itself knows nothing of how they travel.  See
+ * ga_migration below.
+ *
+ * Ownership: ga_result.best is a plan the caller frees (plan_free).  Seeds
+ * stay the caller's (a winning seed is copied).
  */
 #ifndef GA_H
 #define GA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dfg.h"
@@ -29,6 +61,46 @@ typedef struct ga_gen_stats {
     double ideal_us;
 } ga_gen_stats;
 
+/* One exchange with other searches (islands).  A genome is one individual
+ * as ga_genome_words(g) int32 words, plain data that can be sent anywhere:
+ *   [0, n_ops)              the schedule: op ids, a topological order
+ *   [n_ops]                 the layout gene (planner_layout: pool or best fit)
+ *   [n_ops + 1]             the best-fit swap-out timing gene (0 timed, 1 synchronous)
+ *   [n_ops + 2]             origin: the seed (ga_opts.seeds index) its layout and
+ *                           decisions descend from, -1 none, -2 the cost rule
+ *   [n_ops + 3]             n_classes
+ *   then n_sizes words      CLS: the class of each distinct size (0 first,
+ *                           each next one +0 or +1)
+ *   then n_sizes words      CNT: objects of each class (>= 0; the words past
+ *                           n_classes are written 0 and ignored)
+ *   then n_tensors words    the decision genes (dec_action per tensor)
+ * The layout belongs to this build: only searches of the same build (the
+ * ranks of one job, with the same seeds) exchange genomes, so new genes may
+ * change it freely.  ga_genome_check checks its form, not that the planner
+ * takes every decision.
+ * The search fills the first group; the hook fills the second. */
+typedef struct ga_migration {
+    int generation;          /* generations done so far */
+    bool final;              /* the last exchange, after the last generation */
+    int32_t words;           /* ga_genome_words(g) */
+    int n_out;               /* the best n_out of the population, best first */
+    const int32_t *out;      /* n_out * words; owned by the search, valid during the call */
+    const double *out_us;    /* their simulated iteration times (us) */
+    /* set by the hook */
+    const int32_t *in;       /* n_in * words taken in; owned by the hook, copied as the hook returns */
+    int n_in;                /* 0 .. population - 1 genomes replace the worst individuals */
+    bool stop;               /* end the search after this exchange (ignored when final) */
+} ga_migration;
+
+/* Returns SA_OK, or a failure that ends the search with that status and err. */
+typedef sa_status (*ga_migrate_fn)(ga_migration *m, void *ctx, sa_err *err);
+
+typedef struct ga_seed {
+    const char *name;    /* the policy that made it (kept as a pointer) */
+    const plan *plan;    /* a plan of the same graph within the same memory, predicted block filled */
+    bool pool;           /* made with the size-class pool layout: seeded as a pool individual */
+} ga_seed;
+
 typedef struct ga_opts {
     uint64_t seed;
     int threads;           /* >= 1 */
@@ -41,6 +113,18 @@ typedef struct ga_opts {
     /* called after every generation from the calling thread; may be NULL */
     void (*on_generation)(const ga_gen_stats *s, void *ctx);
     void *ctx;
+    const ga_seed *seeds;  /* n_seeds plans of other policies to start from; may be NULL */
+    int n_seeds;
+    /* islands: every migrate_every generations (after survival) and once
+     * after the last one, the search offers its best `migrants` individuals
+     * to migrate(m, migrate_ctx) and takes in the genomes it returns in
+     * place of its worst ones (each checked, SA_EFORMAT when malformed, and
+     * evaluated).  The exchanges are part of the result: the same genomes in
+     * give the same plan.  NULL: no exchanges. */
+    ga_migrate_fn migrate;
+    void *migrate_ctx;
+    int migrate_every;     /* >= 1 with migrate */
+    int migrants;          /* 1 .. population with migrate */
 } ga_opts;
 
 typedef struct ga_result {
@@ -55,8 +139,21 @@ typedef struct ga_result {
 void ga_opts_default(ga_opts *o);
 const char *ga_mode_name(ga_mode m);
 
-/* Searches for dev (memory_bytes is the budget).  SA_EINFEASIBLE when no
- * individual could be planned at all. */
+/* Searches for dev (memory_bytes is the budget).  Returns SA_OK with
+ * res->best set; SA_EFORMAT when an op has no time (planner_check_graph);
+ * SA_EINFEASIBLE when no pool fits the memory or no individual could be
+ * planned; SA_ENOMEM, or SA_EINTERNAL when the planner broke an invariant
+ * (err says which, from the lowest-numbered individual that failed, so the
+ * same whatever the thread count).  On error res->best is NULL and nothing
+ * is left allocated. */
 sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o, ga_result *res, sa_err *err);
+
+/* Words in one genome of g (see ga_migration). */
+int32_t ga_genome_words(const dfg_graph *g);
+
+/* SA_OK when genome (ga_genome_words(g) words) is well formed for g: the
+ * schedule a topological order of every op, CLS and CNT as above;
+ * SA_EFORMAT naming the first broken word otherwise (SA_ENOMEM on OOM). */
+sa_status ga_genome_check(const dfg_graph *g, const int32_t *genome, sa_err *err);
 
 #endif

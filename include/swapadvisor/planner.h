@@ -1,22 +1,67 @@
 /*
- * planner.h - what every planner shares, below the policies: the graph checks
- * a plan needs before planning, and the simulation that fills a plan's
- * predicted block.  The planners themselves are swp.h (SwapAdvisor's
- * size-class pool and Belady eviction over a schedule) and decide.h
- * (per-tensor keep / swap / recompute decisions laid out by pack.h's best
- * fit); both build their nodes with plan_add_* and finish here.
+ * planner.h - the planner core: the one back end through which every policy,
+ * the genetic search included, produces its plan, and the graph checks a
+ * plan needs before planning.
  *
- * Ownership: nothing here allocates what it returns; the plan and pool given
- * stay the caller's.
+ * planner_plan runs four stages over a schedule:
+ *   1. decisions: which tensors leave the device and how (swap, or drop and
+ *      recompute), and when they come back;
+ *   2. nodes and timing: compute / swap_in / swap_out / recompute nodes and
+ *      the deps the strict validator demands (lib/planning/build.h);
+ *   3. memory layout: an offset for every placement in the arena;
+ *   4. simulation: the plan's predicted block (planner_predict).
+ * The layout choice picks how stages 1-3 run:
+ *   PLANNER_POOL     SwapAdvisor's size-class pool (pool.h): objects of fixed
+ *                    classes laid out up front; evictions are decided online
+ *                    while the schedule is walked, by Belady or LRU, and
+ *                    each tensor lives in an object (swp.h);
+ *   PLANNER_BESTFIT  per-tensor keep / swap / recompute decisions given up
+ *                    front (decide.h) emit the nodes; SmartPool's best fit of
+ *                    the placements' lifetimes (pack.h) lays them out.
+ *
+ * Ownership: nothing here allocates what it returns; the plan, pool and
+ * workspaces given stay the caller's.
  */
 #ifndef SA_PLANNER_H
 #define SA_PLANNER_H
 
+#include <stdint.h>
+
+#include "decide.h"
 #include "dfg.h"
 #include "plan.h"
 #include "pool.h"
 #include "sa_common.h"
 #include "sim.h"
+#include "swp.h"
+
+typedef enum planner_layout { PLANNER_POOL, PLANNER_BESTFIT } planner_layout;
+
+/* One planning request.  Fields a layout does not read are ignored. */
+typedef struct planner_req {
+    const int32_t *schedule;  /* a topological order of g's ops; NULL = g->topo */
+    planner_layout layout;
+    /* PLANNER_POOL */
+    const pool_alloc *pool;   /* laid out (pool_layout) for g, within dev's memory */
+    const swp_opts *evict;    /* victim choice and passes; NULL = swp_opts_default */
+    swp_ws *ws;               /* NULL = one is made for this call (the search passes its own) */
+    /* PLANNER_BESTFIT */
+    const uint8_t *act;       /* dec_action per tensor; NULL = keep everything */
+    const dec_opts *dec;      /* timing and packing; NULL = dec_opts_default */
+    dec_stats *stats;         /* filled on success when not NULL */
+    /* simulation */
+    sim_ws *sim;              /* NULL = one is made for this call */
+} planner_req;
+
+/* Plans one iteration of g on dev as r asks into out (reset and refilled; its
+ * capacity is reused), predicted block included.  Returns SA_OK;
+ * SA_EINFEASIBLE when the pool cannot hold some op's tensors at once (the
+ * pool layout; err names the op); SA_ENOMEM; SA_EINTERNAL on a broken
+ * invariant; SA_EINVALID for a plan whose nodes deadlock.  The best-fit
+ * layout does not check the arena against dev->memory_bytes: the caller
+ * decides (r->stats->arena_bytes).  On error out holds a partial plan (reset
+ * or free it) and r->stats is unchanged. */
+sa_status planner_plan(const dfg_graph *g, const dfg_device *dev, const planner_req *r, plan *out, sa_err *err);
 
 /* Checks that g can be planned: every op has time_us.  On failure returns
  * SA_EFORMAT naming the first op that lacks a time (source, or g's name, as

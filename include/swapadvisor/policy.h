@@ -6,23 +6,29 @@
  * the names.  The rows, by family (docs/policies.md has the rules, sources
  * and refusals):
  *
- *   swapadvisor   SwapAdvisor's genetic search over schedule and pool
- *                 (search/ga.h); policy_opts.search sets its options
+ *   swapadvisor   SwapAdvisor's genetic search over schedule, layout, pool
+ *                 and per-tensor decisions (search/ga.h), seeded with every
+ *                 other row's plan; policy_opts.search sets its options
  *   ideal, topo, odswap
- *                 the size-class pool and Belady / LRU swap planner
- *                 (planning/swp.h) on the default order (pool_policies.c)
+ *                 the planner core's size-class pool layout with Belady /
+ *                 LRU eviction (planning/swp.h) on the default order
+ *                 (pool_policies.c)
  *   smartpool, vdnn, tflms, checkpoint-sqrt, superneurons
- *                 rule-based per-tensor keep / swap / recompute decisions
- *                 laid out with SmartPool's best fit (baselines.c)
+ *                 rule-based per-tensor keep / swap / recompute decisions,
+ *                 the core's best-fit layout (planning/decide.h; baselines.c)
  *   autoswap, capuchin, pooch
  *                 the same decisions chosen from the profile (adaptive.c,
  *                 pooch.c)
+ *   optimal, optimal-search
+ *                 the same decisions chosen by a MILP on the default order
+ *                 or the search's best order (optimal.c, docs/bound.md)
  *
  * Adding a policy (one file, one row):
  *   1. Write lib/policies/NAME.c with
  *        sa_status policy_run_NAME(const policy_call *c, plan **out, sa_err *err);
- *      building its plan through the planning layer (swp.h or decide.h) and
- *      finishing with planner_predict; on failure it leaves *out NULL and
+ *      building its plan with the planner core (planning/planner.h:
+ *      planner_plan, the size-class pool or best-fit layout, which also
+ *      fills the predicted block); on failure it leaves *out NULL and
  *      returns SA_EINFEASIBLE with a one-line reason when the graph cannot run
  *      in c->dev's memory under its rule, SA_ENOMEM / SA_EINTERNAL otherwise.
  *   2. Declare it in lib/policies/policies_internal.h and add its row to the
@@ -42,12 +48,21 @@
 
 #include "dfg.h"
 #include "ga.h"
+#include "milp.h"
 #include "plan.h"
 #include "sa_common.h"
 
 /* Options a row may read; policy_opts_default gives every row's defaults. */
 typedef struct policy_opts {
-    ga_opts search; /* the swapadvisor row's genetic search */
+    ga_opts search; /* the swapadvisor row's genetic search (and optimal-search's) */
+    struct {
+        milp_backend solver;  /* AUTO: the build's preferred solver */
+        double time_limit_s;  /* all solves together (<= 0: 60 s) */
+        double gap;           /* relative MIP gap to stop at (default 0.02) */
+        int threads;          /* solver threads (CBC) */
+    } optimal;                /* the optimal and optimal-search rows (optimal.c) */
+    bool search_seeds;  /* the swapadvisor row first runs every other row (but ideal) and starts
+                         * from their plans: never slower than any of them (default true) */
 } policy_opts;
 
 typedef struct policy_call {
@@ -60,7 +75,13 @@ typedef struct policy_call {
 typedef sa_status (*policy_run_fn)(const policy_call *c, plan **out, sa_err *err);
 
 enum {
-    POLICY_NEEDS_FIT = 1u << 0 /* refuse up front an op whose own tensors exceed memory */
+    POLICY_NEEDS_FIT = 1u << 0,  /* refuse up front an op whose own tensors exceed memory */
+    POLICY_POOL_LAYOUT = 1u << 1, /* plans with the core's size-class pool (the search seeds it as such) */
+    POLICY_NO_SEED = 1u << 2,     /* not among the search's seeds (ideal: it raises the memory) */
+    POLICY_SEED_SMALL = 1u << 3   /* a seed only on graphs of at most POLICY_SEED_SMALL_OPS ops (the
+                                   * MILP rows: solved to optimality in about a second there, so the
+                                   * seed is deterministic; on larger graphs a solver run could stop
+                                   * at its time limit) */
 };
 
 typedef struct policy_def {
@@ -69,6 +90,8 @@ typedef struct policy_def {
     unsigned flags;
     policy_run_fn run;
 } policy_def;
+
+enum { POLICY_SEED_SMALL_OPS = 400 };
 
 void policy_opts_default(policy_opts *o);
 

@@ -1,5 +1,8 @@
 /*
- * swp.h - the swap planner (SwapAdvisor paper section 4.2).
+ * swp.h - the planner core's stages 1-3 for the size-class pool layout
+ * (planner.h; SwapAdvisor paper section 4.2).  Policies and the search reach
+ * it through planner_plan with PLANNER_POOL; its nodes and deps are built with
+ * the same builder (lib/planning/build.h) as decide.h's.
  *
  * Given a schedule (a topological order of the ops) and a laid-out memory pool,
  * it scans the ops in order, keeps every op's tensors in objects of their size
@@ -52,13 +55,16 @@ void swp_opts_default(swp_opts *o);
 
 typedef struct swp_ws swp_ws;
 
-/* Workspace for graph g; NULL on OOM. */
+/* Workspace for graph g; NULL on OOM (nothing is left allocated). */
 swp_ws *swp_ws_new(const dfg_graph *g);
 void swp_ws_free(swp_ws *ws);
 
-/* Plans one iteration.  a must be laid out (pool_layout) for g and fit in
- * dev->memory_bytes.  SA_EINFEASIBLE when some op's tensors cannot all be
- * placed at once; err names the op and the class. */
+/* Plans one iteration (no simulation: planner_plan adds it).  a must be laid
+ * out (pool_layout) for g and fit in dev->memory_bytes.  Returns SA_OK;
+ * SA_EINFEASIBLE when the pool exceeds the memory or some op's tensors
+ * cannot all be placed at once (err names the op and the class); SA_ENOMEM;
+ * SA_EINTERNAL on a broken invariant.  On error out holds a partial plan
+ * (reset or free it); ws stays usable. */
 sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
                    const swp_opts *o, swp_ws *ws, plan *out, sa_err *err);
 

@@ -437,6 +437,18 @@ sa_status emit_summary(const plan *p, const dfg_graph *g, FILE *out, sa_err *err
             count[PLAN_SWAP_IN], count[PLAN_SWAP_OUT], p->device.name);
     fprintf(out, "iteration   %s predicted; ideal %s (%.1f%% of ideal)\n", eu_fmt_time(a, sizeof a, r->makespan_us),
             eu_fmt_time(b, sizeof b, ideal), r->makespan_us > 0 ? 100.0 * ideal / r->makespan_us : 100.0);
+    const char *lb = p->search_json ? strstr(p->search_json, "\"lower_bound_us\":") : NULL;
+    if (lb) {
+        double bound = strtod(lb + strlen("\"lower_bound_us\":"), NULL);
+        const char *meth = strstr(p->search_json, "\"bound_method\":\"");
+        char mname[32] = "";
+        if (meth)
+            sscanf(meth + strlen("\"bound_method\":\""), "%31[a-z]", mname);
+        if (bound > 0)
+            fprintf(out, "bound       %s lower bound%s%s%s for this schedule and memory: within %.1f%% of the bound\n",
+                    eu_fmt_time(a, sizeof a, bound), *mname ? " (" : "", mname, *mname ? ")" : "",
+                    100.0 * (r->makespan_us / bound - 1.0));
+    }
     if (fabs(p->predicted.iteration_us - r->makespan_us) > 0.005 * r->makespan_us)
         fprintf(out, "note        the plan's predicted.iteration_us %s differs from this simulation\n",
                 eu_fmt_time(a, sizeof a, p->predicted.iteration_us));

@@ -1,11 +1,11 @@
 /* decide.c - plans from per-tensor keep / swap / recompute decisions. */
-#include "swapadvisor/planner.h"
 #include "swapadvisor/decide.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "swapadvisor/sim.h"
+#include "build.h"
 
 void dec_opts_default(dec_opts *o)
 {
@@ -78,6 +78,7 @@ typedef struct dctx {
     /* pass 2: swap-ins by trigger position (-1 .. n-1, shifted by one) */
     int32_t *in_off, *in_list;
     int32_t cprev;                  /* compute node of the previous position */
+    int32_t *rdeps;                 /* a recompute node's deps (the most uses of an op + 1) */
     dec_stats st;
 } dctx;
 
@@ -86,16 +87,6 @@ static sa_status oom(dctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory
 static inline bool on_h2d(const dctx *c, int32_t v)
 {
     return v >= 0 && c->p->nodes[v].kind == PLAN_SWAP_IN;
-}
-
-static inline void add_dep(int32_t *deps, int32_t *nd, int32_t v)
-{
-    if (v < 0)
-        return;
-    for (int32_t i = 0; i < *nd; i++)
-        if (deps[i] == v)
-            return;
-    deps[(*nd)++] = v;
 }
 
 static void touch(dctx *c, int32_t t)
@@ -117,8 +108,8 @@ static sa_status close_place(dctx *c, int32_t t, int32_t end)
 static sa_status swap_in(dctx *c, int32_t t, int32_t after)
 {
     int32_t deps[2], nd = 0;
-    add_dep(deps, &nd, after);
-    add_dep(deps, &nd, c->hsrc[t]);
+    bld_add_dep(deps, &nd, after);
+    bld_add_dep(deps, &nd, c->hsrc[t]);
     int32_t si = plan_add_node(c->p, PLAN_SWAP_IN, t, deps, nd);
     if (si < 0)
         return oom(c);
@@ -151,6 +142,26 @@ static uint8_t allowed(const dctx *c, int32_t t, uint8_t a)
     return a;
 }
 
+/* DEC_EVICT resolved (decide.h): swap when the round trip hides behind the
+ * compute between the last forward use and the next use, else recompute
+ * when re-running the producer costs less than the stall the swap would
+ * cause (and recomputing is allowed), else swap. */
+static uint8_t cost_rule(const dctx *c, int32_t t)
+{
+    int32_t lf = c->last_fwd[t], nx = c->next_after[t];
+    if (nx < 0)
+        return DEC_KEEP; /* no gap: nothing to evict for */
+    int64_t b = c->g->tensors[t].bytes;
+    double gap = c->tstart[nx] - c->tstart[lf + 1];
+    double x = sim_transfer_alone_us(c->dev, b, PLAN_STREAM_D2H) + sim_transfer_alone_us(c->dev, b, PLAN_STREAM_H2D);
+    if (x <= gap)
+        return DEC_SWAP;
+    int32_t op = c->g->tensors[t].producer;
+    if (allowed(c, t, DEC_RECOMPUTE) == DEC_RECOMPUTE && c->g->ops[op].time_us < x - gap)
+        return DEC_RECOMPUTE;
+    return DEC_SWAP;
+}
+
 /* Re-runs the producer of t before position i. */
 static sa_status recompute(dctx *c, int32_t t, int32_t i, int depth)
 {
@@ -161,16 +172,13 @@ static sa_status recompute(dctx *c, int32_t t, int32_t i, int depth)
     for (int32_t k = 0; k < o->n_in; k++)
         if (!c->present[o->in[k]] && (st = make_present(c, o->in[k], i, depth + 1)))
             return st;
-    int32_t *deps = malloc(((size_t)o->n_use + 1) * sizeof *deps), nd = 0;
-    if (!deps)
-        return oom(c);
+    int32_t *deps = c->rdeps, nd = 0; /* filled after the recursion above: one buffer serves every depth */
     for (int32_t k = 0; k < o->n_use; k++) {
         int32_t u = o->use[k];
         if (c->present[u] && on_h2d(c, c->src[u]))
-            add_dep(deps, &nd, c->src[u]);
+            bld_add_dep(deps, &nd, c->src[u]);
     }
     int32_t r = plan_add_node(c->p, PLAN_RECOMPUTE, op, deps, nd);
-    free(deps);
     if (r < 0)
         return oom(c);
     c->st.n_recompute_nodes++;
@@ -339,9 +347,9 @@ static sa_status run_pass(dctx *c)
         int32_t nd = 0;
         for (int32_t k = 0; k < o->n_in; k++)
             if (on_h2d(c, c->src[o->in[k]]))
-                add_dep(deps, &nd, c->src[o->in[k]]);
+                bld_add_dep(deps, &nd, c->src[o->in[k]]);
         for (int32_t e = c->sync_head[i]; e >= 0; e = c->sync[e].next)
-            add_dep(deps, &nd, c->sync[e].node);
+            bld_add_dep(deps, &nd, c->sync[e].node);
         int32_t cn = plan_add_node(p, PLAN_COMPUTE, op, deps, nd);
         if (cn < 0) {
             st = oom(c);
@@ -432,14 +440,13 @@ static int cmp_trig(const void *a, const void *b)
     return x->t - y->t;
 }
 
-sa_status dec_build(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const uint8_t *act,
-                    const dec_opts *opts, plan **out, dec_stats *stats, sa_err *err)
+sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const uint8_t *act,
+                    const dec_opts *opts, plan *out, dec_stats *stats, sa_err *err)
 {
     dec_opts od;
     dec_opts_default(&od);
     const dec_opts *o = opts ? opts : &od;
     const int32_t *sch = schedule ? schedule : g->topo;
-    *out = NULL;
     dctx c;
     memset(&c, 0, sizeof c);
     c.g = g;
@@ -452,7 +459,8 @@ sa_status dec_build(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     size_t nt = (size_t)c.nt + 1, n = (size_t)c.n + 2;
     sa_status st = SA_OK;
     trig *tr = NULL;
-    c.p = plan_new(g, dev);
+    c.p = out;
+    out->device = *dev;
     c.pos = calloc(n, sizeof *c.pos);
     c.tstart = calloc(n, sizeof *c.tstart);
     c.last_fwd = calloc(nt, sizeof(int32_t));
@@ -476,9 +484,14 @@ sa_status dec_build(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     c.in_off = calloc(n + 1, sizeof(int32_t));
     c.in_list = calloc(2 * nt, sizeof(int32_t));
     tr = calloc(2 * nt, sizeof *tr);
-    if (!c.p || !c.pos || !c.tstart || !c.last_fwd || !c.next_after || !c.last_use || !c.act || !c.req || !c.need_first ||
+    int32_t maxuse = 0;
+    for (int32_t i = 0; i < c.n; i++)
+        if (g->ops[i].n_use > maxuse)
+            maxuse = g->ops[i].n_use;
+    c.rdeps = calloc((size_t)maxuse + 1, sizeof *c.rdeps);
+    if (!c.pos || !c.tstart || !c.last_fwd || !c.next_after || !c.last_use || !c.act || !c.req || !c.need_first ||
         !c.need_gap || !c.present || !c.loaded || !c.evicted || !c.touched || !c.done || !c.src || !c.pbeg || !c.luser ||
-        !c.hsrc || !c.touch_list || !c.sync_head || !c.in_off || !c.in_list || !tr) {
+        !c.hsrc || !c.touch_list || !c.sync_head || !c.in_off || !c.in_list || !tr || !c.rdeps) {
         st = oom(&c);
         goto out;
     }
@@ -486,17 +499,15 @@ sa_status dec_build(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         st = oom(&c);
         goto out;
     }
-    for (int32_t i = 0; i < c.n; i++) {
-        c.pos[sch[i]] = i;
-        double tu = g->ops[sch[i]].time_us;
-        c.tstart[i + 1] = c.tstart[i] + (tu > 0 ? tu : 0);
-    }
+    bld_time_prefix(g, sch, c.n, c.tstart, c.pos);
     /* the decisions each tensor can carry out (see decide.h) */
     for (int32_t t = 0; t < c.nt; t++) {
         int32_t first, last;
         c.last_use[t] = dfg_tensor_span(g, c.pos, t, &first, &last) ? last : -1;
         dec_gap(g, c.pos, t, &c.last_fwd[t], &c.next_after[t]);
         c.req[t] = act ? act[t] : DEC_KEEP;
+        if (c.req[t] == DEC_EVICT)
+            c.req[t] = cost_rule(&c, t);
         c.act[t] = allowed(&c, t, c.req[t]);
     }
     /* pass 1 until no swap needs demoting: a swap-in that cannot start after
@@ -547,25 +558,12 @@ sa_status dec_build(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
             c.st.recomputed_bytes += g->tensors[t].bytes;
         }
     }
-    if ((st = pack_peak_load(c.p, g, &o->pack, &c.st.peak_load, err)))
-        goto out;
-    if (o->pack_offsets) {
-        pack_stats ps;
-        if ((st = pack_plan(c.p, g, &o->pack, &ps, err)))
-            goto out;
-        c.st.arena_bytes = ps.arena_after;
-    }
-    if ((st = planner_predict(c.p, g, NULL, NULL, err)))
-        goto out;
-    *out = c.p;
-    c.p = NULL;
     if (stats)
         *stats = c.st;
 out:
-    plan_free(c.p);
     free(c.pos); free(c.tstart); free(c.last_fwd); free(c.next_after); free(c.last_use); free(c.act); free(c.req);
     free(c.need_first); free(c.need_gap); free(c.present); free(c.loaded); free(c.evicted); free(c.touched); free(c.done);
     free(c.src); free(c.pbeg); free(c.luser); free(c.hsrc); free(c.touch_list); free(c.sync_head);
-    free(c.sync); free(c.in_off); free(c.in_list); free(tr);
+    free(c.sync); free(c.in_off); free(c.in_list); free(tr); free(c.rdeps);
     return st;
 }

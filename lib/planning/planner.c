@@ -1,7 +1,11 @@
-/* planner.c - the graph checks and the prediction every planner shares. */
+/* planner.c - the planner core's entry point, the graph checks and the
+ * prediction every plan shares. */
 #include "swapadvisor/planner.h"
 
 #include <stdint.h>
+#include <string.h>
+
+#include "swapadvisor/pack.h"
 
 sa_status planner_check_graph(const dfg_graph *g, const char *source, sa_err *err)
 {
@@ -49,4 +53,60 @@ sa_status planner_ideal_pool(const dfg_graph *g, const int32_t *schedule, pool_a
 {
     /* with memory to spare every class gets its full demand: nothing is evicted */
     return pool_fine_grained(a, g, schedule, INT64_MAX / 4, err);
+}
+
+/* Stages 1-3 of the size-class layout: swp decides, builds and places. */
+static sa_status plan_pool(const dfg_graph *g, const dfg_device *dev, const int32_t *sch, const planner_req *r,
+                           plan *out, sa_err *err)
+{
+    swp_opts def;
+    swp_opts_default(&def);
+    swp_ws *own = r->ws ? NULL : swp_ws_new(g);
+    if (!r->ws && !own)
+        return sa_fail(err, SA_ENOMEM, "out of memory while planning");
+    sa_status st = swp_plan(g, dev, sch, r->pool, r->evict ? r->evict : &def, r->ws ? r->ws : own, out, err);
+    swp_ws_free(own);
+    return st;
+}
+
+/* Stages 1-3 of the best-fit layout: the decisions' nodes, then the peak load
+ * and (unless only the load is wanted) SmartPool's packing. */
+static sa_status plan_bestfit(const dfg_graph *g, const dfg_device *dev, const int32_t *sch, const planner_req *r,
+                              plan *out, dec_stats *ds, sa_err *err)
+{
+    dec_opts def;
+    dec_opts_default(&def);
+    const dec_opts *o = r->dec ? r->dec : &def;
+    sa_status st = dec_nodes(g, dev, sch, r->act, o, out, ds, err);
+    if (!st)
+        st = pack_peak_load(out, g, &o->pack, &ds->peak_load, err);
+    if (!st && o->pack_offsets) {
+        pack_stats ps;
+        if (!(st = pack_plan(out, g, &o->pack, &ps, err)))
+            ds->arena_bytes = ps.arena_after;
+    }
+    return st;
+}
+
+sa_status planner_plan(const dfg_graph *g, const dfg_device *dev, const planner_req *r, plan *out, sa_err *err)
+{
+    const int32_t *sch = r->schedule ? r->schedule : g->topo;
+    dec_stats ds;
+    memset(&ds, 0, sizeof ds);
+    sa_status st;
+    switch (r->layout) {
+    case PLANNER_POOL:
+        st = plan_pool(g, dev, sch, r, out, err);
+        break;
+    case PLANNER_BESTFIT:
+        st = plan_bestfit(g, dev, sch, r, out, &ds, err);
+        break;
+    default:
+        st = sa_fail(err, SA_EINTERNAL, "planner: unknown layout %d", (int)r->layout);
+    }
+    if (!st)
+        st = planner_predict(out, g, r->sim, NULL, err);
+    if (!st && r->layout == PLANNER_BESTFIT && r->stats)
+        *r->stats = ds;
+    return st;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "swapadvisor/sim.h"
+#include "build.h"
 
 void swp_opts_default(swp_opts *o)
 {
@@ -580,16 +581,6 @@ static void release(ctx *c, int32_t o)
     w->fq_len[k]++;
 }
 
-static inline void add_dep(int32_t *deps, int32_t *nd, int32_t v)
-{
-    if (v < 0)
-        return;
-    for (int32_t i = 0; i < *nd; i++)
-        if (deps[i] == v)
-            return;
-    deps[(*nd)++] = v;
-}
-
 /* Every node a new tenant of object o waits for (the ends of the tenants of
  * its last period), unless on the compute stream (in order anyway) when
  * compute_too is false. */
@@ -597,11 +588,11 @@ static void add_obj_deps(ctx *c, int32_t *deps, int32_t *nd, int32_t o, bool com
 {
     swp_ws *w = c->w;
     if (compute_too || !node_on_compute(c->p, w->free_after[o]))
-        add_dep(deps, nd, w->free_after[o]);
+        bld_add_dep(deps, nd, w->free_after[o]);
     for (int32_t i = 0; i < w->nfx[o]; i++) {
         int32_t v = w->fx[(size_t)o * POOL_SPLIT_MAX + i];
         if (compute_too || !node_on_compute(c->p, v))
-            add_dep(deps, nd, v);
+            bld_add_dep(deps, nd, v);
     }
 }
 
@@ -613,8 +604,8 @@ static int32_t add_swap_in(ctx *c, int32_t t, int32_t obj)
 {
     int32_t sd[3 + POOL_SPLIT_MAX], n = 0;
     add_obj_deps(c, sd, &n, obj, true);
-    add_dep(sd, &n, c->w->host_ready[t]);
-    add_dep(sd, &n, c->w->prev_end[t]);
+    bld_add_dep(sd, &n, c->w->host_ready[t]);
+    bld_add_dep(sd, &n, c->w->prev_end[t]);
     return plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n);
 }
 
@@ -783,7 +774,7 @@ static sa_status plan_op(ctx *c)
         if (si < 0)
             return oom(c);
         w->place_begin[t] = si;
-        add_dep(w->deps, &nd, si);
+        bld_add_dep(w->deps, &nd, si);
     }
     /* new outputs and workspace take an object when the op starts */
     for (int32_t k = o->n_in; k < o->n_use; k++) {
@@ -838,13 +829,12 @@ static void index_schedule(ctx *c)
         w->use_off[t + 1] += w->use_off[t];
     for (int32_t t = 0; t < g->n_tensors; t++)
         w->cursor[t] = w->use_off[t];
-    w->tprefix[0] = 0;
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dfg_op *o = &g->ops[c->sch[i]];
         for (int32_t k = 0; k < o->n_use; k++)
             w->use_pos[w->cursor[o->use[k]]++] = i;
-        w->tprefix[i + 1] = w->tprefix[i] + (o->time_us > 0 ? o->time_us : 0);
     }
+    bld_time_prefix(g, c->sch, g->n_ops, w->tprefix, NULL);
 }
 
 /* Resets the per-pass state; persistent tensors in s_obj start resident. */

@@ -10,6 +10,7 @@
 
 #include "swapadvisor/decide.h"
 #include "swapadvisor/pack.h"
+#include "swapadvisor/planner.h"
 #include "baselines_internal.h"
 #include "policies_internal.h"
 
@@ -60,8 +61,16 @@ sa_status bl_build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats
 {
     dec_opts o = *base;
     o.pack_offsets = pack;
-    *p = NULL;
-    return dec_build(r->g, r->dev, r->g->topo, r->act, &o, p, ds, r->err);
+    *p = plan_new(r->g, r->dev);
+    if (!*p)
+        return bl_oom(r);
+    planner_req q = {.schedule = r->g->topo, .layout = PLANNER_BESTFIT, .act = r->act, .dec = &o, .stats = ds};
+    sa_status st = planner_plan(r->g, r->dev, &q, *p, r->err);
+    if (st) {
+        plan_free(*p);
+        *p = NULL;
+    }
+    return st;
 }
 
 /* A family of decisions set(r, k, ...) whose memory falls as k grows, k in

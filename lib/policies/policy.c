@@ -9,9 +9,10 @@
 
 static const policy_def TABLE[] = {
     {"swapadvisor", "genetic search over schedule and memory pool", 0, policy_run_swapadvisor},
-    {"topo", "Belady swap planner on the default order", POLICY_NEEDS_FIT, policy_run_topo},
-    {"odswap", "on-demand LRU swapping, prefetch when memory allows", POLICY_NEEDS_FIT, policy_run_odswap},
-    {"ideal", "unlimited memory: nothing moves (the reference)", 0, policy_run_ideal},
+    {"topo", "Belady swap planner on the default order", POLICY_NEEDS_FIT | POLICY_POOL_LAYOUT, policy_run_topo},
+    {"odswap", "on-demand LRU swapping, prefetch when memory allows", POLICY_NEEDS_FIT | POLICY_POOL_LAYOUT,
+     policy_run_odswap},
+    {"ideal", "unlimited memory: nothing moves (the reference)", POLICY_NO_SEED, policy_run_ideal},
     {"smartpool", "no swapping; best-fit arena over lifetimes", POLICY_NEEDS_FIT, policy_run_smartpool},
     {"vdnn", "vDNN_dyn: offload conv / layer inputs in forward", POLICY_NEEDS_FIT, policy_run_vdnn},
     {"tflms", "TFLMS: swap activations, threshold tuned to fit", POLICY_NEEDS_FIT, policy_run_tflms},
@@ -22,12 +23,20 @@ static const policy_def TABLE[] = {
     {"autoswap", "AutoSwap: priority scores weighted by Bayesian opt.", POLICY_NEEDS_FIT, policy_run_autoswap},
     {"capuchin", "Capuchin: swap by FreeTime, recompute by MSPS", POLICY_NEEDS_FIT, policy_run_capuchin},
     {"pooch", "PooCH: swap / keep / recompute classified by timeline", POLICY_NEEDS_FIT, policy_run_pooch},
+    {"optimal", "MILP keep / swap / recompute on the default order", POLICY_NEEDS_FIT | POLICY_SEED_SMALL, policy_run_optimal},
+    {"optimal-search", "the MILP on the genetic search's best order", POLICY_NEEDS_FIT | POLICY_SEED_SMALL,
+     policy_run_optimal_search},
 };
 
 void policy_opts_default(policy_opts *o)
 {
     memset(o, 0, sizeof *o);
     ga_opts_default(&o->search);
+    o->search_seeds = true;
+    o->optimal.solver = MILP_AUTO;
+    o->optimal.time_limit_s = 60;
+    o->optimal.gap = 0.02;
+    o->optimal.threads = 1;
 }
 
 const policy_def *policy_table(int *n)

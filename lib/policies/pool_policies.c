@@ -1,4 +1,5 @@
-/* pool_policies.c - the rows that run SwapAdvisor's swap planner (swp.h) on
+/* pool_policies.c - the rows that run the planner core with the size-class
+ * pool layout (planner.h, swp.h): SwapAdvisor's swap planner on
  * the default topological order: ideal (nothing evicted), topo (Belady) and
  * odswap (on-demand LRU with steady-state prefetch). */
 #include <stdio.h>
@@ -29,13 +30,11 @@ static sa_status run_pool(const policy_call *c, bool ideal, const swp_opts *o, p
         st = pool_fine_grained(&a, g, g->topo, d.memory_bytes, err);
     }
     plan *p = st ? NULL : plan_new(g, &d);
-    swp_ws *ws = st ? NULL : swp_ws_new(g);
-    if (!st && (!p || !ws))
+    if (!st && !p)
         st = sa_fail(err, SA_ENOMEM, "out of memory");
+    planner_req q = {.schedule = g->topo, .layout = PLANNER_POOL, .pool = &a, .evict = o};
     if (!st)
-        st = swp_plan(g, &d, g->topo, &a, o, ws, p, err);
-    if (!st)
-        st = planner_predict(p, g, NULL, NULL, err);
+        st = planner_plan(g, &d, &q, p, err);
     if (!st) {
         char search[256];
         snprintf(search, sizeof search,
@@ -44,7 +43,6 @@ static sa_status run_pool(const policy_call *c, bool ideal, const swp_opts *o, p
         if (!plan_set_search_json(p, search))
             st = sa_fail(err, SA_ENOMEM, "out of memory");
     }
-    swp_ws_free(ws);
     pool_alloc_free(&a);
     if (st) {
         plan_free(p);

@@ -11,7 +11,6 @@
 #include "swapadvisor/pool.h"
 #include "swapadvisor/rng.h"
 #include "swapadvisor/sim.h"
-#include "swapadvisor/swp.h"
 
 void ga_opts_default(ga_opts *o)
 {
@@ -30,10 +29,22 @@ const char *ga_mode_name(ga_mode m)
     return m == GA_SCHEDULE_ONLY ? "schedule" : m == GA_ALLOC_ONLY ? "alloc" : "both";
 }
 
+enum { ORIGIN_NONE = -1, ORIGIN_RULE = -2 };
+
+/* decision changes tried per best-fit child, each with probability 1/2
+ * (resnet-50 at 0.5x, seeds 1-4: 4 tries average 60.7 % of ideal, 12 tries
+ * 53.4 %: most single changes make a feasible child slower or unfit) */
+enum { GA_DECISION_TRIES = 4 };
+
 typedef struct indiv {
     int32_t *sch;
     pool_alloc a;
-    double t;      /* simulated iteration time; HUGE_VAL when infeasible */
+    uint8_t layout;  /* planner_layout: PLANNER_POOL plans with a, PLANNER_BESTFIT with act */
+    uint8_t *act;    /* dec_action per tensor (n_tensors + 1) */
+    uint8_t sync;    /* best fit: swap-outs synchronous (the next op waits: dec_opts.out_sync 1) or timed (0) */
+    int32_t origin;  /* the seed its layout and decisions descend from; ORIGIN_NONE (topo or random),
+                      * ORIGIN_RULE (the cost rule's individual) */
+    double t;        /* simulated iteration time; HUGE_VAL when infeasible */
 } indiv;
 
 /* Per-thread scratch: allocated once, reused for every child. */
@@ -41,7 +52,7 @@ typedef struct tws {
     swp_ws *swp;
     sim_ws *sim;
     plan *p;
-    int32_t *need, *ext1, *ext2, *ext, *sum, *num;
+    int32_t *need, *demand, *ext1, *ext2, *ext, *sum, *num;
     int32_t *mark, *heap, *hpos, *indeg, *rank, *tmp;
 } tws;
 
@@ -53,6 +64,10 @@ typedef struct gctx {
     int32_t n;       /* ops */
     int32_t ns;      /* distinct sizes */
     bool split;      /* no fixed-object pool fits: pools rely on splitting objects */
+    bool joint;      /* seeds given: layout and decision genes evolve too */
+    dec_opts dec;    /* the best-fit layout's timing (automatic) and packing */
+    int32_t *cand;   /* tensors whose decision genes may change (activations, gradients) */
+    int32_t n_cand;
 } gctx;
 
 static void tws_free(tws *w)
@@ -60,7 +75,7 @@ static void tws_free(tws *w)
     swp_ws_free(w->swp);
     sim_ws_free(w->sim);
     plan_free(w->p);
-    free(w->need); free(w->ext1); free(w->ext2); free(w->ext); free(w->sum); free(w->num);
+    free(w->need); free(w->demand); free(w->ext1); free(w->ext2); free(w->ext); free(w->sum); free(w->num);
     free(w->mark); free(w->heap); free(w->hpos); free(w->indeg); free(w->rank); free(w->tmp);
 }
 
@@ -71,14 +86,15 @@ static bool tws_init(tws *w, const gctx *c)
     w->swp = swp_ws_new(c->g);
     w->sim = sim_ws_new();
     w->p = plan_new(c->g, c->dev);
-    w->need = calloc(s, sizeof(int32_t)); w->ext1 = calloc(s, sizeof(int32_t));
+    w->need = calloc(s, sizeof(int32_t)); w->demand = calloc(s, sizeof(int32_t));
+    w->ext1 = calloc(s, sizeof(int32_t));
     w->ext2 = calloc(s, sizeof(int32_t)); w->ext = calloc(s, sizeof(int32_t));
     w->sum = calloc(s, sizeof(int32_t)); w->num = calloc(s, sizeof(int32_t));
     w->mark = calloc(n, sizeof(int32_t)); w->heap = calloc(n, sizeof(int32_t));
     w->hpos = calloc(n, sizeof(int32_t)); w->indeg = calloc(n, sizeof(int32_t));
     w->rank = calloc(n, sizeof(int32_t));
     w->tmp = calloc(n, sizeof(int32_t));
-    return w->swp && w->sim && w->p && w->need && w->ext1 && w->ext2 && w->ext && w->sum && w->num && w->mark &&
+    return w->swp && w->sim && w->p && w->need && w->demand && w->ext1 && w->ext2 && w->ext && w->sum && w->num && w->mark &&
            w->heap && w->hpos && w->indeg && w->rank && w->tmp;
 }
 
@@ -223,61 +239,188 @@ static void mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a)
 
 /* ---- evaluation ---- */
 
-static double evaluate(const gctx *c, tws *w, indiv *x)
+/* Plans and simulates x: x->t = the simulated iteration time, or HUGE_VAL
+ * when x cannot run in the memory (no pool repair fits, or the planner
+ * refuses the pool: SA_EINFEASIBLE).  Returns SA_OK then; SA_ENOMEM or
+ * SA_EINTERNAL (err says why) end the search, a pool repair's included. */
+static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err);
+
+static sa_status evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
 {
-    sa_err err;
-    if (pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes, c->split, &err) != SA_OK)
-        return HUGE_VAL;
+    x->t = HUGE_VAL;
+    if (x->layout == PLANNER_BESTFIT)
+        return evaluate_bestfit(c, w, x, err);
+    sa_err pe;
+    sa_status ps = pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes, c->split, &pe);
+    if (ps == SA_EINFEASIBLE)
+        return SA_OK;
+    if (ps) {
+        *err = pe;
+        return ps;
+    }
     /* repair only shrinks; memory left unused is never better used idle */
     pool_top_up(&x->a, c->dev->memory_bytes);
     if (!pool_layout(&x->a, c->g))
-        return HUGE_VAL;
-    if (swp_plan(c->g, c->dev, x->sch, &x->a, &c->so, w->swp, w->p, &err) != SA_OK)
-        return HUGE_VAL;
-    sim_result r;
-    if (sim_run(w->p, c->g, w->sim, &r, &err) != SA_OK)
-        return HUGE_VAL;
-    return r.makespan_us;
+        return sa_fail(err, SA_ENOMEM, "out of memory laying out a pool");
+    planner_req q = {.schedule = x->sch, .layout = PLANNER_POOL, .pool = &x->a, .evict = &c->so, .ws = w->swp,
+                     .sim = w->sim};
+    sa_status st = planner_plan(c->g, c->dev, &q, w->p, err);
+    if (st == SA_EINFEASIBLE)
+        return SA_OK;
+    if (st == SA_EINVALID) { /* the planner's own plan deadlocks: a bug, not bad input */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return sa_fail(err, SA_EINTERNAL, "search: a planned individual does not simulate: %s", why);
+    }
+    if (st)
+        return st;
+    x->t = w->p->predicted.iteration_us;
+    return SA_OK;
+}
+
+/* evaluate for the best-fit layout: x's decisions on its schedule, packed;
+ * unfit when the packed arena exceeds the memory.  Same contract. */
+static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err)
+{
+    dec_stats ds;
+    dec_opts d = c->dec;
+    d.out_sync = x->sync;
+    planner_req q = {.schedule = x->sch, .layout = PLANNER_BESTFIT, .act = x->act, .dec = &d, .stats = &ds,
+                     .sim = w->sim};
+    sa_status st = planner_plan(c->g, c->dev, &q, w->p, err);
+    if (st == SA_EINFEASIBLE)
+        return SA_OK;
+    if (st == SA_EINVALID) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return sa_fail(err, SA_EINTERNAL, "search: a planned individual does not simulate: %s", why);
+    }
+    if (st)
+        return st;
+    if (ds.arena_bytes <= c->dev->memory_bytes)
+        x->t = w->p->predicted.iteration_us;
+    return SA_OK;
 }
 
 static bool indiv_init(indiv *x, const gctx *c)
 {
     x->sch = calloc((size_t)c->n + 1, sizeof *x->sch);
+    x->act = calloc((size_t)c->g->n_tensors + 1, 1);
     x->t = HUGE_VAL;
-    return x->sch && pool_alloc_init(&x->a, c->ns);
+    x->layout = PLANNER_POOL;
+    x->sync = 0;
+    x->origin = ORIGIN_NONE;
+    return x->sch && x->act && pool_alloc_init(&x->a, c->ns);
 }
 
 static void indiv_free(indiv *x)
 {
     free(x->sch);
+    free(x->act);
     pool_alloc_free(&x->a);
 }
 
 /* A random individual: random topological order, random monotone CLS, CNT
- * filling memory in proportion to demand. */
-static void random_indiv(const gctx *c, tws *w, rng *r, const indiv *seed0, indiv *x)
+ * filling memory in proportion to demand (the floors where even those do not
+ * fit).  SA_ENOMEM when copying seed0's pool fails; x is then incomplete. */
+static sa_status random_indiv(const gctx *c, tws *w, rng *r, const indiv *seed0, indiv *x, sa_err *err)
 {
     const ga_mode m = c->o->mode;
     if (m == GA_ALLOC_ONLY)
         memcpy(x->sch, seed0->sch, (size_t)c->n * sizeof *x->sch);
     else
         walk_schedule(c, w, r, c->g->topo, 1.0, x->sch);
-    if (m == GA_SCHEDULE_ONLY) {
-        pool_alloc_copy(&x->a, &seed0->a);
-        return;
-    }
+    if (m == GA_SCHEDULE_ONLY)
+        return pool_alloc_copy(&x->a, &seed0->a) ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
     x->a.cls[0] = 0;
     for (int32_t i = 1; i < c->ns; i++)
         x->a.cls[i] = x->a.cls[i - 1] + (rng_unit(r) < 0.5);
     pool_repair_cls(&x->a);
-    int32_t *demand = calloc((size_t)c->ns + 1, sizeof *demand);
-    if (demand) {
-        pool_class_demand(&x->a, c->g, x->sch, w->need, demand);
-        sa_err err;
-        if (pool_fill_cnt(&x->a, c->g, w->need, demand, c->dev->memory_bytes, &err) != SA_OK)
-            memcpy(x->a.cnt, w->need, (size_t)c->ns * sizeof *w->need);
+    pool_class_demand(&x->a, c->g, x->sch, w->need, w->demand);
+    sa_err why;
+    sa_status st = pool_fill_cnt(&x->a, c->g, w->need, w->demand, c->dev->memory_bytes, &why);
+    if (st == SA_EINFEASIBLE) /* the floors do not fit: evaluate's repair takes it from there */
+        memcpy(x->a.cnt, w->need, (size_t)c->ns * sizeof *w->need);
+    else if (st)
+        return sa_fail(err, st, "%s", why.msg);
+    return SA_OK;
+}
+
+/* Individual x from seed k (see ga.h): its plan's schedule and, in the
+ * best-fit layout, the decisions it carries out; pool genes from base (the
+ * topo individual), should a child flip the layout.  SA_EINTERNAL for a seed
+ * that is not a plan of this graph; SA_ENOMEM. */
+static sa_status seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base, indiv *x, sa_err *err)
+{
+    const ga_seed *sd = &c->o->seeds[k];
+    const plan *p = sd->plan;
+    const dfg_graph *g = c->g;
+    if (!p || p->n_schedule != c->n || p->graph_ops != c->n || p->graph_tensors != g->n_tensors)
+        return sa_fail(err, SA_EINTERNAL, "search: seed %d (%s) is not a plan of this graph", k, sd->name);
+    memset(w->mark, 0, (size_t)c->n * sizeof *w->mark);
+    for (int32_t i = 0; i < c->n; i++) {
+        int32_t op = p->schedule[i];
+        if (op < 0 || op >= c->n || w->mark[op]++)
+            return sa_fail(err, SA_EINTERNAL, "search: seed %d (%s): its schedule is not a permutation", k, sd->name);
+        x->sch[i] = op;
     }
-    free(demand);
+    if (!pool_alloc_copy(&x->a, &base->a))
+        return sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
+    memset(x->act, DEC_KEEP, (size_t)g->n_tensors + 1);
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        if (p->nodes[v].kind == PLAN_SWAP_OUT)
+            x->act[p->nodes[v].ref] = DEC_SWAP;
+    for (int32_t i = 0; i < p->n_place; i++) {
+        const plan_placement *pl = &p->place[i];
+        if (pl->begin >= 0 && pl->begin != pl->end && p->nodes[pl->begin].kind == PLAN_RECOMPUTE)
+            x->act[pl->tensor] = DEC_RECOMPUTE;
+    }
+    x->layout = sd->pool ? PLANNER_POOL : PLANNER_BESTFIT;
+    x->sync = 0;
+    x->origin = k;
+    return SA_OK;
+}
+
+/* The cost rule's individual: the default order, every forward-phase
+ * activation and gradient evicted (DEC_EVICT: decide.h picks swap or
+ * recompute), best fit; pool genes from base. */
+static sa_status rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err)
+{
+    const dfg_graph *g = c->g;
+    memcpy(x->sch, g->topo, (size_t)c->n * sizeof *x->sch);
+    if (!pool_alloc_copy(&x->a, &base->a))
+        return sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
+    memset(x->act, DEC_KEEP, (size_t)g->n_tensors + 1);
+    for (int32_t k = 0; k < c->n_cand; k++) {
+        int32_t op = g->tensors[c->cand[k]].producer;
+        if (op >= 0 && g->ops[op].phase == DFG_FORWARD)
+            x->act[c->cand[k]] = DEC_EVICT;
+    }
+    x->layout = PLANNER_BESTFIT;
+    x->sync = 0;
+    x->origin = ORIGIN_RULE;
+    return SA_OK;
+}
+
+/* A new plan with p's contents (search block aside) for g; NULL on OOM. */
+static plan *copy_plan(const plan *p, const dfg_graph *g)
+{
+    plan *q = plan_new(g, &p->device);
+    bool ok = q && plan_set_schedule(q, p->schedule, p->n_schedule);
+    for (int32_t v = 0; ok && v < p->n_nodes; v++)
+        ok = plan_add_node(q, p->nodes[v].kind, p->nodes[v].ref, p->deps + p->nodes[v].dep_off,
+                           p->nodes[v].n_deps) == v;
+    for (int32_t i = 0; ok && i < p->n_place; i++)
+        ok = plan_add_placement(q, p->place[i].tensor, p->place[i].offset, p->place[i].begin, p->place[i].end);
+    for (int32_t i = 0; ok && i < p->n_res; i++)
+        ok = plan_add_resident(q, p->res[i].tensor, p->res[i].offset);
+    if (!ok) {
+        plan_free(q);
+        return NULL;
+    }
+    q->arena_bytes = p->arena_bytes;
+    q->predicted = p->predicted;
+    return q;
 }
 
 typedef struct cand { double w; int32_t idx; } cand;
@@ -291,6 +434,591 @@ static int cmp_time(const void *a, const void *b, void *ctx)
     return i - j;
 }
 
+/* ---- islands: genomes in and out (ga.h, ga_migration) ---- */
+
+int32_t ga_genome_words(const dfg_graph *g)
+{
+    return g->n_ops + 4 + 2 * g->n_sizes + g->n_tensors;
+}
+
+static void genome_export(const gctx *c, const indiv *x, int32_t *w)
+{
+    memcpy(w, x->sch, (size_t)c->n * sizeof *w);
+    w += c->n;
+    *w++ = x->layout;
+    *w++ = x->sync;
+    *w++ = x->origin;
+    *w++ = x->a.n_classes;
+    memcpy(w, x->a.cls, (size_t)c->ns * sizeof *w);
+    w += c->ns;
+    for (int32_t i = 0; i < c->ns; i++)
+        w[i] = i < x->a.n_classes ? x->a.cnt[i] : 0;
+    w += c->ns;
+    for (int32_t t = 0; t < c->g->n_tensors; t++)
+        w[t] = x->act[t];
+}
+
+static void genome_import(const gctx *c, const int32_t *w, indiv *x)
+{
+    memcpy(x->sch, w, (size_t)c->n * sizeof *w);
+    w += c->n;
+    x->layout = (uint8_t)*w++;
+    x->sync = (uint8_t)*w++;
+    x->origin = *w++;
+    x->a.n_classes = *w++;
+    memcpy(x->a.cls, w, (size_t)c->ns * sizeof *w);
+    w += c->ns;
+    for (int32_t i = 0; i < c->ns; i++)
+        x->a.cnt[i] = i < x->a.n_classes ? w[i] : 0;
+    w += c->ns;
+    for (int32_t t = 0; t < c->g->n_tensors; t++)
+        x->act[t] = (uint8_t)w[t];
+}
+
+/* n_seeds: origins -2 .. n_seeds - 1 are well formed.  pos: n_ops scratch words. */
+static sa_status genome_check(const dfg_graph *g, const int32_t *w, int n_seeds, int32_t *pos, sa_err *err)
+{
+    int32_t n = g->n_ops, ns = g->n_sizes;
+    for (int32_t v = 0; v < n; v++)
+        pos[v] = -1;
+    for (int32_t i = 0; i < n; i++) {
+        if (w[i] < 0 || w[i] >= n || pos[w[i]] >= 0)
+            return sa_fail(err, SA_EFORMAT, "genome word %d: op %d is not a new op id below %d", i, w[i], n);
+        pos[w[i]] = i;
+    }
+    for (int32_t v = 0; v < n; v++)
+        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            if (pos[g->succ[e]] < pos[v])
+                return sa_fail(err, SA_EFORMAT, "genome word %d: op %d runs before its input op %d",
+                               pos[g->succ[e]], g->succ[e], v);
+    if (w[n] != PLANNER_POOL && w[n] != PLANNER_BESTFIT)
+        return sa_fail(err, SA_EFORMAT, "genome word %d: layout %d is neither pool nor best fit", n, w[n]);
+    if (w[n + 1] != 0 && w[n + 1] != 1)
+        return sa_fail(err, SA_EFORMAT, "genome word %d: swap-out timing %d is not 0 or 1", n + 1, w[n + 1]);
+    if (w[n + 2] < ORIGIN_RULE || w[n + 2] >= n_seeds)
+        return sa_fail(err, SA_EFORMAT, "genome word %d: origin %d is no seed of %d", n + 2, w[n + 2], n_seeds);
+    int32_t ncls = w[n + 3];
+    const int32_t *cls = w + n + 4, *cnt = cls + ns, *act = cnt + ns;
+    if (ns > 0 && (ncls < 1 || ncls > ns))
+        return sa_fail(err, SA_EFORMAT, "genome word %d: %d classes for %d sizes", n + 3, ncls, ns);
+    for (int32_t i = 0; i < ns; i++) {
+        int32_t step = i ? cls[i] - cls[i - 1] : cls[i] + 1;
+        if (step < 0 || step > 1 || (i == 0 && cls[0] != 0))
+            return sa_fail(err, SA_EFORMAT,
+                           "genome word %d: class %d after class %d (CLS starts at 0 and steps by 0 or 1)", n + 4 + i,
+                           cls[i], i ? cls[i - 1] : 0);
+    }
+    if (ns > 0 && cls[ns - 1] != ncls - 1)
+        return sa_fail(err, SA_EFORMAT, "genome word %d: %d classes but the last size is in class %d", n + 3, ncls,
+                       cls[ns - 1]);
+    for (int32_t k = 0; k < ncls; k++)
+        if (cnt[k] < 0)
+            return sa_fail(err, SA_EFORMAT, "genome word %d: %d objects in class %d", n + 4 + ns + k, cnt[k], k);
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (act[t] < 0 || act[t] >= DEC_ACTION_COUNT)
+            return sa_fail(err, SA_EFORMAT, "genome word %d: decision %d for tensor %d", n + 4 + 2 * ns + t, act[t], t);
+    return SA_OK;
+}
+
+sa_status ga_genome_check(const dfg_graph *g, const int32_t *genome, sa_err *err)
+{
+    int32_t *pos = malloc(((size_t)g->n_ops + 1) * sizeof *pos);
+    if (!pos)
+        return sa_fail(err, SA_ENOMEM, "out of memory checking a genome");
+    sa_status st = genome_check(g, genome, INT32_MAX, pos, err);
+    free(pos);
+    return st;
+}
+
+/* ---- the search ---- */
+
+/* The whole search's state: np parents in pop[0 .. np), the generation's
+ * 2 np children after them; one workspace per thread. */
+typedef struct search {
+    gctx c;
+    int32_t np, nkids, total;
+    int threads;
+    double t0;
+    indiv *pop, *next;
+    tws *ws;
+    int32_t *order, *keep;
+    int32_t (*pairs)[3];
+    cand *cands;
+    sa_status *est;         /* per individual: the status of its last job */
+    sa_err *eerr;           /* and its error, read when est is not SA_OK */
+    double *best_hist, *time_hist;
+    int hist_cap;
+    double tbest;
+} search;
+
+static void search_free(search *s)
+{
+    for (int32_t i = 0; s->pop && i < s->total; i++)
+        indiv_free(&s->pop[i]);
+    for (int i = 0; s->ws && i < s->threads; i++)
+        tws_free(&s->ws[i]);
+    free(s->pop); free(s->ws); free(s->order); free(s->pairs); free(s->cands); free(s->keep); free(s->next);
+    free(s->est); free(s->eerr); free(s->best_hist); free(s->time_hist); free(s->c.cand);
+}
+
+/* Allocates everything the search needs.  SA_ENOMEM (s then holds what was
+ * allocated, for search_free). */
+static sa_status search_init(search *s, const dfg_graph *g, const dfg_device *dev, const ga_opts *o, sa_err *err)
+{
+    memset(s, 0, sizeof *s);
+    s->np = o->population < 2 ? 2 : o->population + (o->population & 1);
+    s->nkids = 2 * s->np;
+    s->total = s->np + s->nkids;
+    s->threads = o->threads > 0 ? o->threads : 1;
+    s->c = (gctx){g, dev, o, {0}, g->n_ops, g->n_sizes, false, o->n_seeds > 0 && o->seeds, {0}, NULL, 0};
+    swp_opts_default(&s->c.so);
+    dec_opts_default(&s->c.dec);
+    s->t0 = omp_get_wtime();
+    size_t total = (size_t)s->total;
+    s->pop = calloc(total, sizeof *s->pop);
+    s->ws = calloc((size_t)s->threads, sizeof *s->ws);
+    s->order = calloc(total, sizeof *s->order);
+    s->pairs = calloc((size_t)s->np / 2 + 1, sizeof *s->pairs);
+    s->cands = calloc(total, sizeof *s->cands);
+    s->keep = calloc(total, sizeof *s->keep);
+    s->next = calloc(total, sizeof *s->next);
+    s->est = calloc(total, sizeof *s->est);
+    s->eerr = calloc(total, sizeof *s->eerr);
+    s->hist_cap = 1024;
+    s->best_hist = calloc((size_t)s->hist_cap, sizeof *s->best_hist);
+    s->time_hist = calloc((size_t)s->hist_cap, sizeof *s->time_hist);
+    s->c.cand = calloc((size_t)g->n_tensors + 1, sizeof *s->c.cand);
+    bool ok = s->pop && s->ws && s->order && s->pairs && s->cands && s->keep && s->next && s->est && s->eerr &&
+              s->best_hist && s->time_hist && s->c.cand;
+    for (int32_t t = 0; ok && t < g->n_tensors; t++) {
+        dfg_kind k = g->tensors[t].kind;
+        if (!dfg_kind_persistent(k) && k != DFG_WORKSPACE && k != DFG_INPUT)
+            s->c.cand[s->c.n_cand++] = t;
+    }
+    for (int32_t i = 0; ok && i < s->total; i++)
+        ok = indiv_init(&s->pop[i], &s->c);
+    for (int i = 0; ok && i < s->threads; i++)
+        ok = tws_init(&s->ws[i], &s->c);
+    return ok ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory starting the search");
+}
+
+/* The first error among individuals [from, to) of the last parallel job, in
+ * index order (so the error does not depend on the thread count), into err. */
+static sa_status first_error(const search *s, int32_t from, int32_t to, sa_err *err)
+{
+    for (int32_t i = from; i < to; i++)
+        if (s->est[i]) {
+            if (err)
+                *err = s->eerr[i];
+            return s->est[i];
+        }
+    return SA_OK;
+}
+
+/* Evaluates individuals [from, to) in parallel; the first error, if any. */
+static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err)
+{
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
+    for (int32_t i = from; i < to; i++)
+        s->est[i] = evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], &s->eerr[i]);
+    return first_error(s, from, to, err);
+}
+
+/* Generation 0: individual 0 is the topo policy's (the default order, one
+ * class per size), then, with seeds, one per seed (as many as fit) and the
+ * cost rule's, the others random;
+ * all evaluated.  SA_EINFEASIBLE when
+ * no pool fits the memory at all; SA_ENOMEM; SA_EINTERNAL. */
+static sa_status first_generation(search *s, ga_result *res, sa_err *err)
+{
+    const dfg_graph *g = s->c.g;
+    const ga_opts *o = s->c.o;
+    sa_status st;
+    memcpy(s->pop[0].sch, g->topo, (size_t)s->c.n * sizeof *g->topo);
+    if ((st = pool_fine_grained(&s->pop[0].a, g, g->topo, s->c.dev->memory_bytes, err)))
+        return st;
+    if (!pool_fixed_fits(g, s->c.dev->memory_bytes, &s->c.split))
+        return sa_fail(err, SA_ENOMEM, "out of memory starting the search");
+    s->c.split = !s->c.split;
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
+    for (int32_t i = 1; i < s->np; i++) {
+        rng r;
+        rng_seed(&r, o->seed, 0, (uint64_t)i);
+        tws *w = &s->ws[omp_get_thread_num()];
+        if (s->c.joint && i - 1 < o->n_seeds)
+            s->est[i] = seed_indiv(&s->c, w, i - 1, &s->pop[0], &s->pop[i], &s->eerr[i]);
+        else if (s->c.joint && i - 1 == o->n_seeds)
+            s->est[i] = rule_indiv(&s->c, &s->pop[0], &s->pop[i], &s->eerr[i]);
+        else
+            s->est[i] = random_indiv(&s->c, w, &r, &s->pop[0], &s->pop[i], &s->eerr[i]);
+    }
+    if ((st = first_error(s, 1, s->np, err)) || (st = evaluate_range(s, 0, s->np, err)))
+        return st;
+    res->evaluations = s->np;
+    /* a seed that timed swap-outs cannot fit tries synchronous ones (as the
+     * baselines fall back to them) */
+    for (int32_t i = 1; s->c.joint && i < s->np && i - 1 <= o->n_seeds; i++)
+        if (!isfinite(s->pop[i].t) && s->pop[i].layout == PLANNER_BESTFIT) {
+            s->pop[i].sync = 1;
+            if ((st = evaluate(&s->c, &s->ws[0], &s->pop[i], err)))
+                return st;
+            res->evaluations++;
+        }
+    s->tbest = HUGE_VAL;
+    for (int32_t i = 0; i < s->np; i++)
+        s->tbest = fmin(s->tbest, s->pop[i].t);
+    res->first_us = s->tbest;
+    return SA_OK;
+}
+
+/* Records generation gen (history, the caller's callback) and says whether
+ * the search stops here.  SA_ENOMEM growing the history. */
+static sa_status end_of_generation(search *s, int gen, const ga_result *res, bool *stop, sa_err *err)
+{
+    const ga_opts *o = s->c.o;
+    double sum = 0, worst = 0;
+    int32_t feas = 0;
+    for (int32_t i = 0; i < s->np; i++)
+        if (isfinite(s->pop[i].t)) {
+            sum += s->pop[i].t;
+            worst = fmax(worst, s->pop[i].t);
+            feas++;
+        }
+    double elapsed = omp_get_wtime() - s->t0;
+    if (gen >= s->hist_cap) {
+        int cap = 2 * s->hist_cap;
+        double *b = realloc(s->best_hist, (size_t)cap * sizeof *b);
+        if (b)
+            s->best_hist = b;
+        double *t = b ? realloc(s->time_hist, (size_t)cap * sizeof *t) : NULL;
+        if (!t)
+            return sa_fail(err, SA_ENOMEM, "out of memory in the search");
+        s->time_hist = t;
+        s->hist_cap = cap;
+    }
+    s->best_hist[gen] = s->tbest;
+    s->time_hist[gen] = elapsed;
+    if (o->on_generation) {
+        ga_gen_stats gs = {gen, res->evaluations, elapsed, s->tbest, feas ? sum / feas : HUGE_VAL, worst,
+                           dfg_total_time_us(s->c.g)};
+        o->on_generation(&gs, o->ctx);
+    }
+    *stop = (o->generations > 0 && gen >= o->generations) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
+            (o->generations <= 0 && o->time_limit_s <= 0);
+    return SA_OK;
+}
+
+/* The joint genes of child j of generation gen (layout and decisions), from
+ * its allocation parents head and tail, with a stream of their own (so the
+ * schedule and pool genes draw as without seeds): head's layout, decisions
+ * crossed at a random tensor when both parents plan by best fit (else
+ * head's), then a layout flip with probability P
+ * (to best fit only when some decision is not keep) and, in the best-fit
+ * layout, up to four decision changes, each with probability one half, to
+ * evict (the cost rule) with probability one half, else to keep, swap or
+ * recompute alike. */
+static void make_joint_genes(const gctx *c, int gen, int32_t j, const indiv *head, const indiv *tail, indiv *kid)
+{
+    rng r;
+    rng_seed(&r, c->o->seed, (uint64_t)gen, UINT64_C(0x20000) + (uint64_t)j);
+    int32_t nt = c->g->n_tensors, cr = nt > 1 ? 1 + rng_below(&r, nt - 1) : 0;
+    if (tail->layout != PLANNER_BESTFIT || head->layout != PLANNER_BESTFIT)
+        cr = nt; /* a pool parent's decisions are no one's choice: head's whole */
+    memcpy(kid->act, head->act, (size_t)cr);
+    memcpy(kid->act + cr, tail->act + cr, (size_t)(nt - cr));
+    kid->layout = head->layout;
+    kid->sync = head->sync;
+    if (rng_unit(&r) < c->o->mutation)
+        kid->sync ^= 1;
+    if (rng_unit(&r) < c->o->mutation) {
+        bool moved = false;
+        for (int32_t k = 0; k < c->n_cand && !moved; k++)
+            moved = kid->act[c->cand[k]] != DEC_KEEP;
+        if (kid->layout == PLANNER_BESTFIT)
+            kid->layout = PLANNER_POOL;
+        else if (moved)
+            kid->layout = PLANNER_BESTFIT;
+    }
+    if (kid->layout != PLANNER_BESTFIT || c->n_cand == 0)
+        return;
+    for (int k = 0; k < GA_DECISION_TRIES; k++)
+        if (rng_unit(&r) < 0.5) {
+            uint8_t v = rng_unit(&r) < 0.5 ? DEC_EVICT : (uint8_t)rng_below(&r, DEC_EVICT);
+            kid->act[c->cand[rng_below(&r, c->n_cand)]] = v;
+        }
+}
+
+/* Child j of generation gen from pair j / 4: 2 schedules x 2 allocations,
+ * crossed over and mutated with the child's own random streams. */
+static void make_child(search *s, tws *w, int gen, int32_t j)
+{
+    const ga_opts *o = s->c.o;
+    const gctx *c = &s->c;
+    indiv *kid = &s->pop[s->np + j];
+    const indiv *pa = &s->pop[s->pairs[j / 4][0]], *pb = &s->pop[s->pairs[j / 4][1]];
+    int v = j % 4;
+    rng r, pr;
+    rng_seed(&r, o->seed, (uint64_t)gen, (uint64_t)(j + 1));
+    rng_seed(&pr, o->seed, (uint64_t)gen, UINT64_C(0x10000) + (uint64_t)(j / 4));
+    int32_t acr = 1 + rng_below(&pr, c->ns > 1 ? c->ns - 1 : 1);
+    const indiv *sh = (v & 1) ? pb : pa, *st_ = (v & 1) ? pa : pb;
+    const indiv *ah = (v & 2) ? pb : pa, *at = (v & 2) ? pa : pb;
+    if (o->mode == GA_ALLOC_ONLY) {
+        memcpy(kid->sch, pa->sch, (size_t)c->n * sizeof *kid->sch);
+    } else {
+        cross_schedule(c, w, sh->sch, st_->sch, s->pairs[j / 4][2], w->tmp);
+        walk_schedule(c, w, &r, w->tmp, o->mutation, kid->sch);
+    }
+    if (o->mode != GA_SCHEDULE_ONLY) {
+        kid->a.n_classes = 0;
+        cross_alloc(w, &ah->a, &at->a, acr, &kid->a);
+        mutate_alloc(c, w, &r, &kid->a);
+    }
+    kid->layout = PLANNER_POOL;
+    kid->origin = ah->origin;
+    if (c->joint)
+        make_joint_genes(c, gen, j, o->mode == GA_SCHEDULE_ONLY ? pa : ah, at, kid);
+}
+
+/* Pairs the parents (a shuffle drawn from gr), makes and evaluates the
+ * generation's children in parallel.  SA_ENOMEM / SA_EINTERNAL. */
+static sa_status breed(search *s, int gen, rng *gr, sa_err *err)
+{
+    int32_t np = s->np;
+    for (int32_t i = 0; i < np; i++)
+        s->order[i] = i;
+    for (int32_t i = np - 1; i > 0; i--) {
+        int32_t j = rng_below(gr, i + 1), t = s->order[i];
+        s->order[i] = s->order[j];
+        s->order[j] = t;
+    }
+    for (int32_t q = 0; q < np / 2; q++) {
+        s->pairs[q][0] = s->order[2 * q];
+        s->pairs[q][1] = s->order[2 * q + 1];
+        s->pairs[q][2] = 1 + rng_below(gr, s->c.n > 1 ? s->c.n - 1 : 1); /* schedule crossover point */
+    }
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
+    for (int32_t j = 0; j < s->nkids; j++) {
+        tws *w = &s->ws[omp_get_thread_num()];
+        indiv *kid = &s->pop[np + j];
+        make_child(s, w, gen, j);
+        if (s->c.o->mode == GA_SCHEDULE_ONLY && !pool_alloc_copy(&kid->a, &s->pop[s->pairs[j / 4][0]].a))
+            s->est[np + j] = sa_fail(&s->eerr[np + j], SA_ENOMEM, "out of memory copying a pool");
+        else
+            s->est[np + j] = evaluate(&s->c, w, kid, &s->eerr[np + j]);
+    }
+    return first_error(s, np, s->total, err);
+}
+
+/* Survival: the best, then softmax draws without replacement (from gr);
+ * survivors move into the parent slots.  With seeds the best individual of
+ * the best-fit layout survives as well: a seed's decisions under the
+ * core's automatic timing may start no faster than the pool individuals,
+ * and the draws would otherwise lose the lineage before it improves. */
+static void survive(search *s, rng *gr)
+{
+    const ga_opts *o = s->c.o;
+    int32_t np = s->np, total = s->total;
+    indiv *pop = s->pop;
+    for (int32_t i = 0; i < total; i++) {
+        s->order[i] = i;
+        if (pop[i].t < s->tbest)
+            s->tbest = pop[i].t;
+    }
+    qsort_r(s->order, (size_t)total, sizeof *s->order, cmp_time, pop);
+    int32_t nc = 0;
+    for (int32_t i = 1; i < total; i++) {
+        double t = pop[s->order[i]].t;
+        double tn = isfinite(t) ? (s->tbest - t) / s->tbest : -HUGE_VAL;
+        s->cands[nc++] = (cand){exp(tn / (o->temperature > 0 ? o->temperature : 1.0)), s->order[i]};
+    }
+    int32_t nk = 0;
+    s->keep[nk++] = s->order[0];
+    if (s->c.joint && pop[s->order[0]].layout != PLANNER_BESTFIT)
+        for (int32_t i = 0; i < nc; i++) /* the best best-fit one survives too (see below) */
+            if (pop[s->cands[i].idx].layout == PLANNER_BESTFIT && isfinite(pop[s->cands[i].idx].t)) {
+                s->keep[nk++] = s->cands[i].idx;
+                memmove(&s->cands[i], &s->cands[i + 1], (size_t)(nc - i - 1) * sizeof *s->cands);
+                nc--;
+                break;
+            }
+    while (nk < np) {
+        double wsum = 0;
+        for (int32_t i = 0; i < nc; i++)
+            wsum += s->cands[i].w;
+        int32_t pick = 0; /* only infeasible ones left: take the fastest */
+        if (wsum > 0) {
+            double u = rng_unit(gr) * wsum;
+            pick = nc - 1;
+            for (int32_t i = 0; i < nc; i++) {
+                u -= s->cands[i].w;
+                if (u < 0) { pick = i; break; }
+            }
+        }
+        s->keep[nk++] = s->cands[pick].idx;
+        /* keep the remaining candidates in time order so ties resolve alike */
+        memmove(&s->cands[pick], &s->cands[pick + 1], (size_t)(nc - pick - 1) * sizeof *s->cands);
+        nc--;
+    }
+    /* survivors into the parent slots (a permutation of the structs) */
+    for (int32_t i = 0; i < total; i++)
+        s->order[i] = 0;
+    for (int32_t i = 0; i < np; i++)
+        s->order[s->keep[i]] = 1;
+    for (int32_t i = 0, k = np; i < total; i++)
+        if (!s->order[i])
+            s->keep[k++] = i;
+    for (int32_t i = 0; i < total; i++)
+        s->next[i] = pop[s->keep[i]];
+    memcpy(pop, s->next, (size_t)total * sizeof *pop);
+}
+
+/* One exchange (ga_opts.migrate): offers the best o->migrants parents, calls
+ * the hook, checks the genomes it returns and puts them, evaluated, in place
+ * of the worst parents.  *stop: the hook asks to end the search. */
+static sa_status exchange(search *s, int gen, bool final, bool *stop, ga_result *res, sa_err *err)
+{
+    const ga_opts *o = s->c.o;
+    int32_t np = s->np, words = ga_genome_words(s->c.g);
+    int k = o->migrants;
+    int32_t *out = malloc((size_t)k * (size_t)words * sizeof *out);
+    double *out_us = malloc((size_t)k * sizeof *out_us);
+    if (!out || !out_us) {
+        free(out);
+        free(out_us);
+        return sa_fail(err, SA_ENOMEM, "out of memory in a migration");
+    }
+    for (int32_t i = 0; i < np; i++)
+        s->order[i] = i;
+    qsort_r(s->order, (size_t)np, sizeof *s->order, cmp_time, s->pop);
+    for (int i = 0; i < k; i++) {
+        genome_export(&s->c, &s->pop[s->order[i]], out + (size_t)i * (size_t)words);
+        out_us[i] = s->pop[s->order[i]].t;
+    }
+    ga_migration m = {gen, final, words, k, out, out_us, NULL, 0, false};
+    sa_status st = o->migrate(&m, o->migrate_ctx, err);
+    free(out);
+    free(out_us);
+    if (st)
+        return st;
+    if (m.n_in < 0 || m.n_in > np - 1 || (m.n_in > 0 && !m.in))
+        return sa_fail(err, SA_EUSAGE, "migration at generation %d: %d genomes for a population of %d (at most %d)",
+                       gen, m.n_in, np, np - 1);
+    int n_seeds = s->c.joint ? o->n_seeds : 0;
+    for (int j = 0; j < m.n_in; j++) {
+        sa_err e2 = {0};
+        if ((st = genome_check(s->c.g, m.in + (size_t)j * (size_t)words, n_seeds, s->ws[0].tmp, &e2)))
+            return sa_fail(err, st, "migrant %d at generation %d: %s", j, gen, e2.msg);
+    }
+    for (int j = 0; j < m.n_in; j++)
+        genome_import(&s->c, m.in + (size_t)j * (size_t)words, &s->pop[s->order[np - 1 - j]]);
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
+    for (int j = 0; j < m.n_in; j++) {
+        int32_t i = s->order[np - 1 - j];
+        s->est[i] = evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], &s->eerr[i]);
+    }
+    for (int j = 0; j < m.n_in; j++) /* the first error in migrant order, whatever the threads */
+        if ((st = s->est[s->order[np - 1 - j]])) {
+            *err = s->eerr[s->order[np - 1 - j]];
+            return st;
+        }
+    res->evaluations += m.n_in;
+    for (int32_t i = 0; i < np; i++)
+        s->tbest = fmin(s->tbest, s->pop[i].t);
+    *stop = m.stop;
+    return SA_OK;
+}
+
+/* The fastest seed (ga.h): its index, or -1 when none has a finite time. */
+static int32_t best_seed(const ga_opts *o)
+{
+    int32_t b = -1;
+    for (int32_t k = 0; o->seeds && k < o->n_seeds; k++)
+        if (o->seeds[k].plan && isfinite(o->seeds[k].plan->predicted.iteration_us) &&
+            (b < 0 || o->seeds[k].plan->predicted.iteration_us < o->seeds[b].plan->predicted.iteration_us))
+            b = k;
+    return b;
+}
+
+/* The joint members of the search block (empty without seeds): the answer's
+ * layout ("seed" when a seed's own plan is the answer), the seed its genes
+ * descend from, the fastest seed and the answer's gain over it. */
+static void seed_json(const search *s, const indiv *x, int32_t bs, bool seed_won, char *buf, size_t len)
+{
+    const ga_opts *o = s->c.o;
+    buf[0] = 0;
+    if (!s->c.joint)
+        return;
+    double su = bs >= 0 ? o->seeds[bs].plan->predicted.iteration_us : HUGE_VAL;
+    double t = seed_won ? su : x->t;
+    snprintf(buf, len,
+             ",\"layout\":\"%s\",\"origin\":\"%s\",\"seeds\":%d,\"best_seed\":\"%s\",\"best_seed_us\":%.3f,"
+             "\"gain_pct\":%.3f,\"answer\":\"%s\"",
+             seed_won ? "seed" : x->layout == PLANNER_BESTFIT ? "bestfit" : "pool",
+             seed_won ? o->seeds[bs].name
+             : x->origin >= 0 ? o->seeds[x->origin].name
+             : x->origin == ORIGIN_RULE ? "cost-rule" : "none",
+             o->n_seeds,
+             bs >= 0 ? o->seeds[bs].name : "none", bs >= 0 ? su : 0.0,
+             bs >= 0 && isfinite(t) ? 100.0 * (su - t) / su : 0.0, seed_won ? "seed" : "search");
+}
+
+/* The best parent becomes res->best, planned again (or, when the fastest
+ * seed is faster, a copy of that seed's plan) and described by its search
+ * block.  SA_EINFEASIBLE when neither an individual nor a seed could be
+ * planned; SA_ENOMEM; SA_EINTERNAL. */
+static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
+{
+    const dfg_graph *g = s->c.g;
+    const dfg_device *dev = s->c.dev;
+    const ga_opts *o = s->c.o;
+    const indiv *pop = s->pop;
+    int32_t bi = 0;
+    for (int32_t i = 1; i < s->np; i++)
+        if (pop[i].t < pop[bi].t)
+            bi = i;
+    int32_t bs = s->c.joint ? best_seed(o) : -1;
+    bool seed_won = bs >= 0 && !(pop[bi].t <= o->seeds[bs].plan->predicted.iteration_us);
+    if (!isfinite(pop[bi].t) && !seed_won)
+        return sa_fail(err, SA_EINFEASIBLE, "no schedule and allocation could be planned in %lld bytes",
+                       (long long)dev->memory_bytes);
+    double t_ans = seed_won ? o->seeds[bs].plan->predicted.iteration_us : pop[bi].t;
+    if (seed_won) {
+        if (!(res->best = copy_plan(o->seeds[bs].plan, g)))
+            return sa_fail(err, SA_ENOMEM, "out of memory");
+    } else {
+        if (!(res->best = plan_new(g, dev)))
+            return sa_fail(err, SA_ENOMEM, "out of memory");
+        dec_stats ds;
+        dec_opts d = s->c.dec;
+        d.out_sync = pop[bi].sync;
+        planner_req q = {.schedule = pop[bi].sch, .layout = pop[bi].layout, .pool = &pop[bi].a, .evict = &s->c.so,
+                         .ws = s->ws[0].swp, .act = pop[bi].act, .dec = &d, .stats = &ds, .sim = s->ws[0].sim};
+        sa_status st = planner_plan(g, dev, &q, res->best, err);
+        if (st)
+            return st;
+    }
+    res->wall_s = omp_get_wtime() - s->t0;
+    for (int k = 0; k <= gen; k++)
+        if (s->best_hist[k] <= 1.01 * t_ans) {
+            res->time_to_1pct_s = s->time_hist[k];
+            break;
+        }
+    char joint[512], json[1024];
+    seed_json(s, &pop[bi], bs, seed_won, joint, sizeof joint);
+    snprintf(json, sizeof json,
+             "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
+             "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
+             "\"time_to_1pct_s\":%.3f,\"first_generation_us\":%.3f,\"size_classes\":%d,\"objects\":%d,"
+             "\"pool_bytes\":%lld%s}",
+             ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations, o->mutation,
+             o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, res->first_us, pop[bi].a.n_classes,
+             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, joint);
+    if (!plan_set_search_json(res->best, json))
+        return sa_fail(err, SA_ENOMEM, "out of memory");
+    return SA_OK;
+}
+
 sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o, ga_result *res, sa_err *err)
 {
     memset(res, 0, sizeof *res);
@@ -298,226 +1026,40 @@ sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o,
     if (st)
         return st;
     int32_t np = o->population < 2 ? 2 : o->population + (o->population & 1);
-    int32_t nkids = 2 * np, total = np + nkids;
-    int threads = o->threads > 0 ? o->threads : 1;
-    gctx c = {g, dev, o, {0}, g->n_ops, g->n_sizes, false};
-    swp_opts_default(&c.so);
-    double t0 = omp_get_wtime();
-
-    indiv *pop = calloc((size_t)total, sizeof *pop);
-    tws *ws = calloc((size_t)threads, sizeof *ws);
-    int32_t *order = calloc((size_t)total, sizeof *order);
-    int32_t (*pairs)[3] = calloc((size_t)np / 2 + 1, sizeof *pairs);
-    cand *cands = calloc((size_t)total, sizeof *cands);
-    int32_t *keep = calloc((size_t)total, sizeof *keep);
-    indiv *next = calloc((size_t)total, sizeof *next);
-    double *best_hist = calloc(1024, sizeof *best_hist), *time_hist = calloc(1024, sizeof *time_hist);
-    int hist_cap = 1024;
-    bool ok = pop && ws && order && pairs && cands && keep && next && best_hist && time_hist;
-    for (int32_t i = 0; ok && i < total; i++)
-        ok = indiv_init(&pop[i], &c);
-    for (int i = 0; ok && i < threads; i++)
-        ok = tws_init(&ws[i], &c);
-    if (!ok) {
-        st = sa_fail(err, SA_ENOMEM, "out of memory starting the search");
-        goto done;
-    }
-
-    /* individual 0: the default order with one class per size (the topo policy) */
-    memcpy(pop[0].sch, g->topo, (size_t)c.n * sizeof *g->topo);
-    if ((st = pool_fine_grained(&pop[0].a, g, g->topo, dev->memory_bytes, err)))
-        goto done;
-    if (!pool_fixed_fits(g, dev->memory_bytes, &c.split)) {
-        st = sa_fail(err, SA_ENOMEM, "out of memory starting the search");
-        goto done;
-    }
-    c.split = !c.split;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (int32_t i = 1; i < np; i++) {
-        rng r;
-        rng_seed(&r, o->seed, 0, (uint64_t)i);
-        random_indiv(&c, &ws[omp_get_thread_num()], &r, &pop[0], &pop[i]);
-    }
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (int32_t i = 0; i < np; i++)
-        pop[i].t = evaluate(&c, &ws[omp_get_thread_num()], &pop[i]);
-    res->evaluations = np;
-
-    double tbest = HUGE_VAL;
-    for (int32_t i = 0; i < np; i++)
-        tbest = fmin(tbest, pop[i].t);
-    res->first_us = tbest;
+    if (o->migrate && (o->migrate_every < 1 || o->migrants < 1 || o->migrants > np))
+        return sa_fail(err, SA_EUSAGE, "migration every %d generations of %d migrants (need >= 1 and 1..%d)",
+                       o->migrate_every, o->migrants, np);
+    search s;
     int gen = 0;
+    bool asked = false; /* the migration hook asked to stop */
+    if ((st = search_init(&s, g, dev, o, err)) || (st = first_generation(&s, res, err)))
+        goto done;
     for (;;) {
-        /* stats and stopping */
-        double sum = 0, worst = 0;
-        int32_t feas = 0;
-        for (int32_t i = 0; i < np; i++)
-            if (isfinite(pop[i].t)) {
-                sum += pop[i].t;
-                worst = fmax(worst, pop[i].t);
-                feas++;
-            }
-        double elapsed = omp_get_wtime() - t0;
-        if (gen >= hist_cap) {
-            hist_cap *= 2;
-            double *b = realloc(best_hist, (size_t)hist_cap * sizeof *b), *t = realloc(time_hist, (size_t)hist_cap * sizeof *t);
-            if (b) best_hist = b;
-            if (t) time_hist = t;
-            if (!b || !t) {
-                st = sa_fail(err, SA_ENOMEM, "out of memory in the search");
-                goto done;
-            }
-        }
-        best_hist[gen] = tbest;
-        time_hist[gen] = elapsed;
-        if (o->on_generation) {
-            ga_gen_stats s = {gen, res->evaluations, elapsed, tbest, feas ? sum / feas : HUGE_VAL, worst,
-                              dfg_total_time_us(g)};
-            o->on_generation(&s, o->ctx);
-        }
-        if ((o->generations > 0 && gen >= o->generations) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
-            (o->generations <= 0 && o->time_limit_s <= 0))
+        bool stop = true;
+        if ((st = end_of_generation(&s, gen, res, &stop, err)))
+            goto done;
+        if (stop || asked)
             break;
         gen++;
-
-        /* pair the parents (a shuffle drawn from the generation's stream) */
-        rng gr;
+        rng gr; /* the generation's own stream: pairing, then survival */
         rng_seed(&gr, o->seed, (uint64_t)gen, UINT64_C(0xfeed));
-        for (int32_t i = 0; i < np; i++)
-            order[i] = i;
-        for (int32_t i = np - 1; i > 0; i--) {
-            int32_t j = rng_below(&gr, i + 1), t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
-        for (int32_t q = 0; q < np / 2; q++) {
-            pairs[q][0] = order[2 * q];
-            pairs[q][1] = order[2 * q + 1];
-            pairs[q][2] = 1 + rng_below(&gr, c.n > 1 ? c.n - 1 : 1);  /* schedule crossover point */
-        }
-        /* children: pair q gives 4 (2 schedules x 2 allocations), each mutated
-         * and evaluated with its own random stream */
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-        for (int32_t j = 0; j < nkids; j++) {
-            tws *w = &ws[omp_get_thread_num()];
-            indiv *kid = &pop[np + j];
-            const indiv *pa = &pop[pairs[j / 4][0]], *pb = &pop[pairs[j / 4][1]];
-            int v = j % 4;
-            rng r, pr;
-            rng_seed(&r, o->seed, (uint64_t)gen, (uint64_t)(j + 1));
-            rng_seed(&pr, o->seed, (uint64_t)gen, UINT64_C(0x10000) + (uint64_t)(j / 4));
-            int32_t acr = 1 + rng_below(&pr, c.ns > 1 ? c.ns - 1 : 1);
-            const indiv *sh = (v & 1) ? pb : pa, *st_ = (v & 1) ? pa : pb;
-            const indiv *ah = (v & 2) ? pb : pa, *at = (v & 2) ? pa : pb;
-            if (o->mode == GA_ALLOC_ONLY) {
-                memcpy(kid->sch, pa->sch, (size_t)c.n * sizeof *kid->sch);
-            } else {
-                cross_schedule(&c, w, sh->sch, st_->sch, pairs[j / 4][2], w->tmp);
-                walk_schedule(&c, w, &r, w->tmp, o->mutation, kid->sch);
-            }
-            if (o->mode == GA_SCHEDULE_ONLY) {
-                pool_alloc_copy(&kid->a, &pa->a);
-            } else {
-                kid->a.n_classes = 0;
-                cross_alloc(w, &ah->a, &at->a, acr, &kid->a);
-                mutate_alloc(&c, w, &r, &kid->a);
-            }
-            kid->t = evaluate(&c, w, kid);
-        }
-        res->evaluations += nkids;
-
-        /* survival: the best, then softmax draws without replacement */
-        for (int32_t i = 0; i < total; i++) {
-            order[i] = i;
-            if (pop[i].t < tbest)
-                tbest = pop[i].t;
-        }
-        qsort_r(order, (size_t)total, sizeof *order, cmp_time, pop);
-        int32_t nc = 0;
-        for (int32_t i = 1; i < total; i++) {
-            double t = pop[order[i]].t;
-            double tn = isfinite(t) ? (tbest - t) / tbest : -HUGE_VAL;
-            cands[nc++] = (cand){exp(tn / (o->temperature > 0 ? o->temperature : 1.0)), order[i]};
-        }
-        int32_t nk = 0;
-        keep[nk++] = order[0];
-        while (nk < np) {
-            double wsum = 0;
-            for (int32_t i = 0; i < nc; i++)
-                wsum += cands[i].w;
-            int32_t pick = 0; /* only infeasible ones left: take the fastest */
-            if (wsum > 0) {
-                double u = rng_unit(&gr) * wsum;
-                pick = nc - 1;
-                for (int32_t i = 0; i < nc; i++) {
-                    u -= cands[i].w;
-                    if (u < 0) { pick = i; break; }
-                }
-            }
-            keep[nk++] = cands[pick].idx;
-            /* keep the remaining candidates in time order so ties resolve alike */
-            memmove(&cands[pick], &cands[pick + 1], (size_t)(nc - pick - 1) * sizeof *cands);
-            nc--;
-        }
-        /* survivors into the parent slots (a permutation of the structs) */
-        for (int32_t i = 0; i < total; i++)
-            order[i] = 0;
-        for (int32_t i = 0; i < np; i++)
-            order[keep[i]] = 1;
-        for (int32_t i = 0, k = np; i < total; i++)
-            if (!order[i])
-                keep[k++] = i;
-        for (int32_t i = 0; i < total; i++)
-            next[i] = pop[keep[i]];
-        memcpy(pop, next, (size_t)total * sizeof *pop);
+        if ((st = breed(&s, gen, &gr, err)))
+            goto done;
+        res->evaluations += s.nkids;
+        survive(&s, &gr);
+        if (o->migrate && gen % o->migrate_every == 0 && (st = exchange(&s, gen, false, &asked, res, err)))
+            goto done;
     }
     res->generations = gen;
-
-    /* the best individual becomes the plan */
-    int32_t bi = 0;
-    for (int32_t i = 1; i < np; i++)
-        if (pop[i].t < pop[bi].t)
-            bi = i;
-    if (!isfinite(pop[bi].t)) {
-        st = sa_fail(err, SA_EINFEASIBLE, "no schedule and allocation could be planned in %lld bytes",
-                     (long long)dev->memory_bytes);
+    if (o->migrate && (st = exchange(&s, gen, true, &asked, res, err)))
         goto done;
-    }
-    res->best = plan_new(g, dev);
-    if (!res->best) {
-        st = sa_fail(err, SA_ENOMEM, "out of memory");
-        goto done;
-    }
-    if ((st = swp_plan(g, dev, pop[bi].sch, &pop[bi].a, &c.so, ws[0].swp, res->best, err)) ||
-        (st = planner_predict(res->best, g, ws[0].sim, NULL, err)))
-        goto done;
-    res->wall_s = omp_get_wtime() - t0;
-    for (int k = 0; k <= gen; k++)
-        if (best_hist[k] <= 1.01 * pop[bi].t) {
-            res->time_to_1pct_s = time_hist[k];
-            break;
-        }
-    char search[512];
-    snprintf(search, sizeof search,
-             "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
-             "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
-             "\"time_to_1pct_s\":%.3f,\"first_generation_us\":%.3f,\"size_classes\":%d,\"objects\":%d,"
-             "\"pool_bytes\":%lld}",
-             ga_mode_name(o->mode), (unsigned long long)o->seed, np, gen, (long long)res->evaluations, o->mutation,
-             o->temperature, threads, res->wall_s, res->time_to_1pct_s, res->first_us, pop[bi].a.n_classes,
-             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes);
-    if (!plan_set_search_json(res->best, search))
-        st = sa_fail(err, SA_ENOMEM, "out of memory");
+    s.best_hist[gen] = s.tbest; /* the last exchange may have brought a better one */
+    st = finish(&s, gen, res, err);
 done:
     if (st) {
         plan_free(res->best);
         res->best = NULL;
     }
-    for (int32_t i = 0; pop && i < total; i++)
-        indiv_free(&pop[i]);
-    for (int i = 0; ws && i < threads; i++)
-        tws_free(&ws[i]);
-    free(pop); free(ws); free(order); free(pairs); free(cands); free(keep); free(next); free(best_hist); free(time_hist);
+    search_free(&s);
     return st;
 }

@@ -1,0 +1,409 @@
+/* optimal.c - the optimal and optimal-search rows: for a fixed schedule, a
+ * MILP over per-tensor keep / swap / recompute decisions (docs/bound.md, "The
+ * optimal planner"), solved under a time limit; the integer solution becomes a
+ * plan through decide.h and is simulated like any other. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "swapadvisor/bound.h"
+#include "swapadvisor/decide.h"
+#include "swapadvisor/ga.h"
+#include "swapadvisor/milp.h"
+#include "policies_internal.h"
+#include "swapadvisor/planner.h"
+
+/* What the MILP knows of one candidate tensor. */
+typedef struct ocand {
+    int32_t t;
+    int32_t first, last;     /* resident span when kept */
+    int32_t s_from, s_to;    /* positions a swap frees it (inclusive; s_from > s_to: never) */
+    int32_t r_from, r_to;    /* positions a recompute frees it */
+    int32_t next_use;        /* where a recompute runs (just before it) */
+    int64_t r_in;            /* bytes of the producer's other inputs a recompute needs there */
+    int32_t s_col, r_col;    /* columns, -1 when the action is not open */
+    double h, d, rc;         /* h2d us, d2h us (0 for inputs), recompute us */
+} ocand;
+
+typedef struct octx {
+    const dfg_graph *g;
+    const dfg_device *dev;
+    const int32_t *sch;
+    int32_t n;
+    int32_t *pos;
+    double *tstart;          /* tstart[i] = sum of op times before position i */
+    ocand *c;
+    int32_t nc;
+    int64_t *base;           /* bytes resident at each position whatever the decisions */
+    double compute_us, forced_h, forced_bytes, r_comb;
+} octx;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Index of the first position k > i whose op starts at least dt after
+ * position i + 1 starts (the estimate decide.h's auto out_sync makes). */
+static int32_t after(const octx *o, int32_t i, double dt)
+{
+    int32_t k = i + 1;
+    while (k < o->n && o->tstart[k] - o->tstart[i + 1] < dt)
+        k++;
+    return k;
+}
+
+/* The latest position k < j from which the ops up to j cover dt (decide.h's
+ * auto prefetch). */
+static int32_t before(const octx *o, int32_t j, double dt)
+{
+    int32_t k = j - 1;
+    while (k > 0 && o->tstart[j] - o->tstart[k] < dt)
+        k--;
+    return k;
+}
+
+static bool recompute_open(const octx *o, int32_t t, int32_t next_use)
+{
+    const dfg_graph *g = o->g;
+    if (!dec_recomputable(g, t))
+        return false;
+    const dfg_op *po = &g->ops[g->tensors[t].producer];
+    for (int32_t k = 0; k < po->n_in; k++) {
+        const dfg_tensor *x = &g->tensors[po->in[k]];
+        if (dfg_kind_persistent(x->kind) && x->updater >= 0 && o->pos[x->updater] <= next_use)
+            return false;
+    }
+    return true;
+}
+
+static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, const int32_t *sch, sa_err *err)
+{
+    memset(o, 0, sizeof *o);
+    o->g = g;
+    o->dev = dev;
+    o->sch = sch;
+    o->n = g->n_ops;
+    o->pos = calloc((size_t)o->n + 1, sizeof *o->pos);
+    o->tstart = calloc((size_t)o->n + 2, sizeof *o->tstart);
+    o->c = calloc((size_t)g->n_tensors + 1, sizeof *o->c);
+    o->base = calloc((size_t)o->n + 2, sizeof *o->base);
+    if (!o->pos || !o->tstart || !o->c || !o->base)
+        return sa_fail(err, SA_ENOMEM, "optimal: out of memory");
+    for (int32_t i = 0; i < o->n; i++) {
+        o->pos[sch[i]] = i;
+        double tu = g->ops[sch[i]].time_us;
+        o->tstart[i + 1] = o->tstart[i] + (tu > 0 ? tu : 0);
+    }
+    o->compute_us = o->tstart[o->n];
+    double lat = dev->transfer_latency_us, rh = dev->h2d_bytes_per_s * 1e-6, rd = dev->d2h_bytes_per_s * 1e-6;
+    double dup = dev->duplex_bytes_per_s * 0.5e-6;
+    o->r_comb = fmax(fmax(rh, rd), fmin(rh, dup) + fmin(rd, dup));
+    /* base load by difference array: persistent all along, everything else
+     * over its span, workspaces at their op */
+    int64_t *delta = o->base;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const dfg_tensor *x = &g->tensors[t];
+        int32_t first, last;
+        if (dfg_kind_persistent(x->kind)) {
+            delta[0] += x->bytes;
+            continue;
+        }
+        if (!dfg_tensor_span(g, o->pos, t, &first, &last))
+            continue;
+        if (x->kind == DFG_INPUT) {
+            o->forced_h += lat + (double)x->bytes / rh;
+            o->forced_bytes += (double)x->bytes;
+        }
+        delta[first] += x->bytes;
+        delta[last + 1] -= x->bytes;
+        int32_t lf, nu;
+        dec_gap(g, o->pos, t, &lf, &nu);
+        if (nu < 0 || x->kind == DFG_WORKSPACE)
+            continue;
+        ocand *c = &o->c[o->nc];
+        *c = (ocand){t, first, last, 0, -1, 0, -1, nu, 0, -1, -1, 0, 0, 0};
+        c->h = lat + (double)x->bytes / rh;
+        c->d = x->kind == DFG_INPUT ? 0 : lat + (double)x->bytes / rd;
+        /* swap: free once the swap-out is done, resident again from the
+         * swap-in's issue (inputs are dropped at once) */
+        c->s_from = x->kind == DFG_INPUT ? lf + 1 : after(o, lf, c->d);
+        c->s_to = before(o, nu, c->h) - 1;
+        /* recompute: free right after the last forward use, rebuilt just before the use */
+        if (recompute_open(o, t, nu)) {
+            c->r_from = lf + 1;
+            c->r_to = nu - 1;
+            double tp = g->ops[x->producer].time_us;
+            c->rc = tp > 0 ? tp : 0;
+            const dfg_op *po = &g->ops[x->producer];
+            for (int32_t k = 0; k < po->n_use; k++)
+                if (po->use[k] != t && !dfg_kind_persistent(g->tensors[po->use[k]].kind))
+                    c->r_in += g->tensors[po->use[k]].bytes;
+        }
+        if (c->s_from <= c->s_to || c->r_from <= c->r_to)
+            o->nc++;
+    }
+    for (int32_t i = 1; i <= o->n; i++)
+        delta[i] += delta[i - 1];
+    return SA_OK;
+}
+
+static void free_ctx(octx *o)
+{
+    free(o->pos);
+    free(o->tstart);
+    free(o->c);
+    free(o->base);
+}
+
+/* The MILP for memory cap mem: minimize T + eps * (moved time) subject to
+ * the memory at each position and T over each resource. */
+static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
+{
+    milp *m = milp_new();
+    int32_t *idx = malloc((size_t)(3 * o->nc + 2) * sizeof *idx);
+    double *val = malloc((size_t)(3 * o->nc + 2) * sizeof *val);
+    bool ok = m && idx && val;
+    /* a small weight on the moved time: of two plans with the same bottleneck,
+     * the one that moves less leaves more slack to the simulator */
+    const double EPS = 0.01;
+    int32_t T = ok ? milp_add_col(m, o->compute_us, HUGE_VAL, 1.0, false) : -1;
+    ok = ok && T >= 0;
+    for (int32_t k = 0; k < o->nc && ok; k++) {
+        ocand *c = &o->c[k];
+        c->s_col = c->r_col = -1;
+        if (c->s_from <= c->s_to)
+            ok = (c->s_col = milp_add_col(m, 0, 1, EPS * (c->h + c->d), true)) >= 0;
+        if (ok && c->r_from <= c->r_to)
+            ok = (c->r_col = milp_add_col(m, 0, 1, EPS * c->rc, true)) >= 0;
+        if (ok && c->s_col >= 0 && c->r_col >= 0) {
+            int32_t ix[2] = {c->s_col, c->r_col};
+            double v[2] = {1, 1};
+            ok = milp_add_row(m, -HUGE_VAL, 1, 2, ix, v);
+        }
+    }
+    /* memory, in MB: base - freed <= mem */
+    for (int32_t i = 0; i < o->n && ok; i++) {
+        double over = (double)(o->base[i] - mem);
+        int32_t k = 0;
+        for (int32_t j = 0; j < o->nc; j++) {
+            const ocand *c = &o->c[j];
+            double b = (double)o->g->tensors[c->t].bytes * 1e-6;
+            if (c->s_col >= 0 && c->s_from <= i && i <= c->s_to) {
+                idx[k] = c->s_col;
+                val[k++] = b;
+            }
+            if (c->r_col >= 0 && c->r_from <= i && i <= c->r_to) {
+                idx[k] = c->r_col;
+                val[k++] = b;
+            }
+            /* the recompute runs just before the use: its producer's inputs
+             * and workspace are there too (counted whole: they may be) */
+            if (c->r_col >= 0 && i == c->next_use && c->r_in > 0) {
+                idx[k] = c->r_col;
+                val[k++] = -(double)c->r_in * 1e-6;
+            }
+        }
+        if (over > 0 || k > 0)
+            ok = milp_add_row(m, over * 1e-6, HUGE_VAL, k, idx, val);
+    }
+    /* T over the compute stream, each link direction and the duplex link */
+    for (int res = 0; res < 4 && ok; res++) {
+        int32_t k = 0;
+        idx[k] = T;
+        val[k++] = 1;
+        for (int32_t j = 0; j < o->nc; j++) {
+            const ocand *c = &o->c[j];
+            double b = (double)o->g->tensors[c->t].bytes;
+            double cs = res == 1 ? c->h : res == 2 ? c->d : res == 3 ? (b + (c->d > 0 ? b : 0)) / o->r_comb : 0;
+            if (res == 0 && c->r_col >= 0 && c->rc > 0) {
+                idx[k] = c->r_col;
+                val[k++] = -c->rc;
+            } else if (res > 0 && c->s_col >= 0 && cs > 0) {
+                idx[k] = c->s_col;
+                val[k++] = -cs;
+            }
+        }
+        double base = res == 0 ? o->compute_us : res == 1 ? o->forced_h : res == 2 ? 0 : o->forced_bytes / o->r_comb;
+        ok = milp_add_row(m, base, HUGE_VAL, k, idx, val);
+    }
+    free(idx);
+    free(val);
+    if (!ok) {
+        milp_free(m);
+        return sa_fail(err, SA_ENOMEM, "optimal: out of memory building the MILP");
+    }
+    *out = m;
+    return SA_OK;
+}
+
+static sa_status run_optimal(const policy_call *pc, const char *name, const int32_t *sch, const char *extra,
+                             plan **out, sa_err *err)
+{
+    const dfg_graph *g = pc->g;
+    const dfg_device *dev = pc->dev;
+    const policy_opts *po = pc->opts;
+    double t0 = now_s();
+    *out = NULL;
+    if (!milp_have(po->optimal.solver))
+        return sa_fail(err, SA_EUSAGE, "%s: this build has no %sMILP solver (install coinor-libcbc-dev or "
+                       "libglpk-dev and rebuild; scripts/setup.sh does)", name,
+                       po->optimal.solver == MILP_GLPK ? "GLPK " : po->optimal.solver == MILP_CBC ? "CBC " : "");
+    int64_t pers = dfg_persistent_bytes(g);
+    if (pers > dev->memory_bytes)
+        return sa_fail(err, SA_EINFEASIBLE, "%s: parameters and optimizer state alone need %lld bytes, more than "
+                       "the %lld bytes of memory (this planner keeps them resident)", name, (long long)pers,
+                       (long long)dev->memory_bytes);
+    octx o;
+    sa_status st = build_ctx(&o, g, dev, sch, err);
+    uint8_t *act = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
+    if (!st && !act)
+        st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
+    double limit = po->optimal.time_limit_s > 0 ? po->optimal.time_limit_s : 60;
+    int64_t cap = dev->memory_bytes;
+    milp_result best = {0};
+    plan *p = NULL;
+    dec_stats ds = {0};
+    int rounds = 0, stuck = 0;
+    int64_t smallest = INT64_MAX;
+    /* solve; pack the plan; when the packed arena (fragmentation, the
+     * transfers' real timing, recompute inputs) overshoots the memory, solve
+     * again for a cap lowered by the overshoot */
+    for (; !st && rounds < 10; rounds++) {
+        milp *m = NULL;
+        if ((st = build_milp(&o, cap, &m, err)))
+            break;
+        double left = limit - (now_s() - t0);
+        milp_opts mo = {po->optimal.solver, left > 1 ? left : 1, po->optimal.gap, po->optimal.threads, false};
+        milp_result r;
+        st = milp_solve(m, &mo, &r, err);
+        milp_free(m);
+        if (st)
+            break;
+        if (r.status == MILP_INFEASIBLE || r.status == MILP_NO_SOLUTION) {
+            bool inf = r.status == MILP_INFEASIBLE;
+            milp_result_free(&r);
+            if (inf)
+                st = sa_fail(err, SA_EINFEASIBLE, "%s: no keep / swap / recompute decisions fit the schedule in "
+                             "memory (cap %lld of %lld bytes)", name, (long long)cap, (long long)dev->memory_bytes);
+            else
+                st = sa_fail(err, SA_EINFEASIBLE, "%s: the solver found no solution in %.0f s (cap %lld of %lld "
+                             "bytes); raise --time-limit", name, limit, (long long)cap, (long long)dev->memory_bytes);
+            break;
+        }
+        memset(act, DEC_KEEP, (size_t)g->n_tensors);
+        for (int32_t k = 0; k < o.nc; k++) {
+            const ocand *c = &o.c[k];
+            if (c->s_col >= 0 && r.x[c->s_col] > 0.5)
+                act[c->t] = DEC_SWAP;
+            else if (c->r_col >= 0 && r.x[c->r_col] > 0.5)
+                act[c->t] = DEC_RECOMPUTE;
+        }
+        dec_opts dop;
+        dec_opts_default(&dop);
+        plan_free(p);
+        p = NULL;
+        planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = act, .dec = &dop, .stats = &ds};
+        p = plan_new(g, dev);
+        if (!p)
+            st = sa_fail(err, SA_ENOMEM, "optimal: out of memory");
+        else if ((st = planner_plan(g, dev, &q, p, err))) {
+            plan_free(p);
+            p = NULL;
+        }
+        if (st) {
+            milp_result_free(&r);
+            break;
+        }
+        milp_result_free(&best);
+        best = r;
+        if (ds.arena_bytes <= dev->memory_bytes)
+            break;
+        /* lower the cap by half the overshoot; by more each time the arena
+         * did not shrink (the packing is not monotone in the cap) */
+        int64_t over = ds.arena_bytes - dev->memory_bytes;
+        if (ds.arena_bytes >= smallest)
+            stuck++;
+        else
+            smallest = ds.arena_bytes;
+        cap -= (over / 2 + 1) * (stuck + 1);
+        if (now_s() - t0 > limit || cap <= 0) {
+            rounds++;
+            break;
+        }
+    }
+    if (!st && ds.arena_bytes > dev->memory_bytes)
+        st = sa_fail(err, SA_EINFEASIBLE, "%s: the packed arena needs %lld bytes, more than the %lld bytes of memory, "
+                     "after %d solves", name, (long long)ds.arena_bytes, (long long)dev->memory_bytes, rounds);
+    if (!st) {
+        char search[1024];
+        double gap = best.objective > 0 && isfinite(best.best_bound)
+                         ? fmax(0.0, (best.objective - best.best_bound) / best.objective) : -1;
+        snprintf(search, sizeof search,
+                 "{\"algorithm\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\",\"milp_objective_us\":%.17g,"
+                 "\"milp_bound_us\":%.17g,\"milp_gap\":%.6f,\"candidates\":%d,\"solves\":%d,\"cap\":%lld,"
+                 "\"swapped\":%d,\"recomputed\":%d,\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
+                 name, best.solver, best.status == MILP_OPTIMAL ? "optimal" : "time_limit", best.objective,
+                 isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0),
+                 (long long)cap, ds.n_swapped, ds.n_recomputed, ds.n_demoted, (long long)ds.arena_bytes,
+                 now_s() - t0, extra ? "," : "", extra ? extra : "");
+        if (!plan_set_search_json(p, search))
+            st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
+    }
+    milp_result_free(&best);
+    free(act);
+    free_ctx(&o);
+    if (st) {
+        plan_free(p);
+        return st;
+    }
+    *out = p;
+    return SA_OK;
+}
+
+sa_status policy_run_optimal(const policy_call *c, plan **out, sa_err *err)
+{
+    return run_optimal(c, c->name, c->g->topo, NULL, out, err);
+}
+
+sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *err)
+{
+    *out = NULL;
+    if (!milp_have(c->opts->optimal.solver))
+        return run_optimal(c, c->name, c->g->topo, NULL, out, err); /* the same refusal */
+    /* the time limit covers both: the search gets at most half of it, the
+     * solves what the search left */
+    policy_opts po = *c->opts;
+    double limit = po.optimal.time_limit_s > 0 ? po.optimal.time_limit_s : 60;
+    if (po.search.time_limit_s <= 0 || po.search.time_limit_s > limit / 2)
+        po.search.time_limit_s = limit / 2;
+    double t0 = now_s();
+    ga_result res;
+    sa_status st = ga_search(c->g, c->dev, &po.search, &res, err);
+    if (st)
+        return st;
+    po.optimal.time_limit_s = fmax(1.0, limit - (now_s() - t0));
+    policy_call pc = *c;
+    pc.opts = &po;
+    c = &pc;
+    char extra[160];
+    snprintf(extra, sizeof extra, "\"search_us\":%.17g,\"search_generations\":%d", res.best->predicted.iteration_us,
+             res.generations);
+    st = run_optimal(c, c->name, res.best->schedule, extra, out, err);
+    /* the MILP's decisions on the search's schedule, or the search's own plan
+     * when that is faster */
+    if (st == SA_OK && (*out)->predicted.iteration_us > res.best->predicted.iteration_us) {
+        plan_free(*out);
+        *out = NULL;
+    }
+    if (st == SA_EINFEASIBLE || (st == SA_OK && !*out)) {
+        *out = res.best;
+        return SA_OK;
+    }
+    plan_free(res.best);
+    return st;
+}

@@ -1,0 +1,362 @@
+/* test_bound.c - the lower bound (bound.h): never above the simulated
+ * makespan of any policy's plan, on the bundled graphs and small zoo graphs at
+ * several memories; exact on hand-built cases; refusals when no plan exists. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "swapadvisor/bound.h"
+#include "swapadvisor/cost.h"
+#include "swapadvisor/devprof.h"
+#include "swapadvisor/emit.h"
+#include "swapadvisor/milp.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/sim.h"
+#include "swapadvisor/zoo.h"
+#include "test_util.h"
+
+/* Every policy of the table on g at frac of its no-swap peak (a short search
+ * for swapadvisor and a short solve for optimal): each plan's simulated
+ * makespan is at least the bound for its schedule and memory, combinatorial
+ * and LP.  Returns how many plans were checked. */
+static int check_every_policy(const dfg_graph *g, double frac)
+{
+    int n;
+    const policy_def *t = policy_table(&n);
+    dfg_device d = g->device;
+    d.memory_bytes = (int64_t)((double)dfg_peak_bytes(g, NULL) * frac);
+    policy_opts po;
+    policy_opts_default(&po);
+    po.search.generations = 2;
+    po.search.population = 8;
+    po.search.threads = 1;
+    po.optimal.time_limit_s = 5;
+    sim_ws *ws = sim_ws_new();
+    int checked = 0;
+    for (int k = 0; k < n; k++) {
+        plan *p = NULL;
+        sa_err err = {0};
+        sa_status st = policy_run_opts(t[k].name, g, &d, &po, &p, &err);
+        if (st == SA_EINFEASIBLE || (st == SA_EUSAGE && !bound_have_lp()))
+            continue;
+        ck_assert_msg(st == SA_OK, "%s on %s at %.2f: %s", t[k].name, g->name, frac, err.msg);
+        sim_result r;
+        ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
+        bound_result b;
+        ck_assert_msg(bound_cheap(g, &p->device, p->schedule, &b, &err) == SA_OK, "%s", err.msg);
+        ck_assert_msg(b.lower_bound_us <= r.makespan_us * (1 + 1e-9),
+                      "%s on %s at %.2f: combinatorial bound %.3f above the makespan %.3f (compute %.3f forced %.3f "
+                      "start %.3f memory %.3f)", t[k].name, g->name, frac, b.lower_bound_us, r.makespan_us,
+                      b.compute_us, b.forced_us, b.start_us, b.memory_us);
+        ck_assert(b.lower_bound_us >= b.compute_us && b.compute_us > 0);
+        if (bound_have_lp()) {
+            bound_result bl;
+            ck_assert_msg(bound_lp(g, &p->device, p->schedule, 0, &bl, &err) == SA_OK, "%s", err.msg);
+            ck_assert_msg(bl.lower_bound_us <= r.makespan_us * (1 + 1e-9),
+                          "%s on %s at %.2f: LP bound %.3f above the makespan %.3f", t[k].name, g->name, frac,
+                          bl.lower_bound_us, r.makespan_us);
+            ck_assert(bl.lower_bound_us >= b.lower_bound_us * (1 - 1e-6));
+        }
+        plan_free(p);
+        checked++;
+    }
+    sim_ws_free(ws);
+    return checked;
+}
+
+static dfg_graph *profiled(dfg_graph *g)
+{
+    devprof *prof;
+    sa_err err = {0};
+    ck_assert_int_eq(devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
+    ck_assert_int_eq(cost_profile_graph(g, prof, 0, &err), SA_OK);
+    devprof_free(prof);
+    return g;
+}
+
+static dfg_graph *bundled(const char *path)
+{
+    dfg_graph *g;
+    sa_err err = {0};
+    ck_assert_msg(dfg_load_file(path, &g, &err) == SA_OK, "%s", err.msg);
+    return profiled(g);
+}
+
+static dfg_graph *zoo(const char *name, int64_t batch, int64_t seq)
+{
+    dfg_graph *g;
+    sa_err err = {0};
+    zoo_opts zo = {0};
+    zo.batch = batch;
+    zo.seq = seq;
+    ck_assert_msg(zoo_build(name, &zo, &g, &err) == SA_OK, "%s", err.msg);
+    return profiled(g);
+}
+
+static const double FRACS[] = {1.0, 0.5, 0.25};
+
+START_TEST(test_bound_below_every_policy_bundled)
+{
+    static const char *const PATHS[] = {"graphs/vgg-11-b16.json", "graphs/rnn-2-1k.json", "graphs/resnet-50-b32.json"};
+    dfg_graph *g = bundled(PATHS[_i]);
+    int checked = 0;
+    for (size_t f = 0; f < SA_ARRAY_LEN(FRACS); f++)
+        checked += check_every_policy(g, FRACS[f]);
+    ck_assert_int_gt(checked, 10);
+    dfg_free(g);
+}
+END_TEST
+
+START_TEST(test_bound_below_every_policy_zoo)
+{
+    static const struct { const char *name; int64_t batch, seq; } M[] = {
+        {"resnet-18", 4, 0}, {"gpt-2-256", 2, 4}, {"rnn-2-1k", 16, 4}, {"brnn-2-1k", 8, 4}};
+    dfg_graph *g = zoo(M[_i].name, M[_i].batch, M[_i].seq);
+    int checked = 0;
+    for (size_t f = 0; f < SA_ARRAY_LEN(FRACS); f++)
+        checked += check_every_policy(g, FRACS[f]);
+    ck_assert_int_gt(checked, 10);
+    dfg_free(g);
+}
+END_TEST
+
+/* The ladder on the unit device, every memory from the peak down in 10 %
+ * steps: the hand-built graph has ops of unequal times and tensors of unequal
+ * sizes, so every term of the bound gets its turn. */
+START_TEST(test_bound_below_every_policy_ladder)
+{
+    dfg_graph *g = tu_ladder(6);
+    g->has_device = true;
+    g->device = tu_policy_dev(0);
+    int checked = 0;
+    for (double f = 1.0; f > 0.15; f -= 0.1)
+        checked += check_every_policy(g, f);
+    ck_assert_int_gt(checked, 30);
+    dfg_free(g);
+}
+END_TEST
+
+/* By hand: the tiny graph (x 16 B input, w 32 B param, ops 1.5 + 1 + 1 + 1 us)
+ * on a link of 16 B/us with 1 us latency.  With room for everything the bound
+ * is the start term: x arrives after 1 + 1 us, then every op runs (6.5 us).
+ * No plan does better: odswap's plan is checked against it. */
+START_TEST(test_bound_by_hand)
+{
+    dfg_graph *g;
+    sa_err err = {0};
+    const char *js = tu_tiny_json();
+    ck_assert_int_eq(dfg_parse(js, strlen(js), "tiny", &g, &err), SA_OK);
+    dfg_device d = {"hand", 1 << 20, 16e6, 16e6, 32e6, 1.0};
+    bound_result b;
+    ck_assert_int_eq(bound_cheap(g, &d, NULL, &b, &err), SA_OK);
+    ck_assert(fabs(b.compute_us - 4.5) < 1e-12);
+    ck_assert(fabs(b.start_us - 6.5) < 1e-12);
+    ck_assert(fabs(b.forced_us - 2.0) < 1e-12);
+    ck_assert(fabs(b.lower_bound_us - 6.5) < 1e-12);
+    ck_assert_int_eq(b.max_excess, 0);
+    ck_assert_str_eq(b.method, "combinatorial");
+    /* memory for the largest op only (fc: x 16 + w 32 + y 16 + ws 8 = 72 B):
+     * across loss, w and x are alive beside y and dy (80 B) */
+    d.memory_bytes = 72;
+    ck_assert_int_eq(bound_cheap(g, &d, NULL, &b, &err), SA_OK);
+    ck_assert_int_gt(b.max_excess, 0);
+    ck_assert(b.memory_us >= b.compute_us);
+    /* below it no plan exists: the bound refuses, naming the op */
+    ck_assert_int_eq(b.max_excess, 24); /* across fc_bw: dy, x, dw and w in 72 B */
+    d.memory_bytes = 71;
+    ck_assert_int_eq(bound_cheap(g, &d, NULL, &b, &err), SA_EINFEASIBLE);
+    ck_assert_msg_contains(err, "\"fc\"");
+    dfg_free(g);
+}
+END_TEST
+
+/* A chain whose middle tensor must leave: x -> a (big) -> b -> loss, with a
+ * read again at the end, in a memory that cannot hold a across the middle.
+ * Its producer (1 us) is cheaper than its swap round trip, so the memory term
+ * charges the recompute: 1 us on top of the compute. */
+START_TEST(test_bound_memory_term_charges_the_cheapest_way)
+{
+    dfg_graph *g = dfg_new("chain");
+    int32_t x = dfg_add_tensor(g, "x", DFG_INPUT, 1000);
+    int32_t a = dfg_add_tensor(g, "a", DFG_ACTIVATION, 1000000);
+    int32_t b1 = dfg_add_tensor(g, "b1", DFG_ACTIVATION, 1000000);
+    int32_t b2 = dfg_add_tensor(g, "b2", DFG_ACTIVATION, 1000000);
+    int32_t c = dfg_add_tensor(g, "c", DFG_ACTIVATION, 1000);
+    int32_t o0[] = {a}, i1[] = {a}, o1[] = {b1}, i2[] = {b1}, o2[] = {b2}, i3[] = {b2, a}, o3[] = {c}, i0[] = {x};
+    dfg_add_op(g, "f0", "relu", DFG_FORWARD, i0, 1, o0, 1);
+    dfg_add_op(g, "f1", "relu", DFG_FORWARD, i1, 1, o1, 1);
+    dfg_add_op(g, "f2", "relu", DFG_FORWARD, i2, 1, o2, 1);
+    dfg_add_op(g, "f3", "add", DFG_FORWARD, i3, 2, o3, 1);
+    for (int32_t i = 0; i < g->n_ops; i++)
+        g->ops[i].time_us = 1;
+    sa_err err = {0};
+    ck_assert_int_eq(dfg_finalize(g, "chain", &err), SA_OK);
+    /* f2 holds b1, b2; a is alive across it: 3 MB in 2.5 MB */
+    dfg_device d = {"hand", 2500000, 1e9, 1e9, 2e9, 0};
+    bound_result b;
+    ck_assert_int_eq(bound_cheap(g, &d, NULL, &b, &err), SA_OK);
+    ck_assert_int_eq(b.max_excess, 500000);
+    /* half of a must go: recomputing it (1 us) beats moving it out and in
+     * (1 ms each way); the covering is fractional, so half a recompute, less
+     * the sliver of a swap the links hide behind the compute: the LP optimum
+     * is T = 4.5 - s with 1 + 1000 s = T, s = 3.5 / 1001 */
+    double lp = 4.5 - 3.5 / 1001;
+    ck_assert_msg(b.memory_us >= lp - 1e-6 && b.memory_us <= lp + 1e-6, "memory term %.9f", b.memory_us);
+    /* boundary: between f2 and f3, f3 reads a beside f2's b1 and b2: half of a
+     * (0.5 MB) comes back in the window, by the cheaper recompute (1 us);
+     * recomputes and swap-ins may share the window, so half of that */
+    ck_assert_msg(fabs(b.boundary_us - 4.25) < 1e-9, "boundary term %.9f", b.boundary_us);
+    if (bound_have_lp()) {
+        bound_result bl;
+        ck_assert_int_eq(bound_lp(g, &d, NULL, 0, &bl, &err), SA_OK);
+        ck_assert_str_eq(bl.method, "lp");
+        ck_assert(bl.lower_bound_us >= b.lower_bound_us - 1e-6 && bl.lower_bound_us <= 5 + 1e-6);
+        ck_assert(fabs(bl.lower_bound_us - 5) < 1e-5); /* the start term (x, then four ops) floors it */
+    }
+    dfg_free(g);
+}
+END_TEST
+
+/* bound_attach writes the block's fields after the policy's own. */
+START_TEST(test_bound_attach)
+{
+    dfg_graph *g = tu_ladder(3);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL));
+    plan *p = NULL;
+    sa_err err = {0};
+    ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_OK);
+    bound_result b;
+    ck_assert_int_eq(bound_cheap(g, &p->device, p->schedule, &b, &err), SA_OK);
+    ck_assert_int_eq(bound_attach(p, &b, &err), SA_OK);
+    ck_assert_ptr_nonnull(strstr(p->search_json, "\"algorithm\":\"topo\""));
+    ck_assert_ptr_nonnull(strstr(p->search_json, ",\"lower_bound_us\":"));
+    ck_assert_ptr_nonnull(strstr(p->search_json, "\"bound_method\":\"combinatorial\""));
+    char *js = NULL;
+    ck_assert_int_eq(plan_to_json(p, &js, &err), SA_OK);
+    plan *q = NULL;
+    ck_assert_int_eq(plan_parse(js, strlen(js), "re", &q, &err), SA_OK);
+    free(js);
+    plan_free(q);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+/* The optimal rows: a valid plan (strict validation, simulation, host
+ * replay) on resnet-18 (batch 16, 0.9x) where decide.h's decisions fit; the
+ * MILP's status and gap in the search block; with a solver missing, a usage
+ * refusal that names it. */
+START_TEST(test_optimal_plans)
+{
+    dfg_graph *g = zoo("resnet-18", 16, 0);
+    policy_opts po;
+    policy_opts_default(&po);
+    po.optimal.time_limit_s = 20;
+    po.search.generations = 2;
+    po.search.population = 8;
+    po.search.threads = 1;
+    static const char *const ROWS[] = {"optimal", "optimal-search"};
+    for (size_t r = 0; r < 2; r++) {
+        dfg_device d = g->device;
+        d.memory_bytes = (int64_t)((double)dfg_peak_bytes(g, NULL) * 0.9);
+        plan *p = NULL;
+        sa_err err = {0};
+        sa_status st = policy_run_opts(ROWS[r], g, &d, &po, &p, &err);
+        if (!milp_have(MILP_AUTO)) {
+            ck_assert_int_eq(st, SA_EUSAGE);
+            ck_assert_msg_contains(err, "no");
+            ck_assert_msg_contains(err, "solver");
+            continue;
+        }
+        ck_assert_msg(st == SA_OK, "%s: %s", ROWS[r], err.msg);
+        tu_check_policy_plan(p, g, ROWS[r], r == 0);
+        if (r == 0) {
+            ck_assert_ptr_nonnull(strstr(p->search_json, "\"milp_status\":\"optimal\""));
+            ck_assert_ptr_nonnull(strstr(p->search_json, "\"swapped\":"));
+        }
+        /* the summary prints the distance to the bound once it is attached */
+        bound_result b;
+        ck_assert_int_eq(bound_cheap(g, &p->device, p->schedule, &b, &err), SA_OK);
+        ck_assert_int_eq(bound_attach(p, &b, &err), SA_OK);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        ck_assert_int_eq(emit_summary(p, g, f, &err), SA_OK);
+        fclose(f);
+        ck_assert_msg(strstr(buf, "lower bound (combinatorial) for this schedule and memory: within ") != NULL, "%s",
+                      buf);
+        free(buf);
+        plan_free(p);
+    }
+    for (milp_backend mb = MILP_CBC; mb <= MILP_GLPK; mb++) {
+        if (milp_have(mb))
+            continue;
+        po.optimal.solver = mb;
+        dfg_device d = g->device;
+        plan *p = NULL;
+        sa_err err = {0};
+        ck_assert_int_eq(policy_run_opts("optimal", g, &d, &po, &p, &err), SA_EUSAGE);
+        ck_assert_msg_contains(err, mb == MILP_CBC ? "no CBC MILP solver" : "no GLPK MILP solver");
+        ck_assert_ptr_null(p);
+    }
+    dfg_free(g);
+}
+END_TEST
+
+/* Both solvers the build has agree on a small MILP's optimum (a knapsack
+ * whose LP relaxation is fractional) and on its LP relaxation. */
+START_TEST(test_milp_backends_agree)
+{
+    for (milp_backend mb = MILP_CBC; mb <= MILP_GLPK; mb++) {
+        if (!milp_have(mb))
+            continue;
+        milp *m = milp_new();
+        /* max 5a + 4b + 3c st 2a + 3b + c <= 4, binaries: a + c = 8 (a=1, c=1) */
+        int32_t a = milp_add_col(m, 0, 1, -5, true), b = milp_add_col(m, 0, 1, -4, true);
+        int32_t c = milp_add_col(m, 0, 1, -3, true);
+        int32_t ix[3] = {a, b, c};
+        double v[3] = {2, 3, 1};
+        ck_assert(milp_add_row(m, -HUGE_VAL, 4, 3, ix, v));
+        milp_opts o = {mb, 10, 0, 1, false};
+        milp_result r;
+        sa_err err = {0};
+        ck_assert_int_eq(milp_solve(m, &o, &r, &err), SA_OK);
+        ck_assert_int_eq(r.status, MILP_OPTIMAL);
+        ck_assert(fabs(r.objective + 8) < 1e-6);
+        ck_assert(fabs(r.x[a] - 1) < 1e-6 && fabs(r.x[b]) < 1e-6 && fabs(r.x[c] - 1) < 1e-6);
+        milp_result_free(&r);
+        o.relax = true; /* LP: a = 1, c = 1, b = 1/3: -8 - 4/3 */
+        ck_assert_int_eq(milp_solve(m, &o, &r, &err), SA_OK);
+        ck_assert_int_eq(r.status, MILP_OPTIMAL);
+        ck_assert_msg(fabs(r.objective + 8 - -4.0 / 3) < 1e-6 || fabs(r.objective + 8 + 4.0 / 3) < 1e-6, "%.9f",
+                      r.objective);
+        milp_result_free(&r);
+        /* infeasible: a >= 2 */
+        int32_t one[1] = {a};
+        double vone[1] = {1};
+        ck_assert(milp_add_row(m, 2, HUGE_VAL, 1, one, vone));
+        o.relax = false;
+        ck_assert_int_eq(milp_solve(m, &o, &r, &err), SA_OK);
+        ck_assert_int_eq(r.status, MILP_INFEASIBLE);
+        ck_assert_ptr_null(r.x);
+        milp_free(m);
+    }
+}
+END_TEST
+
+Suite *suite_bound(void)
+{
+    Suite *s = suite_create("bound");
+    TCase *tc = tcase_create("bound");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_bound_by_hand);
+    tcase_add_test(tc, test_bound_memory_term_charges_the_cheapest_way);
+    tcase_add_test(tc, test_bound_attach);
+    tcase_add_test(tc, test_optimal_plans);
+    tcase_add_test(tc, test_milp_backends_agree);
+    tcase_add_test(tc, test_bound_below_every_policy_ladder);
+    tcase_add_loop_test(tc, test_bound_below_every_policy_zoo, 0, 4);
+    tcase_add_loop_test(tc, test_bound_below_every_policy_bundled, 0, 3);
+    suite_add_tcase(s, tc);
+    return s;
+}
