@@ -104,7 +104,7 @@ TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 .PHONY: all test asan-test nocuda-check check bench clean layers install uninstall man package-test FORCE \
-        valgrind fuzz
+        valgrind fuzz print-ldlibs
 all: $(LIBA) $(CMDS) $(MPI_CMDS)
 
 # The development build: warnings are errors for the test targets (and with
@@ -179,6 +179,10 @@ check: test asan-test nocuda-check valgrind fuzz
 FUZZ_SECONDS ?= 30
 fuzz:
 	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The libraries a program linked against libswapadvisor.a needs (scripts/fuzz.sh).
+print-ldlibs:
+	@echo $(LDLIBS_ALL)
 
 # memcheck (scripts/valgrind.sh) on a build without CUDA, whose runtime's own
 # loader noise would drown the report.

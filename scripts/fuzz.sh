@@ -16,12 +16,14 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 make -s BUILD=build-fuzz BIN=build-fuzz/bin CC="$CLANG" NVCC= OPT=-O1 WARN=-Wall \
     SAN="$SAN -fsanitize=fuzzer-no-link" build-fuzz/libswapadvisor.a
 mkdir -p build-fuzz/fuzz
+# cJSON, libm, OpenMP and the optional MILP solvers, as the Makefile links them
+LIBS=$(make -s --no-print-directory NVCC= print-ldlibs | tail -n 1)
 status=0
 for src in test/fuzz/fuzz_*.c; do
     t=$(basename "$src" .c)
     name=${t#fuzz_}
     "$CLANG" -std=c11 -D_GNU_SOURCE -O1 -g $SAN -fsanitize=fuzzer -fopenmp -Iinclude -Ilib "$src" \
-        build-fuzz/libswapadvisor.a -lcjson -lm -o "build-fuzz/fuzz/$t"
+        build-fuzz/libswapadvisor.a $LIBS -o "build-fuzz/fuzz/$t"
     seeds=test/fuzz/corpus/$name
     work=$(mktemp -d /tmp/sa_fuzz_XXXXXX)
     cp "$seeds"/* "$work"/ 2>/dev/null || true
