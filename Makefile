@@ -2,12 +2,15 @@
 #
 #   make            library + every CLI into bin/ (warnings shown, not fatal)
 #   make DEV=1      the same with -Werror (the development and CI build)
-#   make test       Check suite (ends with Check's summary line), after `make layers`,
-#                   then the packaging checks (scripts/package_test.sh); with -Werror
+#   make test       test/cli/run.sh (CLI behaviours as data), the Check suite (Check's
+#                   summary line), after `make layers`, then the packaging checks
+#                   (scripts/package_test.sh); with -Werror
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
 #   make nocuda-check  the build without nvcc (build-nocuda/): its GPU paths exit 7
 #                   with gpu_none.c's one message (scripts/nocuda.sh)
-#   make check      the three (what CI runs), with -Werror
+#   make valgrind   memcheck of every policy on graphs/*.json (scripts/valgrind.sh)
+#   make fuzz       libFuzzer targets of test/fuzz/, FUZZ_SECONDS each (scripts/fuzz.sh)
+#   make check      all of these (what CI runs), with -Werror
 #   make install PREFIX=/usr/local [DESTDIR=]   bin/, lib/libswapadvisor.a,
 #                   include/swapadvisor/, lib/pkgconfig/swapadvisor.pc, man pages,
 #                   share/swapadvisor/{profiles,schemas}, share/doc/swapadvisor
@@ -100,7 +103,8 @@ TEST_OBJ = $(patsubst test/%.c,$(BUILD)/test/%.o,$(TEST_SRC) test/check_main.c)
 TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test asan-test nocuda-check check bench clean layers install uninstall man package-test FORCE
+.PHONY: all test asan-test nocuda-check check bench clean layers install uninstall man package-test FORCE \
+        valgrind fuzz print-ldlibs
 all: $(LIBA) $(CMDS) $(MPI_CMDS)
 
 # The development build: warnings are errors for the test targets (and with
@@ -152,6 +156,7 @@ $(TEST_BIN): $(TEST_OBJ) $(LIBA)
 	$(CC) -o $@ $(TEST_OBJ) $(LIBA) $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -lpthread) $(LDLIBS_ALL)
 
 test: all $(TEST_BIN) layers
+	SAN="$(SAN)" test/cli/run.sh $(BIN)
 	./$(TEST_BIN)
 	$(if $(SAN),,$(MAKE) --no-print-directory package-test)
 
@@ -167,7 +172,23 @@ layers: $(LIBA)
 
 # What CI and the README run: the suite, the suite under the sanitizers, and
 # the GPU paths of a build without CUDA.
-check: test asan-test nocuda-check
+check: test asan-test nocuda-check valgrind fuzz
+
+# libFuzzer targets (test/fuzz/) under ASan + UBSan with clang: the seed corpus
+# replayed, then FUZZ_SECONDS of fuzzing per target (scripts/fuzz.sh).
+FUZZ_SECONDS ?= 30
+fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The libraries a program linked against libswapadvisor.a needs (scripts/fuzz.sh).
+print-ldlibs:
+	@echo $(LDLIBS_ALL)
+
+# memcheck (scripts/valgrind.sh) on a build without CUDA, whose runtime's own
+# loader noise would drown the report.
+valgrind:
+	$(MAKE) BUILD=build-vg BIN=build-vg/bin NVCC= OPT=-O1 all
+	scripts/valgrind.sh build-vg/bin
 
 asan-test:
 	$(MAKE) DEV=1 BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
@@ -233,7 +254,7 @@ $(BUILD)/cmd $(BUILD)/cmd/common $(BUILD)/cmd/mpi $(BUILD)/test $(BUILD)/bench $
 	mkdir -p $@
 
 clean:
-	rm -rf build build-asan build-nocuda bin
+	rm -rf build build-asan build-nocuda build-vg build-fuzz bin
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d $(BUILD)/*/*/*/*.d)
 

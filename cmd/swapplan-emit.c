@@ -10,6 +10,7 @@
 #include "swapadvisor/emit.h"
 #include "swapadvisor/plan.h"
 #include "swapadvisor/sa_io.h"
+#include "swapadvisor/validate.h"
 
 static const cli_tool TOOL = {
     "swapplan-emit",
@@ -179,6 +180,23 @@ int main(int argc, char **argv)
         if (!st && strcmp(plans[i]->graph_name, g->name) != 0)
             fprintf(stderr, "%s: warning: %s is for graph \"%s\", %s is \"%s\" (same sizes, going on)\n", TOOL.name,
                     name, plans[i]->graph_name, gpath, g->name);
+        if (!st && f != F_CHECK) {
+            /* a view of a plan that does not hold on this graph (another graph of
+             * the same counts, a hand-edited plan) would draw nonsense silently */
+            sa_err verr = {0};
+            val_report vr = {0};
+            vr.max_lines = 1;
+            sa_status vs = plan_validate(plans[i], g, false, &vr, &verr);
+            if (vs == SA_EINVALID)
+                fprintf(stderr, "%s: warning: %s does not validate against %s (%d violation%s; first: %s); the "
+                        "view may not mean much: see --format check\n", TOOL.name, name, gpath, vr.n_violations,
+                        vr.n_violations == 1 ? "" : "s", verr.msg);
+            val_report_free(&vr);
+            if (vs != SA_OK && vs != SA_EINVALID) {
+                err = verr;
+                st = vs;
+            }
+        }
     }
     if (st) {
         rc = cli_fail(&TOOL, &err);

@@ -194,9 +194,12 @@ int main(int argc, char **argv)
         goto done;
     }
     if (st == SA_EDEVICE && o.backend == RUNNER_CUDA) {
+        /* one line: the reason and what to do instead */
+        if (strncmp(err.msg, "no CUDA device", 14) == 0) {
+            sa_err e2 = err;
+            sa_fail(&err, st, "%s (--backend host replays the plan on the CPU)", e2.msg);
+        }
         rc = cli_fail(&TOOL, &err);
-        if (strncmp(err.msg, "no CUDA device", 14) == 0)
-            fprintf(stderr, "%s: --backend host replays the plan on the CPU\n", TOOL.name);
         goto done;
     }
     if (st) {

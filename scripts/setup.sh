@@ -9,7 +9,8 @@ need=()
 # libopenmpi-dev, openmpi-bin: swapadvisor-search-mpi and its tests (mpicc, mpirun)
 # coinor-libcbc-dev and libglpk-dev: the optional MILP / LP solvers (optimal policy, --bound=lp)
 for pkg in gcc make libcjson-dev check pkg-config graphviz libxml2-utils python3-torch python3-torchvision \
-           python3-jsonschema chromium man-db libopenmpi-dev openmpi-bin coinor-libcbc-dev libglpk-dev; do
+           python3-jsonschema chromium man-db libopenmpi-dev openmpi-bin coinor-libcbc-dev libglpk-dev \
+           valgrind clang; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

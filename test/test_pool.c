@@ -119,22 +119,23 @@ START_TEST(test_split_floors_by_hand)
     /* 1 + 2 x 2 MiB: opA's second and third 1 MiB tensors share a 2 MiB
      * object; opC's B takes one, A1 the 1 MiB one, A2 and Y share the other */
     set_counts(&a, g, 1, 2);
-    ck_assert(pool_fits_split(&a, g));
+    sa_err e;
+    ck_assert_int_eq(pool_fits_split(&a, g, &e), SA_OK);
     /* 2 + 1 x 2 MiB: opB's two 2 MiB tensors cannot share anything */
     set_counts(&a, g, 2, 1);
-    ck_assert(!pool_fits_split(&a, g));
+    ck_assert_int_eq(pool_fits_split(&a, g, &e), SA_EINFEASIBLE);
     /* 2 x 2 MiB alone: opC's B fills one, A1 and A2 the other, Y is left */
     set_counts(&a, g, 0, 2);
-    ck_assert(!pool_fits_split(&a, g));
+    ck_assert_int_eq(pool_fits_split(&a, g, &e), SA_EINFEASIBLE);
     /* the floors: from the borrowing ones (2 + 2, 6 MiB) a 2 MiB object
      * cannot go (opB), a 1 MiB one can */
     int32_t need[2];
     set_counts(&a, g, 7, 7);
-    ck_assert(pool_need_split(&a, g, 5 * MB, need));
+    ck_assert_int_eq(pool_need_split(&a, g, 5 * MB, need, &e), SA_OK);
     ck_assert_int_eq(need[0], 1);
     ck_assert_int_eq(need[1], 2);
     ck_assert_int_eq(a.cnt[0], 7); /* cnt is left as it was */
-    ck_assert(!pool_need_split(&a, g, 4 * MB, need));
+    ck_assert_int_eq(pool_need_split(&a, g, 4 * MB, need, &e), SA_EINFEASIBLE);
     pool_alloc_free(&a);
     dfg_free(g);
 }
@@ -663,7 +664,10 @@ static void fz_pools(fz_rng *r, const dfg_graph *g, const dfg_device *base, int6
         d.memory_bytes = mem = a.pool_bytes;
         ck_assert(pool_fixed_fits(g, mem, &fixed));
     } else {
-        if (!pool_repair_any(&a, g, need, mem, !fixed)) {
+        sa_err e;
+        sa_status rs = pool_repair_any(&a, g, need, mem, !fixed, &e);
+        ck_assert_msg(rs == SA_OK || rs == SA_EINFEASIBLE, "pool_repair_any: %d %s", rs, e.msg);
+        if (rs) {
             pool_alloc_free(&a);
             return;
         }
@@ -680,9 +684,11 @@ static void fz_pools(fz_rng *r, const dfg_graph *g, const dfg_device *base, int6
     }
     so.threshold_scale = 0.25 * fz_int(r, 1, 16);
     so.max_passes = fz_int(r, 1, 3);
-    bool fits = pool_fits_split(&a, g);
-    plan *p = plan_new(g, &d);
     sa_err err = {0};
+    sa_status fs = pool_fits_split(&a, g, &err);
+    ck_assert(fs == SA_OK || fs == SA_EINFEASIBLE);
+    bool fits = fs == SA_OK;
+    plan *p = plan_new(g, &d);
     sa_status st = swp_plan(g, &d, sch, &a, &so, ws, p, &err);
     char what[320];
     int n = snprintf(what, sizeof what, "swp_plan (%s, threshold %g, %d passes) on %s at %lld bytes, classes",

@@ -6,12 +6,51 @@
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+
+#include "swapadvisor/sa_io.h"
+
+/* ---- what every tool gets by linking this file ---- */
+
+/* SIGINT/SIGTERM/SIGHUP: remove the temporary output files, then die of the
+ * signal as before. */
+static void cli_on_signal(int sig)
+{
+    sa_out_remove_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* A write error on stdout (a full disk, /dev/full, a closed pipe) fails the
+ * tool with exit 4 like any other output, --help and summaries included. */
+static void cli_close_stdout(void)
+{
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        int e = errno;
+        fprintf(stderr, "%s: <stdout>: write error%s%s\n", program_invocation_short_name, e ? ": " : "",
+                e ? strerror(e) : "");
+        _exit(4);
+    }
+}
+
+__attribute__((constructor)) static void cli_init(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = cli_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    atexit(cli_close_stdout);
+}
 
 int cli_help(const cli_tool *t)
 {

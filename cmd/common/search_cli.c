@@ -205,6 +205,7 @@ int search_log_open(const cli_tool *tool, const search_args *a, bool tty, search
         sa_fail(&err, SA_EIO, "%s: cannot open log for writing", a->logpath);
         return cli_fail(tool, &err);
     }
+    setvbuf(l->f, NULL, _IOLBF, 0); /* whole lines only, even when interrupted */
     fprintf(l->f, "generation,evaluations,elapsed_s,best_us,mean_us,worst_us\n");
     return -1;
 }
@@ -217,7 +218,8 @@ void search_log_generation(const ga_gen_stats *s, void *ctx)
                 s->best_us, s->mean_us, s->worst_us);
     if (l->tty)
         fprintf(stderr, "\rgen %4d  best %.1f us (%.1f%% of ideal)  mean %.1f  worst %.1f  %.0f eval/s   ",
-                s->generation, s->best_us, 100.0 * s->ideal_us / s->best_us, s->mean_us, s->worst_us,
+                s->generation, s->best_us, s->best_us > 0 ? 100.0 * s->ideal_us / s->best_us : 100.0, s->mean_us,
+                s->worst_us,
                 s->elapsed_s > 0 ? (double)s->evaluations / s->elapsed_s : 0.0);
 }
 
@@ -239,13 +241,14 @@ static void print_summary(const cli_tool *tool, const search_args *a, const dfg_
             "%s: %s on %s: %.1f us per iteration (ideal %.1f us, %.1f%%), stall %.1f us, h2d %.2f GB, d2h %.2f GB, "
             "arena %.2f GB of %.2f GB\n",
             tool->name, a->policy, g->name, p->predicted.iteration_us, p->predicted.ideal_us,
-            100.0 * p->predicted.ideal_us / p->predicted.iteration_us, p->predicted.stall_us,
+            p->predicted.iteration_us > 0 ? 100.0 * p->predicted.ideal_us / p->predicted.iteration_us : 100.0,
+            p->predicted.stall_us,
             (double)p->predicted.h2d_bytes / 1e9, (double)p->predicted.d2h_bytes / 1e9, (double)p->arena_bytes / 1e9,
             (double)p->device.memory_bytes / 1e9);
     if (a->bound)
         fprintf(stderr, "%s: lower bound %.1f us (%s, %.2f s): within %.1f%% of the bound\n", tool->name,
                 br->lower_bound_us, br->method, br->seconds,
-                100.0 * (p->predicted.iteration_us / br->lower_bound_us - 1.0));
+                br->lower_bound_us > 0 ? 100.0 * (p->predicted.iteration_us / br->lower_bound_us - 1.0) : 0.0);
     if (a->repack)
         fprintf(stderr, "%s: repack: arena %lld -> %lld bytes (%.2f%% saved; peak load %lld)%s\n", tool->name,
                 (long long)ps->arena_before, (long long)ps->arena_after,

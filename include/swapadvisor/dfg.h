@@ -20,6 +20,10 @@
 #define DFG_FORMAT_VERSION 1
 #define DFG_PROFILE_VERSION 1
 #define DFG_MAX_EXACT_INT 9007199254740992.0 /* 2^53 */
+/* The largest time (us) a document may give or the cost model may produce: an op's
+ * time_us, transfer_latency_us, launch_overhead_us (about 3e16 years). Sums of
+ * 2^31 such times and their products with byte counts stay finite in a double. */
+#define DFG_MAX_TIME_US 1e30
 
 typedef enum dfg_kind {
     DFG_PARAM,

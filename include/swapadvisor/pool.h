@@ -9,6 +9,16 @@
  * The planner may put a tensor in an object of a larger class, and, as a last
  * resort, several of one op's tensors in one object (pool_split_fit).
  *
+ * Object counts are capped by demand, never by memory: a class never gets
+ * more objects than the tensors that could use them (its own tensors plus the
+ * most one op can hold, for the tensors of smaller classes that borrow), so
+ * the pool's size in objects, and the memory the search uses, scale with the
+ * graph whatever memory_bytes is.
+ *
+ * Failures: the functions that answer "does it fit" return SA_OK when it
+ * fits, SA_EINFEASIBLE when it does not (err says why) and SA_ENOMEM when the
+ * host ran out of memory; a bool return means false = out of memory only.
+ *
  * Ownership: pool_alloc owns its arrays; pool_alloc_init/pool_alloc_free.
  */
 #ifndef POOL_H
@@ -32,7 +42,11 @@ typedef struct pool_alloc {
     int32_t *first_obj;   /* [n_sizes + 1] objects of class c: first_obj[c] .. first_obj[c+1]-1 */
     int64_t *obj_offset;  /* [n_objects] */
     int32_t n_objects, cap_objects;
-    int64_t pool_bytes;   /* sum of cnt * obj_bytes */
+    int64_t pool_bytes;   /* sum of cnt * obj_bytes (saturates at INT64_MAX) */
+    /* caps, derived by pool_layout_sizes from the graph */
+    int32_t *size_tensors; /* [n_sizes] tensors of each size (filled once per graph) */
+    int32_t max_use;       /* the most tensors one op uses; 0 until filled */
+    int32_t *cls_cap;      /* [n_sizes] the most objects class c can use */
 } pool_alloc;
 
 /* Allocates arrays for a graph with n_sizes distinct sizes. false on OOM. */
@@ -46,11 +60,11 @@ static inline int64_t pool_align(int64_t b) { return (b + POOL_ALIGN - 1) / POOL
  * elements minimally, as the paper's repair; sets n_classes. */
 void pool_repair_cls(pool_alloc *a);
 
-/* Computes object sizes, offsets and pool_bytes from cls/cnt (g->sizes gives TS).
- * Returns false on OOM. */
+/* Computes object sizes, offsets and pool_bytes from cls/cnt (g->sizes gives TS),
+ * first lowering every cnt[c] above cls_cap[c] to it.  Returns false on OOM only. */
 bool pool_layout(pool_alloc *a, const dfg_graph *g);
 
-/* Only the object sizes (obj_bytes) from cls. */
+/* Only the object sizes (obj_bytes) and the caps (cls_cap) from cls.  true. */
 bool pool_layout_sizes(pool_alloc *a, const dfg_graph *g);
 
 /* Per-class demand figures for a schedule (NULL = g->topo):
@@ -99,26 +113,27 @@ static inline int32_t pool_split_fit(const int64_t *cap, const int64_t *top, con
     return best;
 }
 
-/* True when every op of g can place its tensors as above in a's objects
- * (cnt and obj_bytes), all other tensors evicted.  Allocates scratch; false
- * on OOM too. */
-bool pool_fits_split(const pool_alloc *a, const dfg_graph *g);
+/* SA_OK when every op of g can place its tensors as above in a's objects
+ * (cnt and obj_bytes), all other tensors evicted; SA_EINFEASIBLE when one
+ * cannot; SA_ENOMEM (allocates scratch). */
+sa_status pool_fits_split(const pool_alloc *a, const dfg_graph *g, sa_err *err);
 
 /* The pool floors with splitting: starting from pool_need_shared's, drops
  * objects, largest first, while the pool still fits by pool_fits_split, until
  * the floors fit memory_bytes.  a's cls and obj_bytes (pool_layout_sizes) are
- * used (cnt is borrowed as scratch and restored).  false when they cannot fit (need
- * then holds the lowest floors reached) or on OOM. */
-bool pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, int32_t *need);
+ * used (cnt is borrowed as scratch and restored).  SA_EINFEASIBLE when they
+ * cannot fit (need then holds the lowest floors reached), SA_ENOMEM. */
+sa_status pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, int32_t *need, sa_err *err);
 
 /* pool_repair_cnt to the own-class floors (pool_need) or, when those do not
  * fit, to the borrowing floors (pool_need_shared), or else, when split, to
  * the splitting floors (pool_need_split): the search's repair.  The search
  * sets split only where no fixed-object pool fits (pool_fixed_fits), so it
  * never pays for splitting floors elsewhere.  need is scratch (n_sizes);
- * false when none fits.  Allocation-free but for pool_layout's growth and the
- * splitting floors' scratch. */
-bool pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes, bool split);
+ * SA_EINFEASIBLE when none fits, SA_ENOMEM.  Allocation-free but for
+ * pool_layout's growth and the splitting floors' scratch. */
+sa_status pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes, bool split,
+                          sa_err *err);
 
 /* *fits = whether some pool of whole objects fits memory_bytes (one class per
  * size at the borrowing floors of pool_need_shared, the lowest there is).
@@ -127,13 +142,14 @@ bool pool_fixed_fits(const dfg_graph *g, int64_t memory_bytes, bool *fits);
 
 /* Shrinks cnt to fit memory_bytes as the paper repairs it: every class gives
  * up about the same number of bytes (so counts fall in inverse proportion to
- * object size), never below need[c].  Lays the pool out.  false when even the
- * needs do not fit (or on OOM). */
-bool pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes);
+ * object size), never below need[c].  Lays the pool out.  SA_EINFEASIBLE when
+ * even the needs do not fit, SA_ENOMEM. */
+sa_status pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes, sa_err *err);
 
 /* Grows cnt to use the memory a laid-out pool leaves (each class by the same
- * fraction, the remainder to the largest objects that fit); the caller lays
- * the pool out again.  Allocation-free. */
+ * fraction, the remainder to the largest objects that fit), never past a
+ * class's cap (cls_cap): more memory than the graph can use stays unused.
+ * The caller lays the pool out again.  Allocation-free. */
 void pool_top_up(pool_alloc *a, int64_t memory_bytes);
 
 /* Sets cnt to fit memory_bytes: every class gets need[c], the rest of memory is

@@ -39,6 +39,12 @@ sa_status sa_fail(sa_err *err, sa_status status, const char *fmt, ...)
 /* Prepends "prefix: " to an existing message (used to add a file name). */
 void sa_err_prefix(sa_err *err, const char *prefix);
 
+/* Rewrites the control characters of the NUL-terminated line s (cap bytes of
+ * room) as \n, \t, \r or \xNN, so a name from a document can neither split a
+ * one-line error nor reach a terminal as an escape sequence; cut to fit cap.
+ * sa_fail and sa_err_prefix apply it to every error line. */
+void sa_escape_controls(char *s, size_t cap);
+
 /* Process exit code documented in README.md for a status. */
 int sa_exit_code(sa_status status);
 
@@ -50,5 +56,22 @@ void *sa_calloc(size_t n, size_t size);
 char *sa_strdup(const char *s);
 
 #define SA_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Saturating int64 arithmetic for sums and products of byte counts: a result
+ * past INT64_MAX (or below INT64_MIN) is clamped there, never wraps. */
+static inline int64_t sa_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+static inline int64_t sa_mul_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+    return r;
+}
 
 #endif

@@ -19,7 +19,10 @@ sa_status sa_write_file(const char *path, const char *data, size_t len, sa_err *
 
 /* An output stream that lands atomically.  sa_out_open gives a FILE* to write to;
  * sa_out_commit renames it into place (or flushes stdout); sa_out_abort removes
- * the temporary file.  The sa_out owns the FILE*. */
+ * the temporary file.  The sa_out owns the FILE*.  A symlink is followed (the
+ * file it names is replaced and the link kept); a target that is not a regular
+ * file (a device such as /dev/stdout or /dev/null, a FIFO) is written in place,
+ * without a temporary file; a directory is refused (SA_EIO). */
 typedef struct sa_out {
     void *fp;          /* FILE* */
     char *path;        /* final path, NULL for stdout */
@@ -28,5 +31,10 @@ typedef struct sa_out {
 sa_status sa_out_open(sa_out *o, const char *path, sa_err *err);
 sa_status sa_out_commit(sa_out *o, sa_err *err);
 void sa_out_abort(sa_out *o);
+
+/* Unlinks the temporary files of every sa_out still open: async-signal-safe,
+ * for a SIGINT/SIGTERM handler (the CLIs install one), so an interrupted
+ * write leaves no OUT.tmp.XXXXXX behind. */
+void sa_out_remove_temps(void);
 
 #endif

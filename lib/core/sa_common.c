@@ -5,6 +5,47 @@
 #include <stdlib.h>
 #include <string.h>
 
+void sa_escape_controls(char *s, size_t cap)
+{
+    size_t n = strlen(s), extra = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f)
+            extra += (c == '\n' || c == '\t' || c == '\r') ? 1 : 3;
+    }
+    if (!extra || cap == 0)
+        return;
+    /* from the end, so the line is rewritten in place; what does not fit is cut */
+    size_t m = n + extra;
+    char *tmp = malloc(m + 1);
+    if (!tmp) {
+        for (size_t i = 0; i < n; i++)
+            if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+                s[i] = '?';
+        return;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != 0x7f) {
+            tmp[k++] = (char)c;
+            continue;
+        }
+        tmp[k++] = '\\';
+        if (c == '\n' || c == '\t' || c == '\r') {
+            tmp[k++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        } else {
+            static const char hex[] = "0123456789abcdef";
+            tmp[k++] = 'x';
+            tmp[k++] = hex[c >> 4];
+            tmp[k++] = hex[c & 15];
+        }
+    }
+    tmp[k] = '\0';
+    snprintf(s, cap, "%s", tmp);
+    free(tmp);
+}
+
 sa_status sa_fail(sa_err *err, sa_status status, const char *fmt, ...)
 {
     if (err) {
@@ -12,6 +53,7 @@ sa_status sa_fail(sa_err *err, sa_status status, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        sa_escape_controls(err->msg, sizeof err->msg);
         err->status = status;
     }
     return status;
@@ -24,6 +66,7 @@ void sa_err_prefix(sa_err *err, const char *prefix)
     char tmp[sizeof err->msg];
     snprintf(tmp, sizeof tmp, "%s: %s", prefix, err->msg);
     memcpy(err->msg, tmp, sizeof tmp);
+    sa_escape_controls(err->msg, sizeof err->msg);
 }
 
 int sa_exit_code(sa_status status)

@@ -252,13 +252,13 @@ sa_status emit_noswap_curve(const plan *p, const dfg_graph *g, const emit_timeli
         const dfg_tensor *tt = &g->tensors[t];
         int32_t first, last;
         if (dfg_kind_persistent(tt->kind)) {
-            base += tt->bytes;
+            base = sa_add_sat(base, tt->bytes);
             continue;
         }
         if (!dfg_tensor_span(g, pos, t, &first, &last))
             continue;
-        delta[first] += tt->bytes;
-        delta[last + 1] -= tt->bytes;
+        delta[first] = sa_add_sat(delta[first], tt->bytes);
+        delta[last + 1] = sa_add_sat(delta[last + 1], -tt->bytes);
     }
     curve_push(out, 0, base);
     int64_t cur = base;
@@ -270,7 +270,7 @@ sa_status emit_noswap_curve(const plan *p, const dfg_graph *g, const emit_timeli
             t = fmax(t, tl->start[v]);
             last_end = fmax(last_end, tl->end[v]);
         }
-        cur += delta[i];
+        cur = sa_add_sat(cur, delta[i]);
         curve_push(out, t, cur);
     }
     curve_push(out, fmax(t, last_end), base);
@@ -425,7 +425,8 @@ sa_status emit_summary(const plan *p, const dfg_graph *g, FILE *out, sa_err *err
         if (nd->kind == PLAN_SWAP_IN || nd->kind == PLAN_SWAP_OUT) {
             int dir = nd->kind == PLAN_SWAP_OUT;
             kcount[g->tensors[nd->ref].kind][dir]++;
-            kbytes[g->tensors[nd->ref].kind][dir] += g->tensors[nd->ref].bytes;
+            kbytes[g->tensors[nd->ref].kind][dir] =
+                sa_add_sat(kbytes[g->tensors[nd->ref].kind][dir], g->tensors[nd->ref].bytes);
         }
     }
     double ideal = dfg_total_time_us(g);
@@ -477,13 +478,14 @@ sa_status emit_summary(const plan *p, const dfg_graph *g, FILE *out, sa_err *err
                 emit_fmt_bytes(b, sizeof b, kbytes[k][1], false));
         for (int dir = 0; dir < 2; dir++) {
             tot[dir] += kcount[k][dir];
-            totb[dir] += kbytes[k][dir];
+            totb[dir] = sa_add_sat(totb[dir], kbytes[k][dir]);
         }
     }
     fprintf(out, "  %-18s %10d %12s %11d %12s\n", "all", tot[0], emit_fmt_bytes(a, sizeof a, totb[0], false), tot[1],
             emit_fmt_bytes(b, sizeof b, totb[1], false));
 
-    qsort(stalls, (size_t)n_stalls, sizeof *stalls, cmp_stall);
+    if (n_stalls > 0) /* stalls is NULL when the plan has no compute node */
+        qsort(stalls, (size_t)n_stalls, sizeof *stalls, cmp_stall);
     int32_t shown = n_stalls < EMIT_TOP_STALLS ? n_stalls : EMIT_TOP_STALLS;
     fprintf(out, "\nlongest stalls (%d of %d): the compute stream idle before a node, and the dependency that "
                  "ended last\n",

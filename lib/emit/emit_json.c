@@ -12,7 +12,7 @@ static int64_t op_bytes(const dfg_graph *g, int32_t op)
     int64_t b = 0;
     const dfg_op *o = &g->ops[op];
     for (int32_t k = 0; k < o->n_use; k++)
-        b += g->tensors[o->use[k]].bytes;
+        b = sa_add_sat(b, g->tensors[o->use[k]].bytes);
     return b;
 }
 

@@ -67,8 +67,9 @@ sa_status cost_check_profile(const devprof *p, sa_err *err)
         return sa_fail(err, SA_EFORMAT, "profile %s: peak_flops must be positive and finite", name);
     if (!(p->mem_bytes_per_s > 0) || !isfinite(p->mem_bytes_per_s))
         return sa_fail(err, SA_EFORMAT, "profile %s: memory_bandwidth_bytes_per_s must be positive and finite", name);
-    if (!(p->launch_us >= 0) || !isfinite(p->launch_us))
-        return sa_fail(err, SA_EFORMAT, "profile %s: launch_overhead_us must be a non-negative number", name);
+    if (!(p->launch_us >= 0) || !(p->launch_us <= DFG_MAX_TIME_US))
+        return sa_fail(err, SA_EFORMAT, "profile %s: launch_overhead_us must be a number in [0, %g]", name,
+                       DFG_MAX_TIME_US);
     if (p->n_eff < 1 || strcmp(p->eff[0].type, "default") != 0)
         return sa_fail(err, SA_EFORMAT, "profile %s: the efficiency table lacks its \"default\" entry", name);
     for (int32_t i = 0; i < p->n_eff; i++) {
@@ -96,9 +97,10 @@ sa_status cost_profile_graph(dfg_graph *g, const devprof *p, int64_t memory_byte
     /* Compute every time first so a failure leaves the graph untouched. */
     for (int32_t i = 0; i < g->n_ops; i++) {
         double t = cost_op_time_us(p, g, i);
-        if (!isfinite(t) || t < 0)
-            return sa_fail(err, SA_EINTERNAL, "graph %s: ops[%d] (\"%s\"): modelled time %g is not a finite time",
-                           g->name, i, g->ops[i].name, t);
+        if (!(t >= 0 && t <= DFG_MAX_TIME_US))
+            return sa_fail(err, SA_EFORMAT, "graph %s: ops[%d] (\"%s\"): the modelled time %g us is beyond the largest "
+                           "time the tools accept (%g us): check its flops and the profile's rates",
+                           g->name, i, g->ops[i].name, t, DFG_MAX_TIME_US);
     }
     for (int32_t i = 0; i < g->n_ops; i++)
         g->ops[i].time_us = cost_op_time_us(p, g, i);

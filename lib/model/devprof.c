@@ -82,7 +82,7 @@ static sa_status parse_profile(const cJSON *root, const char *src, devprof *p, s
     if ((st = ju_num(pf, "f32", 1, true, &p->peak_flops_f32, wp, err)) ||
         (st = ju_num(pf, "f16", 0, false, &p->peak_flops_f16, wp, err)) ||
         (st = ju_num(root, "memory_bandwidth_bytes_per_s", 1, true, &p->mem_bytes_per_s, top, err)) ||
-        (st = ju_num(root, "launch_overhead_us", 0, true, &p->launch_us, top, err)))
+        (st = ju_time(root, "launch_overhead_us", true, &p->launch_us, top, err)))
         return st;
     const cJSON *eff = cJSON_GetObjectItemCaseSensitive(root, "efficiency");
     const cJSON *def = eff ? cJSON_GetObjectItemCaseSensitive(eff, "default") : NULL;

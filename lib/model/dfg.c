@@ -483,7 +483,7 @@ int64_t dfg_total_bytes(const dfg_graph *g)
 {
     int64_t s = 0;
     for (int32_t i = 0; i < g->n_tensors; i++)
-        s += g->tensors[i].bytes;
+        s = sa_add_sat(s, g->tensors[i].bytes);
     return s;
 }
 
@@ -492,7 +492,7 @@ int64_t dfg_persistent_bytes(const dfg_graph *g)
     int64_t s = 0;
     for (int32_t i = 0; i < g->n_tensors; i++)
         if (dfg_kind_persistent(g->tensors[i].kind))
-            s += g->tensors[i].bytes;
+            s = sa_add_sat(s, g->tensors[i].bytes);
     return s;
 }
 
@@ -510,7 +510,7 @@ int64_t dfg_param_count_elems(const dfg_graph *g, int64_t elem_bytes)
     int64_t s = 0;
     for (int32_t i = 0; i < g->n_tensors; i++)
         if (g->tensors[i].kind == DFG_PARAM)
-            s += g->tensors[i].bytes;
+            s = sa_add_sat(s, g->tensors[i].bytes);
     return elem_bytes > 0 ? s / elem_bytes : s;
 }
 
@@ -521,7 +521,7 @@ int64_t dfg_max_op_bytes(const dfg_graph *g, int32_t *op_out)
     for (int32_t i = 0; i < g->n_ops; i++) {
         int64_t s = 0;
         for (int32_t k = 0; k < g->ops[i].n_use; k++)
-            s += g->tensors[g->ops[i].use[k]].bytes;
+            s = sa_add_sat(s, g->tensors[g->ops[i].use[k]].bytes);
         if (s > best) {
             best = s;
             arg = i;
@@ -554,6 +554,9 @@ int64_t dfg_peak_bytes(const dfg_graph *g, const int32_t *schedule)
 {
     const int32_t *sch = schedule ? schedule : g->topo;
     int32_t n = g->n_ops;
+    /* every partial sum below is at most the total: exact unless that overflows */
+    if (dfg_total_bytes(g) == INT64_MAX)
+        return INT64_MAX;
     int32_t *pos = sa_calloc((size_t)n, sizeof *pos);
     int64_t *delta = sa_calloc((size_t)n + 1, sizeof *delta);
     if (!pos || !delta) {

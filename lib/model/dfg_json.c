@@ -1,4 +1,5 @@
 /* dfg_json.c - dfg v1 documents <-> dfg_graph (docs/formats.md section 1). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,8 @@ static sa_status parse_tensor(dfg_graph *g, const cJSON *e, int i, const char *s
             return ju_fail(err, SA_EFORMAT, w, "shape has %d dimensions, at most 16 supported", n);
         int d = 0;
         for (const cJSON *x = shape ? shape->child : NULL; x; x = x->next, d++) {
-            if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > DFG_MAX_EXACT_INT)
+            if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > DFG_MAX_EXACT_INT ||
+                x->valuedouble != floor(x->valuedouble))
                 return ju_fail(err, SA_EFORMAT, w, "shape[%d] must be a non-negative integer", d);
             dims[d] = (int64_t)x->valuedouble;
         }
@@ -98,7 +100,7 @@ static sa_status parse_op(dfg_graph *g, const cJSON *e, int i, const char *src, 
     dfg_op *op = &g->ops[o];
     if ((st = ju_num(e, "flops", 0, false, &op->flops, w, err)) ||
         (st = ju_num(e, "bytes_accessed", 0, false, &op->bytes_accessed, w, err)) ||
-        (st = ju_num(e, "time_us", 0, false, &op->time_us, w, err)))
+        (st = ju_time(e, "time_us", false, &op->time_us, w, err)))
         return st;
     op->extra_json = ju_extra(e, op_known);
     return SA_OK;

@@ -19,12 +19,130 @@ sa_status ju_fail(sa_err *err, sa_status st, ju_where w, const char *fmt, ...)
     return sa_fail(err, st, "%s: %s", w.src, msg);
 }
 
+/* ---- duplicate keys: found with a path stack, reported with the path ---- */
+
+typedef struct dup_comp {
+    const char *key; /* object member, or NULL for an array element */
+    int idx;
+} dup_comp;
+
+typedef struct dup_ctx {
+    dup_comp stack[1100]; /* cJSON nests at most CJSON_NESTING_LIMIT (1000) deep */
+    int depth;
+    const char **keys;
+    size_t cap;
+    bool oom;
+    const char *dup;      /* the duplicate key found */
+} dup_ctx;
+
+static int cmp_key(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static bool find_dup(dup_ctx *c, const cJSON *o)
+{
+    if (cJSON_IsObject(o) && o->child && o->child->next) {
+        size_t n = 0;
+        for (const cJSON *e = o->child; e; e = e->next)
+            n++;
+        if (n > c->cap) {
+            const char **k = realloc(c->keys, n * sizeof *k);
+            if (!k) {
+                c->oom = true;
+                return true;
+            }
+            c->keys = k;
+            c->cap = n;
+        }
+        n = 0;
+        for (const cJSON *e = o->child; e; e = e->next)
+            c->keys[n++] = e->string ? e->string : "";
+        qsort(c->keys, n, sizeof *c->keys, cmp_key);
+        for (size_t i = 1; i < n; i++)
+            if (strcmp(c->keys[i - 1], c->keys[i]) == 0) {
+                c->dup = c->keys[i];
+                return true;
+            }
+    }
+    if (!cJSON_IsObject(o) && !cJSON_IsArray(o))
+        return false;
+    if (c->depth >= (int)SA_ARRAY_LEN(c->stack))
+        return false;
+    int i = 0;
+    for (const cJSON *e = o->child; e; e = e->next, i++) {
+        if (!cJSON_IsObject(e) && !cJSON_IsArray(e))
+            continue;
+        c->stack[c->depth++] = (dup_comp){cJSON_IsObject(o) ? e->string : NULL, i};
+        if (find_dup(c, e))
+            return true;
+        c->depth--;
+    }
+    return false;
+}
+
+static sa_status check_dups(const cJSON *root, const char *src, sa_err *err)
+{
+    dup_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
+    sa_status st = SA_OK;
+    if (find_dup(c, root)) {
+        if (c->oom) {
+            st = sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
+        } else {
+            char path[512] = "";
+            size_t n = 0;
+            for (int d = 0; d < c->depth && n < sizeof path - 1; d++) {
+                int w = c->stack[d].key ? snprintf(path + n, sizeof path - n, "%s%s", d ? "." : "", c->stack[d].key)
+                                        : snprintf(path + n, sizeof path - n, "[%d]", c->stack[d].idx);
+                n += w > 0 ? (size_t)w : 0;
+                if (n >= sizeof path)
+                    n = sizeof path - 1;
+            }
+            st = sa_fail(err, SA_EFORMAT, "%s: %s%sduplicate key \"%s\" in one object", src, path, n ? ": " : "",
+                         c->dup);
+        }
+    }
+    free(c->keys);
+    free(c);
+    return st;
+}
+
+static void line_col(const char *text, const char *at, int *line, int *col)
+{
+    *line = *col = 1;
+    for (const char *p = text; p < at; p++) {
+        if (*p == '\n') {
+            ++*line;
+            *col = 1;
+        } else {
+            ++*col;
+        }
+    }
+}
+
 sa_status ju_parse(const char *text, size_t len, const char *src, cJSON **out, sa_err *err)
 {
     const char *end = NULL;
     *out = cJSON_ParseWithLengthOpts(text, len, &end, false);
-    if (*out)
-        return SA_OK;
+    if (*out) {
+        /* one document: nothing but white space after it */
+        const char *p = end && end >= text && end <= text + len ? end : text + len;
+        while (p < text + len && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+            p++;
+        sa_status st = SA_OK;
+        if (p < text + len) {
+            int line, col;
+            line_col(text, p, &line, &col);
+            st = sa_fail(err, SA_EFORMAT, "%s: trailing data after the JSON document at line %d column %d", src,
+                         line, col);
+        } else {
+            st = check_dups(*out, src, err);
+        }
+        if (st) {
+            cJSON_Delete(*out);
+            *out = NULL;
+        }
+        return st;
+    }
     if (!end || end < text || end > text + len)
         end = text + len;
     /* An unclosed string, object or array at the end means the text was cut short. */
@@ -122,6 +240,20 @@ sa_status ju_num(const cJSON *o, const char *key, double min, bool required, dou
     if (v->valuedouble < min)
         return ju_fail(err, SA_EFORMAT, w, "\"%s\" must be at least %g, got %g", key, min, v->valuedouble);
     *out = v->valuedouble;
+    return SA_OK;
+}
+
+sa_status ju_time(const cJSON *o, const char *key, bool required, double *out, ju_where w, sa_err *err)
+{
+    double d = -1;
+    sa_status st = ju_num(o, key, 0, required, &d, w, err);
+    if (st)
+        return st;
+    if (d > DFG_MAX_TIME_US)
+        return ju_fail(err, SA_EFORMAT, w, "\"%s\" = %g us is beyond the largest time the tools accept (%g us)", key,
+                       d, DFG_MAX_TIME_US);
+    if (d >= 0)
+        *out = d;
     return SA_OK;
 }
 
@@ -240,7 +372,7 @@ sa_status ju_device(const cJSON *o, dfg_device *dev, ju_where w, sa_err *err)
         (st = ju_num(o, "h2d_bytes_per_s", 1, true, &dev->h2d_bytes_per_s, w, err)) ||
         (st = ju_num(o, "d2h_bytes_per_s", 1, true, &dev->d2h_bytes_per_s, w, err)) ||
         (st = ju_num(o, "duplex_bytes_per_s", 1, true, &dev->duplex_bytes_per_s, w, err)) ||
-        (st = ju_num(o, "transfer_latency_us", 0, true, &dev->transfer_latency_us, w, err)))
+        (st = ju_time(o, "transfer_latency_us", true, &dev->transfer_latency_us, w, err)))
         return st;
     snprintf(dev->name, sizeof dev->name, "%s", name);
     return SA_OK;

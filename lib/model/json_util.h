@@ -33,6 +33,8 @@ sa_status ju_header(const cJSON *root, const char *format, int max_version, cons
 sa_status ju_int(const cJSON *o, const char *key, int64_t min, bool required, int64_t *out, ju_where w, sa_err *err);
 /* Finite number >= min; absent and !required leaves *out untouched. */
 sa_status ju_num(const cJSON *o, const char *key, double min, bool required, double *out, ju_where w, sa_err *err);
+/* A time in us: a number in [0, DFG_MAX_TIME_US]; absent and !required leaves *out untouched. */
+sa_status ju_time(const cJSON *o, const char *key, bool required, double *out, ju_where w, sa_err *err);
 /* String field; *out points into the tree. */
 sa_status ju_str(const cJSON *o, const char *key, bool required, const char **out, ju_where w, sa_err *err);
 /* Array field; *out points into the tree (NULL when absent and not required). */

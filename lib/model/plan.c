@@ -326,13 +326,20 @@ static sa_status parse_plan(const cJSON *root, const char *src, plan *p, sa_err 
     if (cJSON_IsObject(pred)) {
         snprintf(where, sizeof where, "%s: predicted", src);
         plan_predicted *q = &p->predicted;
+        /* byte totals count a tensor once per transfer: they may pass 2^53
+         * (then they are written rounded) and are read back as numbers */
+        double h2d = -1, d2h = -1;
         if ((st = ju_num(pred, "iteration_us", 0, false, &q->iteration_us, wg, err)) ||
             (st = ju_num(pred, "ideal_us", 0, false, &q->ideal_us, wg, err)) ||
             (st = ju_num(pred, "compute_us", 0, false, &q->compute_us, wg, err)) ||
             (st = ju_num(pred, "stall_us", 0, false, &q->stall_us, wg, err)) ||
-            (st = ju_int(pred, "h2d_bytes", 0, false, &q->h2d_bytes, wg, err)) ||
-            (st = ju_int(pred, "d2h_bytes", 0, false, &q->d2h_bytes, wg, err)))
+            (st = ju_num(pred, "h2d_bytes", 0, false, &h2d, wg, err)) ||
+            (st = ju_num(pred, "d2h_bytes", 0, false, &d2h, wg, err)))
             return st;
+        if (h2d >= 0)
+            q->h2d_bytes = h2d >= 0x1p63 ? INT64_MAX : (int64_t)h2d;
+        if (d2h >= 0)
+            q->d2h_bytes = d2h >= 0x1p63 ? INT64_MAX : (int64_t)d2h;
     }
     const cJSON *search = cJSON_GetObjectItemCaseSensitive(root, "search");
     if (search && !(p->search_json = cJSON_PrintUnformatted(search)))

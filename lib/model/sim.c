@@ -126,10 +126,10 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
                 int64_t bytes = g->tensors[nd->ref].bytes;
                 xf[s] = (xfer){v, now + dev->transfer_latency_us, (double)bytes};
                 if (s == PLAN_STREAM_H2D) {
-                    out->h2d_bytes += bytes;
+                    out->h2d_bytes = sa_add_sat(out->h2d_bytes, bytes);
                     out->n_swap_in++;
                 } else {
-                    out->d2h_bytes += bytes;
+                    out->d2h_bytes = sa_add_sat(out->d2h_bytes, bytes);
                     out->n_swap_out++;
                 }
             }
@@ -158,6 +158,9 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
             for (int s = 0; s < PLAN_STREAM_COUNT && stuck < 0; s++)
                 if (head[s] < ws->qlen[s])
                     stuck = ws->queue[s][head[s]];
+            if (stuck < 0)
+                return sa_fail(err, SA_EINVALID, "the simulated time does not advance past %g us (a time too large "
+                               "to simulate)", now);
             return sa_fail(err, SA_EINVALID, "nodes[%d] (%s) can never start: its deps wait on a later node of "
                            "its own stream (a dependency cycle)", stuck, plan_kind_name(p->nodes[stuck].kind));
         }

@@ -30,7 +30,9 @@ typedef struct vctx {
     const double *ts, *te;
     double makespan;
     int32_t *spos;       /* position of a node within its stream */
+    int32_t *rank;       /* position of a node in a topological order of stream order + deps */
     int32_t (*vc)[PLAN_STREAM_COUNT];
+    int32_t *res_off, *res_idx; /* resident_at_start by tensor: res_idx[res_off[t] .. res_off[t+1]) */
 } vctx;
 
 static void violation(vctx *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -41,6 +43,7 @@ static void violation(vctx *v, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
+    sa_escape_controls(line, sizeof line);
     if (v->count == 0)
         sa_fail(v->err, SA_EINVALID, "%s", line);
     v->count++;
@@ -83,10 +86,18 @@ static sa_status build_clocks(vctx *v)
 {
     int32_t n = v->p->n_nodes;
     v->spos = calloc((size_t)n + 1, sizeof *v->spos);
+    v->rank = calloc((size_t)n + 1, sizeof *v->rank);
     v->vc = calloc((size_t)n + 1, sizeof *v->vc);
-    if (!v->spos || !v->vc)
+    int32_t *order = calloc((size_t)n + 1, sizeof *order), stuck;
+    if (!v->spos || !v->rank || !v->vc || !order) {
+        free(order);
         return sa_fail(v->err, SA_ENOMEM, "out of memory validating");
-    return plan_clocks(v->p, v->spos, v->vc, v->err);
+    }
+    sa_status st = plan_node_order(v->p, order, &stuck, v->err);
+    for (int32_t i = 0; !st && i < n; i++)
+        v->rank[order[i]] = i;
+    free(order);
+    return st ? st : plan_clocks(v->p, v->spos, v->vc, v->err);
 }
 
 static void check_structure(vctx *v)
@@ -119,9 +130,19 @@ static void check_structure(vctx *v)
     free(seen);
 }
 
+/* The sweep's events, in an order that respects happens-before, not only time.
+ * At one instant t: first the ends of nodes that lasted (te > ts), each followed by
+ * the placements it closes; then, in a topological order of the nodes (stream order
+ * + deps), for each node: the placements it opens, its start and, when it took no
+ * time (a zero-time op, or a time so large that adding to it rounds away), its end
+ * and the placements that end with it. Ordering ties by time alone would end a
+ * zero-length node before it starts and close its placements before it reads them. */
 enum { EV_END, EV_PEND, EV_PBEGIN, EV_START };
 typedef struct event {
     double t;
+    int32_t grp;   /* 0: an end of a node that lasted; 1: the rest */
+    int32_t rank;  /* topological position of the node the event belongs to */
+    int32_t sub;   /* order among one node's events */
     int32_t cls, idx;
 } event;
 
@@ -130,9 +151,35 @@ static int cmp_event(const void *a, const void *b)
     const event *x = a, *y = b;
     if (x->t != y->t)
         return x->t < y->t ? -1 : 1;
-    if (x->cls != y->cls)
-        return x->cls - y->cls;
-    return x->idx - y->idx;
+    if (x->grp != y->grp)
+        return x->grp - y->grp;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    if (x->sub != y->sub)
+        return x->sub - y->sub;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static bool lasted(const vctx *v, int32_t n) { return v->te[n] > v->ts[n]; }
+
+static event ev_node(const vctx *v, int32_t cls, int32_t n)
+{
+    if (cls == EV_START)
+        return (event){v->ts[n], 1, v->rank[n], 1, EV_START, n};
+    if (lasted(v, n))
+        return (event){v->te[n], 0, v->rank[n], 0, EV_END, n};
+    return (event){v->te[n], 1, v->rank[n], 2, EV_END, n};
+}
+
+static event ev_place(const vctx *v, int32_t cls, int32_t i)
+{
+    const plan_placement *q = &v->p->place[i];
+    if (cls == EV_PBEGIN)
+        return q->begin < 0 ? (event){0, -1, -1, 0, EV_PBEGIN, i}
+                            : (event){v->ts[q->begin], 1, v->rank[q->begin], 0, EV_PBEGIN, i};
+    if (lasted(v, q->end))
+        return (event){v->te[q->end], 0, v->rank[q->end], 1, EV_PEND, i};
+    return (event){v->te[q->end], 1, v->rank[q->end], 3, EV_PEND, i};
 }
 
 typedef struct tstate {
@@ -255,13 +302,13 @@ static void check_events(vctx *v, tstate *ts)
     }
     size_t k = 0;
     for (int32_t i = 0; i < p->n_nodes; i++) {
-        ev[k++] = (event){v->ts[i], EV_START, i};
-        ev[k++] = (event){v->te[i], EV_END, i};
+        ev[k++] = ev_node(v, EV_START, i);
+        ev[k++] = ev_node(v, EV_END, i);
     }
     for (int32_t i = 0; i < p->n_place; i++) {
-        ev[k++] = (event){pl_begin_t(v, &p->place[i]), EV_PBEGIN, i};
+        ev[k++] = ev_place(v, EV_PBEGIN, i);
         if (p->place[i].end >= 0)
-            ev[k++] = (event){pl_end_t(v, &p->place[i]), EV_PEND, i};
+            ev[k++] = ev_place(v, EV_PEND, i);
     }
     qsort(ev, k, sizeof *ev, cmp_event);
     for (size_t e = 0; e < k; e++) {
@@ -279,8 +326,8 @@ static void check_events(vctx *v, tstate *ts)
             s->dev = -1;
             if (q->begin < 0) {
                 bool listed = false;
-                for (int32_t r = 0; r < p->n_res; r++)
-                    listed |= p->res[r].tensor == q->tensor && p->res[r].offset == q->offset;
+                for (int32_t j = v->res_off[q->tensor]; j < v->res_off[q->tensor + 1]; j++)
+                    listed |= p->res[v->res_idx[j]].offset == q->offset;
                 if (!listed || !dfg_kind_persistent(g->tensors[q->tensor].kind))
                     violation(v, "placement %d starts with the iteration but tensor %d (\"%s\") is not a persistent "
                               "tensor in resident_at_start at offset %lld", i, q->tensor, tname(v, q->tensor),
@@ -309,13 +356,13 @@ static void check_events(vctx *v, tstate *ts)
         bool pers = dfg_kind_persistent(g->tensors[t].kind);
         bool at_end = s->active >= 0;
         bool at_start = false;
-        for (int32_t r = 0; r < p->n_res; r++)
-            if (p->res[r].tensor == t) {
-                at_start = true;
-                if (!at_end || p->place[s->active].offset != p->res[r].offset)
-                    violation(v, "steady state: tensor %d (\"%s\") is resident at start at offset %lld but not at the "
-                              "end at that offset", t, tname(v, t), (long long)p->res[r].offset);
-            }
+        for (int32_t j = v->res_off[t]; j < v->res_off[t + 1]; j++) {
+            int32_t r = v->res_idx[j];
+            at_start = true;
+            if (!at_end || p->place[s->active].offset != p->res[r].offset)
+                violation(v, "steady state: tensor %d (\"%s\") is resident at start at offset %lld but not at the "
+                          "end at that offset", t, tname(v, t), (long long)p->res[r].offset);
+        }
         if (at_end && !at_start)
             violation(v, "steady state: tensor %d (\"%s\") is still placed at the end but not in resident_at_start",
                       t, tname(v, t));
@@ -329,13 +376,45 @@ static void check_events(vctx *v, tstate *ts)
     }
 }
 
-static int cmp_place_off(const void *a, const void *b, void *ctx)
+typedef struct seg {
+    int64_t lo, hi;
+    int32_t owner; /* the placement that last held [lo, hi) */
+} seg;
+
+static int cmp_place_begin(const void *a, const void *b, void *ctx)
 {
-    const plan *p = ctx;
-    const plan_placement *x = &p->place[*(const int32_t *)a], *y = &p->place[*(const int32_t *)b];
-    if (x->offset != y->offset)
-        return x->offset < y->offset ? -1 : 1;
-    return *(const int32_t *)a - *(const int32_t *)b;
+    const vctx *v = ctx;
+    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+    const plan_placement *x = &v->p->place[i], *y = &v->p->place[j];
+    double xs = pl_begin_t(v, x), ys = pl_begin_t(v, y);
+    if (xs != ys)
+        return xs < ys ? -1 : 1;
+    int32_t rx = x->begin < 0 ? -1 : v->rank[x->begin], ry = y->begin < 0 ? -1 : v->rank[y->begin];
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* Placements xi (begun first) and yi share an address: they must not share
+ * time, and under --strict one must end before the other begins by deps. */
+static void space_pair(vctx *v, int32_t xi, int32_t yi)
+{
+    const plan_placement *x = &v->p->place[xi], *y = &v->p->place[yi];
+    double xs = pl_begin_t(v, x), xt = pl_end_t(v, x), ys = pl_begin_t(v, y), yt = pl_end_t(v, y);
+    if (xs < yt && ys < xt) {
+        violation(v, "rule 4: placements %d (tensor %d) and %d (tensor %d) overlap in address and time", xi,
+                  x->tensor, yi, y->tensor);
+        return;
+    }
+    if (!v->strict)
+        return;
+    /* at one instant (zero-time nodes) either may come first: the deps decide */
+    bool x_first = xt <= ys && x->end >= 0 && hb(v, x->end, y->begin);
+    bool y_first = yt <= xs && y->end >= 0 && hb(v, y->end, x->begin);
+    const plan_placement *first = xt <= ys ? x : y, *second = xt <= ys ? y : x;
+    if (!x_first && !y_first)
+        violation(v, "strict: placement of tensor %d may begin (nodes[%d]) before the overlapping placement "
+                  "of tensor %d ends (nodes[%d])", second->tensor, second->begin, first->tensor, first->end);
 }
 
 static void check_space(vctx *v)
@@ -358,32 +437,70 @@ static void check_space(vctx *v)
     if (arena != p->arena_bytes)
         violation(v, "rule 4: arena_bytes is %lld but the largest offset + bytes is %lld", (long long)p->arena_bytes,
                   (long long)arena);
-    int32_t *idx = calloc((size_t)p->n_place + 1, sizeof *idx);
-    if (!idx)
+    /* Space over time, O(P log P + P S) for P placements and S address
+     * segments: placements in the order they begin paint their address range;
+     * each is checked against the placement that last held each piece of it
+     * (the pairwise check of every overlapping pair was quadratic in the
+     * placements of one address).  Under --strict the orders checked chain:
+     * each placement's end follows its begin by deps, so a placement ordered
+     * after the last holder of a piece is ordered after every earlier one. */
+    int32_t n = p->n_place;
+    int32_t *idx = calloc((size_t)n + 1, sizeof *idx), *stamp = calloc((size_t)n + 1, sizeof *stamp);
+    seg *sg = calloc((size_t)2 * (size_t)n + 3, sizeof *sg);
+    if (!idx || !stamp || !sg) {
+        free(idx);
+        free(stamp);
+        free(sg);
+        violation(v, "out of memory validating");
         return;
-    for (int32_t i = 0; i < p->n_place; i++)
+    }
+    for (int32_t i = 0; i < n; i++) {
         idx[i] = i;
-    qsort_r(idx, (size_t)p->n_place, sizeof *idx, cmp_place_off, (void *)p);
-    for (int32_t a = 0; a < p->n_place; a++) {
-        const plan_placement *x = &p->place[idx[a]];
-        int64_t xe = x->offset + g->tensors[x->tensor].bytes;
-        for (int32_t b = a + 1; b < p->n_place && p->place[idx[b]].offset < xe; b++) {
-            const plan_placement *y = &p->place[idx[b]];
-            double xs = pl_begin_t(v, x), xt = pl_end_t(v, x), ys = pl_begin_t(v, y), yt = pl_end_t(v, y);
-            if (xs < yt && ys < xt) {
-                violation(v, "rule 4: placements %d (tensor %d) and %d (tensor %d) overlap in address and time",
-                          idx[a], x->tensor, idx[b], y->tensor);
-                continue;
-            }
-            if (!v->strict)
-                continue;
-            const plan_placement *first = xt <= ys ? x : y, *second = xt <= ys ? y : x;
-            if (!hb(v, first->end, second->begin) || first->end < 0)
-                violation(v, "strict: placement of tensor %d may begin (nodes[%d]) before the overlapping placement "
-                          "of tensor %d ends (nodes[%d])", second->tensor, second->begin, first->tensor, first->end);
+        stamp[i] = -1;
+        const plan_placement *q = &p->place[i];
+        if (v->strict && q->begin >= 0 && q->end >= 0 && q->begin != q->end && !hb(v, q->begin, q->end) &&
+            !(plan_kind_stream(p->nodes[q->begin].kind) == plan_kind_stream(p->nodes[q->end].kind) &&
+              v->spos[q->begin] < v->spos[q->end]))
+            violation(v, "strict: placement %d of tensor %d may end (nodes[%d]) before it begins (nodes[%d])", i,
+                      q->tensor, q->end, q->begin);
+    }
+    qsort_r(idx, (size_t)n, sizeof *idx, cmp_place_begin, v);
+    int32_t ns = 0;
+    for (int32_t a = 0; a < n; a++) {
+        int32_t yi = idx[a];
+        const plan_placement *y = &p->place[yi];
+        int64_t lo = y->offset, hi = sa_add_sat(y->offset, g->tensors[y->tensor].bytes);
+        /* first segment ending past lo */
+        int32_t l = 0, r = ns;
+        while (l < r) {
+            int32_t m = l + (r - l) / 2;
+            if (sg[m].hi > lo)
+                r = m;
+            else
+                l = m + 1;
         }
+        int32_t i0 = l, i1 = l;
+        for (; i1 < ns && sg[i1].lo < hi; i1++) {
+            int32_t xi = sg[i1].owner;
+            if (stamp[xi] == yi)
+                continue;
+            stamp[xi] = yi;
+            space_pair(v, xi, yi);
+        }
+        seg repl[3];
+        int32_t k = 0;
+        if (i0 < i1 && sg[i0].lo < lo)
+            repl[k++] = (seg){sg[i0].lo, lo, sg[i0].owner};
+        repl[k++] = (seg){lo, hi, yi};
+        if (i0 < i1 && sg[i1 - 1].hi > hi)
+            repl[k++] = (seg){hi, sg[i1 - 1].hi, sg[i1 - 1].owner};
+        memmove(&sg[i0 + k], &sg[i1], (size_t)(ns - i1) * sizeof *sg);
+        memcpy(&sg[i0], repl, (size_t)k * sizeof *sg);
+        ns += k - (i1 - i0);
     }
     free(idx);
+    free(stamp);
+    free(sg);
 }
 
 sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_report *rep, sa_err *err)
@@ -395,7 +512,7 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
     if (!ws)
         return sa_fail(err, SA_ENOMEM, "out of memory validating");
     sim_result r;
-    vctx v = {p, g, strict, rep, err, 0, NULL, NULL, 0, NULL, NULL};
+    vctx v = {p, g, strict, rep, err, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL};
     check_structure(&v);
     st = sim_run(p, g, ws, &r, err);
     if (st) {
@@ -412,18 +529,36 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
     if (rep)
         rep->makespan_us = r.makespan_us;
     tstate *ts = calloc((size_t)g->n_tensors + 1, sizeof *ts);
+    v.res_off = calloc((size_t)g->n_tensors + 2, sizeof *v.res_off);
+    v.res_idx = calloc((size_t)p->n_res + 1, sizeof *v.res_idx);
+    if (!v.res_off || !v.res_idx) {
+        free(ts);
+        ts = NULL;
+    } else {
+        for (int32_t i = 0; i < p->n_res; i++)
+            v.res_off[p->res[i].tensor + 1]++;
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            v.res_off[t + 1] += v.res_off[t];
+        for (int32_t i = p->n_res - 1; i >= 0; i--)
+            v.res_idx[--v.res_off[p->res[i].tensor + 1]] = i;
+        /* res_off[t + 1] now holds t's first entry: shift down */
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            v.res_off[t] = v.res_off[t + 1];
+        v.res_off[g->n_tensors] = p->n_res;
+    }
     if (!ts || (st = build_clocks(&v))) {
+        free(v.res_off);
+        free(v.res_idx);
         free(ts);
         free(v.spos);
+        free(v.rank);
         free(v.vc);
         sim_ws_free(ws);
         return st ? st : sa_fail(err, SA_ENOMEM, "out of memory validating");
     }
     for (int32_t t = 0; t < g->n_tensors; t++) {
         dfg_kind k = g->tensors[t].kind;
-        bool start_res = false;
-        for (int32_t i = 0; i < p->n_res; i++)
-            start_res |= p->res[i].tensor == t;
+        bool start_res = v.res_off[t + 1] > v.res_off[t];
         ts[t].cur = (k == DFG_INPUT || dfg_kind_persistent(k)) ? 0 : -1;
         ts[t].host = (k == DFG_INPUT || (dfg_kind_persistent(k) && !start_res)) ? 0 : -1;
         ts[t].dev = -1;
@@ -442,7 +577,10 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
                   p->predicted.ideal_us, ideal);
     free(ts);
     free(v.spos);
+    free(v.rank);
     free(v.vc);
+    free(v.res_off);
+    free(v.res_idx);
     sim_ws_free(ws);
     if (rep)
         rep->n_violations = v.count;

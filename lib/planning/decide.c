@@ -299,7 +299,7 @@ static sa_status run_pass(dctx *c)
 {
     const dfg_graph *g = c->g;
     plan *p = c->p;
-    sa_status st;
+    sa_status st = SA_OK;
     plan_reset(p);
     memset(c->present, 0, (size_t)c->nt);
     memset(c->loaded, 0, (size_t)c->nt);

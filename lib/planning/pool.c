@@ -14,7 +14,9 @@ bool pool_alloc_init(pool_alloc *a, int32_t n_sizes)
     a->cnt = calloc(n, sizeof *a->cnt);
     a->obj_bytes = calloc(n, sizeof *a->obj_bytes);
     a->first_obj = calloc(n + 1, sizeof *a->first_obj);
-    if (!a->cls || !a->cnt || !a->obj_bytes || !a->first_obj) {
+    a->size_tensors = calloc(n, sizeof *a->size_tensors);
+    a->cls_cap = calloc(n, sizeof *a->cls_cap);
+    if (!a->cls || !a->cnt || !a->obj_bytes || !a->first_obj || !a->size_tensors || !a->cls_cap) {
         pool_alloc_free(a);
         return false;
     }
@@ -28,6 +30,8 @@ void pool_alloc_free(pool_alloc *a)
     free(a->obj_bytes);
     free(a->first_obj);
     free(a->obj_offset);
+    free(a->size_tensors);
+    free(a->cls_cap);
     memset(a, 0, sizeof *a);
 }
 
@@ -42,6 +46,11 @@ bool pool_alloc_copy(pool_alloc *dst, const pool_alloc *src)
     memcpy(dst->cls, src->cls, n * sizeof *dst->cls);
     memcpy(dst->cnt, src->cnt, n * sizeof *dst->cnt);
     dst->n_classes = src->n_classes;
+    if (src->max_use > 0) {
+        memcpy(dst->size_tensors, src->size_tensors, n * sizeof *dst->size_tensors);
+        memcpy(dst->cls_cap, src->cls_cap, n * sizeof *dst->cls_cap);
+        dst->max_use = src->max_use;
+    }
     return true;
 }
 
@@ -60,40 +69,72 @@ void pool_repair_cls(pool_alloc *a)
     a->n_classes = a->cls[a->n_sizes - 1] + 1;
 }
 
+/* Tensors per size and the most one op uses: what caps the object counts. */
+static void count_tensors(pool_alloc *a, const dfg_graph *g)
+{
+    if (a->max_use > 0)
+        return;
+    memset(a->size_tensors, 0, (size_t)a->n_sizes * sizeof *a->size_tensors);
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        a->size_tensors[g->tensors[t].size_idx]++;
+    int32_t m = 1;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (g->ops[i].n_use > m)
+            m = g->ops[i].n_use;
+    a->max_use = m;
+}
+
 bool pool_layout_sizes(pool_alloc *a, const dfg_graph *g)
 {
-    for (int32_t c = 0; c < a->n_classes; c++)
+    count_tensors(a, g);
+    for (int32_t c = 0; c < a->n_classes; c++) {
         a->obj_bytes[c] = 0;
+        a->cls_cap[c] = a->max_use;
+    }
     for (int32_t i = 0; i < a->n_sizes; i++) {
         int64_t b = pool_align(g->sizes[i]);
-        if (b > a->obj_bytes[a->cls[i]])
-            a->obj_bytes[a->cls[i]] = b;
+        int32_t c = a->cls[i];
+        if (b > a->obj_bytes[c])
+            a->obj_bytes[c] = b;
+        /* its own tensors, plus what one op of smaller classes may borrow */
+        a->cls_cap[c] = a->cls_cap[c] > INT32_MAX - a->size_tensors[i] ? INT32_MAX
+                                                                          : a->cls_cap[c] + a->size_tensors[i];
     }
     return true;
 }
 
 bool pool_layout(pool_alloc *a, const dfg_graph *g)
 {
-    int32_t nc = a->n_classes, total = 0;
+    int32_t nc = a->n_classes;
+    int64_t total = 0;
     pool_layout_sizes(a, g);
     for (int32_t c = 0; c < nc; c++) {
-        a->first_obj[c] = total;
+        if (a->cnt[c] > a->cls_cap[c])
+            a->cnt[c] = a->cls_cap[c];
+        if (a->cnt[c] < 0)
+            a->cnt[c] = 0;
         total += a->cnt[c];
     }
-    a->first_obj[nc] = total;
+    if (total > INT32_MAX - 1)
+        return false;
+    for (int32_t c = 0, k = 0; c < nc; c++) {
+        a->first_obj[c] = k;
+        k += a->cnt[c];
+    }
+    a->first_obj[nc] = (int32_t)total;
     if (total > a->cap_objects) {
         int64_t *p = realloc(a->obj_offset, (size_t)total * sizeof *p);
         if (!p)
             return false;
         a->obj_offset = p;
-        a->cap_objects = total;
+        a->cap_objects = (int32_t)total;
     }
-    a->n_objects = total;
+    a->n_objects = (int32_t)total;
     int64_t off = 0;
     for (int32_t c = 0; c < nc; c++)
         for (int32_t k = 0; k < a->cnt[c]; k++) {
             a->obj_offset[a->first_obj[c] + k] = off;
-            off += a->obj_bytes[c];
+            off = sa_add_sat(off, a->obj_bytes[c]);
         }
     a->pool_bytes = off;
     return true;
@@ -152,11 +193,56 @@ void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *s
 
 /* need[c] = the most tensors one op holds, over the ops holding one of class
  * c, of class c itself (own) or of classes >= c (!own). */
+static int cmp_desc_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x > y ? -1 : x < y;
+}
+
+/* most_per_op for one op with many tensors (a sink that reads every
+ * activation): counts per class, then suffix sums over its classes, largest
+ * first: O(n log n) instead of the pairwise O(n^2).  cnt is zero on entry
+ * and on return; cls is scratch. */
+static void most_one_op_wide(const pool_alloc *a, const dfg_graph *g, const dfg_op *o, bool own, int32_t *need,
+                             int32_t *cnt, int32_t *cls)
+{
+    int32_t nd = 0;
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t c = a->cls[g->tensors[o->use[k]].size_idx];
+        if (cnt[c]++ == 0)
+            cls[nd++] = c;
+    }
+    qsort(cls, (size_t)nd, sizeof *cls, cmp_desc_i32);
+    int32_t s = 0;
+    for (int32_t k = 0; k < nd; k++) {
+        int32_t c = cls[k];
+        s += cnt[c];
+        int32_t n = own ? cnt[c] : s;
+        if (n > need[c])
+            need[c] = n;
+        cnt[c] = 0;
+    }
+}
+
+#define POOL_WIDE_OP 64 /* ops using more tensors take the counting path */
+
 static void most_per_op(const pool_alloc *a, const dfg_graph *g, bool own, int32_t *need)
 {
     memset(need, 0, (size_t)a->n_sizes * sizeof *need);
+    int32_t *cnt = NULL, *cls = NULL;
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dfg_op *o = &g->ops[i];
+        if (o->n_use > POOL_WIDE_OP) {
+            if (!cnt) {
+                cnt = calloc((size_t)a->n_sizes + 1, sizeof *cnt);
+                cls = malloc(((size_t)a->n_sizes + 1) * sizeof *cls);
+            }
+            if (cnt && cls) {
+                most_one_op_wide(a, g, o, own, need, cnt, cls);
+                continue;
+            }
+            /* without the scratch, the pairwise count below */
+        }
         for (int32_t k = 0; k < o->n_use; k++) {
             int32_t c = a->cls[g->tensors[o->use[k]].size_idx], n = 0;
             for (int32_t j = 0; j < o->n_use; j++) {
@@ -167,6 +253,8 @@ static void most_per_op(const pool_alloc *a, const dfg_graph *g, bool own, int32
                 need[c] = n;
         }
     }
+    free(cnt);
+    free(cls);
 }
 
 void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need) { most_per_op(a, g, true, need); }
@@ -261,31 +349,31 @@ static bool fits_split(const pool_alloc *a, const dfg_graph *g, split_scratch *x
     return true;
 }
 
-bool pool_fits_split(const pool_alloc *a, const dfg_graph *g)
+sa_status pool_fits_split(const pool_alloc *a, const dfg_graph *g, sa_err *err)
 {
     split_scratch x;
     if (!split_scratch_init(&x, g))
-        return false;
+        return sa_fail(err, SA_ENOMEM, "out of memory checking a pool");
     bool fits = fits_split(a, g, &x);
     split_scratch_free(&x);
-    return fits;
+    return fits ? SA_OK : sa_fail(err, SA_EINFEASIBLE, "some op cannot place its tensors in the pool's objects");
 }
 
-bool pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, int32_t *need)
+sa_status pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, int32_t *need, sa_err *err)
 {
     int32_t nc = a->n_classes;
     split_scratch x;
-    int32_t *keep = malloc((size_t)nc * sizeof *keep);
+    int32_t *keep = malloc(((size_t)nc + 1) * sizeof *keep);
     if (!keep || !split_scratch_init(&x, g)) {
         free(keep);
-        return false;
+        return sa_fail(err, SA_ENOMEM, "out of memory sizing the pool");
     }
     memcpy(keep, a->cnt, (size_t)nc * sizeof *keep);
     pool_need_shared(a, g, need);
     int64_t bytes = 0;
     for (int32_t c = 0; c < nc; c++) {
         a->cnt[c] = need[c];
-        bytes += (int64_t)need[c] * a->obj_bytes[c];
+        bytes = sa_add_sat(bytes, sa_mul_sat(need[c], a->obj_bytes[c]));
     }
     /* Largest objects first (they free the most), each class until dropping
      * one more no longer fits; a class that failed is not tried again. */
@@ -302,34 +390,41 @@ bool pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, in
     memcpy(a->cnt, keep, (size_t)nc * sizeof *keep);
     free(keep);
     split_scratch_free(&x);
-    return bytes <= memory_bytes;
+    if (bytes > memory_bytes)
+        return sa_fail(err, SA_EINFEASIBLE, "the pool needs %lld bytes even splitting objects, more than %lld",
+                       (long long)bytes, (long long)memory_bytes);
+    return SA_OK;
 }
 
-bool pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes, bool split)
+sa_status pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes, bool split,
+                          sa_err *err)
 {
+    sa_status st;
     pool_need(a, g, need);
-    if (pool_repair_cnt(a, g, need, memory_bytes))
-        return true;
+    if ((st = pool_repair_cnt(a, g, need, memory_bytes, err)) != SA_EINFEASIBLE)
+        return st;
     pool_need_shared(a, g, need);
-    if (pool_repair_cnt(a, g, need, memory_bytes))
-        return true;
-    return split && pool_need_split(a, g, memory_bytes, need) && pool_repair_cnt(a, g, need, memory_bytes);
+    if ((st = pool_repair_cnt(a, g, need, memory_bytes, err)) != SA_EINFEASIBLE || !split)
+        return st;
+    if ((st = pool_need_split(a, g, memory_bytes, need, err)))
+        return st;
+    return pool_repair_cnt(a, g, need, memory_bytes, err);
 }
 
-bool pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes)
+sa_status pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes, sa_err *err)
 {
     int32_t nc = a->n_classes;
     for (int32_t c = 0; c < nc; c++)
         if (a->cnt[c] < need[c])
             a->cnt[c] = need[c];
     if (!pool_layout(a, g))
-        return false;
+        return sa_fail(err, SA_ENOMEM, "out of memory laying out the pool");
     for (int round = 0; a->pool_bytes > memory_bytes && round < 64; round++) {
         int32_t movable = 0;
         for (int32_t c = 0; c < nc; c++)
             movable += a->cnt[c] > need[c];
         if (movable == 0)
-            return false;
+            break;
         /* each class that can shrink gives up about excess / movable bytes */
         double share = (double)(a->pool_bytes - memory_bytes) / movable;
         for (int32_t c = 0; c < nc; c++) {
@@ -341,9 +436,12 @@ bool pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int
             a->cnt[c] = a->cnt[c] - d < need[c] ? need[c] : a->cnt[c] - d;
         }
         if (!pool_layout(a, g))
-            return false;
+            return sa_fail(err, SA_ENOMEM, "out of memory laying out the pool");
     }
-    return a->pool_bytes <= memory_bytes;
+    if (a->pool_bytes > memory_bytes)
+        return sa_fail(err, SA_EINFEASIBLE, "the pool's floors need %lld bytes, more than %lld",
+                       (long long)a->pool_bytes, (long long)memory_bytes);
+    return SA_OK;
 }
 
 sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, const int32_t *demand,
@@ -354,13 +452,13 @@ sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, 
     int64_t used = 0, want = 0;
     for (int32_t c = 0; c < nc; c++) {
         a->cnt[c] = need[c];
-        used += (int64_t)need[c] * a->obj_bytes[c];
-        want += (int64_t)(demand[c] - need[c]) * a->obj_bytes[c];
+        used = sa_add_sat(used, sa_mul_sat(need[c], a->obj_bytes[c]));
+        want = sa_add_sat(want, sa_mul_sat((int64_t)demand[c] - need[c], a->obj_bytes[c]));
     }
     if (used > memory_bytes) {
         int32_t worst = 0;
         for (int32_t c = 1; c < nc; c++)
-            if ((int64_t)need[c] * a->obj_bytes[c] > (int64_t)need[worst] * a->obj_bytes[worst])
+            if (sa_mul_sat(need[c], a->obj_bytes[c]) > sa_mul_sat(need[worst], a->obj_bytes[worst]))
                 worst = c;
         return sa_fail(err, SA_EINFEASIBLE,
                        "the pool needs %lld bytes for the tensors single ops use at once (class of %lld-byte objects "
@@ -395,22 +493,26 @@ void pool_top_up(pool_alloc *a, int64_t memory_bytes)
 {
     int32_t nc = a->n_classes;
     int64_t used = a->pool_bytes, spare = memory_bytes - used;
-    if (spare <= 0 || used <= 0)
+    if (spare <= 0 || used <= 0 || a->max_use <= 0)
         return;
     /* every class grows by the same fraction of its bytes, which keeps the
      * shape the search chose; what rounding leaves goes to the largest
-     * objects that still fit */
+     * objects that still fit; no class past the objects it can use */
     double grow = (double)spare / (double)used;
     for (int32_t c = 0; c < nc; c++) {
-        int32_t extra = (int32_t)((double)a->cnt[c] * grow);
+        int32_t room = a->cls_cap[c] - a->cnt[c];
+        double want = (double)a->cnt[c] * grow;
+        int32_t extra = room <= 0 ? 0 : want >= (double)room ? room : (int32_t)want;
         a->cnt[c] += extra;
-        spare -= (int64_t)extra * a->obj_bytes[c];
+        spare -= sa_mul_sat(extra, a->obj_bytes[c]);
     }
     for (int32_t c = nc - 1; c >= 0; c--)
-        if (a->obj_bytes[c] > 0 && a->obj_bytes[c] <= spare) {
-            int32_t extra = (int32_t)(spare / a->obj_bytes[c]);
-            a->cnt[c] += extra;
-            spare -= (int64_t)extra * a->obj_bytes[c];
+        if (a->obj_bytes[c] > 0 && a->obj_bytes[c] <= spare && a->cnt[c] < a->cls_cap[c]) {
+            int64_t extra = spare / a->obj_bytes[c];
+            if (extra > a->cls_cap[c] - a->cnt[c])
+                extra = a->cls_cap[c] - a->cnt[c];
+            a->cnt[c] += (int32_t)extra;
+            spare -= extra * a->obj_bytes[c];
         }
 }
 
@@ -422,11 +524,10 @@ static int64_t floor_bytes(pool_alloc *a, const dfg_graph *g, bool shared, int32
         pool_need_shared(a, g, need);
     else
         pool_need(a, g, need);
-    if (!pool_layout_sizes(a, g))
-        return INT64_MAX;
+    pool_layout_sizes(a, g);
     int64_t b = 0;
     for (int32_t c = 0; c < a->n_classes; c++)
-        b += (int64_t)need[c] * a->obj_bytes[c];
+        b = sa_add_sat(b, sa_mul_sat(need[c], a->obj_bytes[c]));
     return b;
 }
 
@@ -450,7 +551,7 @@ bool pool_fixed_fits(const dfg_graph *g, int64_t memory_bytes, bool *fits)
     *fits = lowest <= memory_bytes;
     pool_alloc_free(&a);
     free(need);
-    return lowest != INT64_MAX;
+    return true;
 }
 
 sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
@@ -494,10 +595,16 @@ sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *sc
          * the floors drop the objects that makes unnecessary. */
         one_class_per_size(a);
         int64_t lowest = floor_bytes(a, g, true, need);
-        if (lowest > memory_bytes && !pool_need_split(a, g, memory_bytes, need)) {
+        sa_status sst = lowest > memory_bytes ? pool_need_split(a, g, memory_bytes, need, err) : SA_OK;
+        if (sst == SA_ENOMEM) {
+            free(need);
+            free(demand);
+            return sst;
+        }
+        if (sst) {
             lowest = 0;
             for (int32_t c = 0; c < a->n_classes; c++)
-                lowest += (int64_t)need[c] * a->obj_bytes[c];
+                lowest = sa_add_sat(lowest, sa_mul_sat(need[c], a->obj_bytes[c]));
             int32_t op = -1;
             int64_t one = dfg_max_op_bytes(g, &op);
             free(need);

@@ -22,6 +22,10 @@ static sa_status run_pool(const policy_call *c, bool ideal, const swp_opts *o, p
         st = planner_ideal_pool(g, g->topo, &a, err);
         if (!st && a.pool_bytes > d.memory_bytes)
             d.memory_bytes = a.pool_bytes;
+        /* the plan raises memory_bytes to its arena: keep it a size a document holds exactly */
+        if (!st && (double)d.memory_bytes > DFG_MAX_EXACT_INT)
+            st = sa_fail(err, SA_EINFEASIBLE, "the ideal plan needs an arena of %lld bytes, beyond 2^53, the largest "
+                         "size a plan document holds exactly", (long long)a.pool_bytes);
     } else {
         st = pool_fine_grained(&a, g, g->topo, d.memory_bytes, err);
     }

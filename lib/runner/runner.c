@@ -251,25 +251,36 @@ sa_status runner_auto_scale(const plan *p, const dfg_graph *g, int64_t cap, int6
 
 /* The placement of tensor t that node n uses: the one active when n starts
  * (begun by then, not ended before), latest begun first, as the validator's
- * event replay sees it.  A forced plan may have none active: then the latest
- * begun before n, else the first; -1 only when t has no placement at all. */
+ * event replay sees it: times first, and at equal times the topological rank
+ * of the nodes (a zero-time node starts and ends at one instant, and the
+ * nodes around it at that instant run in dependency order).  A forced plan
+ * may have none active: then the latest begun before n, else the first; -1
+ * only when t has no placement at all. */
+static bool later(double b, int32_t rb, double x, int32_t rx) { return b > x || (b == x && rb > rx); }
+
 static int32_t resolve(const plan *p, const int32_t *poff, const int32_t *plist, int32_t t, int32_t n,
-                       const double *ts, const double *te, double makespan)
+                       const double *ts, const double *te, const int32_t *rank, double makespan)
 {
-    int32_t best = -1, any_before = -1;
+    int32_t best = -1, any_before = -1, best_r = -2, before_r = -2;
     double best_b = -1, before_b = -1;
     for (int32_t k = poff[t]; k < poff[t + 1]; k++) {
         const plan_placement *q = &p->place[plist[k]];
         double b = q->begin < 0 ? 0 : ts[q->begin], e = q->end < 0 ? makespan : te[q->end];
-        if (b > ts[n])
+        int32_t rb = q->begin < 0 ? -1 : rank[q->begin];
+        if (q->begin != n && later(b, rb, ts[n], rank[n]))
             continue;
-        if (b >= before_b) {
+        if (!later(before_b, before_r, b, rb)) {
             before_b = b;
+            before_r = rb;
             any_before = plist[k];
         }
-        bool live = q->end < 0 || q->end == n || e > ts[n];
-        if (live && b >= best_b) {
+        /* ended before n starts: earlier, or at that instant by a node that lasted
+         * (its end precedes every start there) or a zero-time one ranked before n */
+        bool ended = q->end >= 0 && q->end != n &&
+                     (e < ts[n] || (e == ts[n] && (te[q->end] > ts[q->end] || rank[q->end] < rank[n])));
+        if (!ended && !later(best_b, best_r, b, rb)) {
             best_b = b;
+            best_r = rb;
             best = plist[k];
         }
     }
@@ -317,7 +328,8 @@ static void index_placements(const plan *p, int32_t nt, int32_t *poff, int32_t *
  * placement it uses at its simulated start ts[n].  SA_EINVALID when a node
  * uses a tensor without a placement or there are too many uses, SA_ENOMEM. */
 static sa_status layout_uses(runner_layout *out, const plan *p, const dfg_graph *g, const int32_t *poff,
-                             const int32_t *plist, const double *ts, const double *te, double makespan, sa_err *err)
+                             const int32_t *plist, const double *ts, const double *te, const int32_t *rank,
+                             double makespan, sa_err *err)
 {
     int64_t nuse = 0;
     for (int32_t i = 0; i < p->n_nodes; i++) {
@@ -349,7 +361,7 @@ static sa_status layout_uses(runner_layout *out, const plan *p, const dfg_graph 
         }
         for (int32_t k = 0; k < cnt; k++) {
             int32_t t = k < n_in ? ins[k] : outs[k - n_in];
-            int32_t q = resolve(p, poff, plist, t, i, ts, te, makespan);
+            int32_t q = resolve(p, poff, plist, t, i, ts, te, rank, makespan);
             if (q < 0)
                 return sa_fail(err, SA_EINVALID, "plan: nodes[%d] (%s) uses tensor %d (\"%s\"), which has no "
                                "placement: cannot replay", i, plan_kind_name(nd->kind), t, g->tensors[t].name);
@@ -386,13 +398,14 @@ sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, 
     bounds b = {NULL, 0};
     int32_t *poff = calloc((size_t)nt + 2, sizeof *poff), *plist = calloc((size_t)p->n_place + 1, sizeof *plist);
     int32_t *pfill = calloc((size_t)nt + 1, sizeof *pfill);
+    int32_t *rank = calloc((size_t)n + 1, sizeof *rank);
     bool *need = host_needs(p, g);
     out->tbytes = calloc((size_t)nt + 1, sizeof *out->tbytes);
     out->host_off = calloc((size_t)nt + 1, sizeof *out->host_off);
     out->place_off = calloc((size_t)p->n_place + 1, sizeof *out->place_off);
     out->res_off = calloc((size_t)p->n_res + 1, sizeof *out->res_off);
     out->use_off = calloc((size_t)n + 1, sizeof *out->use_off);
-    if (!ws || !poff || !plist || !pfill || !need || !out->tbytes || !out->host_off || !out->place_off ||
+    if (!ws || !poff || !plist || !pfill || !rank || !need || !out->tbytes || !out->host_off || !out->place_off ||
         !out->res_off || !out->use_off || !bounds_build(p, g, &b)) {
         st = sa_fail(err, SA_ENOMEM, "out of memory laying out the replay");
         goto done;
@@ -401,16 +414,19 @@ sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, 
     if (st)
         goto done;
     const double *ts = sim_start(ws), *te = sim_end(ws);
+    for (int32_t i = 0; i < n; i++)
+        rank[out->order[i]] = i; /* breaks ties of simulated times, as the validator does */
 
     layout_addresses(out, p, g, &b, need, scale);
     index_placements(p, nt, poff, plist, pfill);
-    st = layout_uses(out, p, g, poff, plist, ts, te, r.makespan_us, err);
+    st = layout_uses(out, p, g, poff, plist, ts, te, rank, r.makespan_us, err);
 done:
     sim_ws_free(ws);
     free(b.x);
     free(poff);
     free(plist);
     free(pfill);
+    free(rank);
     free(need);
     if (st)
         runner_layout_free(out);
@@ -488,13 +504,17 @@ sa_status runner_run(const plan *p, const dfg_graph *g, const runner_opts *opts,
     rep->arena_bytes = l.arena_bytes;
     rep->host_bytes = l.host_bytes;
     for (int32_t i = 0; i < p->n_nodes; i++) {
+        /* a transfer's ref is a tensor (a compute node's is an op) */
+        plan_kind kd = p->nodes[i].kind;
+        if (kd != PLAN_SWAP_IN && kd != PLAN_SWAP_OUT)
+            continue;
         int64_t b = g->tensors[p->nodes[i].ref].bytes, s = l.tbytes[p->nodes[i].ref];
-        if (p->nodes[i].kind == PLAN_SWAP_IN) {
-            rep->plan_h2d_bytes += b;
-            rep->h2d_bytes += s;
-        } else if (p->nodes[i].kind == PLAN_SWAP_OUT) {
-            rep->plan_d2h_bytes += b;
-            rep->d2h_bytes += s;
+        if (kd == PLAN_SWAP_IN) {
+            rep->plan_h2d_bytes = sa_add_sat(rep->plan_h2d_bytes, b);
+            rep->h2d_bytes = sa_add_sat(rep->h2d_bytes, s);
+        } else {
+            rep->plan_d2h_bytes = sa_add_sat(rep->plan_d2h_bytes, b);
+            rep->d2h_bytes = sa_add_sat(rep->d2h_bytes, s);
         }
     }
     rep->iter_us = calloc((size_t)o.iterations, sizeof *rep->iter_us);

@@ -242,9 +242,7 @@ static void mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a)
 /* Plans and simulates x: x->t = the simulated iteration time, or HUGE_VAL
  * when x cannot run in the memory (no pool repair fits, or the planner
  * refuses the pool: SA_EINFEASIBLE).  Returns SA_OK then; SA_ENOMEM or
- * SA_EINTERNAL (err says why) end the search.  pool_repair_any's false
- * still reads as "no pool fits" even where its scratch ran out: pool.h's
- * bool returns do not tell the two apart yet. */
+ * SA_EINTERNAL (err says why) end the search, a pool repair's included. */
 static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err);
 
 static sa_status evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
@@ -252,8 +250,14 @@ static sa_status evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
     x->t = HUGE_VAL;
     if (x->layout == PLANNER_BESTFIT)
         return evaluate_bestfit(c, w, x, err);
-    if (!pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes, c->split))
+    sa_err pe;
+    sa_status ps = pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes, c->split, &pe);
+    if (ps == SA_EINFEASIBLE)
         return SA_OK;
+    if (ps) {
+        *err = pe;
+        return ps;
+    }
     /* repair only shrinks; memory left unused is never better used idle */
     pool_top_up(&x->a, c->dev->memory_bytes);
     if (!pool_layout(&x->a, c->g))

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# test/cli/run.sh BIN - the CLI behaviours of issue 22 as data: each line of
+# cases.tsv is "EXIT<TAB>TEXT<TAB>COMMAND"; COMMAND runs under bash in a fresh
+# temporary directory $T with $BIN (the tools), $D (test/cli/data) and $P
+# (profiles/) set, must exit with EXIT and, when TEXT is not empty, print TEXT
+# on stderr.  A SIGINT test checks that interrupted writes leave no temporary
+# files.  Prints one line per failure and a summary; exits 1 on any failure.
+set -u
+BIN=$(cd "${1:-bin}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+D=$HERE/data
+P=$(cd "$HERE/../../profiles" && pwd)
+export BIN D P
+pass=0 fail=0 n=0
+while IFS= read -r line; do
+    case "$line" in ''|'#'*) continue ;; esac
+    want=${line%%$'\t'*}
+    rest=${line#*$'\t'}
+    text=${rest%%$'\t'*}
+    cmd=${rest#*$'\t'}
+    n=$((n + 1))
+    T=$(mktemp -d /tmp/sa_cli_XXXXXX)
+    export T
+    timeout 120 bash -c "$cmd" > "$T.out" 2> "$T.err"
+    got=$?
+    if [ "$got" != "$want" ] || { [ -n "$text" ] && ! grep -qF -- "$text" "$T.err"; }; then
+        fail=$((fail + 1))
+        echo "cli case $n FAILED: exit $got (want $want${text:+, stderr with '$text'}): $cmd"
+        sed 's/^/    stderr: /' "$T.err" | head -5
+    else
+        pass=$((pass + 1))
+    fi
+    rm -rf "$T" "$T.out" "$T.err"
+done < "$HERE/cases.tsv"
+
+# SIGINT/SIGTERM in the middle of writing: no OUT.tmp.XXXXXX may stay behind.
+# The signal lands at random moments of a run that writes a 15 MB document.
+T=$(mktemp -d /tmp/sa_cli_XXXXXX)
+left=0
+for i in $(seq 1 20); do
+    "$BIN/dfg-zoo" nasnet-6 -o "$T/out.json" 2>/dev/null &
+    pid=$!
+    sleep "0.0$((RANDOM % 10))"
+    if [ $((i % 2)) = 0 ]; then kill -INT "$pid" 2>/dev/null; else kill -TERM "$pid" 2>/dev/null; fi
+    wait "$pid" 2>/dev/null
+    if ls "$T"/out.json.tmp.* > /dev/null 2>&1; then left=$((left + 1)); rm -f "$T"/out.json.tmp.*; fi
+done
+rm -rf "$T"
+n=$((n + 1))
+if [ "$left" = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "cli: $left of 20 interrupted writes left a temporary file"; fi
+
+echo "cli: $n cases, $pass passed, $fail failed"
+[ "$fail" = 0 ]
