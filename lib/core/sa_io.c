@@ -3,6 +3,7 @@
 #include "swapadvisor/sa_io.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdio_ext.h>
@@ -150,7 +151,18 @@ sa_status sa_out_open(sa_out *o, const char *path, sa_err *err)
         return sa_fail(err, SA_ENOMEM, "%s: out of memory", path);
     }
     snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", o->path);
+    /* no signal between creating the file and recording it for the
+     * handler's cleanup: it would leave the file behind */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
+    sigprocmask(SIG_BLOCK, &block, &old);
     int fd = mkstemp(o->tmp);
+    if (fd >= 0)
+        live_add(o->tmp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     if (fd < 0) {
         int e = errno;
         free(o->tmp);
@@ -158,7 +170,6 @@ sa_status sa_out_open(sa_out *o, const char *path, sa_err *err)
         sa_out_abort(o);
         return sa_fail(err, SA_EIO, "%s: cannot create output: %s", path, strerror(e));
     }
-    live_add(o->tmp);
     /* mkstemp makes the file 0600; give it the mode a plain fopen would */
     mode_t um = umask(0);
     umask(um);
