@@ -11,6 +11,7 @@
 #include "swapadvisor/pool.h"
 #include "swapadvisor/rng.h"
 #include "swapadvisor/sim.h"
+#include "ga_internal.h"
 
 void ga_opts_default(ga_opts *o)
 {
@@ -28,47 +29,6 @@ const char *ga_mode_name(ga_mode m)
 {
     return m == GA_SCHEDULE_ONLY ? "schedule" : m == GA_ALLOC_ONLY ? "alloc" : "both";
 }
-
-enum { ORIGIN_NONE = -1, ORIGIN_RULE = -2 };
-
-/* decision changes tried per best-fit child, each with probability 1/2
- * (resnet-50 at 0.5x, seeds 1-4: 4 tries average 60.7 % of ideal, 12 tries
- * 53.4 %: most single changes make a feasible child slower or unfit) */
-enum { GA_DECISION_TRIES = 4 };
-
-typedef struct indiv {
-    int32_t *sch;
-    pool_alloc a;
-    uint8_t layout;  /* planner_layout: PLANNER_POOL plans with a, PLANNER_BESTFIT with act */
-    uint8_t *act;    /* dec_action per tensor (n_tensors + 1) */
-    uint8_t sync;    /* best fit: swap-outs synchronous (the next op waits: dec_opts.out_sync 1) or timed (0) */
-    int32_t origin;  /* the seed its layout and decisions descend from; ORIGIN_NONE (topo or random),
-                      * ORIGIN_RULE (the cost rule's individual) */
-    double t;        /* simulated iteration time; HUGE_VAL when infeasible */
-} indiv;
-
-/* Per-thread scratch: allocated once, reused for every child. */
-typedef struct tws {
-    swp_ws *swp;
-    sim_ws *sim;
-    plan *p;
-    int32_t *need, *demand, *ext1, *ext2, *ext, *sum, *num;
-    int32_t *mark, *heap, *hpos, *indeg, *rank, *tmp;
-} tws;
-
-typedef struct gctx {
-    const dfg_graph *g;
-    const dfg_device *dev;
-    const ga_opts *o;
-    swp_opts so;
-    int32_t n;       /* ops */
-    int32_t ns;      /* distinct sizes */
-    bool split;      /* no fixed-object pool fits: pools rely on splitting objects */
-    bool joint;      /* seeds given: layout and decision genes evolve too */
-    dec_opts dec;    /* the best-fit layout's timing (automatic) and packing */
-    int32_t *cand;   /* tensors whose decision genes may change (activations, gradients) */
-    int32_t n_cand;
-} gctx;
 
 static void tws_free(tws *w)
 {
@@ -96,145 +56,6 @@ static bool tws_init(tws *w, const gctx *c)
     w->tmp = calloc(n, sizeof(int32_t));
     return w->swp && w->sim && w->p && w->need && w->demand && w->ext1 && w->ext2 && w->ext && w->sum && w->num && w->mark &&
            w->heap && w->hpos && w->indeg && w->rank && w->tmp;
-}
-
-/* ---- schedules ---- */
-
-/* Min-heap of ready ops keyed by rank (position in the schedule being followed). */
-static void heap_swap(tws *w, int32_t i, int32_t j)
-{
-    int32_t a = w->heap[i], b = w->heap[j];
-    w->heap[i] = b; w->heap[j] = a;
-    w->hpos[b] = i; w->hpos[a] = j;
-}
-
-static void heap_fix(tws *w, int32_t i, int32_t len)
-{
-    while (i > 0 && w->rank[w->heap[(i - 1) / 2]] > w->rank[w->heap[i]]) {
-        heap_swap(w, i, (i - 1) / 2);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        int32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < len && w->rank[w->heap[l]] < w->rank[w->heap[m]]) m = l;
-        if (r < len && w->rank[w->heap[r]] < w->rank[w->heap[m]]) m = r;
-        if (m == i)
-            break;
-        heap_swap(w, i, m);
-        i = m;
-    }
-}
-
-/* The paper's mutation, which mimics a dataflow scheduler: walk the graph
- * keeping a ready set; with probability p take a random ready op, otherwise
- * the one that comes first in `base`.  p = 1 gives a random topological order. */
-static void walk_schedule(const gctx *c, tws *w, rng *r, const int32_t *base, double p, int32_t *out)
-{
-    const dfg_graph *g = c->g;
-    int32_t n = c->n, len = 0;
-    for (int32_t i = 0; i < n; i++) {
-        w->rank[base[i]] = i;
-        w->indeg[i] = g->pred_off[i + 1] - g->pred_off[i];
-    }
-    for (int32_t v = 0; v < n; v++)
-        if (w->indeg[v] == 0) {
-            w->heap[len] = v;
-            w->hpos[v] = len;
-            heap_fix(w, len, len + 1);
-            len++;
-        }
-    for (int32_t k = 0; k < n; k++) {
-        int32_t at = (p > 0 && rng_unit(r) < p) ? rng_below(r, len) : 0;
-        int32_t v = w->heap[at];
-        heap_swap(w, at, len - 1);
-        len--;
-        if (at < len)
-            heap_fix(w, at, len);
-        out[k] = v;
-        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++) {
-            int32_t s = g->succ[e];
-            if (--w->indeg[s] == 0) {
-                w->heap[len] = s;
-                w->hpos[s] = len;
-                len++;
-                heap_fix(w, len - 1, len);
-            }
-        }
-    }
-}
-
-/* Figure 4: the first cr ops of `head`, then the rest in `tail`'s order.
- * Both parents are topological orders, so the child is one too. */
-static void cross_schedule(const gctx *c, tws *w, const int32_t *head, const int32_t *tail, int32_t cr,
-                           int32_t *out)
-{
-    int32_t n = c->n, k = 0;
-    for (int32_t i = 0; i < n; i++)
-        w->mark[i] = 0;
-    for (int32_t i = 0; i < cr; i++) {
-        out[k++] = head[i];
-        w->mark[head[i]] = 1;
-    }
-    for (int32_t i = 0; i < n; i++)
-        if (!w->mark[tail[i]])
-            out[k++] = tail[i];
-}
-
-/* ---- allocations ---- */
-
-/* CNT_EXT: the object count each tensor size can use. */
-static void extend_cnt(const pool_alloc *a, int32_t *ext)
-{
-    for (int32_t i = 0; i < a->n_sizes; i++)
-        ext[i] = a->cnt[a->cls[i]];
-}
-
-/* Rebuilds cnt from a CNT_EXT by averaging within each class of a->cls. */
-static void collapse_cnt(pool_alloc *a, tws *w, const int32_t *ext)
-{
-    for (int32_t c = 0; c < a->n_classes; c++)
-        w->sum[c] = w->num[c] = 0;
-    for (int32_t i = 0; i < a->n_sizes; i++) {
-        w->sum[a->cls[i]] += ext[i];
-        w->num[a->cls[i]]++;
-    }
-    for (int32_t c = 0; c < a->n_classes; c++)
-        a->cnt[c] = w->num[c] ? (int32_t)lround((double)w->sum[c] / w->num[c]) : 0;
-}
-
-/* Figure 5: CLS and CNT_EXT crossed at cr, CLS repaired, CNT averaged. */
-static void cross_alloc(tws *w, const pool_alloc *head, const pool_alloc *tail, int32_t cr, pool_alloc *out)
-{
-    extend_cnt(head, w->ext1);
-    extend_cnt(tail, w->ext2);
-    for (int32_t i = 0; i < out->n_sizes; i++) {
-        out->cls[i] = i < cr ? head->cls[i] : tail->cls[i];
-        w->ext[i] = i < cr ? w->ext1[i] : w->ext2[i];
-    }
-    pool_repair_cls(out);
-    collapse_cnt(out, w, w->ext);
-}
-
-static void mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a)
-{
-    double p = c->o->mutation;
-    extend_cnt(a, w->ext);
-    for (int32_t i = 1; i < a->n_sizes; i++) {
-        if (rng_unit(r) >= p)
-            continue;
-        /* +1 or -1 at i shifts every later class too, keeping CLS monotone */
-        int32_t d = a->cls[i] == a->cls[i - 1] ? 1 : -1;
-        for (int32_t j = i; j < a->n_sizes; j++)
-            a->cls[j] += d;
-    }
-    pool_repair_cls(a);
-    collapse_cnt(a, w, w->ext);
-    for (int32_t k = 0; k < a->n_classes; k++)
-        if (rng_unit(r) < p) {
-            double sd = fmax(1.0, 0.2 * a->cnt[k]);
-            long v = lround(a->cnt[k] + sd * rng_gauss(r));
-            a->cnt[k] = v < 0 ? 0 : (int32_t)v;
-        }
 }
 
 /* ---- evaluation ---- */
@@ -329,7 +150,7 @@ static sa_status random_indiv(const gctx *c, tws *w, rng *r, const indiv *seed0,
     if (m == GA_ALLOC_ONLY)
         memcpy(x->sch, seed0->sch, (size_t)c->n * sizeof *x->sch);
     else
-        walk_schedule(c, w, r, c->g->topo, 1.0, x->sch);
+        gx_walk_schedule(c, w, r, c->g->topo, 1.0, x->sch);
     if (m == GA_SCHEDULE_ONLY)
         return pool_alloc_copy(&x->a, &seed0->a) ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
     x->a.cls[0] = 0;
@@ -766,13 +587,13 @@ static void make_child(search *s, tws *w, int gen, int32_t j)
     if (o->mode == GA_ALLOC_ONLY) {
         memcpy(kid->sch, pa->sch, (size_t)c->n * sizeof *kid->sch);
     } else {
-        cross_schedule(c, w, sh->sch, st_->sch, s->pairs[j / 4][2], w->tmp);
-        walk_schedule(c, w, &r, w->tmp, o->mutation, kid->sch);
+        gx_cross_schedule(c, w, sh->sch, st_->sch, s->pairs[j / 4][2], w->tmp);
+        gx_walk_schedule(c, w, &r, w->tmp, o->mutation, kid->sch);
     }
     if (o->mode != GA_SCHEDULE_ONLY) {
         kid->a.n_classes = 0;
-        cross_alloc(w, &ah->a, &at->a, acr, &kid->a);
-        mutate_alloc(c, w, &r, &kid->a);
+        gx_cross_alloc(w, &ah->a, &at->a, acr, &kid->a);
+        gx_mutate_alloc(c, w, &r, &kid->a);
     }
     kid->layout = PLANNER_POOL;
     kid->origin = ah->origin;

@@ -1,0 +1,66 @@
+/* ga_internal.h - what the genetic search's files share: the individual,
+ * the per-thread scratch, the search context, and the schedule and
+ * allocation operators of ga_ops.c (crossover and mutation).  Internal to
+ * lib/search/: not installed, not stable.  The operators allocate nothing:
+ * they work in the caller's per-thread scratch (tws) and cannot fail. */
+#ifndef SA_GA_INTERNAL_H
+#define SA_GA_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "swapadvisor/decide.h"
+#include "swapadvisor/ga.h"
+#include "swapadvisor/pool.h"
+#include "swapadvisor/rng.h"
+#include "swapadvisor/sim.h"
+#include "swapadvisor/swp.h"
+
+enum { ORIGIN_NONE = -1, ORIGIN_RULE = -2 };
+
+/* decision changes tried per best-fit child, each with probability 1/2
+ * (resnet-50 at 0.5x, seeds 1-4: 4 tries average 60.7 % of ideal, 12 tries
+ * 53.4 %: most single changes make a feasible child slower or unfit) */
+enum { GA_DECISION_TRIES = 4 };
+
+typedef struct indiv {
+    int32_t *sch;
+    pool_alloc a;
+    uint8_t layout;  /* planner_layout: PLANNER_POOL plans with a, PLANNER_BESTFIT with act */
+    uint8_t *act;    /* dec_action per tensor (n_tensors + 1) */
+    uint8_t sync;    /* best fit: swap-outs synchronous (the next op waits: dec_opts.out_sync 1) or timed (0) */
+    int32_t origin;  /* the seed its layout and decisions descend from; ORIGIN_NONE (topo or random),
+                      * ORIGIN_RULE (the cost rule's individual) */
+    double t;        /* simulated iteration time; HUGE_VAL when infeasible */
+} indiv;
+
+/* Per-thread scratch: allocated once, reused for every child. */
+typedef struct tws {
+    swp_ws *swp;
+    sim_ws *sim;
+    plan *p;
+    int32_t *need, *demand, *ext1, *ext2, *ext, *sum, *num;
+    int32_t *mark, *heap, *hpos, *indeg, *rank, *tmp;
+} tws;
+
+typedef struct gctx {
+    const dfg_graph *g;
+    const dfg_device *dev;
+    const ga_opts *o;
+    swp_opts so;
+    int32_t n;       /* ops */
+    int32_t ns;      /* distinct sizes */
+    bool split;      /* no fixed-object pool fits: pools rely on splitting objects */
+    bool joint;      /* seeds given: layout and decision genes evolve too */
+    dec_opts dec;    /* the best-fit layout's timing (automatic) and packing */
+    int32_t *cand;   /* tensors whose decision genes may change (activations, gradients) */
+    int32_t n_cand;
+} gctx;
+
+void gx_walk_schedule(const gctx *c, tws *w, rng *r, const int32_t *base, double p, int32_t *out);
+void gx_cross_schedule(const gctx *c, tws *w, const int32_t *head, const int32_t *tail, int32_t cr,
+                           int32_t *out);
+void gx_cross_alloc(tws *w, const pool_alloc *head, const pool_alloc *tail, int32_t cr, pool_alloc *out);
+void gx_mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a);
+
+#endif
