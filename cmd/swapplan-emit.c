@@ -80,6 +80,68 @@ static bool parse_window(const char *s, int32_t *a, int32_t *b)
     return true;
 }
 
+/* Loads the n PLANs and checks each against g (the counts; with views, a
+ * warning when it does not validate).  On error the plans loaded so far stay
+ * in plans[] for the caller to free. */
+static sa_status load_plans(const char *gpath, const char *const *paths, int n_plans, bool views, const dfg_graph *g,
+                            plan **plans, sa_err *err)
+{
+    sa_status st = SA_OK;
+    for (int i = 0; !st && i < n_plans; i++) {
+        const char *path = paths[i], *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+        st = plan_load_file(path, &plans[i], err);
+        if (!st && (st = plan_check_graph(plans[i], g, name, err)) != SA_OK) {
+            sa_err e2 = *err;
+            st = sa_fail(err, st, "%s; pass --graph the graph the plan was made for", e2.msg);
+        }
+        if (!st && strcmp(plans[i]->graph_name, g->name) != 0)
+            fprintf(stderr, "%s: warning: %s is for graph \"%s\", %s is \"%s\" (same sizes, going on)\n", TOOL.name,
+                    name, plans[i]->graph_name, gpath, g->name);
+        if (!st && views) {
+            /* a view of a plan that does not hold on this graph (another graph of
+             * the same counts, a hand-edited plan) would draw nonsense silently */
+            sa_err verr = {0};
+            val_report vr = {0};
+            vr.max_lines = 1;
+            sa_status vs = plan_validate(plans[i], g, false, &vr, &verr);
+            if (vs == SA_EINVALID)
+                fprintf(stderr, "%s: warning: %s does not validate against %s (%d violation%s; first: %s); the "
+                        "view may not mean much: see --format check\n", TOOL.name, name, gpath, vr.n_violations,
+                        vr.n_violations == 1 ? "" : "s", verr.msg);
+            val_report_free(&vr);
+            if (vs != SA_OK && vs != SA_EINVALID) {
+                *err = verr;
+                st = vs;
+            }
+        }
+    }
+    return st;
+}
+
+/* Labels for the views of several plans. */
+static void make_labels(plan *const *plans, const char *const *paths, int n_plans, char (*label_buf)[128],
+                        const char **labels)
+{
+    /* labels: the search block's algorithm, with the memory when budgets
+     * differ, and the file name when that still leaves two alike */
+    bool budgets_differ = false;
+    for (int i = 1; i < n_plans; i++)
+        budgets_differ |= plans[i]->device.memory_bytes != plans[0]->device.memory_bytes;
+    for (int i = 0; i < n_plans; i++) {
+        const char *path = paths[i], *base = strrchr(path, '/');
+        labels[i] = emit_plan_label(plans[i], base ? base + 1 : path, budgets_differ, label_buf[i], sizeof label_buf[i]);
+    }
+    for (int i = 0; i < n_plans; i++)
+        for (int k = 0; k < n_plans; k++)
+            if (k != i && strcmp(label_buf[i], label_buf[k]) == 0) {
+                const char *path = paths[i], *base = strrchr(path, '/');
+                char tmp[128];
+                snprintf(tmp, sizeof tmp, "%s (%s)", label_buf[i], base ? base + 1 : path);
+                memcpy(label_buf[i], tmp, sizeof tmp);
+                break;
+            }
+}
+
 int main(int argc, char **argv)
 {
     enum { O_STRICT = 256, O_WINDOW, O_SVG, O_VERSION, O_SCALE };
@@ -170,57 +232,14 @@ int main(int argc, char **argv)
     int rc = 0;
     const char *pname = strcmp(ppath, "-") == 0 ? "<stdin>" : ppath;
     sa_status st = dfg_load_file(gpath, &g, &err);
-    for (int i = 0; !st && i < n_plans; i++) {
-        const char *path = argv[optind + i], *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-        st = plan_load_file(path, &plans[i], &err);
-        if (!st && (st = plan_check_graph(plans[i], g, name, &err)) != SA_OK) {
-            sa_err e2 = err;
-            st = sa_fail(&err, st, "%s; pass --graph the graph the plan was made for", e2.msg);
-        }
-        if (!st && strcmp(plans[i]->graph_name, g->name) != 0)
-            fprintf(stderr, "%s: warning: %s is for graph \"%s\", %s is \"%s\" (same sizes, going on)\n", TOOL.name,
-                    name, plans[i]->graph_name, gpath, g->name);
-        if (!st && f != F_CHECK) {
-            /* a view of a plan that does not hold on this graph (another graph of
-             * the same counts, a hand-edited plan) would draw nonsense silently */
-            sa_err verr = {0};
-            val_report vr = {0};
-            vr.max_lines = 1;
-            sa_status vs = plan_validate(plans[i], g, false, &vr, &verr);
-            if (vs == SA_EINVALID)
-                fprintf(stderr, "%s: warning: %s does not validate against %s (%d violation%s; first: %s); the "
-                        "view may not mean much: see --format check\n", TOOL.name, name, gpath, vr.n_violations,
-                        vr.n_violations == 1 ? "" : "s", verr.msg);
-            val_report_free(&vr);
-            if (vs != SA_OK && vs != SA_EINVALID) {
-                err = verr;
-                st = vs;
-            }
-        }
-    }
+    if (!st)
+        st = load_plans(gpath, (const char *const *)argv + optind, n_plans, f != F_CHECK, g, plans, &err);
     if (st) {
         rc = cli_fail(&TOOL, &err);
         goto done;
     }
     p = plans[0];
-    /* labels: the search block's algorithm, with the memory when budgets
-     * differ, and the file name when that still leaves two alike */
-    bool budgets_differ = false;
-    for (int i = 1; i < n_plans; i++)
-        budgets_differ |= plans[i]->device.memory_bytes != plans[0]->device.memory_bytes;
-    for (int i = 0; i < n_plans; i++) {
-        const char *path = argv[optind + i], *base = strrchr(path, '/');
-        labels[i] = emit_plan_label(plans[i], base ? base + 1 : path, budgets_differ, label_buf[i], sizeof label_buf[i]);
-    }
-    for (int i = 0; i < n_plans; i++)
-        for (int k = 0; k < n_plans; k++)
-            if (k != i && strcmp(label_buf[i], label_buf[k]) == 0) {
-                const char *path = argv[optind + i], *base = strrchr(path, '/');
-                char tmp[128];
-                snprintf(tmp, sizeof tmp, "%s (%s)", label_buf[i], base ? base + 1 : path);
-                memcpy(label_buf[i], tmp, sizeof tmp);
-                break;
-            }
+    make_labels(plans, (const char *const *)argv + optind, n_plans, label_buf, labels);
 
     sa_out o;
     if ((st = sa_out_open(&o, out, &err)) != SA_OK) {
