@@ -17,44 +17,19 @@ typedef struct benv {
     char *dir;
 } benv;
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    ck_assert_msg(st != -1 && WIFEXITED(st), "could not run: %s", cmd);
-    return WEXITSTATUS(st);
-}
 
-/* ROOT/BUILD/test/run_tests: the tools are in ROOT/bin for BUILD=build, else
- * BUILD/bin.  false (with a note) when they are not built. */
+/* The tools (tu_tool_paths); false (with a note) when they are not built. */
 static bool setup(benv *e)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    ck_assert_int_gt(n, 0);
-    exe[n] = '\0';
-    for (int up = 0; up < 2; up++)
-        *strrchr(exe, '/') = '\0';
-    char *slash = strrchr(exe, '/');
-    bool plain = strcmp(slash + 1, "build") == 0;
-    snprintf(e->bin, sizeof e->bin, "%s/bin", exe);
-    *slash = '\0';
-    snprintf(e->root, sizeof e->root, "%s", exe);
-    if (plain)
-        snprintf(e->bin, sizeof e->bin, "%s/bin", e->root);
-    if (sh("test -x %s/swapadvisor-search -a -x %s/swapplan-emit && command -v make >/dev/null", e->bin, e->bin)) {
+    tu_tool_paths(e->root, e->bin);
+    if (tu_sh("test -x %s/swapadvisor-search -a -x %s/swapplan-emit && command -v make >/dev/null", e->bin, e->bin)) {
         fprintf(stderr, "note: tools in %s not built (or no make); batch checks skipped\n", e->bin);
         return false;
     }
     e->dir = tu_tmpdir();
     const char *graphs[] = {"rnn-2-1k", "vgg-11-b16"};
     for (int i = 0; i < 2; i++)
-        ck_assert_int_eq(sh("%s/dfg-profile %s/graphs/%s.json --device %s/profiles/v100-pcie3-16gb.json -o %s/%s.json",
+        ck_assert_int_eq(tu_sh("%s/dfg-profile %s/graphs/%s.json --device %s/profiles/v100-pcie3-16gb.json -o %s/%s.json",
                             e->bin, e->root, graphs[i], e->root, e->dir, graphs[i]),
                          0);
     return true;
@@ -63,7 +38,7 @@ static bool setup(benv *e)
 /* Runs the batch in e->dir with MEMORIES; stdout+stderr to log.txt; returns make's exit code. */
 static int batch(const benv *e, const char *memories)
 {
-    return sh("cd %s && make --no-print-directory -f %s/scripts/batch.mk -j2 BIN=%s GRAPHS='rnn-2-1k.json "
+    return tu_sh("cd %s && make --no-print-directory -f %s/scripts/batch.mk -j2 BIN=%s GRAPHS='rnn-2-1k.json "
               "vgg-11-b16.json' MEMORIES='%s' POLICIES='topo swapadvisor' ARGS='--generations 2 --population 4 "
               "--threads 1' OUT=out >log.txt 2>&1",
               e->dir, e->root, e->bin, memories);
@@ -116,7 +91,7 @@ START_TEST(test_batch_table_resume_and_failures)
     }
     free(log);
     /* the same rows agree with the plans written beside them */
-    ck_assert_int_eq(sh("%s/swapplan-emit %s/out/plans/vgg-11-b16__0.5x__swapadvisor.json --graph "
+    ck_assert_int_eq(tu_sh("%s/swapplan-emit %s/out/plans/vgg-11-b16__0.5x__swapadvisor.json --graph "
                         "%s/vgg-11-b16.json --format check --strict -q",
                         e.bin, e.dir, e.dir),
                      0);
@@ -130,7 +105,7 @@ START_TEST(test_batch_table_resume_and_failures)
     free(log);
     free(csv2);
     /* a lost row (an interrupted run) is the only cell planned again */
-    ck_assert_int_eq(sh("rm %s/out/rows/rnn-2-1k__0.75x__topo.csv", e.dir), 0);
+    ck_assert_int_eq(tu_sh("rm %s/out/rows/rnn-2-1k__0.75x__topo.csv", e.dir), 0);
     ck_assert_int_eq(batch(&e, "0.5x 0.75x"), 0);
     log = slurp(&e, "log.txt");
     ck_assert_int_eq(count(log, "batch: planning"), 1);
@@ -160,13 +135,13 @@ START_TEST(test_batch_table_resume_and_failures)
     ck_assert_int_eq(count(log, "batch: planning"), 0);
     free(log);
     /* clean-failed removes only the failed rows (8 of 0.5x and 0.75x stay) */
-    ck_assert_int_eq(sh("cd %s && make -s -f %s/scripts/batch.mk OUT=out clean-failed >/dev/null && ls out/rows | "
+    ck_assert_int_eq(tu_sh("cd %s && make -s -f %s/scripts/batch.mk OUT=out clean-failed >/dev/null && ls out/rows | "
                         "grep -c 1000 | grep -qx 0 && test $(ls out/rows | wc -l) -eq 8",
                         e.dir, e.root),
                      0);
     /* usage: the three lists are required */
-    ck_assert_int_ne(sh("cd %s && make -s -f %s/scripts/batch.mk GRAPHS=x.json >/dev/null 2>&1", e.dir, e.root), 0);
-    ck_assert_int_eq(sh("rm -rf %s", e.dir), 0);
+    ck_assert_int_ne(tu_sh("cd %s && make -s -f %s/scripts/batch.mk GRAPHS=x.json >/dev/null 2>&1", e.dir, e.root), 0);
+    ck_assert_int_eq(tu_sh("rm -rf %s", e.dir), 0);
     free(e.dir);
 }
 END_TEST

@@ -23,41 +23,12 @@ typedef struct env {
     char graph[PATH_MAX + 16];
 } env;
 
-/* ROOT/BUILD/test/run_tests: the tools are in ROOT/bin for BUILD=build, else BUILD/bin. */
-static void paths(env *e)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    ck_assert_int_gt(n, 0);
-    exe[n] = '\0';
-    for (int up = 0; up < 2; up++)
-        *strrchr(exe, '/') = '\0'; /* ROOT/BUILD */
-    char *slash = strrchr(exe, '/');
-    bool plain = strcmp(slash + 1, "build") == 0;
-    snprintf(e->bin, sizeof e->bin, "%s/bin", exe);
-    *slash = '\0';
-    snprintf(e->root, sizeof e->root, "%s", exe);
-    if (plain)
-        snprintf(e->bin, sizeof e->bin, "%s/bin", e->root);
-}
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    ck_assert_msg(st != -1 && WIFEXITED(st), "could not run: %s", cmd);
-    return WEXITSTATUS(st);
-}
 
 /* false when the tool is not built (the caller passes with a note) */
 static bool setup(env *e, const char *tool)
 {
-    paths(e);
+    tu_tool_paths(e->root, e->bin);
     char path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/%s", e->bin, tool);
     if (access(path, X_OK) != 0) {
@@ -66,7 +37,7 @@ static bool setup(env *e, const char *tool)
     }
     e->dir = tu_tmpdir();
     snprintf(e->graph, sizeof e->graph, "%s/g.json", e->dir);
-    ck_assert_int_eq(sh("%s/dfg-profile %s/graphs/rnn-2-1k.json --device %s/profiles/v100-pcie3-16gb.json -o %s",
+    ck_assert_int_eq(tu_sh("%s/dfg-profile %s/graphs/rnn-2-1k.json --device %s/profiles/v100-pcie3-16gb.json -o %s",
                         e->bin, e->root, e->root, e->graph),
                      0);
     return true;
@@ -74,7 +45,7 @@ static bool setup(env *e, const char *tool)
 
 static void teardown(env *e)
 {
-    ck_assert_int_eq(sh("rm -rf %s", e->dir), 0);
+    ck_assert_int_eq(tu_sh("rm -rf %s", e->dir), 0);
     free(e->dir);
 }
 
@@ -119,22 +90,22 @@ START_TEST(test_serial_options)
     if (!setup(&e, "swapadvisor-search"))
         return;
     /* the islands' options belong to the MPI tool only */
-    ck_assert_int_eq(sh("%s/swapadvisor-search %s --migrants 2 -o %s/p.json 2>/dev/null", e.bin, e.graph, e.dir), 2);
-    ck_assert_int_eq(sh("%s/swapadvisor-search %s --migrate-every 2 2>/dev/null", e.bin, e.graph), 2);
-    ck_assert_int_eq(sh("%s/swapadvisor-search %s --generations x 2>/dev/null", e.bin, e.graph), 2);
-    ck_assert_int_eq(sh("%s/swapadvisor-search %s --memory 0.5q 2>/dev/null", e.bin, e.graph), 2);
-    ck_assert_int_eq(sh("%s/swapadvisor-search %s --policy nope 2>/dev/null", e.bin, e.graph), 2);
-    ck_assert_int_eq(sh("%s/swapadvisor-search %s/none.json 2>/dev/null", e.bin, e.dir), 4);
-    ck_assert_int_eq(sh("%s/swapadvisor-search --help | grep -q 'checkpoint-sqrt'", e.bin), 0);
-    ck_assert_int_eq(sh("%s/swapadvisor-search --help | grep -q migrate", e.bin), 1);
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search %s --migrants 2 -o %s/p.json 2>/dev/null", e.bin, e.graph, e.dir), 2);
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search %s --migrate-every 2 2>/dev/null", e.bin, e.graph), 2);
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search %s --generations x 2>/dev/null", e.bin, e.graph), 2);
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search %s --memory 0.5q 2>/dev/null", e.bin, e.graph), 2);
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search %s --policy nope 2>/dev/null", e.bin, e.graph), 2);
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search %s/none.json 2>/dev/null", e.bin, e.dir), 4);
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search --help | grep -q 'checkpoint-sqrt'", e.bin), 0);
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search --help | grep -q migrate", e.bin), 1);
     /* the log has its header and one line a generation (0..8) */
-    ck_assert_int_eq(sh("%s/swapadvisor-search %s " SEARCH_ARGS " --log %s/log.csv -o %s/p.json", e.bin, e.graph,
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search %s " SEARCH_ARGS " --log %s/log.csv -o %s/p.json", e.bin, e.graph,
                         e.dir, e.dir),
                      0);
-    ck_assert_int_eq(sh("test $(wc -l < %s/log.csv) -eq 10 && head -1 %s/log.csv | grep -q '^generation,'", e.dir,
+    ck_assert_int_eq(tu_sh("test $(wc -l < %s/log.csv) -eq 10 && head -1 %s/log.csv | grep -q '^generation,'", e.dir,
                         e.dir),
                      0);
-    ck_assert_int_eq(sh("%s/swapplan-emit %s/p.json --graph %s --format check --strict >/dev/null 2>&1", e.bin, e.dir,
+    ck_assert_int_eq(tu_sh("%s/swapplan-emit %s/p.json --graph %s --format check --strict >/dev/null 2>&1", e.bin, e.dir,
                         e.graph),
                      0);
     teardown(&e);
@@ -144,7 +115,7 @@ END_TEST
 /* false (with a note) when the MPI tool or mpirun is missing */
 static bool mpi_setup(env *e)
 {
-    if (sh("command -v mpirun >/dev/null 2>&1") != 0) {
+    if (tu_sh("command -v mpirun >/dev/null 2>&1") != 0) {
         fprintf(stderr, "note: mpirun not found; swapadvisor-search-mpi checks skipped\n");
         return false;
     }
@@ -159,9 +130,9 @@ START_TEST(test_mpi_islands)
     char serial[PATH_MAX + 32], one[PATH_MAX + 32];
     snprintf(serial, sizeof serial, "%s/serial.json", e.dir);
     snprintf(one, sizeof one, "%s/np1.json", e.dir);
-    ck_assert_int_eq(sh("%s/swapadvisor-search %s " SEARCH_ARGS " -o %s", e.bin, e.graph, serial), 0);
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search %s " SEARCH_ARGS " -o %s", e.bin, e.graph, serial), 0);
     /* one rank is the serial search */
-    ck_assert_int_eq(sh(MPIRUN " -np 1 %s/swapadvisor-search-mpi %s " SEARCH_ARGS " -o %s", e.bin, e.graph, one), 0);
+    ck_assert_int_eq(tu_sh(MPIRUN " -np 1 %s/swapadvisor-search-mpi %s " SEARCH_ARGS " -o %s", e.bin, e.graph, one), 0);
     char *s = plan_text(serial), *o = plan_text(one);
     ck_assert_str_eq(s, o);
     free(o);
@@ -171,7 +142,7 @@ START_TEST(test_mpi_islands)
         snprintf(a, sizeof a, "%s/np%da.json", e.dir, np);
         snprintf(b, sizeof b, "%s/np%db.json", e.dir, np);
         for (int run = 0; run < 2; run++)
-            ck_assert_int_eq(sh(MPIRUN " -np %d %s/swapadvisor-search-mpi %s " SEARCH_ARGS
+            ck_assert_int_eq(tu_sh(MPIRUN " -np %d %s/swapadvisor-search-mpi %s " SEARCH_ARGS
                                 " --migrate-every 3 --migrants 2 -o %s",
                                 np, e.bin, e.graph, run ? b : a),
                              0);
@@ -179,7 +150,7 @@ START_TEST(test_mpi_islands)
         ck_assert_str_eq(ta, tb); /* the same plan twice */
         free(tb);
         if (np == 2) { /* and with two threads a rank */
-            ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s " SEARCH_ARGS
+            ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s " SEARCH_ARGS
                                 " --migrate-every 3 --migrants 2 --threads 2 -o %s",
                                 e.bin, e.graph, b),
                              0);
@@ -194,7 +165,7 @@ START_TEST(test_mpi_islands)
         ck_assert_msg(strstr(ta, want) != NULL, "search block lacks %s", want);
         ck_assert_str_ne(ta, s); /* other islands took part */
         free(ta);
-        ck_assert_int_eq(sh("%s/swapplan-emit %s --graph %s --format check --strict -q", e.bin, a, e.graph), 0);
+        ck_assert_int_eq(tu_sh("%s/swapplan-emit %s --graph %s --format check --strict -q", e.bin, a, e.graph), 0);
         double tn = iteration_us(a);
         ck_assert_msg(tn <= t1 + 1e-6, "%d ranks: %.3f us, one process %.3f us", np, tn, t1);
     }
@@ -209,23 +180,23 @@ START_TEST(test_mpi_options)
     if (!mpi_setup(&e))
         return;
     /* usage errors on every rank, printed once */
-    ck_assert_int_ne(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s --population 12 --migrants 12 2>%s/err.txt "
+    ck_assert_int_ne(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s --population 12 --migrants 12 2>%s/err.txt "
                         ">/dev/null",
                         e.bin, e.graph, e.dir),
                      0);
-    ck_assert_int_eq(sh("test $(grep -c 'must be below the population' %s/err.txt) -eq 1", e.dir), 0);
+    ck_assert_int_eq(tu_sh("test $(grep -c 'must be below the population' %s/err.txt) -eq 1", e.dir), 0);
     /* a missing graph and an unwritable log: exit 4 on every rank, one message */
-    ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s/none.json 2>%s/err.txt", e.bin, e.dir, e.dir), 4);
-    ck_assert_int_eq(sh("test $(grep -c 'none.json: cannot open' %s/err.txt) -eq 1", e.dir), 0);
-    ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s --log %s/no/log.csv -o %s/x.json 2>%s/err.txt",
+    ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s/none.json 2>%s/err.txt", e.bin, e.dir, e.dir), 4);
+    ck_assert_int_eq(tu_sh("test $(grep -c 'none.json: cannot open' %s/err.txt) -eq 1", e.dir), 0);
+    ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s --log %s/no/log.csv -o %s/x.json 2>%s/err.txt",
                         e.bin, e.graph, e.dir, e.dir, e.dir),
                      4);
-    ck_assert_int_eq(sh("test $(grep -c 'cannot open log' %s/err.txt) -eq 1 && test ! -e %s/x.json", e.dir, e.dir), 0);
+    ck_assert_int_eq(tu_sh("test $(grep -c 'cannot open log' %s/err.txt) -eq 1 && test ! -e %s/x.json", e.dir, e.dir), 0);
     /* GRAPH '-': rank 0 reads stdin and sends the graph on; the same plan as from the file */
-    ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s " SEARCH_ARGS " -o %s/file.json", e.bin, e.graph,
+    ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s " SEARCH_ARGS " -o %s/file.json", e.bin, e.graph,
                         e.dir),
                      0);
-    ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi - " SEARCH_ARGS " -o %s/stdin.json < %s", e.bin,
+    ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi - " SEARCH_ARGS " -o %s/stdin.json < %s", e.bin,
                         e.dir, e.graph),
                      0);
     char f[PATH_MAX + 32], i[PATH_MAX + 32];
@@ -236,20 +207,20 @@ START_TEST(test_mpi_options)
     free(tf);
     free(ti);
     ck_assert_int_eq(
-        sh("ASAN_OPTIONS=detect_leaks=0 %s/swapadvisor-search-mpi --help | grep -q -- '--migrate-every'", e.bin), 0);
+        tu_sh("ASAN_OPTIONS=detect_leaks=0 %s/swapadvisor-search-mpi --help | grep -q -- '--migrate-every'", e.bin), 0);
     /* a baseline policy runs on rank 0 alone and writes its plan */
-    ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s --policy odswap --memory 0.5x -q -o %s/od.json",
+    ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s --policy odswap --memory 0.5x -q -o %s/od.json",
                         e.bin, e.graph, e.dir),
                      0);
-    ck_assert_int_eq(sh("%s/swapplan-emit %s/od.json --graph %s --format check --strict >/dev/null 2>&1", e.bin, e.dir,
+    ck_assert_int_eq(tu_sh("%s/swapplan-emit %s/od.json --graph %s --format check --strict >/dev/null 2>&1", e.bin, e.dir,
                         e.graph),
                      0);
     /* a time limit stops every rank together (at an exchange) */
-    ck_assert_int_eq(sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s --memory 0.5x --threads 1 --time-limit 0.2 "
+    ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s --memory 0.5x --threads 1 --time-limit 0.2 "
                         "--migrate-every 2 -q -o %s/tl.json",
                         e.bin, e.graph, e.dir),
                      0);
-    ck_assert_int_eq(sh("grep -q '\"ranks\":2' %s/tl.json", e.dir), 0);
+    ck_assert_int_eq(tu_sh("grep -q '\"ranks\":2' %s/tl.json", e.dir), 0);
     teardown(&e);
 }
 END_TEST

@@ -3,9 +3,14 @@
 #define TEST_UTIL_H
 
 #include <check.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "swapadvisor/dfg.h"
 #include "swapadvisor/policy.h"
@@ -13,6 +18,40 @@
 #include "swapadvisor/sim.h"
 #include "swapadvisor/validate.h"
 #include "test_suites.h" /* generated: every suite_NAME prototype */
+
+/* Runs a shell command made from fmt; returns its exit status (fails the
+ * test when it could not run). */
+static inline int tu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int tu_sh(const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st), "could not run: %s", cmd);
+    return WEXITSTATUS(st);
+}
+
+/* The test runner is ROOT/BUILD/test/run_tests: root = ROOT; bin = ROOT/bin
+ * for BUILD=build, else BUILD/bin (both PATH_MAX buffers). */
+static inline void tu_tool_paths(char *root, char *bin)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    for (int up = 0; up < 2; up++)
+        *strrchr(exe, '/') = '\0'; /* ROOT/BUILD */
+    char *slash = strrchr(exe, '/');
+    bool plain = strcmp(slash + 1, "build") == 0;
+    snprintf(bin, PATH_MAX, "%s/bin", exe);
+    *slash = '\0';
+    snprintf(root, PATH_MAX, "%s", exe);
+    if (plain)
+        snprintf(bin, PATH_MAX, "%s/bin", root);
+}
 
 /* Returns a malloc'd copy of s with the first occurrence of from replaced by to. */
 static inline char *tu_replace(const char *s, const char *from, const char *to)
