@@ -1,0 +1,310 @@
+/* fitidx.c - the best-fit index: a segment tree over time points whose nodes
+ * keep unions of offset ranges (fitidx.h). */
+#include "fitidx.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct seg {
+    int64_t lo, hi; /* [lo, hi) */
+} seg;
+
+/* A node's union: n sorted, disjoint, non-adjacent segments at pool[off ..
+ * off + n); cap reserved.  gen != the workspace's gen means empty (a reset
+ * does not touch the nodes). */
+typedef struct flist {
+    int32_t off, n, cap;
+    uint32_t gen;
+} flist;
+
+struct fit_ws {
+    int32_t base;          /* time point of leaf 0 */
+    int32_t leaves;        /* P: a power of two; nodes 1 .. 2P - 1, node v's children 2v, 2v + 1 */
+    int32_t node_cap;      /* nodes allocated in cov and sub */
+    flist *cov, *sub;
+    uint32_t gen;
+    seg *pool;
+    int64_t pool_n, pool_cap;
+    bool oom;              /* a list could not grow during the current operation */
+    /* fit_find's scratch: the lists a query collects, and two merge buffers */
+    const flist **q;
+    int32_t nq, q_cap;
+    seg *acc, *tmp;
+    int64_t m_cap;
+};
+
+fit_ws *fit_ws_new(void)
+{
+    fit_ws *w = calloc(1, sizeof *w);
+    return w;
+}
+
+void fit_ws_free(fit_ws *w)
+{
+    if (!w)
+        return;
+    free(w->cov);
+    free(w->sub);
+    free(w->pool);
+    free(w->q);
+    free(w->acc);
+    free(w->tmp);
+    free(w);
+}
+
+sa_status fit_reset(fit_ws *w, int32_t lo, int32_t hi, sa_err *err)
+{
+    int32_t P = 1;
+    while (P < hi - lo)
+        P *= 2;
+    if (2 * P > w->node_cap) {
+        flist *c = realloc(w->cov, (size_t)2 * (size_t)P * sizeof *c);
+        if (c)
+            w->cov = c;
+        flist *s = c ? realloc(w->sub, (size_t)2 * (size_t)P * sizeof *s) : NULL;
+        if (s)
+            w->sub = s;
+        if (!c || !s)
+            return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+        /* new nodes read as empty under any gen but 0, which gen never is */
+        memset(w->cov + w->node_cap, 0, (size_t)(2 * P - w->node_cap) * sizeof *c);
+        memset(w->sub + w->node_cap, 0, (size_t)(2 * P - w->node_cap) * sizeof *s);
+        w->node_cap = 2 * P;
+    }
+    /* a query visits at most four nodes per level (two partial, two
+     * canonical) of at most 32 levels, for each of two lifetimes */
+    int32_t qn = 2 * 4 * 33;
+    if (w->q_cap < qn) {
+        const flist **q = realloc(w->q, (size_t)qn * sizeof *q);
+        if (!q)
+            return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+        w->q = q;
+        w->q_cap = qn;
+    }
+    if (++w->gen == 0) { /* wrapped: clear every node once */
+        memset(w->cov, 0, (size_t)w->node_cap * sizeof *w->cov);
+        memset(w->sub, 0, (size_t)w->node_cap * sizeof *w->sub);
+        w->gen = 1;
+    }
+    w->base = lo;
+    w->leaves = P;
+    w->pool_n = 0;
+    w->oom = false;
+    return SA_OK;
+}
+
+/* Adds [lo, hi) to the union L. */
+static void list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
+{
+    if (L->gen != w->gen) {
+        L->gen = w->gen;
+        L->n = L->cap = 0;
+        L->off = 0;
+    }
+    seg *v = w->pool + L->off;
+    int32_t n = L->n;
+    /* i: the first segment that ends at or after lo (touching it merges) */
+    int32_t i = 0, h = n;
+    while (i < h) {
+        int32_t m = (i + h) / 2;
+        if (v[m].hi < lo)
+            i = m + 1;
+        else
+            h = m;
+    }
+    if (i < n && v[i].lo <= hi) {
+        /* merge segments i .. j - 1, the ones that start at or before hi */
+        int32_t j = i + 1;
+        while (j < n && v[j].lo <= hi)
+            j++;
+        if (v[i].lo < lo)
+            lo = v[i].lo;
+        if (v[j - 1].hi > hi)
+            hi = v[j - 1].hi;
+        v[i].lo = lo;
+        v[i].hi = hi;
+        if (j > i + 1) {
+            memmove(v + i + 1, v + j, (size_t)(n - j) * sizeof *v);
+            L->n = n - (j - i - 1);
+        }
+        return;
+    }
+    if (n == L->cap) {
+        int32_t nc = L->cap ? 2 * L->cap : 4;
+        if (w->pool_n + nc > w->pool_cap) {
+            int64_t pc = w->pool_cap ? 2 * w->pool_cap : 4096;
+            while (pc < w->pool_n + nc)
+                pc *= 2;
+            seg *p = realloc(w->pool, (size_t)pc * sizeof *p);
+            if (!p) {
+                w->oom = true;
+                return;
+            }
+            w->pool = p;
+            w->pool_cap = pc;
+        }
+        memcpy(w->pool + w->pool_n, w->pool + L->off, (size_t)n * sizeof *v);
+        L->off = (int32_t)w->pool_n;
+        L->cap = nc;
+        w->pool_n += nc;
+        v = w->pool + L->off;
+    }
+    memmove(v + i + 1, v + i, (size_t)(n - i) * sizeof *v);
+    v[i].lo = lo;
+    v[i].hi = hi;
+    L->n = n + 1;
+}
+
+static void tree_add(fit_ws *w, int32_t node, int32_t nl, int32_t nr, int32_t l, int32_t r, int64_t lo, int64_t hi)
+{
+    list_add(w, &w->sub[node], lo, hi);
+    if (l <= nl && nr <= r) {
+        list_add(w, &w->cov[node], lo, hi);
+        return;
+    }
+    int32_t mid = nl + (nr - nl) / 2;
+    if (l < mid)
+        tree_add(w, 2 * node, nl, mid, l, r, lo, hi);
+    if (r > mid)
+        tree_add(w, 2 * node + 1, mid, nr, l, r, lo, hi);
+}
+
+static inline void collect(fit_ws *w, const flist *L)
+{
+    if (L->gen == w->gen && L->n > 0)
+        w->q[w->nq++] = L;
+}
+
+static void tree_query(fit_ws *w, int32_t node, int32_t nl, int32_t nr, int32_t l, int32_t r)
+{
+    if (l <= nl && nr <= r) {
+        collect(w, &w->sub[node]);
+        return;
+    }
+    collect(w, &w->cov[node]);
+    int32_t mid = nl + (nr - nl) / 2;
+    if (l < mid)
+        tree_query(w, 2 * node, nl, mid, l, r);
+    if (r > mid)
+        tree_query(w, 2 * node + 1, mid, nr, l, r);
+}
+
+sa_status fit_insert(fit_ws *w, int64_t off, int64_t size, const int32_t *s, const int32_t *a, int n, sa_err *err)
+{
+    for (int k = 0; k < n; k++)
+        tree_add(w, 1, 0, w->leaves, s[k] - w->base, a[k] - w->base, off, off + size);
+    if (w->oom)
+        return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+    return SA_OK;
+}
+
+/* Makes room for need candidates in both buffers. */
+static bool cand_room(fit_ws *w, int64_t need)
+{
+    if (need <= w->m_cap)
+        return true;
+    int64_t mc = w->m_cap ? w->m_cap : 256;
+    while (mc < need)
+        mc *= 2;
+    seg *x = realloc(w->acc, (size_t)mc * sizeof *x);
+    if (!x)
+        return false;
+    w->acc = x;
+    seg *y = realloc(w->tmp, (size_t)mc * sizeof *y);
+    if (!y)
+        return false;
+    w->tmp = y;
+    w->m_cap = mc;
+    return true;
+}
+
+sa_status fit_find(fit_ws *w, int64_t size, const int32_t *s, const int32_t *a, int n, int64_t *off, sa_err *err)
+{
+    w->nq = 0;
+    for (int k = 0; k < n; k++)
+        tree_query(w, 1, 0, w->leaves, s[k] - w->base, a[k] - w->base);
+    if (w->nq == 0) {
+        *off = 0;
+        return SA_OK;
+    }
+    /* Every hole of the union lies in a hole of each list.  Candidates: the
+     * holes that fit of the shortest list (and the room between its top and
+     * the union's), each cut by the other lists' segments in turn, keeping
+     * the pieces that still fit.  What is left are exactly the union's holes
+     * that fit, in offset order. */
+    int32_t k0 = 0;
+    int64_t top = 0;
+    for (int32_t k = 0; k < w->nq; k++) {
+        const flist *L = w->q[k];
+        if (L->n < w->q[k0]->n)
+            k0 = k;
+        int64_t h = w->pool[L->off + L->n - 1].hi;
+        if (h > top)
+            top = h;
+    }
+    const flist *L0 = w->q[k0];
+    if (!cand_room(w, (int64_t)L0->n + 1))
+        return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+    seg *cand = w->acc;
+    int64_t nc = 0, cur = 0;
+    const seg *v = w->pool + L0->off;
+    for (int32_t j = 0; j < L0->n; j++) {
+        if (v[j].lo - cur >= size)
+            cand[nc++] = (seg){cur, v[j].lo};
+        cur = v[j].hi;
+    }
+    if (top - cur >= size)
+        cand[nc++] = (seg){cur, top};
+    for (int32_t k = 0; k < w->nq && nc > 0; k++) {
+        if (k == k0)
+            continue;
+        const flist *L = w->q[k];
+        v = w->pool + L->off;
+        int32_t ln = L->n;
+        /* each candidate splits into at most one piece per segment + 1 */
+        if (!cand_room(w, nc + ln + 1))
+            return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+        cand = w->acc;
+        seg *out = w->tmp;
+        int64_t no = 0;
+        int32_t j = 0;
+        for (int64_t c = 0; c < nc; c++) {
+            int64_t lo = cand[c].lo, hi = cand[c].hi;
+            /* the first segment ending past lo (candidates ascend: never back) */
+            int32_t h = ln;
+            while (j < h) {
+                int32_t m = j + (h - j) / 2;
+                if (v[m].hi <= lo)
+                    j = m + 1;
+                else
+                    h = m;
+            }
+            cur = lo;
+            int32_t jj = j;
+            while (jj < ln && v[jj].lo < hi) {
+                if (v[jj].lo - cur >= size)
+                    out[no++] = (seg){cur, v[jj].lo};
+                if (v[jj].hi > cur)
+                    cur = v[jj].hi;
+                jj++;
+            }
+            if (hi - cur >= size)
+                out[no++] = (seg){cur, hi};
+        }
+        w->tmp = w->acc;
+        w->acc = out;
+        nc = no;
+    }
+    /* the lowest of the smallest */
+    int64_t best = -1, best_gap = 0;
+    for (int64_t c = 0; c < nc; c++) {
+        int64_t gap = w->acc[c].hi - w->acc[c].lo;
+        if (best < 0 || gap < best_gap) {
+            best = w->acc[c].lo;
+            best_gap = gap;
+        }
+    }
+    *off = best >= 0 ? best : top;
+    return SA_OK;
+}
