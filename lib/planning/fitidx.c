@@ -30,6 +30,10 @@ struct fit_ws {
     /* fit_find's scratch: the lists a query collects, and two merge buffers */
     const flist **q;
     int32_t nq, q_cap;
+    struct item {
+        const seg *v;
+        int64_t n;
+    } *items;
     seg *acc, *tmp;
     int64_t m_cap;
 };
@@ -48,6 +52,7 @@ void fit_ws_free(fit_ws *w)
     free(w->sub);
     free(w->pool);
     free(w->q);
+    free(w->items);
     free(w->acc);
     free(w->tmp);
     free(w);
@@ -77,9 +82,13 @@ sa_status fit_reset(fit_ws *w, int32_t lo, int32_t hi, sa_err *err)
     int32_t qn = 2 * 4 * 33;
     if (w->q_cap < qn) {
         const flist **q = realloc(w->q, (size_t)qn * sizeof *q);
-        if (!q)
+        if (q)
+            w->q = q;
+        struct item *it = q ? realloc(w->items, (size_t)qn * sizeof *it) : NULL;
+        if (it)
+            w->items = it;
+        if (!q || !it)
             return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
-        w->q = q;
         w->q_cap = qn;
     }
     if (++w->gen == 0) { /* wrapped: clear every node once */
@@ -219,92 +228,86 @@ static bool cand_room(fit_ws *w, int64_t need)
     return true;
 }
 
+/* out = the union of x[0 .. nx) and y[0 .. ny) (each sorted, disjoint);
+ * returns its length. */
+static int64_t merge(const seg *x, int64_t nx, const seg *y, int64_t ny, seg *out)
+{
+    int64_t i = 0, j = 0, n = 0;
+    while (i < nx && j < ny) {
+        seg c = x[i].lo <= y[j].lo ? x[i++] : y[j++];
+        if (n > 0 && c.lo <= out[n - 1].hi) {
+            if (c.hi > out[n - 1].hi)
+                out[n - 1].hi = c.hi;
+        } else {
+            out[n++] = c;
+        }
+    }
+    for (; i < nx; i++)
+        if (n > 0 && x[i].lo <= out[n - 1].hi) {
+            if (x[i].hi > out[n - 1].hi)
+                out[n - 1].hi = x[i].hi;
+        } else {
+            out[n++] = x[i];
+        }
+    for (; j < ny; j++)
+        if (n > 0 && y[j].lo <= out[n - 1].hi) {
+            if (y[j].hi > out[n - 1].hi)
+                out[n - 1].hi = y[j].hi;
+        } else {
+            out[n++] = y[j];
+        }
+    return n;
+}
+
 sa_status fit_find(fit_ws *w, int64_t size, const int32_t *s, const int32_t *a, int n, int64_t *off, sa_err *err)
 {
     w->nq = 0;
     for (int k = 0; k < n; k++)
         tree_query(w, 1, 0, w->leaves, s[k] - w->base, a[k] - w->base);
-    if (w->nq == 0) {
-        *off = 0;
-        return SA_OK;
+    /* the union of the lists, merged pairwise in rounds (each segment takes
+     * part in log2(lists) merges), into acc and tmp by turns */
+    int32_t nl = w->nq;
+    int64_t total = 0;
+    for (int32_t k = 0; k < nl; k++) {
+        w->items[k].v = w->pool + w->q[k]->off;
+        w->items[k].n = w->q[k]->n;
+        total += w->q[k]->n;
     }
-    /* Every hole of the union lies in a hole of each list.  Candidates: the
-     * holes that fit of the shortest list (and the room between its top and
-     * the union's), each cut by the other lists' segments in turn, keeping
-     * the pieces that still fit.  What is left are exactly the union's holes
-     * that fit, in offset order. */
-    int32_t k0 = 0;
-    int64_t top = 0;
-    for (int32_t k = 0; k < w->nq; k++) {
-        const flist *L = w->q[k];
-        if (L->n < w->q[k0]->n)
-            k0 = k;
-        int64_t h = w->pool[L->off + L->n - 1].hi;
-        if (h > top)
-            top = h;
-    }
-    const flist *L0 = w->q[k0];
-    if (!cand_room(w, (int64_t)L0->n + 1))
+    if (!cand_room(w, total + 1))
         return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
-    seg *cand = w->acc;
-    int64_t nc = 0, cur = 0;
-    const seg *v = w->pool + L0->off;
-    for (int32_t j = 0; j < L0->n; j++) {
-        if (v[j].lo - cur >= size)
-            cand[nc++] = (seg){cur, v[j].lo};
-        cur = v[j].hi;
-    }
-    if (top - cur >= size)
-        cand[nc++] = (seg){cur, top};
-    for (int32_t k = 0; k < w->nq && nc > 0; k++) {
-        if (k == k0)
-            continue;
-        const flist *L = w->q[k];
-        v = w->pool + L->off;
-        int32_t ln = L->n;
-        /* each candidate splits into at most one piece per segment + 1 */
-        if (!cand_room(w, nc + ln + 1))
-            return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
-        cand = w->acc;
-        seg *out = w->tmp;
-        int64_t no = 0;
-        int32_t j = 0;
-        for (int64_t c = 0; c < nc; c++) {
-            int64_t lo = cand[c].lo, hi = cand[c].hi;
-            /* the first segment ending past lo (candidates ascend: never back) */
-            int32_t h = ln;
-            while (j < h) {
-                int32_t m = j + (h - j) / 2;
-                if (v[m].hi <= lo)
-                    j = m + 1;
-                else
-                    h = m;
+    for (int round = 0; nl > 1; round++) {
+        seg *area = round % 2 ? w->tmp : w->acc;
+        int64_t pos = 0;
+        int32_t m = 0;
+        for (int32_t k = 0; k < nl; k += 2) {
+            int64_t len;
+            if (k + 1 < nl) {
+                len = merge(w->items[k].v, w->items[k].n, w->items[k + 1].v, w->items[k + 1].n, area + pos);
+            } else {
+                len = w->items[k].n;
+                memcpy(area + pos, w->items[k].v, (size_t)len * sizeof *area);
             }
-            cur = lo;
-            int32_t jj = j;
-            while (jj < ln && v[jj].lo < hi) {
-                if (v[jj].lo - cur >= size)
-                    out[no++] = (seg){cur, v[jj].lo};
-                if (v[jj].hi > cur)
-                    cur = v[jj].hi;
-                jj++;
-            }
-            if (hi - cur >= size)
-                out[no++] = (seg){cur, hi};
+            w->items[m].v = area + pos;
+            w->items[m].n = len;
+            m++;
+            pos += len;
         }
-        w->tmp = w->acc;
-        w->acc = out;
-        nc = no;
+        nl = m;
     }
-    /* the lowest of the smallest */
-    int64_t best = -1, best_gap = 0;
-    for (int64_t c = 0; c < nc; c++) {
-        int64_t gap = w->acc[c].hi - w->acc[c].lo;
-        if (best < 0 || gap < best_gap) {
-            best = w->acc[c].lo;
+    const seg *u = nl ? w->items[0].v : NULL;
+    int64_t nu = nl ? w->items[0].n : 0;
+    int64_t cursor = 0, best = -1, best_gap = 0;
+    for (int64_t k = 0; k < nu; k++) {
+        int64_t gap = u[k].lo - cursor;
+        if (gap >= size && (best < 0 || gap < best_gap)) {
+            best = cursor;
             best_gap = gap;
+            if (gap == size)
+                break; /* nothing higher can beat an exact fit */
         }
+        cursor = u[k].hi;
     }
-    *off = best >= 0 ? best : top;
+    *off = best >= 0 ? best : cursor;
     return SA_OK;
 }
+

@@ -36,12 +36,14 @@ struct pack_ws {
     int32_t *first, *lastp;                    /* first placement from the start, last to the end */
     int32_t b_cap;                             /* per placement: */
     blk *b;
-    int32_t *ord;                              /* blocks in packing order */
+    int32_t *ord, *ord2;                       /* blocks in packing order, and the sort's other buffer */
     int64_t *old;                              /* keep_if_worse's copy of the offsets */
     int32_t diff_cap;
     int64_t *diff;                             /* peak load's sweep */
     int32_t res_cap;
     int64_t *old_res;
+    int32_t cnt_cap;
+    int32_t *cnt;                              /* the sort's counts */
     fit_ws *fit;
 };
 
@@ -71,9 +73,10 @@ static void free_blocks(pack_ws *w)
 {
     free(w->b);
     free(w->ord);
+    free(w->ord2);
     free(w->old);
     w->b = NULL;
-    w->ord = NULL;
+    w->ord = w->ord2 = NULL;
     w->old = NULL;
     w->b_cap = 0;
 }
@@ -88,6 +91,7 @@ void pack_ws_free(pack_ws *w)
     free(w->lastp);
     free(w->diff);
     free(w->old_res);
+    free(w->cnt);
     fit_ws_free(w->fit);
     free(w);
 }
@@ -140,8 +144,9 @@ static bool ws_reserve(pack_ws *w, int32_t n, int32_t t, int32_t b)
             return false;
         w->b = malloc((size_t)c * sizeof *w->b);
         w->ord = malloc((size_t)c * sizeof *w->ord);
+        w->ord2 = malloc((size_t)c * sizeof *w->ord2);
         w->old = malloc((size_t)c * sizeof *w->old);
-        if (!w->b || !w->ord || !w->old) {
+        if (!w->b || !w->ord || !w->ord2 || !w->old) {
             free_blocks(w);
             return false;
         }
@@ -285,16 +290,62 @@ static sa_status peak_of(pack_ws *w, int32_t nb, int32_t top, int64_t *peak, sa_
     return SA_OK;
 }
 
-/* Packing order: size descending, then lifetime start, then placement. */
-static int cmp_ord(const void *x, const void *y, void *ctx)
+/* w->ord = the packing order: size descending, then lifetime start, then
+ * placement.  The blocks come in placement order, so stable counting sorts,
+ * by start and then by size (11-bit digits of ~size, least significant
+ * first, skipping digits all blocks share), give exactly that order. */
+static sa_status sort_blocks(pack_ws *w, int32_t nb, int32_t top, sa_err *err)
 {
-    const blk *b = ctx;
-    const blk *u = &b[*(const int32_t *)x], *v = &b[*(const int32_t *)y];
-    if (u->size != v->size)
-        return u->size > v->size ? -1 : 1;
-    if (u->s[0] != v->s[0])
-        return u->s[0] < v->s[0] ? -1 : 1;
-    return u->pl0 - v->pl0;
+    enum { DIGIT = 11, RADIX = 1 << DIGIT };
+    int64_t need = top + 4 > RADIX ? top + 4 : RADIX;
+    if (need > w->cnt_cap) {
+        int32_t c = grown(w->cnt_cap, need);
+        free(w->cnt);
+        w->cnt = c < 0 ? NULL : malloc((size_t)c * sizeof *w->cnt);
+        w->cnt_cap = w->cnt ? c : 0;
+        if (!w->cnt)
+            return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+    }
+    const blk *b = w->b;
+    int32_t *cnt = w->cnt, *src = w->ord, *dst = w->ord2;
+    /* by start: points -2 .. top shifted by 2 */
+    memset(cnt, 0, (size_t)(top + 4) * sizeof *cnt);
+    for (int32_t i = 0; i < nb; i++)
+        cnt[b[i].s[0] + 2]++;
+    for (int32_t v = 0, sum = 0; v < top + 4; v++) {
+        int32_t c = cnt[v];
+        cnt[v] = sum;
+        sum += c;
+    }
+    for (int32_t i = 0; i < nb; i++)
+        src[cnt[b[i].s[0] + 2]++] = i;
+    /* by ~size, digit by digit */
+    uint64_t all_or = 0, all_and = ~(uint64_t)0;
+    for (int32_t i = 0; i < nb; i++) {
+        all_or |= ~(uint64_t)b[i].size;
+        all_and &= ~(uint64_t)b[i].size;
+    }
+    for (int shift = 0; shift < 64; shift += DIGIT) {
+        uint64_t mask = (uint64_t)(RADIX - 1) << shift;
+        if ((all_or & mask) == (all_and & mask))
+            continue; /* every block has this digit */
+        memset(cnt, 0, RADIX * sizeof *cnt);
+        for (int32_t i = 0; i < nb; i++)
+            cnt[(~(uint64_t)b[src[i]].size >> shift) & (RADIX - 1)]++;
+        for (int32_t v = 0, sum = 0; v < RADIX; v++) {
+            int32_t c = cnt[v];
+            cnt[v] = sum;
+            sum += c;
+        }
+        for (int32_t i = 0; i < nb; i++)
+            dst[cnt[(~(uint64_t)b[src[i]].size >> shift) & (RADIX - 1)]++] = src[i];
+        int32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != w->ord)
+        memcpy(w->ord, src, (size_t)nb * sizeof *src);
+    return SA_OK;
 }
 
 /* Best fit of w's nb blocks, largest first: sets each block's off. */
@@ -302,10 +353,9 @@ static sa_status best_fit(pack_ws *w, int32_t nb, int32_t top, sa_err *err)
 {
     blk *b = w->b;
     int32_t *ord = w->ord;
-    for (int32_t i = 0; i < nb; i++)
-        ord[i] = i;
-    qsort_r(ord, (size_t)nb, sizeof *ord, cmp_ord, b);
-    sa_status st = fit_reset(w->fit, -2, top + 1, err);
+    sa_status st = sort_blocks(w, nb, top, err);
+    if (!st)
+        st = fit_reset(w->fit, -2, top + 1, err);
     for (int32_t i = 0; !st && i < nb; i++) {
         blk *x = &b[ord[i]];
         int n = x->pl1 >= 0 ? 2 : 1;
