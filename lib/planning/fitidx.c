@@ -141,6 +141,10 @@ static void list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
     }
     if (n == L->cap) {
         int32_t nc = L->cap ? 2 * L->cap : 4;
+        if (w->pool_n + nc > INT32_MAX) { /* offsets into the pool are int32_t */
+            w->oom = true;
+            return;
+        }
         if (w->pool_n + nc > w->pool_cap) {
             int64_t pc = w->pool_cap ? 2 * w->pool_cap : 4096;
             while (pc < w->pool_n + nc)
@@ -165,18 +169,50 @@ static void list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
     L->n = n + 1;
 }
 
-static void tree_add(fit_ws *w, int32_t node, int32_t nl, int32_t nr, int32_t l, int32_t r, int64_t lo, int64_t hi)
+/* The nodes a lifetime [l, r) of leaves meets, without recursion: its
+ * canonical nodes (the standard bottom-up decomposition: fully inside, parent
+ * not) and the partial ones (meeting it, not inside: exactly the strict
+ * ancestors of the canonical nodes, and exactly the ancestors of its first
+ * and last leaf that are not inside).  visit(w, node, canonical, ...) is
+ * called once per node. */
+#define WALK(w, l, r, VISIT)                                                                                           \
+    do {                                                                                                               \
+        int32_t P_ = (w)->leaves;                                                                                      \
+        for (int32_t lo_ = (l) + P_, hi_ = (r) + P_; lo_ < hi_; lo_ >>= 1, hi_ >>= 1) {                                \
+            if (lo_ & 1) {                                                                                             \
+                VISIT(lo_, true);                                                                                      \
+                lo_++;                                                                                                 \
+            }                                                                                                          \
+            if (hi_ & 1) {                                                                                             \
+                --hi_;                                                                                                 \
+                VISIT(hi_, true);                                                                                      \
+            }                                                                                                          \
+        }                                                                                                              \
+        /* partial: walk up from both end leaves; node u at height h spans                                            \
+         * [(u << h) - P, ((u + 1) << h) - P) */                                                                       \
+        int32_t a_ = ((l) + P_) >> 1, b_ = ((r) - 1 + P_) >> 1;                                                        \
+        for (int h_ = 1; a_ >= 1; h_++, a_ >>= 1, b_ >>= 1) {                                                          \
+            int64_t al_ = ((int64_t)a_ << h_) - P_, ar_ = ((int64_t)(a_ + 1) << h_) - P_;                              \
+            if (al_ < (l) || ar_ > (r))                                                                                \
+                VISIT(a_, false);                                                                                      \
+            if (b_ != a_) {                                                                                            \
+                int64_t bl_ = ((int64_t)b_ << h_) - P_, br_ = ((int64_t)(b_ + 1) << h_) - P_;                          \
+                if (bl_ < (l) || br_ > (r))                                                                            \
+                    VISIT(b_, false);                                                                                  \
+            }                                                                                                          \
+        }                                                                                                              \
+    } while (0)
+
+static void tree_add(fit_ws *w, int32_t l, int32_t r, int64_t lo, int64_t hi)
 {
-    list_add(w, &w->sub[node], lo, hi);
-    if (l <= nl && nr <= r) {
-        list_add(w, &w->cov[node], lo, hi);
-        return;
-    }
-    int32_t mid = nl + (nr - nl) / 2;
-    if (l < mid)
-        tree_add(w, 2 * node, nl, mid, l, r, lo, hi);
-    if (r > mid)
-        tree_add(w, 2 * node + 1, mid, nr, l, r, lo, hi);
+#define ADD(node, canon)                                                                                               \
+    do {                                                                                                               \
+        list_add(w, &w->sub[node], lo, hi);                                                                            \
+        if (canon)                                                                                                     \
+            list_add(w, &w->cov[node], lo, hi);                                                                        \
+    } while (0)
+    WALK(w, l, r, ADD);
+#undef ADD
 }
 
 static inline void collect(fit_ws *w, const flist *L)
@@ -185,24 +221,19 @@ static inline void collect(fit_ws *w, const flist *L)
         w->q[w->nq++] = L;
 }
 
-static void tree_query(fit_ws *w, int32_t node, int32_t nl, int32_t nr, int32_t l, int32_t r)
+/* Collects the lists holding the blocks that meet [l, r): the canonical
+ * nodes' sub lists and the partial nodes' cov lists. */
+static void tree_query(fit_ws *w, int32_t l, int32_t r)
 {
-    if (l <= nl && nr <= r) {
-        collect(w, &w->sub[node]);
-        return;
-    }
-    collect(w, &w->cov[node]);
-    int32_t mid = nl + (nr - nl) / 2;
-    if (l < mid)
-        tree_query(w, 2 * node, nl, mid, l, r);
-    if (r > mid)
-        tree_query(w, 2 * node + 1, mid, nr, l, r);
+#define GET(node, canon) collect(w, (canon) ? &w->sub[node] : &w->cov[node])
+    WALK(w, l, r, GET);
+#undef GET
 }
 
 sa_status fit_insert(fit_ws *w, int64_t off, int64_t size, const int32_t *s, const int32_t *a, int n, sa_err *err)
 {
     for (int k = 0; k < n; k++)
-        tree_add(w, 1, 0, w->leaves, s[k] - w->base, a[k] - w->base, off, off + size);
+        tree_add(w, s[k] - w->base, a[k] - w->base, off, off + size);
     if (w->oom)
         return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
     return SA_OK;
@@ -263,7 +294,7 @@ sa_status fit_find(fit_ws *w, int64_t size, const int32_t *s, const int32_t *a, 
 {
     w->nq = 0;
     for (int k = 0; k < n; k++)
-        tree_query(w, 1, 0, w->leaves, s[k] - w->base, a[k] - w->base);
+        tree_query(w, s[k] - w->base, a[k] - w->base);
     /* the union of the lists, merged pairwise in rounds (each segment takes
      * part in log2(lists) merges), into acc and tmp by turns */
     int32_t nl = w->nq;
