@@ -27,15 +27,14 @@ struct fit_ws {
     seg *pool;
     int64_t pool_n, pool_cap;
     bool oom;              /* a list could not grow during the current operation */
-    /* fit_find's scratch: the lists a query collects, and two merge buffers */
+    /* fit_find's scratch: the lists a query collects, and its heap of them */
     const flist **q;
     int32_t nq, q_cap;
     struct item {
-        const seg *v;
-        int64_t n;
+        int64_t lo;        /* v->lo, the heap's key */
+        const seg *v;      /* the list's next segment */
+        int64_t n;         /* how many are left */
     } *items;
-    seg *acc, *tmp;
-    int64_t m_cap;
 };
 
 fit_ws *fit_ws_new(void)
@@ -53,8 +52,6 @@ void fit_ws_free(fit_ws *w)
     free(w->pool);
     free(w->q);
     free(w->items);
-    free(w->acc);
-    free(w->tmp);
     free(w);
 }
 
@@ -103,8 +100,8 @@ sa_status fit_reset(fit_ws *w, int32_t lo, int32_t hi, sa_err *err)
     return SA_OK;
 }
 
-/* Adds [lo, hi) to the union L. */
-static void list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
+/* Adds [lo, hi) to the union L; true when L already held all of it. */
+static bool list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
 {
     if (L->gen != w->gen) {
         L->gen = w->gen;
@@ -122,6 +119,8 @@ static void list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
         else
             h = m;
     }
+    if (i < n && v[i].lo <= lo && hi <= v[i].hi)
+        return true;
     if (i < n && v[i].lo <= hi) {
         /* merge segments i .. j - 1, the ones that start at or before hi */
         int32_t j = i + 1;
@@ -137,13 +136,13 @@ static void list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
             memmove(v + i + 1, v + j, (size_t)(n - j) * sizeof *v);
             L->n = n - (j - i - 1);
         }
-        return;
+        return false;
     }
     if (n == L->cap) {
         int32_t nc = L->cap ? 2 * L->cap : 4;
         if (w->pool_n + nc > INT32_MAX) { /* offsets into the pool are int32_t */
             w->oom = true;
-            return;
+            return false;
         }
         if (w->pool_n + nc > w->pool_cap) {
             int64_t pc = w->pool_cap ? 2 * w->pool_cap : 4096;
@@ -152,7 +151,7 @@ static void list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
             seg *p = realloc(w->pool, (size_t)pc * sizeof *p);
             if (!p) {
                 w->oom = true;
-                return;
+                return false;
             }
             w->pool = p;
             w->pool_cap = pc;
@@ -167,6 +166,7 @@ static void list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
     v[i].lo = lo;
     v[i].hi = hi;
     L->n = n + 1;
+    return false;
 }
 
 /* The nodes a lifetime [l, r) of leaves meets, without recursion: its
@@ -203,16 +203,37 @@ static void list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
         }                                                                                                              \
     } while (0)
 
+/* Stores [lo, hi) for the leaves [l, r): cov and sub of the canonical
+ * nodes, sub of the partial ones.  A node's sub holds its children's, so
+ * once a partial node's sub already held [lo, hi), every ancestor's does
+ * too: the walk up that side stops there. */
 static void tree_add(fit_ws *w, int32_t l, int32_t r, int64_t lo, int64_t hi)
 {
-#define ADD(node, canon)                                                                                               \
-    do {                                                                                                               \
-        list_add(w, &w->sub[node], lo, hi);                                                                            \
-        if (canon)                                                                                                     \
-            list_add(w, &w->cov[node], lo, hi);                                                                        \
-    } while (0)
-    WALK(w, l, r, ADD);
-#undef ADD
+    int32_t P = w->leaves;
+    for (int32_t x = l + P, y = r + P; x < y; x >>= 1, y >>= 1) {
+        if (x & 1) {
+            list_add(w, &w->cov[x], lo, hi);
+            list_add(w, &w->sub[x], lo, hi);
+            x++;
+        }
+        if (y & 1) {
+            --y;
+            list_add(w, &w->cov[y], lo, hi);
+            list_add(w, &w->sub[y], lo, hi);
+        }
+    }
+    int32_t a = (l + P) >> 1, b = (r - 1 + P) >> 1;
+    bool go_a = true, go_b = true;
+    for (int h = 1; a >= 1 && (go_a || go_b); h++, a >>= 1, b >>= 1) {
+        if (a == b) {
+            go_a = go_a || go_b;
+            go_b = false;
+        }
+        if (go_a && ((((int64_t)a << h) - P) < l || (((int64_t)(a + 1) << h) - P) > r))
+            go_a = !list_add(w, &w->sub[a], lo, hi);
+        if (go_b && ((((int64_t)b << h) - P) < l || (((int64_t)(b + 1) << h) - P) > r))
+            go_b = !list_add(w, &w->sub[b], lo, hi);
+    }
 }
 
 static inline void collect(fit_ws *w, const flist *L)
@@ -239,106 +260,63 @@ sa_status fit_insert(fit_ws *w, int64_t off, int64_t size, const int32_t *s, con
     return SA_OK;
 }
 
-/* Makes room for need candidates in both buffers. */
-static bool cand_room(fit_ws *w, int64_t need)
-{
-    if (need <= w->m_cap)
-        return true;
-    int64_t mc = w->m_cap ? w->m_cap : 256;
-    while (mc < need)
-        mc *= 2;
-    seg *x = realloc(w->acc, (size_t)mc * sizeof *x);
-    if (!x)
-        return false;
-    w->acc = x;
-    seg *y = realloc(w->tmp, (size_t)mc * sizeof *y);
-    if (!y)
-        return false;
-    w->tmp = y;
-    w->m_cap = mc;
-    return true;
-}
-
-/* out = the union of x[0 .. nx) and y[0 .. ny) (each sorted, disjoint);
- * returns its length. */
-static int64_t merge(const seg *x, int64_t nx, const seg *y, int64_t ny, seg *out)
-{
-    int64_t i = 0, j = 0, n = 0;
-    while (i < nx && j < ny) {
-        seg c = x[i].lo <= y[j].lo ? x[i++] : y[j++];
-        if (n > 0 && c.lo <= out[n - 1].hi) {
-            if (c.hi > out[n - 1].hi)
-                out[n - 1].hi = c.hi;
-        } else {
-            out[n++] = c;
-        }
-    }
-    for (; i < nx; i++)
-        if (n > 0 && x[i].lo <= out[n - 1].hi) {
-            if (x[i].hi > out[n - 1].hi)
-                out[n - 1].hi = x[i].hi;
-        } else {
-            out[n++] = x[i];
-        }
-    for (; j < ny; j++)
-        if (n > 0 && y[j].lo <= out[n - 1].hi) {
-            if (y[j].hi > out[n - 1].hi)
-                out[n - 1].hi = y[j].hi;
-        } else {
-            out[n++] = y[j];
-        }
-    return n;
-}
-
-sa_status fit_find(fit_ws *w, int64_t size, const int32_t *s, const int32_t *a, int n, int64_t *off, sa_err *err)
+int64_t fit_find(fit_ws *w, int64_t size, const int32_t *s, const int32_t *a, int n)
 {
     w->nq = 0;
     for (int k = 0; k < n; k++)
         tree_query(w, s[k] - w->base, a[k] - w->base);
-    /* the union of the lists, merged pairwise in rounds (each segment takes
-     * part in log2(lists) merges), into acc and tmp by turns */
-    int32_t nl = w->nq;
-    int64_t total = 0;
-    for (int32_t k = 0; k < nl; k++) {
-        w->items[k].v = w->pool + w->q[k]->off;
-        w->items[k].n = w->q[k]->n;
-        total += w->q[k]->n;
-    }
-    if (!cand_room(w, total + 1))
-        return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
-    for (int round = 0; nl > 1; round++) {
-        seg *area = round % 2 ? w->tmp : w->acc;
-        int64_t pos = 0;
-        int32_t m = 0;
-        for (int32_t k = 0; k < nl; k += 2) {
-            int64_t len;
-            if (k + 1 < nl) {
-                len = merge(w->items[k].v, w->items[k].n, w->items[k + 1].v, w->items[k + 1].n, area + pos);
-            } else {
-                len = w->items[k].n;
-                memcpy(area + pos, w->items[k].v, (size_t)len * sizeof *area);
-            }
-            w->items[m].v = area + pos;
-            w->items[m].n = len;
-            m++;
-            pos += len;
+    /* the walk over the lists' segments in offset order (a heap of the
+     * lists by their next segment): the hole before each segment lies between
+     * the highest end so far and its start; stop at an exact fit, which
+     * nothing higher can beat */
+    int32_t nh = 0;
+    struct item *h = w->items;
+    for (int32_t k = 0; k < w->nq; k++) {
+        const seg *v = w->pool + w->q[k]->off;
+        struct item it = {v->lo, v, w->q[k]->n};
+        int32_t c = nh++;
+        while (c > 0 && h[(c - 1) / 2].lo > it.lo) {
+            h[c] = h[(c - 1) / 2];
+            c = (c - 1) / 2;
         }
-        nl = m;
+        h[c] = it;
     }
-    const seg *u = nl ? w->items[0].v : NULL;
-    int64_t nu = nl ? w->items[0].n : 0;
     int64_t cursor = 0, best = -1, best_gap = 0;
-    for (int64_t k = 0; k < nu; k++) {
-        int64_t gap = u[k].lo - cursor;
+    while (nh > 0) {
+        const seg *g = h[0].v;
+        int64_t gap = g->lo - cursor;
         if (gap >= size && (best < 0 || gap < best_gap)) {
             best = cursor;
             best_gap = gap;
             if (gap == size)
-                break; /* nothing higher can beat an exact fit */
+                break;
         }
-        cursor = u[k].hi;
+        if (g->hi > cursor)
+            cursor = g->hi;
+        /* the top's list moves on (or leaves); sift it down */
+        struct item it = h[0];
+        if (--it.n > 0) {
+            it.v++;
+            it.lo = it.v->lo;
+        } else if (--nh == 0) {
+            break;
+        } else {
+            it = h[nh];
+        }
+        int32_t c = 0;
+        for (;;) {
+            int32_t l = 2 * c + 1;
+            if (l >= nh)
+                break;
+            if (l + 1 < nh && h[l + 1].lo < h[l].lo)
+                l++;
+            if (h[l].lo >= it.lo)
+                break;
+            h[c] = h[l];
+            c = l;
+        }
+        h[c] = it;
     }
-    *off = best >= 0 ? best : cursor;
-    return SA_OK;
+    return best >= 0 ? best : cursor;
 }
 

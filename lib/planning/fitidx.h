@@ -18,10 +18,15 @@
  * O(log T) canonical nodes (cov: blocks covering the whole node) and noted in
  * every ancestor of them (sub: blocks stored in the node's subtree); each
  * node keeps the union of those blocks' offset ranges as a sorted list of
- * disjoint segments.  A query merges the sub lists of its own canonical nodes
- * and the cov lists of their ancestors: exactly the blocks that meet it.
- * Unions of well packed blocks have few segments, so queries and inserts
- * cost O(log T) short lists, not a walk over every block placed.
+ * disjoint segments.  A query reads the sub lists of its own canonical nodes
+ * and the cov lists of their ancestors (exactly the blocks that meet it) and
+ * walks their segments in offset order through a heap of the lists,
+ * stopping at the first exact fit (nothing higher can beat it).  An insert
+ * stops climbing a side of the tree at the first ancestor whose sub already
+ * covered the block's range (every higher one does).  Unions of packed
+ * blocks have few segments (on brnn-4-8k about 70 in some 15 lists per
+ * query, 19 after merging), so a block costs O(log T) short lists, not a
+ * walk over every block placed.
  *
  * Ownership: a fit_ws is the caller's (fit_ws_free); its buffers grow on
  * demand and are kept across fit_reset, so a workspace reused over many
@@ -44,10 +49,10 @@ void fit_ws_free(fit_ws *w);
  * empty for its previous range. */
 sa_status fit_reset(fit_ws *w, int32_t lo, int32_t hi, sa_err *err);
 
-/* *off = best fit's offset for a block of size bytes (> 0) living over
- * [s[k], a[k]) for k < n (n = 1 or 2; lo <= s[k] < a[k] <= hi) among the
- * blocks inserted since the reset.  SA_ENOMEM (scratch growth). */
-sa_status fit_find(fit_ws *w, int64_t size, const int32_t *s, const int32_t *a, int n, int64_t *off, sa_err *err);
+/* Best fit's offset for a block of size bytes (> 0) living over [s[k], a[k])
+ * for k < n (n = 1 or 2; lo <= s[k] < a[k] <= hi) among the blocks inserted
+ * since the reset.  Allocates nothing. */
+int64_t fit_find(fit_ws *w, int64_t size, const int32_t *s, const int32_t *a, int n);
 
 /* Records a block at [off, off + size) over the same lifetimes as fit_find.
  * SA_ENOMEM leaves w unusable until the next fit_reset. */

@@ -359,8 +359,8 @@ static sa_status best_fit(pack_ws *w, int32_t nb, int32_t top, sa_err *err)
     for (int32_t i = 0; !st && i < nb; i++) {
         blk *x = &b[ord[i]];
         int n = x->pl1 >= 0 ? 2 : 1;
-        if (!(st = fit_find(w->fit, x->size, x->s, x->a, n, &x->off, err)))
-            st = fit_insert(w->fit, x->off, x->size, x->s, x->a, n, err);
+        x->off = fit_find(w->fit, x->size, x->s, x->a, n);
+        st = fit_insert(w->fit, x->off, x->size, x->s, x->a, n, err);
     }
     return st;
 }
