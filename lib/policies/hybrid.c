@@ -16,7 +16,8 @@
  * re-run (dec_recomputable) with cost <= x is recomputed, unless the
  * recompute would need a chain of more than max_chain recomputes behind it
  * (then it is a checkpoint); of the others that are read again after their
- * last forward use, the first k (input side first) are swapped.
+ * last forward use and are not tiny (HY_SWAP_MIN_FRAC), the first k (input
+ * side first) are swapped.
  *
  * The knobs: x is 0 (swap only), one of HY_LEVELS quantiles of the
  * candidates' distinct costs, or +inf; max_chain one of HY_CHAINS; swap-ins
@@ -51,13 +52,17 @@ static const int32_t HY_CHAINS[] = {3, 2, INT32_MAX};
 static const int32_t HY_PREFETCH[] = {0, 3, 1};
 #define HY_BUDGET_IDS 2.0e7 /* builds x (ops + tensors) */
 #define HY_MIN_BUILDS 64
+/* Smaller tensors are never swapped: a swap saves next to nothing and its
+ * swap-in queues behind the big ones on the link while the op waits. */
+#define HY_SWAP_MIN_FRAC (1.0 / 1024)
 
 /* One candidate set. */
 typedef struct hy_cands {
     int32_t *cand;   /* tensors, producer order */
     int32_t nc;
     double *cost;    /* per candidate: producer us per MB (2 nc + 1 entries: scratch after) */
-    uint8_t *gap;    /* per candidate: read again after its last forward use */
+    uint8_t *gap;    /* per candidate: read again after its last forward use, and big
+                      * enough to swap (HY_SWAP_MIN_FRAC of the largest candidate) */
     double thr[HY_LEVELS + 2];
     int n_thr;
 } hy_cands;
@@ -153,9 +158,13 @@ static sa_status hy_cands_init(rctx *r, bool all_maps, hy_cands *c)
     c->gap = malloc((size_t)c->nc + 1);
     if (!c->cand || !c->cost || !c->gap)
         return bl_oom(r);
+    int64_t big = 0;
+    for (int32_t i = 0; i < c->nc; i++)
+        if (g->tensors[r->cand[i]].bytes > big)
+            big = g->tensors[r->cand[i]].bytes;
     for (int32_t i = 0; i < c->nc; i++) {
         int32_t t = c->cand[i] = r->cand[i];
-        c->gap[i] = bl_has_gap(r, t);
+        c->gap[i] = bl_has_gap(r, t) && (double)g->tensors[t].bytes >= HY_SWAP_MIN_FRAC * (double)big;
         double mb = (double)g->tensors[t].bytes / 1e6;
         c->cost[i] = mb > 0 ? g->ops[g->tensors[t].producer].time_us / mb : 0.0;
     }
