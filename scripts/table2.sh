@@ -121,6 +121,7 @@ PY
     printf '# scripts/table2.sh: ResNet-152 inference (dfg-zoo --inference), overhead of the search'"'"'s plan\n'
     printf '# (--generations %s --threads %s) over unlimited memory (the ideal policy); - = no plan fits\n' "$gens" "$threads"
     printf '# (build/table2/*.err).  The paper'"'"'s MB read as MiB.\n'
+    printf '# command: GENERATIONS=%s THREADS=%s scripts/table2.sh\n' "$gens" "$threads"
     table "as-shipped" "$profile"
     table "calibrated" "$calibrated"
     compare
