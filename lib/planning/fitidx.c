@@ -23,6 +23,8 @@ struct fit_ws {
     int32_t leaves;        /* P: a power of two; nodes 1 .. 2P - 1, node v's children 2v, 2v + 1 */
     int32_t node_cap;      /* nodes allocated in cov and sub */
     flist *cov, *sub;
+    flist *pc;             /* at height PC_H (when the tree is taller): the union of its strict ancestors' cov */
+    int32_t height;        /* log2(leaves) */
     uint32_t gen;
     seg *pool;
     int64_t pool_n, pool_cap;
@@ -49,6 +51,7 @@ void fit_ws_free(fit_ws *w)
         return;
     free(w->cov);
     free(w->sub);
+    free(w->pc);
     free(w->pool);
     free(w->q);
     free(w->items);
@@ -67,11 +70,15 @@ sa_status fit_reset(fit_ws *w, int32_t lo, int32_t hi, sa_err *err)
         flist *s = c ? realloc(w->sub, (size_t)2 * (size_t)P * sizeof *s) : NULL;
         if (s)
             w->sub = s;
-        if (!c || !s)
+        flist *pc = s ? realloc(w->pc, (size_t)2 * (size_t)P * sizeof *pc) : NULL;
+        if (pc)
+            w->pc = pc;
+        if (!c || !s || !pc)
             return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
         /* new nodes read as empty under any gen but 0, which gen never is */
         memset(w->cov + w->node_cap, 0, (size_t)(2 * P - w->node_cap) * sizeof *c);
         memset(w->sub + w->node_cap, 0, (size_t)(2 * P - w->node_cap) * sizeof *s);
+        memset(w->pc + w->node_cap, 0, (size_t)(2 * P - w->node_cap) * sizeof *pc);
         w->node_cap = 2 * P;
     }
     /* a query visits at most four nodes per level (two partial, two
@@ -91,10 +98,14 @@ sa_status fit_reset(fit_ws *w, int32_t lo, int32_t hi, sa_err *err)
     if (++w->gen == 0) { /* wrapped: clear every node once */
         memset(w->cov, 0, (size_t)w->node_cap * sizeof *w->cov);
         memset(w->sub, 0, (size_t)w->node_cap * sizeof *w->sub);
+        memset(w->pc, 0, (size_t)w->node_cap * sizeof *w->pc);
         w->gen = 1;
     }
     w->base = lo;
     w->leaves = P;
+    w->height = 0;
+    while ((1 << w->height) < P)
+        w->height++;
     w->pool_n = 0;
     w->oom = false;
     return SA_OK;
@@ -169,39 +180,25 @@ static bool list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
     return false;
 }
 
-/* The nodes a lifetime [l, r) of leaves meets, without recursion: its
- * canonical nodes (the standard bottom-up decomposition: fully inside, parent
- * not) and the partial ones (meeting it, not inside: exactly the strict
- * ancestors of the canonical nodes, and exactly the ancestors of its first
- * and last leaf that are not inside).  visit(w, node, canonical, ...) is
- * called once per node. */
-#define WALK(w, l, r, VISIT)                                                                                           \
-    do {                                                                                                               \
-        int32_t P_ = (w)->leaves;                                                                                      \
-        for (int32_t lo_ = (l) + P_, hi_ = (r) + P_; lo_ < hi_; lo_ >>= 1, hi_ >>= 1) {                                \
-            if (lo_ & 1) {                                                                                             \
-                VISIT(lo_, true);                                                                                      \
-                lo_++;                                                                                                 \
-            }                                                                                                          \
-            if (hi_ & 1) {                                                                                             \
-                --hi_;                                                                                                 \
-                VISIT(hi_, true);                                                                                      \
-            }                                                                                                          \
-        }                                                                                                              \
-        /* partial: walk up from both end leaves; node u at height h spans                                            \
-         * [(u << h) - P, ((u + 1) << h) - P) */                                                                       \
-        int32_t a_ = ((l) + P_) >> 1, b_ = ((r) - 1 + P_) >> 1;                                                        \
-        for (int h_ = 1; a_ >= 1; h_++, a_ >>= 1, b_ >>= 1) {                                                          \
-            int64_t al_ = ((int64_t)a_ << h_) - P_, ar_ = ((int64_t)(a_ + 1) << h_) - P_;                              \
-            if (al_ < (l) || ar_ > (r))                                                                                \
-                VISIT(a_, false);                                                                                      \
-            if (b_ != a_) {                                                                                            \
-                int64_t bl_ = ((int64_t)b_ << h_) - P_, br_ = ((int64_t)(b_ + 1) << h_) - P_;                          \
-                if (bl_ < (l) || br_ > (r))                                                                            \
-                    VISIT(b_, false);                                                                                  \
-            }                                                                                                          \
-        }                                                                                                              \
-    } while (0)
+/* Above this height the cov lists a query meets along a root-to-leaf path
+ * are read through one union per node of this height (pc), kept up to date
+ * on insert: a query reads two lists instead of one per level up there, and
+ * a long lifetime pays one union insert per 2^PC_H leaves it covers. */
+enum { PC_H = 6 };
+
+/* A canonical node x at height h gets [lo, hi): its cov, or above PC_H the pc
+ * union of each of its descendants at PC_H; and its sub. */
+static void canon_add(fit_ws *w, int32_t x, int h, int64_t lo, int64_t hi)
+{
+    if (h > PC_H && w->height > PC_H) {
+        int32_t d = h - PC_H;
+        for (int32_t v = x << d, e = (x + 1) << d; v < e; v++)
+            list_add(w, &w->pc[v], lo, hi);
+    } else {
+        list_add(w, &w->cov[x], lo, hi);
+    }
+    list_add(w, &w->sub[x], lo, hi);
+}
 
 /* Stores [lo, hi) for the leaves [l, r): cov and sub of the canonical
  * nodes, sub of the partial ones.  A node's sub holds its children's, so
@@ -210,16 +207,14 @@ static bool list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
 static void tree_add(fit_ws *w, int32_t l, int32_t r, int64_t lo, int64_t hi)
 {
     int32_t P = w->leaves;
-    for (int32_t x = l + P, y = r + P; x < y; x >>= 1, y >>= 1) {
+    for (int32_t x = l + P, y = r + P, h = 0; x < y; x >>= 1, y >>= 1, h++) {
         if (x & 1) {
-            list_add(w, &w->cov[x], lo, hi);
-            list_add(w, &w->sub[x], lo, hi);
+            canon_add(w, x, h, lo, hi);
             x++;
         }
         if (y & 1) {
             --y;
-            list_add(w, &w->cov[y], lo, hi);
-            list_add(w, &w->sub[y], lo, hi);
+            canon_add(w, y, h, lo, hi);
         }
     }
     int32_t a = (l + P) >> 1, b = (r - 1 + P) >> 1;
@@ -246,9 +241,34 @@ static inline void collect(fit_ws *w, const flist *L)
  * nodes' sub lists and the partial nodes' cov lists. */
 static void tree_query(fit_ws *w, int32_t l, int32_t r)
 {
-#define GET(node, canon) collect(w, (canon) ? &w->sub[node] : &w->cov[node])
-    WALK(w, l, r, GET);
-#undef GET
+    int32_t P = w->leaves;
+    for (int32_t x = l + P, y = r + P; x < y; x >>= 1, y >>= 1) {
+        if (x & 1)
+            collect(w, &w->sub[x++]);
+        if (y & 1)
+            collect(w, &w->sub[--y]);
+    }
+    /* partial nodes: cov up to PC_H, then the pc unions of the two paths'
+     * nodes at PC_H (their ancestors' cov; any of those that lies inside
+     * [l, r) holds blocks that meet it too) */
+    bool pc = w->height > PC_H;
+    int32_t a = (l + P) >> 1, b = (r - 1 + P) >> 1;
+    for (int h = 1; a >= 1; h++, a >>= 1, b >>= 1) {
+        int64_t al = ((int64_t)a << h) - P, ar = ((int64_t)(a + 1) << h) - P;
+        if (al < l || ar > r)
+            collect(w, &w->cov[a]);
+        if (b != a) {
+            int64_t bl = ((int64_t)b << h) - P, br = ((int64_t)(b + 1) << h) - P;
+            if (bl < l || br > r)
+                collect(w, &w->cov[b]);
+        }
+        if (pc && h == PC_H) {
+            collect(w, &w->pc[a]);
+            if (b != a)
+                collect(w, &w->pc[b]);
+            break;
+        }
+    }
 }
 
 sa_status fit_insert(fit_ws *w, int64_t off, int64_t size, const int32_t *s, const int32_t *a, int n, sa_err *err)
