@@ -8,6 +8,7 @@
 #include "swapadvisor/pool.h"
 #include "swapadvisor/sim.h"
 #include "swapadvisor/swp.h"
+#include "swapadvisor/decide.h"
 #include "swapadvisor/ga.h"
 #include "swapadvisor/runner.h"
 #include "swapadvisor/validate.h"
@@ -839,6 +840,53 @@ START_TEST(test_pool_recompute_on_zoo_resnet)
 }
 END_TEST
 
+/* A small zoo GPT: the rule rebuilds the attention probabilities through
+ * chains (softmax <- mask <- scores, the last two intermediates with no use
+ * of their own after the forward pass); the plans are strictly valid, leave
+ * no intermediate behind and replay exactly. */
+START_TEST(test_pool_recompute_intermediates_on_zoo_gpt)
+{
+    dfg_graph *g;
+    sa_err err = {0};
+    ck_assert_msg(zoo_build("gpt-2-256", NULL, &g, &err) == SA_OK, "%s", err.msg);
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
+        double by = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
+        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + by / 2e12 * 1e6;
+    }
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    uint8_t *rule = calloc((size_t)g->n_tensors + 1, 1);
+    int32_t *pos = calloc((size_t)g->n_ops + 1, sizeof *pos);
+    dfg_device d = tu_policy_dev(peak);
+    ck_assert_int_gt(swp_recompute_rule(g, &d, NULL, SWP_RECOMPUTE_US_PER_MB, pos, rule), 0);
+    int32_t inter = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        int32_t lf, nx;
+        dec_gap(g, pos, t, &lf, &nx);
+        inter += rule[t] && nx < 0;
+    }
+    ck_assert_int_gt(inter, 0);
+    int chains = 0, planned = 0;
+    for (int pct = 40; pct <= 100 && planned < 2; pct += 10) {
+        plan *p = pool_rc_plan(g, peak * pct / 100, rule);
+        if (!p)
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "gpt-2-256 at %d %%", pct);
+        assert_no_in_place_recompute(p, g, what);
+        check_rc_plan(p, g, 48 << 20, what);
+        chains += count_chains(p, g);
+        planned++;
+        plan_free(p);
+    }
+    ck_assert_int_eq(planned, 2);
+    ck_assert_int_gt(chains, 0);
+    free(rule);
+    free(pos);
+    dfg_free(g);
+}
+END_TEST
+
 /* The search with pool_recompute: the same plan at 1 and 2 threads, seeded
  * or not; the answer is strictly valid and replays. */
 START_TEST(test_pool_recompute_search_same_plan_any_thread_count)
@@ -894,6 +942,7 @@ Suite *suite_swp(void)
     tcase_add_test(rc, test_pool_recompute_chains_valid_and_replay);
     tcase_add_test(rc, test_pool_never_recomputes_in_place_updates);
     tcase_add_test(rc, test_pool_recompute_on_zoo_resnet);
+    tcase_add_test(rc, test_pool_recompute_intermediates_on_zoo_gpt);
     tcase_add_test(rc, test_pool_recompute_search_same_plan_any_thread_count);
     suite_add_tcase(s, rc);
     return s;

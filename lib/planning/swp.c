@@ -19,6 +19,34 @@ void swp_opts_default(swp_opts *o)
     o->recompute = NULL;
 }
 
+/* Whether the default rule may rebuild t at position p (swp_recompute_rule):
+ * a forward activation whose producer may be re-run then and takes at most
+ * us_per_mb per MB of t, whose non-persistent inputs are live at p or may
+ * be rebuilt in turn (flagged in out), depth links deep at most; *cost
+ * receives the chain's compute time. */
+static bool rule_ok(const dfg_graph *g, const int32_t *pos, double us_per_mb, int32_t t, int32_t p, int depth,
+                    double *cost, uint8_t *out)
+{
+    const dfg_tensor *x = &g->tensors[t];
+    if (depth > SWP_RECOMPUTE_CHAIN_MAX || x->kind != DFG_ACTIVATION || x->producer < 0 ||
+        g->ops[x->producer].phase != DFG_FORWARD || !dec_recompute_ok(g, pos, t, p))
+        return false;
+    const dfg_op *po = &g->ops[x->producer];
+    double tu = po->time_us > 0 ? po->time_us : 0;
+    if (tu > us_per_mb * ((double)x->bytes / 1e6))
+        return false;
+    *cost += tu;
+    for (int32_t j = 0; j < po->n_in; j++) {
+        int32_t u = po->in[j], first, last;
+        if (dfg_kind_persistent(g->tensors[u].kind) || (dfg_tensor_span(g, pos, u, &first, &last) && last >= p))
+            continue; /* there anyway */
+        if (!rule_ok(g, pos, us_per_mb, u, p, depth + 1, cost, out))
+            return false;
+        out[u] = 1; /* an intermediate of the chain */
+    }
+    return true;
+}
+
 int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double us_per_mb,
                            int32_t *pos, uint8_t *out)
 {
@@ -26,36 +54,18 @@ int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int3
     int32_t n = 0;
     for (int32_t i = 0; i < g->n_ops; i++)
         pos[sch[i]] = i;
-    /* in schedule order, so a producer's inputs are decided first */
     for (int32_t t = 0; t < g->n_tensors; t++)
         out[t] = 0;
-    for (int32_t i = 0; i < g->n_ops; i++) {
-        const dfg_op *po = &g->ops[sch[i]];
-        if (po->phase != DFG_FORWARD)
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        int32_t lf, nx;
+        double cost = 0;
+        dec_gap(g, pos, t, &lf, &nx);
+        if (lf < 0 || nx < 0 || !rule_ok(g, pos, us_per_mb, t, nx, 1, &cost, out))
             continue;
-        for (int32_t k = 0; k < po->n_out; k++) {
-            int32_t t = po->out[k], lf, nx;
-            const dfg_tensor *x = &g->tensors[t];
-            if (x->kind != DFG_ACTIVATION || !dec_recomputable(g, t))
-                continue;
-            dec_gap(g, pos, t, &lf, &nx);
-            double tu = po->time_us > 0 ? po->time_us : 0;
-            double trip = sim_transfer_alone_us(dev, x->bytes, PLAN_STREAM_D2H) +
-                          sim_transfer_alone_us(dev, x->bytes, PLAN_STREAM_H2D);
-            if (nx < 0 || tu > us_per_mb * ((double)x->bytes / 1e6) || tu >= trip)
-                continue;
-            /* an input kept alive only for the recompute costs more than it saves */
-            bool ok = true;
-            for (int32_t j = 0; j < po->n_in && ok; j++) {
-                int32_t u = po->in[j], first, last;
-                if (dfg_kind_persistent(g->tensors[u].kind) || out[u])
-                    continue;
-                ok = dfg_tensor_span(g, pos, u, &first, &last) && last >= nx;
-            }
-            if (ok) {
-                out[t] = 1;
-                n++;
-            }
+        int64_t b = g->tensors[t].bytes;
+        if (cost < sim_transfer_alone_us(dev, b, PLAN_STREAM_D2H) + sim_transfer_alone_us(dev, b, PLAN_STREAM_H2D)) {
+            out[t] = 1;
+            n++;
         }
     }
     return n;
@@ -892,7 +902,7 @@ static sa_status recompute(ctx *c, int32_t t, int depth)
         if (w->place_begin[u] != -2)
             continue;
         w->place_begin[u] = rn;
-        if (u == t || w->gone[u]) { /* rebuilt: its uses follow */
+        if (u == t || (w->gone[u] && w->rnx[u] < INT32_MAX)) { /* rebuilt: its uses follow */
             w->gone[u] = 0;
             w->host_ready[u] = -1;
             continue;
@@ -901,6 +911,17 @@ static sa_status recompute(ctx *c, int32_t t, int depth)
             return st;
         if (w->occ[obj] < 0)
             release(c, obj);
+    }
+    /* an intermediate of the chain read here for the last time leaves */
+    for (int32_t k = 0; k < o->n_in; k++) {
+        int32_t u = o->in[k], obj = w->obj_of[u];
+        if (!w->rcm[u] || w->rnx[u] < INT32_MAX || obj < 0 || w->cursor[u] < w->use_off[u + 1])
+            continue;
+        if ((st = close_placement(c, u, rn)))
+            return st;
+        if (w->occ[obj] < 0)
+            release(c, obj);
+        w->gone[u] = 1;
     }
     for (int32_t k = 0; k < o->n_use; k++)
         if (w->obj_of[o->use[k]] >= 0)
@@ -928,6 +949,7 @@ static sa_status plan_recomputes(ctx *c, const dfg_op *o)
             return st;
         if (w->occ[obj] < 0)
             release(c, obj);
+        w->gone[u] = w->rcm[u]; /* a later chain may rebuild it */
     }
     return SA_OK;
 }
@@ -998,7 +1020,7 @@ static sa_status plan_op(ctx *c)
         if (w->tpers[t])
             continue;
         if (w->cursor[t] < w->use_off[t + 1]) {
-            drop = c->rc_on && w->rcm[t] && w->lfwd[t] == c->pos && w->obj_of[t] >= 0;
+            drop = c->rc_on && w->rcm[t] && w->lfwd[t] == c->pos && w->rnx[t] < INT32_MAX && w->obj_of[t] >= 0;
             if (!drop)
                 continue;
         }
@@ -1010,6 +1032,8 @@ static sa_status plan_op(ctx *c)
             release(c, obj);
         if (drop)
             w->gone[t] = stale; /* a current host copy is swapped in instead */
+        else if (c->rc_on && w->rcm[t])
+            w->gone[t] = 1; /* an intermediate: a later chain rebuilds it */
     }
     for (int32_t k = 0; k < o->n_use; k++)
         if (w->obj_of[o->use[k]] >= 0)
@@ -1093,8 +1117,16 @@ static bool prep_recompute(ctx *c)
             if (!want[t] || dfg_kind_persistent(kd) || kd == DFG_WORKSPACE || kd == DFG_INPUT || w->tight[op])
                 continue;
             dec_gap(g, w->opos, t, &lf, &nx);
-            if (lf < 0 || nx < 0 || !dec_recompute_ok(g, w->opos, t, nx))
+            if (lf < 0)
                 continue;
+            if (nx < 0) { /* no use after its forward ones: an intermediate of chains only */
+                int32_t first;
+                if (!dec_recomputable(g, t) || !dfg_tensor_span(g, w->opos, t, &first, &lf))
+                    continue;
+                nx = INT32_MAX;
+            } else if (!dec_recompute_ok(g, w->opos, t, nx)) {
+                continue;
+            }
             for (int32_t j = 0; j < o->n_in; j++)
                 if (w->rcm[o->in[j]] && w->rdepth[o->in[j]] + 1 > d)
                     d = w->rdepth[o->in[j]] + 1;
@@ -1111,7 +1143,7 @@ static bool prep_recompute(ctx *c)
         return true;
     memset(w->cmark, 0, (size_t)g->n_tensors * sizeof *w->cmark);
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        if (!w->rcm[t])
+        if (!w->rcm[t] || w->rnx[t] == INT32_MAX)
             continue;
         int32_t nx = w->rnx[t], nw = 0;
         w->wl[nw++] = t;
@@ -1120,9 +1152,13 @@ static bool prep_recompute(ctx *c)
             const dfg_op *po = &g->ops[g->tensors[w->wl[q]].producer];
             for (int32_t k = 0; k < po->n_in; k++) {
                 int32_t u = po->in[k];
-                if (!push_vu(w, nx, u))
+                /* dropped at nx: rebuilt in the chain (an intermediate only
+                 * where its producer may run then), else read there */
+                bool chain = w->rcm[u] && w->lfwd[u] < nx && w->rnx[u] >= nx &&
+                             (w->rnx[u] < INT32_MAX || dec_recompute_ok(g, w->opos, u, nx));
+                if (!chain && !push_vu(w, nx, u))
                     return false;
-                if (w->rcm[u] && w->lfwd[u] < nx && w->rnx[u] >= nx && w->cmark[u] != t + 1) {
+                if (chain && w->cmark[u] != t + 1) {
                     w->cmark[u] = t + 1;
                     w->wl[nw++] = u;
                 }
