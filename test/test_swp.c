@@ -787,14 +787,8 @@ static int32_t count_chains(const plan *p, const dfg_graph *g)
  * row plans the same way. */
 START_TEST(test_pool_recompute_on_zoo_resnet)
 {
-    dfg_graph *g;
+    dfg_graph *g = tu_zoo_roofline("resnet-18", 0);
     sa_err err = {0};
-    ck_assert_msg(zoo_build("resnet-18", NULL, &g, &err) == SA_OK, "%s", err.msg);
-    for (int32_t i = 0; i < g->n_ops; i++) { /* a fast GPU's roofline, as test_runner's zoo case */
-        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
-        double by = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
-        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + by / 2e12 * 1e6;
-    }
     int64_t peak = dfg_peak_bytes(g, NULL);
     uint8_t *all = forward_flags(g), *rule = calloc((size_t)g->n_tensors + 1, 1);
     int32_t *pos = calloc((size_t)g->n_ops + 1, sizeof *pos);
@@ -846,14 +840,7 @@ END_TEST
  * no intermediate behind and replay exactly. */
 START_TEST(test_pool_recompute_intermediates_on_zoo_gpt)
 {
-    dfg_graph *g;
-    sa_err err = {0};
-    ck_assert_msg(zoo_build("gpt-2-256", NULL, &g, &err) == SA_OK, "%s", err.msg);
-    for (int32_t i = 0; i < g->n_ops; i++) {
-        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
-        double by = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
-        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + by / 2e12 * 1e6;
-    }
+    dfg_graph *g = tu_zoo_roofline("gpt-2-256", 0);
     int64_t peak = dfg_peak_bytes(g, NULL);
     uint8_t *rule = calloc((size_t)g->n_tensors + 1, 1);
     int32_t *pos = calloc((size_t)g->n_ops + 1, sizeof *pos);
