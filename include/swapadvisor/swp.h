@@ -38,8 +38,9 @@
  * at the consumer's position, which Belady's next-use keys see), and writes
  * the producer's other outputs that are not resident to a scratch placement
  * for that node only.  A flag is not carried out (the tensor is left to the
- * walk) for a persistent tensor, an input or workspace, one whose producer updates persistent
- * state in place or reads a persistent tensor updated before the next use
+ * walk) for a persistent tensor, an input or workspace, one whose producer
+ * updates persistent state in place or reads a persistent tensor updated
+ * before the next use
  * (dec_recompute_ok, as the best-fit layout), one whose producer's tensors
  * cannot all take whole objects of the pool (see splitting above), and one
  * whose chain would be too long.  With no flags (NULL) the plans are those
