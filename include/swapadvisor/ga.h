@@ -125,6 +125,14 @@ typedef struct ga_opts {
     void *migrate_ctx;
     int migrate_every;     /* >= 1 with migrate */
     int migrants;          /* 1 .. population with migrate */
+    /* Pool individuals recompute (swp_opts.recompute): a decision gene
+     * recompute forces it, evict leaves it to swp_recompute_rule on the
+     * individual's schedule, keep and swap leave the tensor to Belady.  The
+     * first generation gains the rule's pool individual (the default order,
+     * every forward activation evict), and pool children cross and mutate
+     * their decision genes as best-fit ones do.  false (the default): pool
+     * individuals never recompute, and plans are as without this field. */
+    bool pool_recompute;
 } ga_opts;
 
 typedef struct ga_result {

@@ -9,7 +9,8 @@
 #include "policies_internal.h"
 
 /* Runs every row but this one and those flagged POLICY_NO_SEED (or
- * POLICY_SEED_SMALL on a graph over POLICY_SEED_SMALL_OPS ops) on c's
+ * POLICY_SEED_SMALL on a graph over POLICY_SEED_SMALL_OPS ops, or
+ * POLICY_SEED_RECOMPUTE without ga_opts.pool_recompute) on c's
  * graph and memory; the plans that fit go to seeds (n_rows entries), the
  * rows that refuse (SA_EINFEASIBLE) are left out.  On any other error
  * returns it with the plans made so far in seeds[0 .. *n). */
@@ -30,7 +31,8 @@ static sa_status run_seed_rows(const policy_call *c, ga_seed *seeds, int *n, sa_
     *n = 0;
     for (int i = 0; i < n_rows; i++) {
         if (!strcmp(t[i].name, c->name) || (t[i].flags & POLICY_NO_SEED) ||
-            ((t[i].flags & POLICY_SEED_SMALL) && c->g->n_ops > POLICY_SEED_SMALL_OPS))
+            ((t[i].flags & POLICY_SEED_SMALL) && c->g->n_ops > POLICY_SEED_SMALL_OPS) ||
+            ((t[i].flags & POLICY_SEED_RECOMPUTE) && !c->opts->search.pool_recompute))
             continue;
         plan *p = NULL;
         sa_err e = {0};
