@@ -48,7 +48,8 @@
     "                        slower than any of them)\n" \
     "  --pool-recompute      size-class pool individuals also drop and recompute\n" \
     "                        cheap activations (their decision genes, the rule of\n" \
-    "                        the topo-rc policy); off by default\n" \
+    "                        the topo-rc policy); on by default, with the seeds;\n" \
+    "                        this turns it on for --no-seeds\n" \
     "  --log FILE            per-generation CSV: generation,evaluations,elapsed_s,\n" \
     "                        best_us,mean_us,worst_us\n" \
     "  --bound[=METHOD]      add a lower bound on the iteration time for the\n" \

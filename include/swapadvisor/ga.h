@@ -67,7 +67,8 @@ typedef struct ga_gen_stats {
  *   [n_ops]                 the layout gene (planner_layout: pool or best fit)
  *   [n_ops + 1]             the best-fit swap-out timing gene (0 timed, 1 synchronous)
  *   [n_ops + 2]             origin: the seed (ga_opts.seeds index) its layout and
- *                           decisions descend from, -1 none, -2 the cost rule
+ *                           decisions descend from, -1 none, -2 the cost rule,
+ *                           -3 the pool recompute rule (pool_recompute)
  *   [n_ops + 3]             n_classes
  *   then n_sizes words      CLS: the class of each distinct size (0 first,
  *                           each next one +0 or +1)

@@ -78,13 +78,10 @@ enum {
     POLICY_NEEDS_FIT = 1u << 0,  /* refuse up front an op whose own tensors exceed memory */
     POLICY_POOL_LAYOUT = 1u << 1, /* plans with the core's size-class pool (the search seeds it as such) */
     POLICY_NO_SEED = 1u << 2,     /* not among the search's seeds (ideal: it raises the memory) */
-    POLICY_SEED_SMALL = 1u << 3,  /* a seed only on graphs of at most POLICY_SEED_SMALL_OPS ops (the
+    POLICY_SEED_SMALL = 1u << 3   /* a seed only on graphs of at most POLICY_SEED_SMALL_OPS ops (the
                                    * MILP rows: solved to optimality in about a second there, so the
                                    * seed is deterministic; on larger graphs a solver run could stop
                                    * at its time limit) */
-    POLICY_SEED_RECOMPUTE = 1u << 4 /* a seed only when the search's pool individuals recompute
-                                     * (ga_opts.pool_recompute; topo-rc): without it the search
-                                     * plans as it did before that row existed */
 };
 
 typedef struct policy_def {

@@ -1,7 +1,8 @@
 /* search_policy.c - the swapadvisor row: SwapAdvisor's genetic search
  * (ga.h) with the options of policy_opts.search, started from the plans of
  * every other row that plans the graph in the memory (its seeds), so that
- * its answer is never slower than theirs. */
+ * its answer is never slower than theirs; with seeds its pool individuals
+ * recompute too (ga_opts.pool_recompute), as the topo-rc seed does. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,8 +10,7 @@
 #include "policies_internal.h"
 
 /* Runs every row but this one and those flagged POLICY_NO_SEED (or
- * POLICY_SEED_SMALL on a graph over POLICY_SEED_SMALL_OPS ops, or
- * POLICY_SEED_RECOMPUTE without ga_opts.pool_recompute) on c's
+ * POLICY_SEED_SMALL on a graph over POLICY_SEED_SMALL_OPS ops) on c's
  * graph and memory; the plans that fit go to seeds (n_rows entries), the
  * rows that refuse (SA_EINFEASIBLE) are left out.  On any other error
  * returns it with the plans made so far in seeds[0 .. *n). */
@@ -31,8 +31,7 @@ static sa_status run_seed_rows(const policy_call *c, ga_seed *seeds, int *n, sa_
     *n = 0;
     for (int i = 0; i < n_rows; i++) {
         if (!strcmp(t[i].name, c->name) || (t[i].flags & POLICY_NO_SEED) ||
-            ((t[i].flags & POLICY_SEED_SMALL) && c->g->n_ops > POLICY_SEED_SMALL_OPS) ||
-            ((t[i].flags & POLICY_SEED_RECOMPUTE) && !c->opts->search.pool_recompute))
+            ((t[i].flags & POLICY_SEED_SMALL) && c->g->n_ops > POLICY_SEED_SMALL_OPS))
             continue;
         plan *p = NULL;
         sa_err e = {0};
@@ -62,6 +61,7 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
         st = run_seed_rows(c, seeds, &n, err);
         o.seeds = seeds;
         o.n_seeds = n;
+        o.pool_recompute = true; /* with every other row as a seed, topo-rc's among them */
     }
     ga_result res;
     if (!st && !(st = ga_search(c->g, c->dev, &o, &res, err)))

@@ -324,7 +324,7 @@ static void genome_import(const gctx *c, const int32_t *w, indiv *x)
         x->act[t] = (uint8_t)w[t];
 }
 
-/* n_seeds: origins -2 .. n_seeds - 1 are well formed.  pos: n_ops scratch words. */
+/* n_seeds: origins -3 .. n_seeds - 1 are well formed.  pos: n_ops scratch words. */
 static sa_status genome_check(const dfg_graph *g, const int32_t *w, int n_seeds, int32_t *pos, sa_err *err)
 {
     int32_t n = g->n_ops, ns = g->n_sizes;
@@ -344,7 +344,7 @@ static sa_status genome_check(const dfg_graph *g, const int32_t *w, int n_seeds,
         return sa_fail(err, SA_EFORMAT, "genome word %d: layout %d is neither pool nor best fit", n, w[n]);
     if (w[n + 1] != 0 && w[n + 1] != 1)
         return sa_fail(err, SA_EFORMAT, "genome word %d: swap-out timing %d is not 0 or 1", n + 1, w[n + 1]);
-    if (w[n + 2] < ORIGIN_RULE || w[n + 2] >= n_seeds)
+    if (w[n + 2] < ORIGIN_POOL_RULE || w[n + 2] >= n_seeds)
         return sa_fail(err, SA_EFORMAT, "genome word %d: origin %d is no seed of %d", n + 2, w[n + 2], n_seeds);
     int32_t ncls = w[n + 3];
     const int32_t *cls = w + n + 4, *cnt = cls + ns, *act = cnt + ns;
