@@ -22,9 +22,10 @@
  * The knobs: x is 0 (swap only), one of HY_LEVELS quantiles of the
  * candidates' distinct costs, or +inf; max_chain one of HY_CHAINS; swap-ins
  * start as early as the compute covers them or HY_PREFETCH ops ahead;
- * swap-outs are timed or synchronous; the candidates are every forward
- * activation, or only those read again after their last forward use (the
- * others then stay until their last reader, recompute nodes included).
+ * swap-outs are timed or waited for HY_SYNC ops after their issue; the
+ * candidates are every forward activation, or only those read again after
+ * their last forward use (the others then stay until their last reader,
+ * recompute nodes included).
  *
  * The search runs in two phases over these combinations, in the order of
  * the tables below.  Phase 1 plans each with k = every candidate (one build
@@ -34,8 +35,8 @@
  * the smallest k whose packed arena fits (bl_fit_smallest), in turn from two
  * orders: phase 1's time (the best guess where memory is tight) and the time
  * with nothing swapped (where it is loose), until the budget is spent.  The
- * zoo's CNNs and transformers get every combination, a graph of 10^4 ops a
- * few hundred builds.  The fastest plan wins; equal times go to the earlier
+ * zoo's graphs, nasnet-25's 15k ops included, get every combination (about
+ * 2,300 builds there); a graph of 10^5 ops and tensors about 2,000.  The fastest plan wins; equal times go to the earlier
  * try, so the result is deterministic. */
 #include <math.h>
 #include <stdbool.h>
@@ -52,7 +53,11 @@ enum { HY_LEVELS = 10 };
  * few ops ahead holds less memory) */
 static const int32_t HY_CHAINS[] = {3, 2, INT32_MAX};
 static const int32_t HY_PREFETCH[] = {0, 3, 1};
-#define HY_BUDGET_IDS 2.0e7 /* builds x (ops + tensors) */
+/* when a swap-out's memory is free (dec_opts.out_sync): 0 = when the
+ * transfer is estimated to end (timed), else that many ops after its issue,
+ * the op there waiting for it (synchronous; a few ops later hides more) */
+static const int32_t HY_SYNC[] = {0, 1, 4, 16};
+#define HY_BUDGET_IDS 2.0e8 /* builds x (ops + tensors) */
 #define HY_MIN_BUILDS 64
 /* Smaller tensors are never swapped: a swap saves next to nothing and its
  * swap-in queues behind the big ones on the link while the op waits. */
@@ -194,7 +199,7 @@ typedef struct hy_run {
 static hy_arg hy_arg_of(hy_run *h, const hy_combo *x, dec_opts *o)
 {
     *o = *h->base;
-    o->out_sync = x->sync;
+    o->out_sync = HY_SYNC[x->sync];
     o->prefetch = HY_PREFETCH[x->prefetch];
     const hy_cands *c = &h->c[x->all_maps];
     return (hy_arg){c, c->thr[x->level], HY_CHAINS[x->chain], h->depth, &h->builds};
@@ -211,7 +216,7 @@ static sa_status hy_phase1(hy_run *h, hy_combo *fit, int32_t *n_fit)
         for (int ch = 0; ch < (int)SA_ARRAY_LEN(HY_CHAINS); ch++)
             for (int am = 1; am >= 0; am--)
                 for (int l = 0; l < h->c[am].n_thr; l++)
-                    for (int sync = 0; sync <= 1; sync++) {
+                    for (int sync = 0; sync < (int)SA_ARRAY_LEN(HY_SYNC); sync++) {
                         if (h->builds >= h->budget * 2 / 3)
                             return SA_OK;
                         hy_combo x = {(uint8_t)am, (uint8_t)ch, (uint8_t)f, (uint8_t)l, (uint8_t)sync, 0, 0};
@@ -323,9 +328,9 @@ static sa_status hy_finish(hy_run *h, hy_best *b, plan **out)
         snprintf(thr, sizeof thr, "%.6g", x);
     snprintf(extra, sizeof extra,
              "\"candidates\":\"%s\",\"recompute_below_us_per_mb\":%s,\"max_chain\":%d,\"prefetch\":%d,"
-             "\"swapped_first\":%d,\"sync_swap_out\":%s,\"builds\":%d",
+             "\"swapped_first\":%d,\"swap_out_wait_ops\":%d,\"builds\":%d",
              b->x.all_maps ? "all" : "gap", thr, chain == INT32_MAX ? -1 : chain, HY_PREFETCH[b->x.prefetch], b->k,
-             b->x.sync ? "true" : "false", h->builds);
+             HY_SYNC[b->x.sync], h->builds);
     sa_status st = bl_finish(h->r, b->p, &b->ds, extra);
     if (st)
         return st;
@@ -343,7 +348,7 @@ static sa_status run_hybrid(rctx *r, const dec_opts *base, plan **out)
     int32_t *idx = NULL;
     double ids = (double)g->n_ops + (double)g->n_tensors;
     h.budget = HY_BUDGET_IDS / ids > HY_MIN_BUILDS ? (int32_t)(HY_BUDGET_IDS / ids) : HY_MIN_BUILDS;
-    size_t n_combo = SA_ARRAY_LEN(HY_PREFETCH) * SA_ARRAY_LEN(HY_CHAINS) * 2 * (HY_LEVELS + 2) * 2;
+    size_t n_combo = SA_ARRAY_LEN(HY_PREFETCH) * SA_ARRAY_LEN(HY_CHAINS) * 2 * (HY_LEVELS + 2) * SA_ARRAY_LEN(HY_SYNC);
     sa_status st;
     if ((st = hy_cands_init(r, true, &h.c[1])) || (st = hy_cands_init(r, false, &h.c[0])))
         goto out;
