@@ -38,6 +38,23 @@
  * persistent state in place (batchnorm's running statistics), reads a
  * persistent tensor already updated, or has no producer (an input).
  *
+ * The widened space (dec_opts.swap_persistent, asked for by the optimal
+ * planner; every other caller leaves it off and gets the above):
+ *   DEC_SWAP on a param or state: on the host at the iteration's boundary
+ *                  (not in resident_at_start); swapped in ahead of its first
+ *                  use; dropped after the use that starts its longest gap
+ *                  (the most compute between two of its uses,
+ *                  dec_persistent_gap; the host copy is still current there:
+ *                  the update is its last use) and swapped in again ahead of
+ *                  the next use; after its last use swapped out when an op updated it
+ *                  (docs/formats.md rule 5), else dropped.  A gap whose
+ *                  swap-in cannot start after the drop is not taken (the
+ *                  tensor stays through it; not counted as demoted);
+ *   DEC_SWAP (or DEC_EVICT) on a gradient produced in the backward phase
+ *                  (a parameter's gradient waiting for its update): swapped
+ *                  out after its producer and in ahead of its first reader,
+ *                  as an activation is over its gap; never recomputed.
+ *
  * Timing rules.  A swap-out starts right after the op that last uses the
  * tensor; the op out_sync positions later waits for it, and from there on its
  * memory is free (auto: the first op estimated to start after the transfer
@@ -67,6 +84,17 @@ typedef struct dec_opts {
     int32_t out_sync;      /* > 0: ops after the swap-out's issue; 0 = auto */
     pack_opts pack;
     bool pack_offsets;     /* false: leave every offset 0 (only the peak load is wanted) */
+    bool swap_persistent;  /* the widened space (see above); false (the default): persistent tensors stay
+                            * resident and a backward-phase gradient is kept */
+    const uint8_t *late;   /* with swap_persistent, per tensor or NULL: nonzero issues the swap-in after
+                            * its gap one op ahead of the use (it stalls where that op does not cover the
+                            * transfer) instead of where the compute covers it, and demotes it only when
+                            * that leaves no op between the drop and the swap-in; an updated persistent
+                            * tensor's swap-out after its last use is then waited for by the next op */
+    const int32_t *sync_at; /* with swap_persistent, per tensor or NULL: a position p > 0 later than the op
+                            * after which t is swapped out (over its gap, or a persistent tensor's last)
+                            * makes the op at p the one that waits for it, whatever out_sync, late and the
+                            * auto estimate say; 0 or earlier: as they say */
 } dec_opts;
 
 void dec_opts_default(dec_opts *o);
@@ -75,6 +103,8 @@ typedef struct dec_stats {
     int32_t n_swapped, n_recomputed;     /* tensors carried out as asked */
     int32_t n_demoted;                   /* asked to swap or recompute, kept instead */
     int32_t n_recompute_nodes;
+    int32_t n_persistent_swapped;        /* swap_persistent: parameters and state on the host at the boundary */
+    int64_t persistent_swapped_bytes;
     int64_t swapped_bytes, recomputed_bytes;
     int64_t peak_load;                   /* pack's lower bound on the arena */
     int64_t arena_bytes;                 /* after packing (0 when not packed) */
@@ -87,6 +117,14 @@ bool dec_recomputable(const dfg_graph *g, int32_t t);
 /* Position of t's last forward-phase use in pos (pos[op] = schedule position)
  * and of its next use after it (-1 when none: then t has no gap to use). */
 void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use);
+
+/* A persistent tensor's uses (its readers and its updater) in pos: the first
+ * and the last, and its longest gap, from the use gap_from to the next use
+ * gap_to with the most compute (tstart, bld_time_prefix's prefix) strictly
+ * between them (both -1 when no two uses have an op between them).  Returns
+ * false (all four -1) when no op uses t. */
+bool dec_persistent_gap(const dfg_graph *g, const int32_t *pos, const double *tstart, int32_t t, int32_t *first,
+                        int32_t *last, int32_t *gap_from, int32_t *gap_to);
 
 /* The node stage: resets out and fills its nodes, deps, placements (offset
  * 0), residents and schedule for schedule (NULL = g->topo) and act

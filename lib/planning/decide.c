@@ -47,6 +47,45 @@ void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fw
     *next_use = nx;
 }
 
+bool dec_persistent_gap(const dfg_graph *g, const int32_t *pos, const double *tstart, int32_t t, int32_t *first,
+                        int32_t *last, int32_t *gap_from, int32_t *gap_to)
+{
+    const dfg_tensor *x = &g->tensors[t];
+    int32_t f = INT32_MAX, l = -1, gf = -1, gt = -1;
+    double best = 0;
+    if (x->updater >= 0)
+        f = l = pos[x->updater];
+    for (int32_t k = 0; k < x->n_readers; k++) {
+        int32_t q = pos[g->readers[x->reader_off + k]];
+        f = q < f ? q : f;
+        l = q > l ? q : l;
+    }
+    *first = *last = *gap_from = *gap_to = -1;
+    if (l < 0)
+        return false;
+    /* the use before the longest stretch of compute without one: each use q
+     * against the next use after it (a handful of uses: quadratic is fine) */
+    int32_t nu_all = x->n_readers + (x->updater >= 0);
+    for (int32_t a = 0; a < nu_all; a++) {
+        int32_t q = a < x->n_readers ? pos[g->readers[x->reader_off + a]] : pos[x->updater], nx = -1;
+        for (int32_t b = 0; b < nu_all; b++) {
+            int32_t r = b < x->n_readers ? pos[g->readers[x->reader_off + b]] : pos[x->updater];
+            if (r > q && (nx < 0 || r < nx))
+                nx = r;
+        }
+        if (nx > q + 1 && tstart[nx] - tstart[q + 1] > best) {
+            best = tstart[nx] - tstart[q + 1];
+            gf = q;
+            gt = nx;
+        }
+    }
+    *first = f;
+    *last = l;
+    *gap_from = gf;
+    *gap_to = gt;
+    return true;
+}
+
 typedef struct sync_ent {
     int32_t node, next;
 } sync_ent;
@@ -67,6 +106,7 @@ typedef struct dctx {
     int32_t *need_first, *need_gap; /* pass 1: where a swap-in was needed */
     /* pass state, per tensor */
     uint8_t *present, *loaded, *evicted, *touched, *done;
+    uint8_t *dirty;                 /* swap_persistent: written this iteration (host copy stale) */
     bool restart;                   /* pass 1 extended a lifetime: run it again */
     int32_t *src, *pbeg, *luser, *hsrc;
     int32_t *touch_list, n_touch;
@@ -87,6 +127,13 @@ static sa_status oom(dctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory
 static inline bool on_h2d(const dctx *c, int32_t v)
 {
     return v >= 0 && c->p->nodes[v].kind == PLAN_SWAP_IN;
+}
+
+/* A persistent tensor carried out as DEC_SWAP (dec_opts.swap_persistent):
+ * on the host at the iteration's boundary, on the device around its uses. */
+static inline bool pswap(const dctx *c, int32_t t)
+{
+    return c->o->swap_persistent && c->act[t] == DEC_SWAP && dfg_kind_persistent(c->g->tensors[t].kind);
 }
 
 static void touch(dctx *c, int32_t t)
@@ -162,6 +209,38 @@ static uint8_t cost_rule(const dctx *c, int32_t t)
     return DEC_SWAP;
 }
 
+/* dec_opts.swap_persistent: the decisions of the widened space.  A
+ * persistent tensor takes DEC_SWAP as asked (anything else keeps it
+ * resident); a gradient produced in the backward phase gets the gap from its
+ * producer to its first reader and takes DEC_SWAP (DEC_EVICT: swap; it is
+ * never recomputed).  Returns false for every other tensor (the ordinary
+ * rules apply). */
+static bool widened(dctx *c, int32_t t)
+{
+    const dfg_graph *g = c->g;
+    const dfg_tensor *x = &g->tensors[t];
+    uint8_t r = c->req[t];
+    if (dfg_kind_persistent(x->kind)) {
+        int32_t f, l;
+        bool used = dec_persistent_gap(g, c->pos, c->tstart, t, &f, &l, &c->last_fwd[t], &c->next_after[t]);
+        c->last_use[t] = l; /* -1: nobody uses it */
+        c->act[t] = r == DEC_SWAP && used ? DEC_SWAP : DEC_KEEP;
+        return true;
+    }
+    if (x->kind != DFG_GRADIENT || x->producer < 0 || c->last_fwd[t] >= 0 || c->last_use[t] < 0)
+        return false;
+    int32_t p = c->pos[x->producer], nx = -1;
+    for (int32_t k = 0; k < x->n_readers; k++) {
+        int32_t q = c->pos[g->readers[x->reader_off + k]];
+        if (q > p && (nx < 0 || q < nx))
+            nx = q;
+    }
+    c->last_fwd[t] = p;
+    c->next_after[t] = nx;
+    c->act[t] = (r == DEC_SWAP || r == DEC_EVICT) && nx > p + 1 ? DEC_SWAP : DEC_KEEP;
+    return true;
+}
+
 /* Re-runs the producer of t before position i. */
 static sa_status recompute(dctx *c, int32_t t, int32_t i, int depth)
 {
@@ -234,7 +313,7 @@ static sa_status make_present(dctx *c, int32_t t, int32_t i, int depth)
         if (c->pass == 2)
             return sa_fail(c->err, SA_EINTERNAL, "plan builder: tensor %d (\"%s\") not swapped in ahead of "
                            "position %d", t, g->tensors[t].name, i);
-        if (g->tensors[t].kind == DFG_INPUT && !c->loaded[t])
+        if ((g->tensors[t].kind == DFG_INPUT || pswap(c, t)) && !c->loaded[t])
             c->need_first[t] = i;
         else
             c->need_gap[t] = i;
@@ -261,12 +340,13 @@ static sa_status push_sync(dctx *c, int32_t k, int32_t node)
     return SA_OK;
 }
 
-/* t's last forward use was position i (compute node cn): let it go. */
-static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn)
+/* t's last forward use was position i (compute node cn): let it go; with
+ * now, the next op waits for the swap-out. */
+static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn, bool now)
 {
     const dfg_graph *g = c->g;
     sa_status st;
-    if (g->tensors[t].kind == DFG_INPUT)
+    if (g->tensors[t].kind == DFG_INPUT || (pswap(c, t) && !c->dirty[t]))
         return close_place(c, t, c->luser[t]); /* the host copy stays current */
     if (c->act[t] == DEC_RECOMPUTE) {
         c->evicted[t] = 1;
@@ -281,7 +361,11 @@ static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn)
         return st;
     /* which later op waits for it (its memory is free from there on) */
     int32_t k;
-    if (c->o->out_sync > 0) {
+    if (c->o->swap_persistent && c->o->sync_at && c->o->sync_at[t] > i) {
+        k = c->o->sync_at[t];
+    } else if (now) {
+        k = i + 1;
+    } else if (c->o->out_sync > 0) {
         k = i + c->o->out_sync;
     } else {
         double x = sim_transfer_alone_us(c->dev, g->tensors[t].bytes, PLAN_STREAM_D2H);
@@ -306,10 +390,11 @@ static sa_status run_pass(dctx *c)
     memset(c->evicted, 0, (size_t)c->nt);
     memset(c->touched, 0, (size_t)c->nt);
     memset(c->done, 0, (size_t)c->nt);
+    memset(c->dirty, 0, (size_t)c->nt);
     c->restart = false;
     for (int32_t t = 0; t < c->nt; t++) {
         c->src[t] = c->pbeg[t] = c->luser[t] = c->hsrc[t] = -1;
-        c->present[t] = dfg_kind_persistent(g->tensors[t].kind); /* resident all iteration */
+        c->present[t] = dfg_kind_persistent(g->tensors[t].kind) && !pswap(c, t); /* resident all iteration */
         if (c->pass == 1)
             c->need_first[t] = c->need_gap[t] = -1;
     }
@@ -365,23 +450,37 @@ static sa_status run_pass(dctx *c)
             c->luser[o->use[k]] = cn;
             touch(c, o->use[k]);
         }
+        for (int32_t k = 0; k < o->n_out; k++)
+            if (pswap(c, o->out[k])) { /* updated in place: the host copy is stale from here */
+                c->dirty[o->out[k]] = 1;
+                c->src[o->out[k]] = cn;
+            }
         for (int32_t k = 0; k < c->n_touch; k++) {
             int32_t t = c->touch_list[k];
             c->touched[t] = 0;
-            if (dfg_kind_persistent(g->tensors[t].kind) || !c->present[t])
+            bool ps = pswap(c, t);
+            if ((dfg_kind_persistent(g->tensors[t].kind) && !ps) || !c->present[t])
                 continue;
             if (c->last_use[t] <= i) {
-                st = close_place(c, t, c->luser[t]);
+                /* a swapped persistent tensor leaves as it goes in a gap:
+                 * swapped out when updated, else dropped */
+                st = ps ? evict(c, t, i, cn, c->o->late && c->o->late[t]) : close_place(c, t, c->luser[t]);
                 c->done[t] = 1;
             }
-            else if (c->last_fwd[t] == i && c->act[t] != DEC_KEEP)
-                st = evict(c, t, i, cn);
+            else if (c->last_fwd[t] == i && c->act[t] != DEC_KEEP && (!ps || c->next_after[t] >= 0))
+                st = evict(c, t, i, cn, false);
             if (st)
                 goto out;
         }
     }
     for (int32_t t = 0; t < c->nt; t++)
-        if (dfg_kind_persistent(g->tensors[t].kind)) {
+        if (pswap(c, t)) {
+            if (c->present[t]) {
+                st = sa_fail(c->err, SA_EINTERNAL, "plan builder: swapped persistent tensor %d (\"%s\") still on the "
+                             "device at the iteration's end", t, g->tensors[t].name);
+                goto out;
+            }
+        } else if (dfg_kind_persistent(g->tensors[t].kind)) {
             if (!plan_add_placement(p, t, 0, -1, -1) || !plan_add_resident(p, t, 0)) {
                 st = oom(c);
                 goto out;
@@ -424,6 +523,24 @@ static int32_t trigger(const dctx *c, int32_t t, int32_t need, int32_t lower)
         }
     }
     return tp < lower ? lower : tp;
+}
+
+/* A swap-in's trigger: trigger(), or with dec_opts.late (the widened
+ * space) one op ahead of the use, stalls and all; the first swap-in of a
+ * persistent tensor (first) too, the first of an input never. */
+static int32_t late_trigger(const dctx *c, int32_t t, int32_t need, bool first)
+{
+    int32_t lower = first ? -1 : c->last_fwd[t];
+    if (c->o->swap_persistent && c->o->late && c->o->late[t] && (!first || pswap(c, t))) {
+        int32_t tp = need - 2;
+        return tp < lower ? lower : tp;
+    }
+    return trigger(c, t, need, lower);
+}
+
+static int32_t gap_trigger(const dctx *c, int32_t t, int32_t need)
+{
+    return late_trigger(c, t, need, false);
 }
 
 typedef struct trig {
@@ -475,6 +592,7 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     c.evicted = calloc(nt, 1);
     c.touched = calloc(nt, 1);
     c.done = calloc(nt, 1);
+    c.dirty = calloc(nt, 1);
     c.src = calloc(nt, sizeof(int32_t));
     c.pbeg = calloc(nt, sizeof(int32_t));
     c.luser = calloc(nt, sizeof(int32_t));
@@ -490,7 +608,7 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
             maxuse = g->ops[i].n_use;
     c.rdeps = calloc((size_t)maxuse + 1, sizeof *c.rdeps);
     if (!c.pos || !c.tstart || !c.last_fwd || !c.next_after || !c.last_use || !c.act || !c.req || !c.need_first ||
-        !c.need_gap || !c.present || !c.loaded || !c.evicted || !c.touched || !c.done || !c.src || !c.pbeg || !c.luser ||
+        !c.need_gap || !c.present || !c.loaded || !c.evicted || !c.touched || !c.done || !c.dirty || !c.src || !c.pbeg || !c.luser ||
         !c.hsrc || !c.touch_list || !c.sync_head || !c.in_off || !c.in_list || !tr || !c.rdeps) {
         st = oom(&c);
         goto out;
@@ -506,6 +624,8 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         c.last_use[t] = dfg_tensor_span(g, c.pos, t, &first, &last) ? last : -1;
         dec_gap(g, c.pos, t, &c.last_fwd[t], &c.next_after[t]);
         c.req[t] = act ? act[t] : DEC_KEEP;
+        if (o->swap_persistent && widened(&c, t))
+            continue;
         if (c.req[t] == DEC_EVICT)
             c.req[t] = cost_rule(&c, t);
         c.act[t] = allowed(&c, t, c.req[t]);
@@ -519,8 +639,11 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         int32_t demoted = 0;
         for (int32_t t = 0; t < c.nt; t++)
             if (c.act[t] == DEC_SWAP && c.need_gap[t] >= 0 &&
-                trigger(&c, t, c.need_gap[t], c.last_fwd[t]) <= c.last_fwd[t]) {
-                c.act[t] = DEC_KEEP;
+                gap_trigger(&c, t, c.need_gap[t]) <= c.last_fwd[t]) {
+                if (pswap(&c, t))
+                    c.next_after[t] = -1; /* kept through its gap, still on the host at the boundary */
+                else
+                    c.act[t] = DEC_KEEP;
                 demoted++;
             }
         if ((!demoted && !c.restart) || round >= 64)
@@ -530,9 +653,9 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     int32_t ntr = 0;
     for (int32_t t = 0; t < c.nt; t++) {
         if (c.need_first[t] >= 0)
-            tr[ntr++] = (trig){trigger(&c, t, c.need_first[t], -1), c.need_first[t], t};
+            tr[ntr++] = (trig){late_trigger(&c, t, c.need_first[t], true), c.need_first[t], t};
         if (c.need_gap[t] >= 0)
-            tr[ntr++] = (trig){trigger(&c, t, c.need_gap[t], c.last_fwd[t]), c.need_gap[t], t};
+            tr[ntr++] = (trig){gap_trigger(&c, t, c.need_gap[t]), c.need_gap[t], t};
     }
     qsort(tr, (size_t)ntr, sizeof *tr, cmp_trig);
     memset(c.in_off, 0, (n + 1) * sizeof *c.in_off);
@@ -550,7 +673,10 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         dfg_kind kd = g->tensors[t].kind;
         if (c.req[t] != DEC_KEEP && c.act[t] == DEC_KEEP && !dfg_kind_persistent(kd) && kd != DFG_WORKSPACE)
             c.st.n_demoted++;
-        if (c.act[t] == DEC_SWAP && !dfg_kind_persistent(g->tensors[t].kind) && g->tensors[t].kind != DFG_INPUT) {
+        if (pswap(&c, t)) {
+            c.st.n_persistent_swapped++;
+            c.st.persistent_swapped_bytes += g->tensors[t].bytes;
+        } else if (c.act[t] == DEC_SWAP && !dfg_kind_persistent(g->tensors[t].kind) && g->tensors[t].kind != DFG_INPUT) {
             c.st.n_swapped++;
             c.st.swapped_bytes += g->tensors[t].bytes;
         } else if (c.act[t] == DEC_RECOMPUTE) {
@@ -562,7 +688,7 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         *stats = c.st;
 out:
     free(c.pos); free(c.tstart); free(c.last_fwd); free(c.next_after); free(c.last_use); free(c.act); free(c.req);
-    free(c.need_first); free(c.need_gap); free(c.present); free(c.loaded); free(c.evicted); free(c.touched); free(c.done);
+    free(c.need_first); free(c.need_gap); free(c.present); free(c.loaded); free(c.evicted); free(c.touched); free(c.done); free(c.dirty);
     free(c.src); free(c.pbeg); free(c.luser); free(c.hsrc); free(c.touch_list); free(c.sync_head);
     free(c.sync); free(c.in_off); free(c.in_list); free(tr); free(c.rdeps);
     return st;

@@ -19,12 +19,22 @@
 typedef struct ocand {
     int32_t t;
     int32_t first, last;     /* resident span when kept */
-    int32_t s_from, s_to;    /* positions a swap frees it (inclusive; s_from > s_to: never) */
+    int32_t s_from, s_to;    /* positions a swap frees it over its gap (inclusive; s_from > s_to: never) */
+    int32_t l_from, l_to;    /* the same with the late swap-in (decide.h's dec_opts.late; l_to -1: not open) */
+    int32_t s2_from, s2_to;  /* a persistent tensor's further windows (either swap): before its first */
+    int32_t s3_from, s3_to;  /* use and after its last use (the late swap: from l3_from) */
+    int32_t l3_from;
+    int32_t l2_to;           /* the late swap's head: 0 .. l2_to (-1: the hidden swap's head) */
+    bool l_open, late_tail;  /* the late swap is open; it also frees the tail from l3_from */
     int32_t r_from, r_to;    /* positions a recompute frees it */
     int32_t next_use;        /* where a recompute runs (just before it) */
     int64_t r_in;            /* bytes of the producer's other inputs a recompute needs there */
-    int32_t s_col, r_col;    /* columns, -1 when the action is not open */
+    int64_t r_ext;           /* of those, the bytes of inputs dead before next_use: decide.h keeps them */
+    int32_t r_ext_from;      /* from the earliest of their deaths on (their bytes all counted from there) */
+    int32_t s_col, l_col, r_col; /* columns (swap, late swap, recompute), -1 when the action is not open */
     double h, d, rc;         /* h2d us, d2h us (0 for inputs), recompute us */
+    double sh, sd, sb;       /* a swap's h2d us, d2h us and bytes over both directions, all transfers */
+    double lh, lsb, stall;   /* the late swap's h2d us and bytes, and the compute stream's estimated wait */
 } ocand;
 
 typedef struct octx {
@@ -65,6 +75,27 @@ static int32_t before(const octx *o, int32_t j, double dt)
     while (k > 0 && o->tstart[j] - o->tstart[k] < dt)
         k--;
     return k;
+}
+
+/* The late variant of a swap over the gap lf .. nu (drop or swap-out after
+ * lf, swap-in issued one op ahead of nu): open when it frees more positions
+ * than the hidden swap; the stall is the swap-in's end past nu's stall-free
+ * start, the swap-in starting when op nu - 1 does or when the swap-out ends
+ * (d = 0: a drop), whichever is later. */
+static void late_window(const octx *o, ocand *c, int32_t lf, int32_t nu, double gap_h, double gap_b)
+{
+    c->l_from = c->s_from;
+    c->l_to = nu - 2;
+    if (c->l_to < c->l_from || c->l_to <= c->s_to) {
+        c->l_to = -1;
+        return;
+    }
+    c->l_open = true;
+    double start = fmax(o->tstart[nu - 1], o->tstart[lf + 1] + c->d);
+    c->stall = fmax(0.0, start + c->h - o->tstart[nu]);
+    bool hidden_gap = c->s_from <= c->s_to;
+    c->lh = c->sh + (hidden_gap ? 0 : gap_h);
+    c->lsb = c->sb + (hidden_gap ? 0 : gap_b);
 }
 
 static bool recompute_open(const octx *o, int32_t t, int32_t next_use)
@@ -123,16 +154,50 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
         delta[last + 1] -= x->bytes;
         int32_t lf, nu;
         dec_gap(g, o->pos, t, &lf, &nu);
-        if (nu < 0 || x->kind == DFG_WORKSPACE)
+        if (x->kind == DFG_WORKSPACE)
+            continue;
+        if (lf < 0 && x->kind == DFG_GRADIENT && x->producer >= 0) {
+            /* the widened space: a gradient produced in the backward phase
+             * (a parameter's, waiting for its update) may be swapped out after
+             * its producer and in before its first reader (decide.h) */
+            lf = o->pos[x->producer];
+            nu = -1;
+            for (int32_t k = 0; k < x->n_readers; k++) {
+                int32_t q = o->pos[g->readers[x->reader_off + k]];
+                if (q > lf && (nu < 0 || q < nu))
+                    nu = q;
+            }
+            if (nu <= lf + 1)
+                continue;
+            ocand *c = &o->c[o->nc];
+            *c = (ocand){.t = t, .first = first, .last = last, .s2_from = 0, .s2_to = -1, .s3_from = 0, .s3_to = -1,
+                         .r_from = 0, .r_to = -1, .next_use = nu, .s_col = -1, .l_col = -1, .r_col = -1, .l2_to = -1};
+            c->h = c->sh = lat + (double)x->bytes / rh;
+            c->d = c->sd = lat + (double)x->bytes / rd;
+            c->sb = 2.0 * (double)x->bytes;
+            c->s_from = after(o, lf, c->d);
+            c->s_to = before(o, nu, c->h) - 1;
+            late_window(o, c, lf, nu, 0, 0);
+            if (c->s_from <= c->s_to || c->l_open)
+                o->nc++;
+            continue;
+        }
+        if (nu < 0)
             continue;
         ocand *c = &o->c[o->nc];
-        *c = (ocand){t, first, last, 0, -1, 0, -1, nu, 0, -1, -1, 0, 0, 0};
+        *c = (ocand){.t = t, .first = first, .last = last, .s_from = 0, .s_to = -1, .s2_from = 0, .s2_to = -1,
+                     .s3_from = 0, .s3_to = -1, .r_from = 0, .r_to = -1, .next_use = nu, .s_col = -1, .l_col = -1,
+                     .r_col = -1, .l2_to = -1};
         c->h = lat + (double)x->bytes / rh;
         c->d = x->kind == DFG_INPUT ? 0 : lat + (double)x->bytes / rd;
+        c->sh = c->h;
+        c->sd = c->d;
+        c->sb = (double)x->bytes * (c->d > 0 ? 2 : 1);
         /* swap: free once the swap-out is done, resident again from the
          * swap-in's issue (inputs are dropped at once) */
         c->s_from = x->kind == DFG_INPUT ? lf + 1 : after(o, lf, c->d);
         c->s_to = before(o, nu, c->h) - 1;
+        late_window(o, c, lf, nu, 0, 0);
         /* recompute: free right after the last forward use, rebuilt just before the use */
         if (recompute_open(o, t, nu)) {
             c->r_from = lf + 1;
@@ -143,12 +208,102 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
             for (int32_t k = 0; k < po->n_use; k++)
                 if (po->use[k] != t && !dfg_kind_persistent(g->tensors[po->use[k]].kind))
                     c->r_in += g->tensors[po->use[k]].bytes;
+            /* an input whose last use comes before the recompute stays on the
+             * device until it (decide.h extends its life) */
+            c->r_ext_from = nu;
+            for (int32_t k = 0; k < po->n_in; k++) {
+                int32_t u = po->in[k], uf, ul;
+                if (dfg_kind_persistent(g->tensors[u].kind) || !dfg_tensor_span(g, o->pos, u, &uf, &ul) || ul >= nu - 1)
+                    continue;
+                c->r_ext += g->tensors[u].bytes;
+                if (ul + 1 < c->r_ext_from)
+                    c->r_ext_from = ul + 1;
+            }
         }
-        if (c->s_from <= c->s_to || c->r_from <= c->r_to)
+        if (c->s_from <= c->s_to || c->r_from <= c->r_to || c->l_open)
             o->nc++;
     }
     for (int32_t i = 1; i <= o->n; i++)
         delta[i] += delta[i - 1];
+    /* the widened space: a parameter or state on the host at the boundary,
+     * swapped in before its first use, dropped over its gap (after its last
+     * forward use) and swapped in again, swapped out after its update */
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const dfg_tensor *x = &g->tensors[t];
+        if (!dfg_kind_persistent(x->kind))
+            continue;
+        int32_t f, l, lf, nu;
+        if (!dec_persistent_gap(g, o->pos, o->tstart, t, &f, &l, &lf, &nu))
+            continue;
+        ocand *c = &o->c[o->nc];
+        *c = (ocand){.t = t, .first = f, .last = l, .r_from = 0, .r_to = -1, .next_use = -1, .s_col = -1,
+                     .l_col = -1, .r_col = -1, .l_to = -1, .l2_to = -1};
+        double b = (double)x->bytes, h = lat + b / rh, d = lat + b / rd;
+        bool upd = x->updater >= 0;
+        c->h = h;
+        c->d = upd ? d : 0;
+        /* before its first use (the swap-in there is issued where the
+         * compute covers it, or at the start) and after its last (the
+         * swap-out, when updated, must end first) */
+        c->s2_from = 0;
+        c->s2_to = before(o, f, h) - 1;
+        c->s3_from = upd ? after(o, l, d) : l + 1;
+        c->s3_to = o->n - 1;
+        c->l3_from = l + 1; /* late: the next op waits for the swap-out */
+        int32_t lhead = f - 2; /* late: the first swap-in one op ahead of the first use */
+        /* its gap: dropped at once (the update is its last use: the host
+         * copy is current), swapped in again */
+        c->s_from = 0;
+        c->s_to = -1;
+        if (lf >= 0 && before(o, nu, h) - 1 >= lf + 1) {
+            c->s_from = lf + 1;
+            c->s_to = before(o, nu, h) - 1;
+        }
+        bool gap = c->s_from <= c->s_to;
+        c->sh = h * (gap ? 2 : 1);
+        c->sd = c->d;
+        c->sb = b * ((gap ? 2 : 1) + (upd ? 1 : 0));
+        if (lf >= 0) {
+            double dd = c->d;
+            c->d = 0; /* the drop does not wait for a swap-out */
+            if (!gap)
+                c->s_from = lf + 1;
+            late_window(o, c, lf, nu, h, b);
+            if (!gap)
+                c->s_from = 0;
+            c->d = dd;
+        }
+        if (!c->l_open && upd && c->l3_from < c->s3_from) {
+            /* late for the tail alone: the gap as the hidden swap has it
+             * (decide.h issues the gap's swap-in late all the same: it
+             * stalls more than this says, and frees more) */
+            c->l_from = c->s_from;
+            c->l_to = c->s_to;
+            c->lh = c->sh;
+            c->lsb = c->sb;
+            c->stall = 0;
+            c->l_open = true;
+        }
+        if (lhead > c->s2_to) {
+            /* late for the head as well (or alone) */
+            if (!c->l_open) {
+                c->l_from = c->s_from;
+                c->l_to = c->s_to;
+                c->lh = c->sh;
+                c->lsb = c->sb;
+                c->stall = 0;
+                c->l_open = true;
+            }
+            c->l2_to = lhead;
+            c->stall += fmax(0.0, h - (o->tstart[f] - o->tstart[f - 1]));
+        }
+        if (c->l_open && upd) {
+            c->late_tail = true;
+            c->stall += d; /* the op after the update waits for its swap-out */
+        }
+        if (c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to || c->l_open)
+            o->nc++;
+    }
     return SA_OK;
 }
 
@@ -165,8 +320,8 @@ static void free_ctx(octx *o)
 static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
 {
     milp *m = milp_new();
-    int32_t *idx = malloc((size_t)(3 * o->nc + 2) * sizeof *idx);
-    double *val = malloc((size_t)(3 * o->nc + 2) * sizeof *val);
+    int32_t *idx = malloc((size_t)(4 * o->nc + 2) * sizeof *idx);
+    double *val = malloc((size_t)(4 * o->nc + 2) * sizeof *val);
     bool ok = m && idx && val;
     /* a small weight on the moved time: of two plans with the same bottleneck,
      * the one that moves less leaves more slack to the simulator */
@@ -175,16 +330,23 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
     ok = ok && T >= 0;
     for (int32_t k = 0; k < o->nc && ok; k++) {
         ocand *c = &o->c[k];
-        c->s_col = c->r_col = -1;
-        if (c->s_from <= c->s_to)
-            ok = (c->s_col = milp_add_col(m, 0, 1, EPS * (c->h + c->d), true)) >= 0;
+        c->s_col = c->l_col = c->r_col = -1;
+        if (c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to)
+            ok = (c->s_col = milp_add_col(m, 0, 1, EPS * (c->sh + c->sd), true)) >= 0;
+        if (ok && c->l_open)
+            ok = (c->l_col = milp_add_col(m, 0, 1, EPS * (c->lh + c->sd), true)) >= 0;
         if (ok && c->r_from <= c->r_to)
             ok = (c->r_col = milp_add_col(m, 0, 1, EPS * c->rc, true)) >= 0;
-        if (ok && c->s_col >= 0 && c->r_col >= 0) {
-            int32_t ix[2] = {c->s_col, c->r_col};
-            double v[2] = {1, 1};
-            ok = milp_add_row(m, -HUGE_VAL, 1, 2, ix, v);
-        }
+        int32_t ix[3], nx = 0;
+        double v[3] = {1, 1, 1};
+        if (c->s_col >= 0)
+            ix[nx++] = c->s_col;
+        if (c->l_col >= 0)
+            ix[nx++] = c->l_col;
+        if (c->r_col >= 0)
+            ix[nx++] = c->r_col;
+        if (ok && nx > 1)
+            ok = milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
     }
     /* memory, in MB: base - freed <= mem */
     for (int32_t i = 0; i < o->n && ok; i++) {
@@ -193,19 +355,34 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
         for (int32_t j = 0; j < o->nc; j++) {
             const ocand *c = &o->c[j];
             double b = (double)o->g->tensors[c->t].bytes * 1e-6;
-            if (c->s_col >= 0 && c->s_from <= i && i <= c->s_to) {
+            bool head = c->s2_from <= i && i <= c->s2_to;
+            bool tail = c->s3_from <= i && i <= c->s3_to;
+            bool ltail = c->late_tail ? c->l3_from <= i && i <= c->s3_to : tail;
+            bool lhead = c->l2_to >= 0 ? i <= c->l2_to : head;
+            if (c->s_col >= 0 && (head || tail || (c->s_from <= i && i <= c->s_to))) {
                 idx[k] = c->s_col;
                 val[k++] = b;
             }
-            if (c->r_col >= 0 && c->r_from <= i && i <= c->r_to) {
-                idx[k] = c->r_col;
+            if (c->l_col >= 0 && (lhead || ltail || (c->l_from <= i && i <= c->l_to))) {
+                idx[k] = c->l_col;
                 val[k++] = b;
             }
-            /* the recompute runs just before the use: its producer's inputs
-             * and workspace are there too (counted whole: they may be) */
-            if (c->r_col >= 0 && i == c->next_use && c->r_in > 0) {
-                idx[k] = c->r_col;
-                val[k++] = -(double)c->r_in * 1e-6;
+            /* a recompute frees t over its window; its producer's inputs
+             * that died before it stay until it runs, and when it runs (just
+             * before the use) they and the workspace are there too (counted
+             * whole: they may be); one coefficient per column and row */
+            if (c->r_col >= 0) {
+                double rv = 0;
+                if (c->r_from <= i && i <= c->r_to)
+                    rv += b;
+                if (c->r_ext > 0 && c->r_ext_from <= i && i < c->next_use)
+                    rv -= (double)c->r_ext * 1e-6;
+                if (i == c->next_use && c->r_in > 0)
+                    rv -= (double)c->r_in * 1e-6;
+                if (rv != 0) {
+                    idx[k] = c->r_col;
+                    val[k++] = rv;
+                }
             }
         }
         if (over > 0 || k > 0)
@@ -218,14 +395,18 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
         val[k++] = 1;
         for (int32_t j = 0; j < o->nc; j++) {
             const ocand *c = &o->c[j];
-            double b = (double)o->g->tensors[c->t].bytes;
-            double cs = res == 1 ? c->h : res == 2 ? c->d : res == 3 ? (b + (c->d > 0 ? b : 0)) / o->r_comb : 0;
+            double cs = res == 1 ? c->sh : res == 2 ? c->sd : res == 3 ? c->sb / o->r_comb : 0;
+            double cl = res == 0 ? c->stall : res == 1 ? c->lh : res == 2 ? c->sd : c->lsb / o->r_comb;
             if (res == 0 && c->r_col >= 0 && c->rc > 0) {
                 idx[k] = c->r_col;
                 val[k++] = -c->rc;
             } else if (res > 0 && c->s_col >= 0 && cs > 0) {
                 idx[k] = c->s_col;
                 val[k++] = -cs;
+            }
+            if (c->l_col >= 0 && cl > 0) {
+                idx[k] = c->l_col;
+                val[k++] = -cl;
             }
         }
         double base = res == 0 ? o->compute_us : res == 1 ? o->forced_h : res == 2 ? 0 : o->forced_bytes / o->r_comb;
@@ -253,15 +434,12 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
         return sa_fail(err, SA_EUSAGE, "%s: this build has no %sMILP solver (install coinor-libcbc-dev or "
                        "libglpk-dev and rebuild; scripts/setup.sh does)", name,
                        po->optimal.solver == MILP_GLPK ? "GLPK " : po->optimal.solver == MILP_CBC ? "CBC " : "");
-    int64_t pers = dfg_persistent_bytes(g);
-    if (pers > dev->memory_bytes)
-        return sa_fail(err, SA_EINFEASIBLE, "%s: parameters and optimizer state alone need %lld bytes, more than "
-                       "the %lld bytes of memory (this planner keeps them resident)", name, (long long)pers,
-                       (long long)dev->memory_bytes);
     octx o;
     sa_status st = build_ctx(&o, g, dev, sch, err);
     uint8_t *act = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
-    if (!st && !act)
+    uint8_t *late = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
+    int32_t *sync_at = st ? NULL : calloc((size_t)g->n_tensors + 1, sizeof *sync_at);
+    if (!st && (!act || !late || !sync_at))
         st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     double limit = po->optimal.time_limit_s > 0 ? po->optimal.time_limit_s : 60;
     int64_t cap = dev->memory_bytes;
@@ -296,15 +474,27 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
             break;
         }
         memset(act, DEC_KEEP, (size_t)g->n_tensors);
+        memset(late, 0, (size_t)g->n_tensors);
+        memset(sync_at, 0, (size_t)g->n_tensors * sizeof *sync_at);
         for (int32_t k = 0; k < o.nc; k++) {
             const ocand *c = &o.c[k];
-            if (c->s_col >= 0 && r.x[c->s_col] > 0.5)
+            bool pers = dfg_kind_persistent(g->tensors[c->t].kind);
+            /* the op the model frees the memory at waits for the swap-out */
+            if (c->s_col >= 0 && r.x[c->s_col] > 0.5) {
                 act[c->t] = DEC_SWAP;
+                sync_at[c->t] = pers ? c->s3_from : c->s_from;
+            } else if (c->l_col >= 0 && r.x[c->l_col] > 0.5) {
+                act[c->t] = DEC_SWAP, late[c->t] = 1;
+                sync_at[c->t] = pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from;
+            }
             else if (c->r_col >= 0 && r.x[c->r_col] > 0.5)
                 act[c->t] = DEC_RECOMPUTE;
         }
         dec_opts dop;
         dec_opts_default(&dop);
+        dop.swap_persistent = true; /* the widened space: parameters, state and their gradients may leave */
+        dop.late = late;
+        dop.sync_at = sync_at;
         plan_free(p);
         p = NULL;
         planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = act, .dec = &dop, .stats = &ds};
@@ -356,6 +546,8 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
     }
     milp_result_free(&best);
     free(act);
+    free(late);
+    free(sync_at);
     free_ctx(&o);
     if (st) {
         plan_free(p);
