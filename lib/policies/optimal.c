@@ -249,7 +249,7 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
         c->s2_to = before(o, f, h) - 1;
         c->s3_from = upd ? after(o, l, d) : l + 1;
         c->s3_to = o->n - 1;
-        c->l3_from = l + 1; /* late: the next op waits for the swap-out */
+        c->l3_from = l + 2; /* late: the next op waits for the swap-out */
         int32_t lhead = f - 2; /* late: the first swap-in one op ahead of the first use */
         /* its gap: dropped at once (the update is its last use: the host
          * copy is current), swapped in again */
@@ -479,13 +479,15 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
         for (int32_t k = 0; k < o.nc; k++) {
             const ocand *c = &o.c[k];
             bool pers = dfg_kind_persistent(g->tensors[c->t].kind);
-            /* the op the model frees the memory at waits for the swap-out */
+            /* the op before the one the model frees the memory at waits for
+             * the swap-out (pack.h: a transfer ends at the compute node that
+             * waits for it, so the memory serves placements after it) */
             if (c->s_col >= 0 && r.x[c->s_col] > 0.5) {
                 act[c->t] = DEC_SWAP;
-                sync_at[c->t] = pers ? c->s3_from : c->s_from;
+                sync_at[c->t] = (pers ? c->s3_from : c->s_from) - 1;
             } else if (c->l_col >= 0 && r.x[c->l_col] > 0.5) {
                 act[c->t] = DEC_SWAP, late[c->t] = 1;
-                sync_at[c->t] = pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from;
+                sync_at[c->t] = (pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1;
             }
             else if (c->r_col >= 0 && r.x[c->r_col] > 0.5)
                 act[c->t] = DEC_RECOMPUTE;
