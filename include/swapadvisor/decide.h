@@ -42,14 +42,13 @@
  * planner; every other caller leaves it off and gets the above):
  *   DEC_SWAP on a param or state: on the host at the iteration's boundary
  *                  (not in resident_at_start); swapped in ahead of its first
- *                  use; dropped after the use that starts its longest gap
- *                  (the most compute between two of its uses,
- *                  dec_persistent_gap; the host copy is still current there:
- *                  the update is its last use) and swapped in again ahead of
- *                  the next use; after its last use swapped out when an op updated it
- *                  (docs/formats.md rule 5), else dropped.  A gap whose
- *                  swap-in cannot start after the drop is not taken (the
- *                  tensor stays through it; not counted as demoted);
+ *                  use; after the uses dec_opts.drop names, dropped (the host
+ *                  copy is still current: the update is its last use) and
+ *                  swapped in again ahead of the next use; after its last use
+ *                  swapped out when an op updated it (docs/formats.md rule
+ *                  5), else dropped.  A drop whose swap-in cannot start after
+ *                  it is not taken (the tensor stays through that gap; not
+ *                  counted as demoted);
  *   DEC_SWAP (or DEC_EVICT) on a gradient produced in the backward phase
  *                  (a parameter's gradient waiting for its update): swapped
  *                  out after its producer and in ahead of its first reader,
@@ -87,10 +86,15 @@ typedef struct dec_opts {
     bool swap_persistent;  /* the widened space (see above); false (the default): persistent tensors stay
                             * resident and a backward-phase gradient is kept */
     const uint8_t *late;   /* with swap_persistent, per tensor or NULL: nonzero issues the swap-in after
-                            * its gap one op ahead of the use (it stalls where that op does not cover the
-                            * transfer) instead of where the compute covers it, and demotes it only when
-                            * that leaves no op between the drop and the swap-in; an updated persistent
+                            * its gap (and a persistent tensor's first) when the op before the use ends
+                            * (the use waits for the whole transfer) instead of where the compute covers
+                            * it, so the tensor is off the device as long as it can be, and demotes it
+                            * only when no op runs between the drop and the use; an updated persistent
                             * tensor's swap-out after its last use is then waited for by the next op */
+    const uint8_t *drop;   /* with swap_persistent, per reader slot (g->readers[reader_off + k] of a
+                            * persistent tensor carried out as DEC_SWAP) or NULL: nonzero drops the tensor
+                            * after that reader's use until its next use, swapped in again where the
+                            * compute covers the transfer (1) or when the op before that use ends (2) */
     const int32_t *sync_at; /* with swap_persistent, per tensor or NULL: a position p > 0 later than the op
                             * after which t is swapped out (over its gap, or a persistent tensor's last)
                             * makes the op at p the one that waits for it, whatever out_sync, late and the
@@ -117,14 +121,6 @@ bool dec_recomputable(const dfg_graph *g, int32_t t);
 /* Position of t's last forward-phase use in pos (pos[op] = schedule position)
  * and of its next use after it (-1 when none: then t has no gap to use). */
 void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use);
-
-/* A persistent tensor's uses (its readers and its updater) in pos: the first
- * and the last, and its longest gap, from the use gap_from to the next use
- * gap_to with the most compute (tstart, bld_time_prefix's prefix) strictly
- * between them (both -1 when no two uses have an op between them).  Returns
- * false (all four -1) when no op uses t. */
-bool dec_persistent_gap(const dfg_graph *g, const int32_t *pos, const double *tstart, int32_t t, int32_t *first,
-                        int32_t *last, int32_t *gap_from, int32_t *gap_to);
 
 /* The node stage: resets out and fills its nodes, deps, placements (offset
  * 0), residents and schedule for schedule (NULL = g->topo) and act

@@ -47,45 +47,6 @@ void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fw
     *next_use = nx;
 }
 
-bool dec_persistent_gap(const dfg_graph *g, const int32_t *pos, const double *tstart, int32_t t, int32_t *first,
-                        int32_t *last, int32_t *gap_from, int32_t *gap_to)
-{
-    const dfg_tensor *x = &g->tensors[t];
-    int32_t f = INT32_MAX, l = -1, gf = -1, gt = -1;
-    double best = 0;
-    if (x->updater >= 0)
-        f = l = pos[x->updater];
-    for (int32_t k = 0; k < x->n_readers; k++) {
-        int32_t q = pos[g->readers[x->reader_off + k]];
-        f = q < f ? q : f;
-        l = q > l ? q : l;
-    }
-    *first = *last = *gap_from = *gap_to = -1;
-    if (l < 0)
-        return false;
-    /* the use before the longest stretch of compute without one: each use q
-     * against the next use after it (a handful of uses: quadratic is fine) */
-    int32_t nu_all = x->n_readers + (x->updater >= 0);
-    for (int32_t a = 0; a < nu_all; a++) {
-        int32_t q = a < x->n_readers ? pos[g->readers[x->reader_off + a]] : pos[x->updater], nx = -1;
-        for (int32_t b = 0; b < nu_all; b++) {
-            int32_t r = b < x->n_readers ? pos[g->readers[x->reader_off + b]] : pos[x->updater];
-            if (r > q && (nx < 0 || r < nx))
-                nx = r;
-        }
-        if (nx > q + 1 && tstart[nx] - tstart[q + 1] > best) {
-            best = tstart[nx] - tstart[q + 1];
-            gf = q;
-            gt = nx;
-        }
-    }
-    *first = f;
-    *last = l;
-    *gap_from = gf;
-    *gap_to = gt;
-    return true;
-}
-
 typedef struct sync_ent {
     int32_t node, next;
 } sync_ent;
@@ -107,6 +68,11 @@ typedef struct dctx {
     /* pass state, per tensor */
     uint8_t *present, *loaded, *evicted, *touched, *done;
     uint8_t *dirty;                 /* swap_persistent: written this iteration (host copy stale) */
+    uint8_t *drop;                  /* swap_persistent: dec_opts.drop as carried out, per reader slot */
+    int32_t *drop_at, *drop_slot;   /* position and reader slot of a swapped persistent tensor's last drop */
+    int32_t n_slots;
+    struct ptrig { int32_t t, need, lower, slot; } *ptr; /* pass 1: swap-ins after drops */
+    int32_t n_ptr, cap_ptr;
     bool restart;                   /* pass 1 extended a lifetime: run it again */
     int32_t *src, *pbeg, *luser, *hsrc;
     int32_t *touch_list, n_touch;
@@ -221,10 +187,13 @@ static bool widened(dctx *c, int32_t t)
     const dfg_tensor *x = &g->tensors[t];
     uint8_t r = c->req[t];
     if (dfg_kind_persistent(x->kind)) {
-        int32_t f, l;
-        bool used = dec_persistent_gap(g, c->pos, c->tstart, t, &f, &l, &c->last_fwd[t], &c->next_after[t]);
+        int32_t l = x->updater >= 0 ? c->pos[x->updater] : -1;
+        for (int32_t k = 0; k < x->n_readers; k++)
+            if (c->pos[g->readers[x->reader_off + k]] > l)
+                l = c->pos[g->readers[x->reader_off + k]];
         c->last_use[t] = l; /* -1: nobody uses it */
-        c->act[t] = r == DEC_SWAP && used ? DEC_SWAP : DEC_KEEP;
+        c->last_fwd[t] = c->next_after[t] = -1; /* its gaps are dec_opts.drop's */
+        c->act[t] = r == DEC_SWAP && l >= 0 ? DEC_SWAP : DEC_KEEP;
         return true;
     }
     if (x->kind != DFG_GRADIENT || x->producer < 0 || c->last_fwd[t] >= 0 || c->last_use[t] < 0)
@@ -313,10 +282,21 @@ static sa_status make_present(dctx *c, int32_t t, int32_t i, int depth)
         if (c->pass == 2)
             return sa_fail(c->err, SA_EINTERNAL, "plan builder: tensor %d (\"%s\") not swapped in ahead of "
                            "position %d", t, g->tensors[t].name, i);
-        if ((g->tensors[t].kind == DFG_INPUT || pswap(c, t)) && !c->loaded[t])
+        if ((g->tensors[t].kind == DFG_INPUT || pswap(c, t)) && !c->loaded[t]) {
             c->need_first[t] = i;
-        else
+        } else if (pswap(c, t)) {
+            if (c->n_ptr == c->cap_ptr) {
+                int32_t nc = c->cap_ptr ? 2 * c->cap_ptr : 64;
+                struct ptrig *q = realloc(c->ptr, (size_t)nc * sizeof *q);
+                if (!q)
+                    return oom(c);
+                c->ptr = q;
+                c->cap_ptr = nc;
+            }
+            c->ptr[c->n_ptr++] = (struct ptrig){t, i, c->drop_at[t], c->drop_slot[t]};
+        } else {
             c->need_gap[t] = i;
+        }
         return swap_in(c, t, c->cprev);
     }
     if (c->act[t] == DEC_RECOMPUTE && c->evicted[t])
@@ -379,6 +359,16 @@ static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn, bool now)
     return k > i ? push_sync(c, k, so) : SA_OK;
 }
 
+/* The reader slot (dec_opts.drop) of op's read of t, or -1. */
+static int32_t drop_slot(const dctx *c, int32_t t, int32_t op)
+{
+    const dfg_tensor *x = &c->g->tensors[t];
+    for (int32_t k = 0; k < x->n_readers; k++)
+        if (c->g->readers[x->reader_off + k] == op)
+            return x->reader_off + k;
+    return -1;
+}
+
 static sa_status run_pass(dctx *c)
 {
     const dfg_graph *g = c->g;
@@ -391,6 +381,8 @@ static sa_status run_pass(dctx *c)
     memset(c->touched, 0, (size_t)c->nt);
     memset(c->done, 0, (size_t)c->nt);
     memset(c->dirty, 0, (size_t)c->nt);
+    if (c->pass == 1)
+        c->n_ptr = 0;
     c->restart = false;
     for (int32_t t = 0; t < c->nt; t++) {
         c->src[t] = c->pbeg[t] = c->luser[t] = c->hsrc[t] = -1;
@@ -466,9 +458,16 @@ static sa_status run_pass(dctx *c)
                  * swapped out when updated, else dropped */
                 st = ps ? evict(c, t, i, cn, c->o->late && c->o->late[t]) : close_place(c, t, c->luser[t]);
                 c->done[t] = 1;
-            }
-            else if (c->last_fwd[t] == i && c->act[t] != DEC_KEEP && (!ps || c->next_after[t] >= 0))
+            } else if (ps) {
+                int32_t sl = drop_slot(c, t, op);
+                if (sl >= 0 && c->drop[sl]) {
+                    c->drop_at[t] = i;
+                    c->drop_slot[t] = sl;
+                    st = evict(c, t, i, cn, false);
+                }
+            } else if (c->last_fwd[t] == i && c->act[t] != DEC_KEEP) {
                 st = evict(c, t, i, cn, false);
+            }
             if (st)
                 goto out;
         }
@@ -526,13 +525,13 @@ static int32_t trigger(const dctx *c, int32_t t, int32_t need, int32_t lower)
 }
 
 /* A swap-in's trigger: trigger(), or with dec_opts.late (the widened
- * space) one op ahead of the use, stalls and all; the first swap-in of a
+ * space) after the op before the use, stalls and all; the first swap-in of a
  * persistent tensor (first) too, the first of an input never. */
 static int32_t late_trigger(const dctx *c, int32_t t, int32_t need, bool first)
 {
     int32_t lower = first ? -1 : c->last_fwd[t];
     if (c->o->swap_persistent && c->o->late && c->o->late[t] && (!first || pswap(c, t))) {
-        int32_t tp = need - 2;
+        int32_t tp = need - 1;
         return tp < lower ? lower : tp;
     }
     return trigger(c, t, need, lower);
@@ -541,6 +540,15 @@ static int32_t late_trigger(const dctx *c, int32_t t, int32_t need, bool first)
 static int32_t gap_trigger(const dctx *c, int32_t t, int32_t need)
 {
     return late_trigger(c, t, need, false);
+}
+
+/* The swap-in after a swapped persistent tensor's drop: where the compute
+ * covers it (drop 1) or when the op before the use ends (2). */
+static int32_t drop_trigger(const dctx *c, const struct ptrig *q)
+{
+    if (c->drop[q->slot] == 2)
+        return q->need - 1 < q->lower ? q->lower : q->need - 1;
+    return trigger(c, q->t, q->need, q->lower);
 }
 
 typedef struct trig {
@@ -593,6 +601,12 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     c.touched = calloc(nt, 1);
     c.done = calloc(nt, 1);
     c.dirty = calloc(nt, 1);
+    c.drop_at = calloc(nt, sizeof(int32_t));
+    c.drop_slot = calloc(nt, sizeof(int32_t));
+    for (int32_t t = 0; t < c.nt; t++)
+        if (g->tensors[t].reader_off + g->tensors[t].n_readers > c.n_slots)
+            c.n_slots = g->tensors[t].reader_off + g->tensors[t].n_readers;
+    c.drop = calloc((size_t)c.n_slots + 1, 1);
     c.src = calloc(nt, sizeof(int32_t));
     c.pbeg = calloc(nt, sizeof(int32_t));
     c.luser = calloc(nt, sizeof(int32_t));
@@ -600,15 +614,15 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     c.touch_list = calloc(nt, sizeof(int32_t));
     c.sync_head = calloc(n, sizeof(int32_t));
     c.in_off = calloc(n + 1, sizeof(int32_t));
-    c.in_list = calloc(2 * nt, sizeof(int32_t));
-    tr = calloc(2 * nt, sizeof *tr);
+    c.in_list = calloc(2 * nt + (size_t)c.n_slots, sizeof(int32_t));
+    tr = calloc(2 * nt + (size_t)c.n_slots, sizeof *tr);
     int32_t maxuse = 0;
     for (int32_t i = 0; i < c.n; i++)
         if (g->ops[i].n_use > maxuse)
             maxuse = g->ops[i].n_use;
     c.rdeps = calloc((size_t)maxuse + 1, sizeof *c.rdeps);
     if (!c.pos || !c.tstart || !c.last_fwd || !c.next_after || !c.last_use || !c.act || !c.req || !c.need_first ||
-        !c.need_gap || !c.present || !c.loaded || !c.evicted || !c.touched || !c.done || !c.dirty || !c.src || !c.pbeg || !c.luser ||
+        !c.need_gap || !c.present || !c.loaded || !c.evicted || !c.touched || !c.done || !c.dirty || !c.drop_at || !c.drop_slot || !c.drop || !c.src || !c.pbeg || !c.luser ||
         !c.hsrc || !c.touch_list || !c.sync_head || !c.in_off || !c.in_list || !tr || !c.rdeps) {
         st = oom(&c);
         goto out;
@@ -630,6 +644,8 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
             c.req[t] = cost_rule(&c, t);
         c.act[t] = allowed(&c, t, c.req[t]);
     }
+    if (o->swap_persistent && o->drop)
+        memcpy(c.drop, o->drop, (size_t)c.n_slots);
     /* pass 1 until no swap needs demoting: a swap-in that cannot start after
      * the swap-out is issued saves nothing */
     for (int round = 0;; round++) {
@@ -640,10 +656,12 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         for (int32_t t = 0; t < c.nt; t++)
             if (c.act[t] == DEC_SWAP && c.need_gap[t] >= 0 &&
                 gap_trigger(&c, t, c.need_gap[t]) <= c.last_fwd[t]) {
-                if (pswap(&c, t))
-                    c.next_after[t] = -1; /* kept through its gap, still on the host at the boundary */
-                else
-                    c.act[t] = DEC_KEEP;
+                c.act[t] = DEC_KEEP;
+                demoted++;
+            }
+        for (int32_t k = 0; k < c.n_ptr; k++)
+            if (c.drop[c.ptr[k].slot] && drop_trigger(&c, &c.ptr[k]) <= c.ptr[k].lower) {
+                c.drop[c.ptr[k].slot] = 0; /* kept through that gap */
                 demoted++;
             }
         if ((!demoted && !c.restart) || round >= 64)
@@ -657,6 +675,8 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         if (c.need_gap[t] >= 0)
             tr[ntr++] = (trig){gap_trigger(&c, t, c.need_gap[t]), c.need_gap[t], t};
     }
+    for (int32_t k = 0; k < c.n_ptr; k++)
+        tr[ntr++] = (trig){drop_trigger(&c, &c.ptr[k]), c.ptr[k].need, c.ptr[k].t};
     qsort(tr, (size_t)ntr, sizeof *tr, cmp_trig);
     memset(c.in_off, 0, (n + 1) * sizeof *c.in_off);
     for (int32_t k = 0; k < ntr; k++) {
@@ -689,6 +709,7 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
 out:
     free(c.pos); free(c.tstart); free(c.last_fwd); free(c.next_after); free(c.last_use); free(c.act); free(c.req);
     free(c.need_first); free(c.need_gap); free(c.present); free(c.loaded); free(c.evicted); free(c.touched); free(c.done); free(c.dirty);
+    free(c.drop_at); free(c.drop_slot); free(c.drop); free(c.ptr);
     free(c.src); free(c.pbeg); free(c.luser); free(c.hsrc); free(c.touch_list); free(c.sync_head);
     free(c.sync); free(c.in_off); free(c.in_list); free(tr); free(c.rdeps);
     return st;

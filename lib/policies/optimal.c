@@ -25,7 +25,8 @@ typedef struct ocand {
     int32_t s3_from, s3_to;  /* use and after its last use (the late swap: from l3_from) */
     int32_t l3_from;
     int32_t l2_to;           /* the late swap's head: 0 .. l2_to (-1: the hidden swap's head) */
-    bool l_open, late_tail;  /* the late swap is open; it also frees the tail from l3_from */
+    bool l_open, late_tail;
+    bool pers;               /* a parameter or state: s and l are its boundary swaps, its gaps are ogaps */  /* the late swap is open; it also frees the tail from l3_from */
     int32_t r_from, r_to;    /* positions a recompute frees it */
     int32_t next_use;        /* where a recompute runs (just before it) */
     int64_t r_in;            /* bytes of the producer's other inputs a recompute needs there */
@@ -37,6 +38,15 @@ typedef struct ocand {
     double lh, lsb, stall;   /* the late swap's h2d us and bytes, and the compute stream's estimated wait */
 } ocand;
 
+/* A gap of a persistent candidate: dropped after the use at reader slot
+ * `slot`, swapped in again where the compute covers it (y: free from .. y_to)
+ * or when the op before the next use ends (z: free from .. z_to). */
+typedef struct ogap {
+    int32_t cand, slot, from, y_to, z_to;
+    int32_t y_col, z_col;
+    double h, b;
+} ogap;
+
 typedef struct octx {
     const dfg_graph *g;
     const dfg_device *dev;
@@ -47,6 +57,10 @@ typedef struct octx {
     ocand *c;
     int32_t nc;
     int64_t *base;           /* bytes resident at each position whatever the decisions */
+    ogap *gp;                /* the persistent candidates' gaps */
+    int32_t ngp;
+    int32_t *slot_scratch;
+    int32_t nslots;
     double compute_us, forced_h, forced_bytes, r_comb;
 } octx;
 
@@ -78,20 +92,20 @@ static int32_t before(const octx *o, int32_t j, double dt)
 }
 
 /* The late variant of a swap over the gap lf .. nu (drop or swap-out after
- * lf, swap-in issued one op ahead of nu): open when it frees more positions
- * than the hidden swap; the stall is the swap-in's end past nu's stall-free
- * start, the swap-in starting when op nu - 1 does or when the swap-out ends
- * (d = 0: a drop), whichever is later. */
+ * lf, swap-in issued when op nu - 1 ends): open when it frees more
+ * positions than the hidden swap; the stall is the swap-in's end past nu's
+ * stall-free start, the swap-in starting when op nu - 1 ends or when the
+ * swap-out does (d = 0: a drop), whichever is later. */
 static void late_window(const octx *o, ocand *c, int32_t lf, int32_t nu, double gap_h, double gap_b)
 {
     c->l_from = c->s_from;
-    c->l_to = nu - 2;
+    c->l_to = nu - 1;
     if (c->l_to < c->l_from || c->l_to <= c->s_to) {
         c->l_to = -1;
         return;
     }
     c->l_open = true;
-    double start = fmax(o->tstart[nu - 1], o->tstart[lf + 1] + c->d);
+    double start = fmax(o->tstart[nu], o->tstart[lf + 1] + c->d);
     c->stall = fmax(0.0, start + c->h - o->tstart[nu]);
     bool hidden_gap = c->s_from <= c->s_to;
     c->lh = c->sh + (hidden_gap ? 0 : gap_h);
@@ -123,7 +137,14 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
     o->tstart = calloc((size_t)o->n + 2, sizeof *o->tstart);
     o->c = calloc((size_t)g->n_tensors + 1, sizeof *o->c);
     o->base = calloc((size_t)o->n + 2, sizeof *o->base);
-    if (!o->pos || !o->tstart || !o->c || !o->base)
+    int32_t nslots = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].reader_off + g->tensors[t].n_readers > nslots)
+            nslots = g->tensors[t].reader_off + g->tensors[t].n_readers;
+    o->gp = calloc((size_t)nslots + 1, sizeof *o->gp);
+    o->slot_scratch = calloc((size_t)nslots + 1, sizeof *o->slot_scratch);
+    o->nslots = nslots;
+    if (!o->pos || !o->tstart || !o->c || !o->base || !o->gp || !o->slot_scratch)
         return sa_fail(err, SA_ENOMEM, "optimal: out of memory");
     for (int32_t i = 0; i < o->n; i++) {
         o->pos[sch[i]] = i;
@@ -225,21 +246,36 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
     }
     for (int32_t i = 1; i <= o->n; i++)
         delta[i] += delta[i - 1];
-    /* the widened space: a parameter or state on the host at the boundary,
-     * swapped in before its first use, dropped over its gap (after its last
-     * forward use) and swapped in again, swapped out after its update */
+    /* the widened space: a parameter or state on the host at the boundary
+     * (swapped in before its first use, swapped out after its update),
+     * dropped in any gap between two uses and swapped in again */
+    int32_t *up = o->slot_scratch;
     for (int32_t t = 0; t < g->n_tensors; t++) {
         const dfg_tensor *x = &g->tensors[t];
         if (!dfg_kind_persistent(x->kind))
             continue;
-        int32_t f, l, lf, nu;
-        if (!dec_persistent_gap(g, o->pos, o->tstart, t, &f, &l, &lf, &nu))
+        /* its reader slots in position order (a handful: insertion sort) */
+        int32_t nu = 0;
+        for (int32_t k = 0; k < x->n_readers; k++) {
+            int32_t sl = x->reader_off + k, q = o->pos[g->readers[sl]], j = nu++;
+            while (j > 0 && o->pos[g->readers[up[j - 1]]] > q) {
+                up[j] = up[j - 1];
+                j--;
+            }
+            up[j] = sl;
+        }
+        int32_t f = nu ? o->pos[g->readers[up[0]]] : INT32_MAX, l = nu ? o->pos[g->readers[up[nu - 1]]] : -1;
+        bool upd = x->updater >= 0;
+        if (upd) {
+            f = o->pos[x->updater] < f ? o->pos[x->updater] : f;
+            l = o->pos[x->updater] > l ? o->pos[x->updater] : l;
+        }
+        if (l < 0)
             continue;
         ocand *c = &o->c[o->nc];
-        *c = (ocand){.t = t, .first = f, .last = l, .r_from = 0, .r_to = -1, .next_use = -1, .s_col = -1,
-                     .l_col = -1, .r_col = -1, .l_to = -1, .l2_to = -1};
+        *c = (ocand){.t = t, .first = f, .last = l, .s_from = 0, .s_to = -1, .l_from = 0, .l_to = -1, .r_from = 0,
+                     .r_to = -1, .next_use = -1, .s_col = -1, .l_col = -1, .r_col = -1, .l2_to = -1, .pers = true};
         double b = (double)x->bytes, h = lat + b / rh, d = lat + b / rd;
-        bool upd = x->updater >= 0;
         c->h = h;
         c->d = upd ? d : 0;
         /* before its first use (the swap-in there is issued where the
@@ -249,60 +285,34 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
         c->s2_to = before(o, f, h) - 1;
         c->s3_from = upd ? after(o, l, d) : l + 1;
         c->s3_to = o->n - 1;
-        c->l3_from = l + 2; /* late: the next op waits for the swap-out */
-        int32_t lhead = f - 2; /* late: the first swap-in one op ahead of the first use */
-        /* its gap: dropped at once (the update is its last use: the host
-         * copy is current), swapped in again */
-        c->s_from = 0;
-        c->s_to = -1;
-        if (lf >= 0 && before(o, nu, h) - 1 >= lf + 1) {
-            c->s_from = lf + 1;
-            c->s_to = before(o, nu, h) - 1;
-        }
-        bool gap = c->s_from <= c->s_to;
-        c->sh = h * (gap ? 2 : 1);
+        c->sh = c->lh = h;
         c->sd = c->d;
-        c->sb = b * ((gap ? 2 : 1) + (upd ? 1 : 0));
-        if (lf >= 0) {
-            double dd = c->d;
-            c->d = 0; /* the drop does not wait for a swap-out */
-            if (!gap)
-                c->s_from = lf + 1;
-            late_window(o, c, lf, nu, h, b);
-            if (!gap)
-                c->s_from = 0;
-            c->d = dd;
+        c->sb = c->lsb = b * (upd ? 2 : 1);
+        /* late: the first swap-in when the op before the first use ends,
+         * and the op after the update waits for the swap-out */
+        if (f - 1 > c->s2_to) {
+            c->l2_to = f - 1;
+            c->stall += h;
         }
-        if (!c->l_open && upd && c->l3_from < c->s3_from) {
-            /* late for the tail alone: the gap as the hidden swap has it
-             * (decide.h issues the gap's swap-in late all the same: it
-             * stalls more than this says, and frees more) */
-            c->l_from = c->s_from;
-            c->l_to = c->s_to;
-            c->lh = c->sh;
-            c->lsb = c->sb;
-            c->stall = 0;
-            c->l_open = true;
-        }
-        if (lhead > c->s2_to) {
-            /* late for the head as well (or alone) */
-            if (!c->l_open) {
-                c->l_from = c->s_from;
-                c->l_to = c->s_to;
-                c->lh = c->sh;
-                c->lsb = c->sb;
-                c->stall = 0;
-                c->l_open = true;
-            }
-            c->l2_to = lhead;
-            c->stall += fmax(0.0, h - (o->tstart[f] - o->tstart[f - 1]));
-        }
-        if (c->l_open && upd) {
+        if (upd && l + 2 < c->s3_from) {
+            c->l3_from = l + 2;
             c->late_tail = true;
-            c->stall += d; /* the op after the update waits for its swap-out */
+            c->stall += d;
         }
-        if (c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to || c->l_open)
-            o->nc++;
+        c->l_open = c->l2_to >= 0 || c->late_tail;
+        int32_t ci = o->nc++;
+        /* its gaps: after a use, dropped at once (the update is its last
+         * use, so the host copy is current), swapped in again before the next */
+        for (int32_t k = 0; k + 1 < nu; k++) {
+            int32_t q = o->pos[g->readers[up[k]]], q2 = o->pos[g->readers[up[k + 1]]];
+            if (q2 <= q + 1 || (upd && q >= o->pos[x->updater]))
+                continue;
+            ogap *gp = &o->gp[o->ngp];
+            *gp = (ogap){.cand = ci, .slot = up[k], .from = q + 1, .y_to = before(o, q2, h) - 1, .z_to = q2 - 1,
+                         .y_col = -1, .z_col = -1, .h = h, .b = b};
+            if (gp->y_to >= gp->from || gp->z_to > gp->y_to)
+                o->ngp++;
+        }
     }
     return SA_OK;
 }
@@ -313,6 +323,8 @@ static void free_ctx(octx *o)
     free(o->tstart);
     free(o->c);
     free(o->base);
+    free(o->gp);
+    free(o->slot_scratch);
 }
 
 /* The MILP for memory cap mem: minimize T + eps * (moved time) subject to
@@ -320,8 +332,8 @@ static void free_ctx(octx *o)
 static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
 {
     milp *m = milp_new();
-    int32_t *idx = malloc((size_t)(4 * o->nc + 2) * sizeof *idx);
-    double *val = malloc((size_t)(4 * o->nc + 2) * sizeof *val);
+    int32_t *idx = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
+    double *val = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *val);
     bool ok = m && idx && val;
     /* a small weight on the moved time: of two plans with the same bottleneck,
      * the one that moves less leaves more slack to the simulator */
@@ -331,7 +343,7 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
     for (int32_t k = 0; k < o->nc && ok; k++) {
         ocand *c = &o->c[k];
         c->s_col = c->l_col = c->r_col = -1;
-        if (c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to)
+        if (c->pers || c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to)
             ok = (c->s_col = milp_add_col(m, 0, 1, EPS * (c->sh + c->sd), true)) >= 0;
         if (ok && c->l_open)
             ok = (c->l_col = milp_add_col(m, 0, 1, EPS * (c->lh + c->sd), true)) >= 0;
@@ -347,6 +359,30 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
             ix[nx++] = c->r_col;
         if (ok && nx > 1)
             ok = milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
+    }
+    /* a persistent tensor's gaps: each dropped (y: swapped in where the
+     * compute covers it, z: when the op before the next use ends) only when
+     * it is on the host at the boundary (its host copy is current) */
+    for (int32_t k = 0; k < o->ngp && ok; k++) {
+        ogap *gp = &o->gp[k];
+        const ocand *c = &o->c[gp->cand];
+        gp->y_col = gp->z_col = -1;
+        if (gp->y_to >= gp->from)
+            ok = (gp->y_col = milp_add_col(m, 0, 1, EPS * gp->h, true)) >= 0;
+        if (ok && gp->z_to > gp->y_to && gp->z_to >= gp->from)
+            ok = (gp->z_col = milp_add_col(m, 0, 1, EPS * gp->h, true)) >= 0;
+        int32_t ix[4], nx = 0;
+        double v[4];
+        if (gp->y_col >= 0)
+            ix[nx] = gp->y_col, v[nx++] = 1;
+        if (gp->z_col >= 0)
+            ix[nx] = gp->z_col, v[nx++] = 1;
+        if (c->s_col >= 0)
+            ix[nx] = c->s_col, v[nx++] = -1;
+        if (c->l_col >= 0)
+            ix[nx] = c->l_col, v[nx++] = -1;
+        if (ok)
+            ok = milp_add_row(m, -HUGE_VAL, 0, nx, ix, v);
     }
     /* memory, in MB: base - freed <= mem */
     for (int32_t i = 0; i < o->n && ok; i++) {
@@ -385,6 +421,17 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
                 }
             }
         }
+        for (int32_t j = 0; j < o->ngp; j++) {
+            const ogap *gp = &o->gp[j];
+            if (gp->y_col >= 0 && gp->from <= i && i <= gp->y_to) {
+                idx[k] = gp->y_col;
+                val[k++] = gp->b * 1e-6;
+            }
+            if (gp->z_col >= 0 && gp->from <= i && i <= gp->z_to) {
+                idx[k] = gp->z_col;
+                val[k++] = gp->b * 1e-6;
+            }
+        }
         if (over > 0 || k > 0)
             ok = milp_add_row(m, over * 1e-6, HUGE_VAL, k, idx, val);
     }
@@ -407,6 +454,20 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
             if (c->l_col >= 0 && cl > 0) {
                 idx[k] = c->l_col;
                 val[k++] = -cl;
+            }
+        }
+        for (int32_t j = 0; j < o->ngp; j++) {
+            const ogap *gp = &o->gp[j];
+            /* h2d: the swap-in; duplex: its bytes; compute: z's wait */
+            double cy = res == 1 ? gp->h : res == 3 ? gp->b / o->r_comb : 0;
+            double cz = res == 0 || res == 1 ? gp->h : res == 3 ? gp->b / o->r_comb : 0;
+            if (gp->y_col >= 0 && cy > 0) {
+                idx[k] = gp->y_col;
+                val[k++] = -cy;
+            }
+            if (gp->z_col >= 0 && cz > 0) {
+                idx[k] = gp->z_col;
+                val[k++] = -cz;
             }
         }
         double base = res == 0 ? o->compute_us : res == 1 ? o->forced_h : res == 2 ? 0 : o->forced_bytes / o->r_comb;
@@ -439,7 +500,8 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
     uint8_t *act = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
     uint8_t *late = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
     int32_t *sync_at = st ? NULL : calloc((size_t)g->n_tensors + 1, sizeof *sync_at);
-    if (!st && (!act || !late || !sync_at))
+    uint8_t *drop = st ? NULL : calloc((size_t)o.nslots + 1, 1);
+    if (!st && (!act || !late || !sync_at || !drop))
         st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     double limit = po->optimal.time_limit_s > 0 ? po->optimal.time_limit_s : 60;
     int64_t cap = dev->memory_bytes;
@@ -488,15 +550,24 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
             } else if (c->l_col >= 0 && r.x[c->l_col] > 0.5) {
                 act[c->t] = DEC_SWAP, late[c->t] = 1;
                 sync_at[c->t] = (pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1;
-            }
-            else if (c->r_col >= 0 && r.x[c->r_col] > 0.5)
+            } else if (c->r_col >= 0 && r.x[c->r_col] > 0.5) {
                 act[c->t] = DEC_RECOMPUTE;
+            }
+        }
+        memset(drop, 0, (size_t)o.nslots);
+        for (int32_t k = 0; k < o.ngp; k++) {
+            const ogap *gp = &o.gp[k];
+            if (gp->y_col >= 0 && r.x[gp->y_col] > 0.5)
+                drop[gp->slot] = 1;
+            else if (gp->z_col >= 0 && r.x[gp->z_col] > 0.5)
+                drop[gp->slot] = 2;
         }
         dec_opts dop;
         dec_opts_default(&dop);
         dop.swap_persistent = true; /* the widened space: parameters, state and their gradients may leave */
         dop.late = late;
         dop.sync_at = sync_at;
+        dop.drop = drop;
         plan_free(p);
         p = NULL;
         planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = act, .dec = &dop, .stats = &ds};
@@ -550,6 +621,7 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
     free(act);
     free(late);
     free(sync_at);
+    free(drop);
     free_ctx(&o);
     if (st) {
         plan_free(p);
