@@ -384,6 +384,30 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
         if (ok)
             ok = milp_add_row(m, -HUGE_VAL, 0, nx, ix, v);
     }
+    /* a recompute whose producer reads a parameter needs it on the device
+     * where it runs: not both the recompute and a drop over that position */
+    for (int32_t k = 0; k < o->nc && ok; k++) {
+        const ocand *c = &o->c[k];
+        if (c->r_col < 0)
+            continue;
+        const dfg_op *po = &o->g->ops[o->g->tensors[c->t].producer];
+        for (int32_t j = 0; j < o->ngp && ok; j++) {
+            const ogap *gp = &o->gp[j];
+            bool reads = false;
+            for (int32_t q = 0; q < po->n_in; q++)
+                reads |= po->in[q] == o->c[gp->cand].t;
+            if (!reads || c->next_use < gp->from || c->next_use > gp->z_to)
+                continue;
+            for (int32_t w = 0; w < 2 && ok; w++) {
+                int32_t col = w ? gp->z_col : gp->y_col;
+                if (col < 0)
+                    continue;
+                int32_t ix[2] = {c->r_col, col};
+                double v[2] = {1, 1};
+                ok = milp_add_row(m, -HUGE_VAL, 1, 2, ix, v);
+            }
+        }
+    }
     /* memory, in MB: base - freed <= mem */
     for (int32_t i = 0; i < o->n && ok; i++) {
         double over = (double)(o->base[i] - mem);
@@ -609,10 +633,10 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
         snprintf(search, sizeof search,
                  "{\"algorithm\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\",\"milp_objective_us\":%.17g,"
                  "\"milp_bound_us\":%.17g,\"milp_gap\":%.6f,\"candidates\":%d,\"solves\":%d,\"cap\":%lld,"
-                 "\"swapped\":%d,\"recomputed\":%d,\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
+                 "\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
                  name, best.solver, best.status == MILP_OPTIMAL ? "optimal" : "time_limit", best.objective,
                  isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0),
-                 (long long)cap, ds.n_swapped, ds.n_recomputed, ds.n_demoted, (long long)ds.arena_bytes,
+                 (long long)cap, ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted, (long long)ds.arena_bytes,
                  now_s() - t0, extra ? "," : "", extra ? extra : "");
         if (!plan_set_search_json(p, search))
             st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
