@@ -126,7 +126,8 @@ static bool recompute_open(const octx *o, int32_t t, int32_t next_use)
     return true;
 }
 
-static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, const int32_t *sch, sa_err *err)
+static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, const int32_t *sch, bool widen,
+                           sa_err *err)
 {
     memset(o, 0, sizeof *o);
     o->g = g;
@@ -177,7 +178,7 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
         dec_gap(g, o->pos, t, &lf, &nu);
         if (x->kind == DFG_WORKSPACE)
             continue;
-        if (lf < 0 && x->kind == DFG_GRADIENT && x->producer >= 0) {
+        if (widen && lf < 0 && x->kind == DFG_GRADIENT && x->producer >= 0) {
             /* the widened space: a gradient produced in the backward phase
              * (a parameter's, waiting for its update) may be swapped out after
              * its producer and in before its first reader (decide.h) */
@@ -218,7 +219,8 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
          * swap-in's issue (inputs are dropped at once) */
         c->s_from = x->kind == DFG_INPUT ? lf + 1 : after(o, lf, c->d);
         c->s_to = before(o, nu, c->h) - 1;
-        late_window(o, c, lf, nu, 0, 0);
+        if (widen)
+            late_window(o, c, lf, nu, 0, 0);
         /* recompute: free right after the last forward use, rebuilt just before the use */
         if (recompute_open(o, t, nu)) {
             c->r_from = lf + 1;
@@ -250,7 +252,7 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
      * (swapped in before its first use, swapped out after its update),
      * dropped in any gap between two uses and swapped in again */
     int32_t *up = o->slot_scratch;
-    for (int32_t t = 0; t < g->n_tensors; t++) {
+    for (int32_t t = 0; t < g->n_tensors && widen; t++) {
         const dfg_tensor *x = &g->tensors[t];
         if (!dfg_kind_persistent(x->kind))
             continue;
@@ -507,20 +509,21 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
     return SA_OK;
 }
 
-static sa_status run_optimal(const policy_call *pc, const char *name, const int32_t *sch, const char *extra,
-                             plan **out, sa_err *err)
+/* One decision space (widen: decide.h's widened one) solved and built;
+ * the time limit runs from t0. */
+static sa_status run_space(const policy_call *pc, const char *name, const int32_t *sch, const char *extra, bool widen,
+                           double t0, plan **out, sa_err *err)
 {
     const dfg_graph *g = pc->g;
     const dfg_device *dev = pc->dev;
     const policy_opts *po = pc->opts;
-    double t0 = now_s();
     *out = NULL;
     if (!milp_have(po->optimal.solver))
         return sa_fail(err, SA_EUSAGE, "%s: this build has no %sMILP solver (install coinor-libcbc-dev or "
                        "libglpk-dev and rebuild; scripts/setup.sh does)", name,
                        po->optimal.solver == MILP_GLPK ? "GLPK " : po->optimal.solver == MILP_CBC ? "CBC " : "");
     octx o;
-    sa_status st = build_ctx(&o, g, dev, sch, err);
+    sa_status st = build_ctx(&o, g, dev, sch, widen, err);
     uint8_t *act = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
     uint8_t *late = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
     int32_t *sync_at = st ? NULL : calloc((size_t)g->n_tensors + 1, sizeof *sync_at);
@@ -588,7 +591,7 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
         }
         dec_opts dop;
         dec_opts_default(&dop);
-        dop.swap_persistent = true; /* the widened space: parameters, state and their gradients may leave */
+        dop.swap_persistent = widen; /* the widened space: parameters, state and their gradients may leave */
         dop.late = late;
         dop.sync_at = sync_at;
         dop.drop = drop;
@@ -631,10 +634,10 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
         double gap = best.objective > 0 && isfinite(best.best_bound)
                          ? fmax(0.0, (best.objective - best.best_bound) / best.objective) : -1;
         snprintf(search, sizeof search,
-                 "{\"algorithm\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\",\"milp_objective_us\":%.17g,"
+                 "{\"algorithm\":\"%s\",\"space\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\",\"milp_objective_us\":%.17g,"
                  "\"milp_bound_us\":%.17g,\"milp_gap\":%.6f,\"candidates\":%d,\"solves\":%d,\"cap\":%lld,"
                  "\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
-                 name, best.solver, best.status == MILP_OPTIMAL ? "optimal" : "time_limit", best.objective,
+                 name, widen ? "widened" : "narrow", best.solver, best.status == MILP_OPTIMAL ? "optimal" : "time_limit", best.objective,
                  isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0),
                  (long long)cap, ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted, (long long)ds.arena_bytes,
                  now_s() - t0, extra ? "," : "", extra ? extra : "");
@@ -652,6 +655,40 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
         return st;
     }
     *out = p;
+    return SA_OK;
+}
+
+/* Both spaces: the narrow one (decide.h's default decisions: one per
+ * forward activation, parameters resident), whose model is closer to the
+ * simulator where it fits, then the widened one in the time left; the plan
+ * that simulates faster.  Refuses when both refuse (the widened one's
+ * reason). */
+static sa_status run_optimal(const policy_call *pc, const char *name, const int32_t *sch, const char *extra,
+                             plan **out, sa_err *err)
+{
+    double t0 = now_s();
+    plan *pn = NULL, *pw = NULL;
+    sa_err en = {0};
+    *out = NULL;
+    sa_status sn = run_space(pc, name, sch, extra, false, t0, &pn, &en);
+    if (sn && sn != SA_EINFEASIBLE) {
+        *err = en;
+        return sn;
+    }
+    sa_status sw = run_space(pc, name, sch, extra, true, t0, &pw, err);
+    if (sw && sw != SA_EINFEASIBLE) {
+        plan_free(pn);
+        return sw;
+    }
+    if (sw && sn)
+        return sw;
+    if (sw || (!sn && pn->predicted.iteration_us <= pw->predicted.iteration_us)) {
+        plan_free(pw);
+        *out = pn;
+    } else {
+        plan_free(pn);
+        *out = pw;
+    }
     return SA_OK;
 }
 
