@@ -1,5 +1,5 @@
 /* test_baselines.c - the rule-based policies (smartpool, vdnn, tflms,
- * checkpoint-sqrt, superneurons): valid plans (strict, simulated, replayed on
+ * checkpoint-sqrt, superneurons, and the house's hybrid): valid plans (strict, simulated, replayed on
  * the host) where they apply, clear refusals where they do not. */
 #include <check.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "swapadvisor/zoo.h"
 #include "test_util.h"
 
-static const char *const RULES[] = {"smartpool", "vdnn", "tflms", "checkpoint-sqrt", "superneurons"};
+static const char *const RULES[] = {"smartpool", "vdnn", "tflms", "checkpoint-sqrt", "superneurons", "hybrid"};
 
 START_TEST(test_rules_plan_the_ladder)
 {
@@ -44,6 +44,57 @@ START_TEST(test_rules_plan_a_zoo_model)
         double f = tu_plan_lowest(g, RULES[i], 0.4, i == 3);
         ck_assert(f <= 1.1);
     }
+    dfg_free(g);
+}
+END_TEST
+
+/* The house's hybrid rule on a CNN at 0.6x and 0.8x of its peak: it
+ * recomputes the cheap layers (batchnorm, ReLU) in bounded chains, its plans
+ * validate and replay, and it is no slower than the two rules that also
+ * recompute (superneurons, checkpoint-sqrt) wherever they plan (at 0.6x
+ * neither does). */
+START_TEST(test_hybrid_recomputes_cheap_layers)
+{
+    dfg_graph *g;
+    sa_err err = {0};
+    zoo_opts zo = {0};
+    zo.batch = 32;
+    ck_assert_int_eq(zoo_build("resnet-18", &zo, &g, &err), SA_OK);
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
+        double b = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
+        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + b / 2e12 * 1e6;
+    }
+    int compared = 0;
+    for (double frac = 0.6; frac < 0.95; frac += 0.2) {
+        dfg_device d = tu_policy_dev((int64_t)((double)dfg_peak_bytes(g, NULL) * frac));
+        plan *h = NULL;
+        ck_assert_msg(policy_run("hybrid", g, &d, &h, &err) == SA_OK, "%.1fx: %s", frac, err.msg);
+        tu_check_policy_plan(h, g, "hybrid on resnet-18", true);
+        int32_t cheap = 0;
+        for (int32_t n = 0; n < h->n_nodes; n++)
+            if (h->nodes[n].kind == PLAN_RECOMPUTE) {
+                const char *ty = g->ops[h->nodes[n].ref].type;
+                ck_assert_str_ne(ty, "batchnorm_stats");
+                cheap += !strcmp(ty, "batchnorm") || !strcmp(ty, "relu");
+            }
+        ck_assert_int_gt(cheap, 0);
+        ck_assert_ptr_nonnull(strstr(h->search_json, "\"max_chain\""));
+        const char *others[] = {"superneurons", "checkpoint-sqrt"};
+        for (size_t i = 0; i < SA_ARRAY_LEN(others); i++) {
+            plan *p = NULL;
+            sa_status st = policy_run(others[i], g, &d, &p, &err);
+            ck_assert_msg(st == SA_OK || st == SA_EINFEASIBLE, "%s: %s", others[i], err.msg);
+            if (st == SA_OK) {
+                compared++;
+                ck_assert_msg(h->predicted.iteration_us <= p->predicted.iteration_us, "%.1fx: hybrid %.1f us, %s %.1f us",
+                              frac, h->predicted.iteration_us, others[i], p->predicted.iteration_us);
+            }
+            plan_free(p);
+        }
+        plan_free(h);
+    }
+    ck_assert_int_gt(compared, 0);
     dfg_free(g);
 }
 END_TEST
@@ -122,6 +173,7 @@ Suite *suite_baselines(void)
     tcase_add_test(tc, test_rules_plan_the_ladder);
     tcase_add_test(tc, test_rules_plan_a_zoo_model);
     tcase_add_test(tc, test_rules_refuse_with_reasons);
+    tcase_add_test(tc, test_hybrid_recomputes_cheap_layers);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -29,6 +29,9 @@ sa_status policy_run_capuchin(const policy_call *c, plan **out, sa_err *err);
 /* pooch.c */
 sa_status policy_run_pooch(const policy_call *c, plan **out, sa_err *err);
 
+/* hybrid.c */
+sa_status policy_run_hybrid(const policy_call *c, plan **out, sa_err *err);
+
 /* optimal.c */
 sa_status policy_run_optimal(const policy_call *c, plan **out, sa_err *err);
 sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *err);
