@@ -25,8 +25,9 @@ typedef struct ocand {
     int32_t s3_from, s3_to;  /* use and after its last use (the late swap: from l3_from) */
     int32_t l3_from;
     int32_t l2_to;           /* the late swap's head: 0 .. l2_to (-1: the hidden swap's head) */
-    bool l_open, late_tail;
-    bool pers;               /* a parameter or state: s and l are its boundary swaps, its gaps are ogaps */  /* the late swap is open; it also frees the tail from l3_from */
+    bool l_open;             /* the late swap is open */
+    bool late_tail;          /* it frees the tail from l3_from */
+    bool pers;               /* a parameter or state: s and l are its boundary swaps, its gaps are ogaps */
     int32_t r_from, r_to;    /* positions a recompute frees it */
     int32_t next_use;        /* where a recompute runs (just before it) */
     int64_t r_in;            /* bytes of the producer's other inputs a recompute needs there */
@@ -124,6 +125,79 @@ static bool recompute_open(const octx *o, int32_t t, int32_t next_use)
             return false;
     }
     return true;
+}
+
+/* The widened space's persistent candidates: a parameter or state on the
+ * host at the boundary (swapped in before its first use, swapped out after
+ * its update), dropped in any gap between two uses and swapped in again. */
+static void add_persistent(octx *o, double lat, double rh, double rd)
+{
+    const dfg_graph *g = o->g;
+    int32_t *up = o->slot_scratch;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const dfg_tensor *x = &g->tensors[t];
+        if (!dfg_kind_persistent(x->kind))
+            continue;
+        /* its reader slots in position order (a handful: insertion sort) */
+        int32_t nu = 0;
+        for (int32_t k = 0; k < x->n_readers; k++) {
+            int32_t sl = x->reader_off + k, q = o->pos[g->readers[sl]], j = nu++;
+            while (j > 0 && o->pos[g->readers[up[j - 1]]] > q) {
+                up[j] = up[j - 1];
+                j--;
+            }
+            up[j] = sl;
+        }
+        int32_t f = nu ? o->pos[g->readers[up[0]]] : INT32_MAX, l = nu ? o->pos[g->readers[up[nu - 1]]] : -1;
+        bool upd = x->updater >= 0;
+        if (upd) {
+            f = o->pos[x->updater] < f ? o->pos[x->updater] : f;
+            l = o->pos[x->updater] > l ? o->pos[x->updater] : l;
+        }
+        if (l < 0)
+            continue;
+        ocand *c = &o->c[o->nc];
+        *c = (ocand){.t = t, .first = f, .last = l, .s_from = 0, .s_to = -1, .l_from = 0, .l_to = -1, .r_from = 0,
+                     .r_to = -1, .next_use = -1, .s_col = -1, .l_col = -1, .r_col = -1, .l2_to = -1, .pers = true};
+        double b = (double)x->bytes, h = lat + b / rh, d = lat + b / rd;
+        c->h = h;
+        c->d = upd ? d : 0;
+        /* before its first use (the swap-in there is issued where the
+         * compute covers it, or at the start) and after its last (the
+         * swap-out, when updated, must end first) */
+        c->s2_from = 0;
+        c->s2_to = before(o, f, h) - 1;
+        c->s3_from = upd ? after(o, l, d) : l + 1;
+        c->s3_to = o->n - 1;
+        c->sh = c->lh = h;
+        c->sd = c->d;
+        c->sb = c->lsb = b * (upd ? 2 : 1);
+        /* late: the first swap-in when the op before the first use ends,
+         * and the op after the update waits for the swap-out */
+        if (f - 1 > c->s2_to) {
+            c->l2_to = f - 1;
+            c->stall += h;
+        }
+        if (upd && l + 2 < c->s3_from) {
+            c->l3_from = l + 2;
+            c->late_tail = true;
+            c->stall += d;
+        }
+        c->l_open = c->l2_to >= 0 || c->late_tail;
+        int32_t ci = o->nc++;
+        /* its gaps: after a use, dropped at once (the update is its last
+         * use, so the host copy is current), swapped in again before the next */
+        for (int32_t k = 0; k + 1 < nu; k++) {
+            int32_t q = o->pos[g->readers[up[k]]], q2 = o->pos[g->readers[up[k + 1]]];
+            if (q2 <= q + 1 || (upd && q >= o->pos[x->updater]))
+                continue;
+            ogap *gp = &o->gp[o->ngp];
+            *gp = (ogap){.cand = ci, .slot = up[k], .from = q + 1, .y_to = before(o, q2, h) - 1, .z_to = q2 - 1,
+                         .y_col = -1, .z_col = -1, .h = h, .b = b};
+            if (gp->y_to >= gp->from || gp->z_to > gp->y_to)
+                o->ngp++;
+        }
+    }
 }
 
 static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, const int32_t *sch, bool widen,
@@ -248,74 +322,8 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
     }
     for (int32_t i = 1; i <= o->n; i++)
         delta[i] += delta[i - 1];
-    /* the widened space: a parameter or state on the host at the boundary
-     * (swapped in before its first use, swapped out after its update),
-     * dropped in any gap between two uses and swapped in again */
-    int32_t *up = o->slot_scratch;
-    for (int32_t t = 0; t < g->n_tensors && widen; t++) {
-        const dfg_tensor *x = &g->tensors[t];
-        if (!dfg_kind_persistent(x->kind))
-            continue;
-        /* its reader slots in position order (a handful: insertion sort) */
-        int32_t nu = 0;
-        for (int32_t k = 0; k < x->n_readers; k++) {
-            int32_t sl = x->reader_off + k, q = o->pos[g->readers[sl]], j = nu++;
-            while (j > 0 && o->pos[g->readers[up[j - 1]]] > q) {
-                up[j] = up[j - 1];
-                j--;
-            }
-            up[j] = sl;
-        }
-        int32_t f = nu ? o->pos[g->readers[up[0]]] : INT32_MAX, l = nu ? o->pos[g->readers[up[nu - 1]]] : -1;
-        bool upd = x->updater >= 0;
-        if (upd) {
-            f = o->pos[x->updater] < f ? o->pos[x->updater] : f;
-            l = o->pos[x->updater] > l ? o->pos[x->updater] : l;
-        }
-        if (l < 0)
-            continue;
-        ocand *c = &o->c[o->nc];
-        *c = (ocand){.t = t, .first = f, .last = l, .s_from = 0, .s_to = -1, .l_from = 0, .l_to = -1, .r_from = 0,
-                     .r_to = -1, .next_use = -1, .s_col = -1, .l_col = -1, .r_col = -1, .l2_to = -1, .pers = true};
-        double b = (double)x->bytes, h = lat + b / rh, d = lat + b / rd;
-        c->h = h;
-        c->d = upd ? d : 0;
-        /* before its first use (the swap-in there is issued where the
-         * compute covers it, or at the start) and after its last (the
-         * swap-out, when updated, must end first) */
-        c->s2_from = 0;
-        c->s2_to = before(o, f, h) - 1;
-        c->s3_from = upd ? after(o, l, d) : l + 1;
-        c->s3_to = o->n - 1;
-        c->sh = c->lh = h;
-        c->sd = c->d;
-        c->sb = c->lsb = b * (upd ? 2 : 1);
-        /* late: the first swap-in when the op before the first use ends,
-         * and the op after the update waits for the swap-out */
-        if (f - 1 > c->s2_to) {
-            c->l2_to = f - 1;
-            c->stall += h;
-        }
-        if (upd && l + 2 < c->s3_from) {
-            c->l3_from = l + 2;
-            c->late_tail = true;
-            c->stall += d;
-        }
-        c->l_open = c->l2_to >= 0 || c->late_tail;
-        int32_t ci = o->nc++;
-        /* its gaps: after a use, dropped at once (the update is its last
-         * use, so the host copy is current), swapped in again before the next */
-        for (int32_t k = 0; k + 1 < nu; k++) {
-            int32_t q = o->pos[g->readers[up[k]]], q2 = o->pos[g->readers[up[k + 1]]];
-            if (q2 <= q + 1 || (upd && q >= o->pos[x->updater]))
-                continue;
-            ogap *gp = &o->gp[o->ngp];
-            *gp = (ogap){.cand = ci, .slot = up[k], .from = q + 1, .y_to = before(o, q2, h) - 1, .z_to = q2 - 1,
-                         .y_col = -1, .z_col = -1, .h = h, .b = b};
-            if (gp->y_to >= gp->from || gp->z_to > gp->y_to)
-                o->ngp++;
-        }
-    }
+    if (widen)
+        add_persistent(o, lat, rh, rd);
     return SA_OK;
 }
 
@@ -329,50 +337,23 @@ static void free_ctx(octx *o)
     free(o->slot_scratch);
 }
 
-/* The MILP for memory cap mem: minimize T + eps * (moved time) subject to
- * the memory at each position and T over each resource. */
-static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
+/* The widened space's gap columns (y, z) and their rows, and the rows that
+ * keep a parameter a recompute reads on the device where it runs.  False
+ * when out of memory. */
+static bool add_gap_cols(octx *o, milp *m, double eps)
 {
-    milp *m = milp_new();
-    int32_t *idx = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
-    double *val = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *val);
-    bool ok = m && idx && val;
-    /* a small weight on the moved time: of two plans with the same bottleneck,
-     * the one that moves less leaves more slack to the simulator */
-    const double EPS = 0.01;
-    int32_t T = ok ? milp_add_col(m, o->compute_us, HUGE_VAL, 1.0, false) : -1;
-    ok = ok && T >= 0;
-    for (int32_t k = 0; k < o->nc && ok; k++) {
-        ocand *c = &o->c[k];
-        c->s_col = c->l_col = c->r_col = -1;
-        if (c->pers || c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to)
-            ok = (c->s_col = milp_add_col(m, 0, 1, EPS * (c->sh + c->sd), true)) >= 0;
-        if (ok && c->l_open)
-            ok = (c->l_col = milp_add_col(m, 0, 1, EPS * (c->lh + c->sd), true)) >= 0;
-        if (ok && c->r_from <= c->r_to)
-            ok = (c->r_col = milp_add_col(m, 0, 1, EPS * c->rc, true)) >= 0;
-        int32_t ix[3], nx = 0;
-        double v[3] = {1, 1, 1};
-        if (c->s_col >= 0)
-            ix[nx++] = c->s_col;
-        if (c->l_col >= 0)
-            ix[nx++] = c->l_col;
-        if (c->r_col >= 0)
-            ix[nx++] = c->r_col;
-        if (ok && nx > 1)
-            ok = milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
-    }
     /* a persistent tensor's gaps: each dropped (y: swapped in where the
      * compute covers it, z: when the op before the next use ends) only when
      * it is on the host at the boundary (its host copy is current) */
+    bool ok = true;
     for (int32_t k = 0; k < o->ngp && ok; k++) {
         ogap *gp = &o->gp[k];
         const ocand *c = &o->c[gp->cand];
         gp->y_col = gp->z_col = -1;
         if (gp->y_to >= gp->from)
-            ok = (gp->y_col = milp_add_col(m, 0, 1, EPS * gp->h, true)) >= 0;
+            ok = (gp->y_col = milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
         if (ok && gp->z_to > gp->y_to && gp->z_to >= gp->from)
-            ok = (gp->z_col = milp_add_col(m, 0, 1, EPS * gp->h, true)) >= 0;
+            ok = (gp->z_col = milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
         int32_t ix[4], nx = 0;
         double v[4];
         if (gp->y_col >= 0)
@@ -410,6 +391,43 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
             }
         }
     }
+    return ok;
+}
+
+/* The MILP for memory cap mem: minimize T + eps * (moved time) subject to
+ * the memory at each position and T over each resource. */
+static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
+{
+    milp *m = milp_new();
+    int32_t *idx = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
+    double *val = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *val);
+    bool ok = m && idx && val;
+    /* a small weight on the moved time: of two plans with the same bottleneck,
+     * the one that moves less leaves more slack to the simulator */
+    const double EPS = 0.01;
+    int32_t T = ok ? milp_add_col(m, o->compute_us, HUGE_VAL, 1.0, false) : -1;
+    ok = ok && T >= 0;
+    for (int32_t k = 0; k < o->nc && ok; k++) {
+        ocand *c = &o->c[k];
+        c->s_col = c->l_col = c->r_col = -1;
+        if (c->pers || c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to)
+            ok = (c->s_col = milp_add_col(m, 0, 1, EPS * (c->sh + c->sd), true)) >= 0;
+        if (ok && c->l_open)
+            ok = (c->l_col = milp_add_col(m, 0, 1, EPS * (c->lh + c->sd), true)) >= 0;
+        if (ok && c->r_from <= c->r_to)
+            ok = (c->r_col = milp_add_col(m, 0, 1, EPS * c->rc, true)) >= 0;
+        int32_t ix[3], nx = 0;
+        double v[3] = {1, 1, 1};
+        if (c->s_col >= 0)
+            ix[nx++] = c->s_col;
+        if (c->l_col >= 0)
+            ix[nx++] = c->l_col;
+        if (c->r_col >= 0)
+            ix[nx++] = c->r_col;
+        if (ok && nx > 1)
+            ok = milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
+    }
+    ok = ok && add_gap_cols(o, m, EPS);
     /* memory, in MB: base - freed <= mem */
     for (int32_t i = 0; i < o->n && ok; i++) {
         double over = (double)(o->base[i] - mem);
@@ -634,13 +652,14 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
         double gap = best.objective > 0 && isfinite(best.best_bound)
                          ? fmax(0.0, (best.objective - best.best_bound) / best.objective) : -1;
         snprintf(search, sizeof search,
-                 "{\"algorithm\":\"%s\",\"space\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\",\"milp_objective_us\":%.17g,"
-                 "\"milp_bound_us\":%.17g,\"milp_gap\":%.6f,\"candidates\":%d,\"solves\":%d,\"cap\":%lld,"
-                 "\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
-                 name, widen ? "widened" : "narrow", best.solver, best.status == MILP_OPTIMAL ? "optimal" : "time_limit", best.objective,
-                 isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0),
-                 (long long)cap, ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted, (long long)ds.arena_bytes,
-                 now_s() - t0, extra ? "," : "", extra ? extra : "");
+                 "{\"algorithm\":\"%s\",\"space\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\","
+                 "\"milp_objective_us\":%.17g,\"milp_bound_us\":%.17g,\"milp_gap\":%.6f,\"candidates\":%d,"
+                 "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
+                 "\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
+                 name, widen ? "widened" : "narrow", best.solver, best.status == MILP_OPTIMAL ? "optimal" : "time_limit",
+                 best.objective, isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0),
+                 (long long)cap, ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
+                 (long long)ds.arena_bytes, now_s() - t0, extra ? "," : "", extra ? extra : "");
         if (!plan_set_search_json(p, search))
             st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     }
