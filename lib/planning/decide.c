@@ -623,7 +623,8 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     c.rdeps = calloc((size_t)maxuse + 1, sizeof *c.rdeps);
     if (!c.pos || !c.tstart || !c.last_fwd || !c.next_after || !c.last_use || !c.act || !c.req || !c.need_first ||
         !c.need_gap || !c.present || !c.loaded || !c.evicted || !c.touched || !c.done || !c.dirty || !c.drop_at ||
-        !c.drop_slot || !c.drop || !c.src || !c.pbeg || !c.luser || !c.hsrc || !c.touch_list || !c.sync_head || !c.in_off || !c.in_list || !tr || !c.rdeps) {
+        !c.drop_slot || !c.drop || !c.src || !c.pbeg || !c.luser || !c.hsrc || !c.touch_list || !c.sync_head ||
+        !c.in_off || !c.in_list || !tr || !c.rdeps) {
         st = oom(&c);
         goto out;
     }
@@ -708,8 +709,8 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         *stats = c.st;
 out:
     free(c.pos); free(c.tstart); free(c.last_fwd); free(c.next_after); free(c.last_use); free(c.act); free(c.req);
-    free(c.need_first); free(c.need_gap); free(c.present); free(c.loaded); free(c.evicted); free(c.touched); free(c.done);
-    free(c.dirty);
+    free(c.need_first); free(c.need_gap); free(c.present); free(c.loaded); free(c.evicted); free(c.touched);
+    free(c.done); free(c.dirty);
     free(c.drop_at); free(c.drop_slot); free(c.drop); free(c.ptr);
     free(c.src); free(c.pbeg); free(c.luser); free(c.hsrc); free(c.touch_list); free(c.sync_head);
     free(c.sync); free(c.in_off); free(c.in_list); free(tr); free(c.rdeps);
