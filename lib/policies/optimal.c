@@ -658,7 +658,8 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
                  "\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
                  name, widen ? "widened" : "narrow", best.solver,
                  best.status == MILP_OPTIMAL ? "optimal" : "time_limit", best.objective,
-                 isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0), (long long)cap, ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
+                 isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0), (long long)cap,
+                 ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
                  (long long)ds.arena_bytes, now_s() - t0, extra ? "," : "", extra ? extra : "");
         if (!plan_set_search_json(p, search))
             st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
