@@ -528,9 +528,9 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
 }
 
 /* One decision space (widen: decide.h's widened one) solved and built;
- * the time limit runs from t0. */
+ * its time limit runs from t0. */
 static sa_status run_space(const policy_call *pc, const char *name, const int32_t *sch, const char *extra, bool widen,
-                           double t0, plan **out, sa_err *err)
+                           double t0, double limit, plan **out, sa_err *err)
 {
     const dfg_graph *g = pc->g;
     const dfg_device *dev = pc->dev;
@@ -548,7 +548,6 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
     uint8_t *drop = st ? NULL : calloc((size_t)o.nslots + 1, 1);
     if (!st && (!act || !late || !sync_at || !drop))
         st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
-    double limit = po->optimal.time_limit_s > 0 ? po->optimal.time_limit_s : 60;
     int64_t cap = dev->memory_bytes;
     milp_result best = {0};
     plan *p = NULL;
@@ -687,15 +686,17 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
                              plan **out, sa_err *err)
 {
     double t0 = now_s();
+    double limit = pc->opts->optimal.time_limit_s > 0 ? pc->opts->optimal.time_limit_s : 60;
     plan *pn = NULL, *pw = NULL;
     sa_err en = {0};
     *out = NULL;
-    sa_status sn = run_space(pc, name, sch, extra, false, t0, &pn, &en);
+    /* the narrow space gets at most half of the time, the widened one the rest */
+    sa_status sn = run_space(pc, name, sch, extra, false, t0, limit / 2, &pn, &en);
     if (sn && sn != SA_EINFEASIBLE) {
         *err = en;
         return sn;
     }
-    sa_status sw = run_space(pc, name, sch, extra, true, t0, &pw, err);
+    sa_status sw = run_space(pc, name, sch, extra, true, t0, limit, &pw, err);
     if (sw && sw != SA_EINFEASIBLE) {
         plan_free(pn);
         return sw;
