@@ -304,9 +304,9 @@ START_TEST(test_optimal_plans)
 }
 END_TEST
 
-/* The widened space at half the no-swap peak, where parameters and their
- * gradients must leave the device (resnet-18 with momentum state, gpt-4-512
- * with one sequence): optimal plans, the plan is valid (strict), replays on
+/* The widened space where parameters and their gradients must leave the
+ * device (resnet-18 b4 with momentum state at 0.6x of the no-swap peak,
+ * gpt-4-512 b1 at 0.5x): optimal plans, the plan is valid (strict), replays on
  * the host with every persistent tensor read back equal to the reference,
  * swaps parameters (some written back after their update), and stays above
  * both bounds. */
@@ -321,9 +321,9 @@ START_TEST(test_optimal_widened)
     profiled(g);
     policy_opts po;
     policy_opts_default(&po);
-    po.optimal.time_limit_s = 30;
+    po.optimal.time_limit_s = 120; /* both take a few seconds (under ASan longer) */
     dfg_device d = g->device;
-    d.memory_bytes = (int64_t)((double)dfg_peak_bytes(g, NULL) * 0.5);
+    d.memory_bytes = (int64_t)((double)dfg_peak_bytes(g, NULL) * (_i == 0 ? 0.6 : 0.5));
     plan *p = NULL;
     sa_status st = policy_run_opts("optimal", g, &d, &po, &p, &err);
     if (!milp_have(MILP_AUTO)) {
