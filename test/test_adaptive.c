@@ -57,25 +57,9 @@ START_TEST(test_adaptive_keep_everything_when_it_fits)
 }
 END_TEST
 
-/* resnet-18 at batch 4 with op times from a roofline guess */
-static dfg_graph *small_resnet(void)
-{
-    dfg_graph *g;
-    sa_err err = {0};
-    zoo_opts zo = {0};
-    zo.batch = 4;
-    ck_assert_int_eq(zoo_build("resnet-18", &zo, &g, &err), SA_OK);
-    for (int32_t i = 0; i < g->n_ops; i++) {
-        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
-        double b = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
-        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + b / 2e12 * 1e6;
-    }
-    return g;
-}
-
 START_TEST(test_adaptive_plan_a_zoo_model)
 {
-    dfg_graph *g = small_resnet();
+    dfg_graph *g = tu_zoo_roofline("resnet-18", 4);
     for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
         double f = tu_plan_lowest(g, ADAPT[i], 0.4, false);
         ck_assert_msg(f < 0.95, "%s needs %.2f of the no-swap peak", ADAPT[i], f);
@@ -89,7 +73,7 @@ END_TEST
  * replays on the host. */
 START_TEST(test_adaptive_recompute_replays)
 {
-    dfg_graph *g = small_resnet();
+    dfg_graph *g = tu_zoo_roofline("resnet-18", 4);
     int64_t peak = dfg_peak_bytes(g, NULL);
     bool found = false;
     for (int pi = 1; pi <= 2 && !found; pi++)

@@ -30,16 +30,7 @@ END_TEST
 
 START_TEST(test_rules_plan_a_zoo_model)
 {
-    dfg_graph *g;
-    sa_err err = {0};
-    zoo_opts zo = {0};
-    zo.batch = 4;
-    ck_assert_int_eq(zoo_build("resnet-18", &zo, &g, &err), SA_OK);
-    for (int32_t i = 0; i < g->n_ops; i++) {
-        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
-        double b = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
-        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + b / 2e12 * 1e6;
-    }
+    dfg_graph *g = tu_zoo_roofline("resnet-18", 4);
     for (size_t i = 0; i < SA_ARRAY_LEN(RULES); i++) {
         double f = tu_plan_lowest(g, RULES[i], 0.4, i == 3);
         ck_assert(f <= 1.1);
@@ -55,16 +46,8 @@ END_TEST
  * neither does). */
 START_TEST(test_hybrid_recomputes_cheap_layers)
 {
-    dfg_graph *g;
+    dfg_graph *g = tu_zoo_roofline("resnet-18", 32);
     sa_err err = {0};
-    zoo_opts zo = {0};
-    zo.batch = 32;
-    ck_assert_int_eq(zoo_build("resnet-18", &zo, &g, &err), SA_OK);
-    for (int32_t i = 0; i < g->n_ops; i++) {
-        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
-        double b = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
-        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + b / 2e12 * 1e6;
-    }
     int compared = 0;
     for (double frac = 0.6; frac < 0.95; frac += 0.2) {
         dfg_device d = tu_policy_dev((int64_t)((double)dfg_peak_bytes(g, NULL) * frac));

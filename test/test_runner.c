@@ -520,11 +520,7 @@ START_TEST(test_zoo_plans_verify)
         sa_err err = {0};
         ck_assert_msg(zoo_build(mi[m].example, NULL, &g, &err) == SA_OK, "%s: %s", mi[m].example, err.msg);
         /* a fast GPU's roofline: the times only shape the plans */
-        for (int32_t i = 0; i < g->n_ops; i++) {
-            double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
-            double b = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
-            g->ops[i].time_us = 5 + f / 5e13 * 1e6 + b / 2e12 * 1e6;
-        }
+        tu_roofline_times(g);
         const char *pol[] = {"topo", "odswap"};
         const double fr[] = {0.5, 0.25};
         for (size_t i = 0; i < SA_ARRAY_LEN(pol); i++)

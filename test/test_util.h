@@ -17,7 +17,32 @@
 #include "swapadvisor/runner.h"
 #include "swapadvisor/sim.h"
 #include "swapadvisor/validate.h"
+#include "swapadvisor/zoo.h"
 #include "test_suites.h" /* generated: every suite_NAME prototype */
+
+/* Op times from a fast GPU's roofline (5 us a launch, 50 TFLOP/s, 2 TB/s):
+ * the times only shape the plans. */
+static inline void tu_roofline_times(dfg_graph *g)
+{
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
+        double b = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
+        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + b / 2e12 * 1e6;
+    }
+}
+
+/* Zoo model name at batch (0: its default) with tu_roofline_times; the
+ * caller frees it (dfg_free). */
+static inline dfg_graph *tu_zoo_roofline(const char *name, int batch)
+{
+    dfg_graph *g;
+    sa_err err = {0};
+    zoo_opts zo = {0};
+    zo.batch = batch;
+    ck_assert_msg(zoo_build(name, &zo, &g, &err) == SA_OK, "%s: %s", name, err.msg);
+    tu_roofline_times(g);
+    return g;
+}
 
 /* Runs a shell command made from fmt; returns its exit status (fails the
  * test when it could not run). */

@@ -469,11 +469,7 @@ START_TEST(test_batchnorm_output_recomputable)
     ck_assert(dec_recomputable(g, g->ops[bn].out[0]));
     ck_assert(!dec_recomputable(g, g->ops[st].out[0])); /* saved_mean: made by the in-place op */
     ck_assert_int_eq(g->tensors[g->ops[st].out[2]].updater, st);
-    for (int32_t i = 0; i < g->n_ops; i++) {
-        double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
-        double b = g->ops[i].bytes_accessed > 0 ? g->ops[i].bytes_accessed : 0;
-        g->ops[i].time_us = 5 + f / 5e13 * 1e6 + b / 2e12 * 1e6;
-    }
+    tu_roofline_times(g);
     int64_t peak = dfg_peak_bytes(g, NULL);
     int32_t bn_recomputes = 0;
     for (double f = 0.4; f <= 1.0 && !bn_recomputes; f += 0.1) {
