@@ -240,7 +240,7 @@ START_TEST(test_hook_stop_and_refusals)
         {1, -2, "is not a new op"},                          /* bad[1] = bad[0] below */
         {g->n_ops, 2, "neither pool nor best fit"},          /* layout gene */
         {g->n_ops + 1, 2, "timing"},                         /* swap-out timing gene */
-        {g->n_ops + 2, -3, "no seed"},                       /* origin below the cost rule (-2) */
+        {g->n_ops + 2, -4, "no seed"},                       /* origin below the pool rule (-3) */
         {g->n_ops + 3, 0, "classes"},                        /* no classes */
         {g->n_ops + 4, 1, "CLS starts at 0"},                /* CLS not from 0 */
         {g->n_ops + 4 + g->n_sizes, -3, "objects in class"}, /* negative CNT */

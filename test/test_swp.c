@@ -8,7 +8,11 @@
 #include "swapadvisor/pool.h"
 #include "swapadvisor/sim.h"
 #include "swapadvisor/swp.h"
+#include "swapadvisor/decide.h"
+#include "swapadvisor/ga.h"
+#include "swapadvisor/runner.h"
 #include "swapadvisor/validate.h"
+#include "swapadvisor/zoo.h"
 #include "test_util.h"
 
 #define MB 1048576
@@ -533,6 +537,377 @@ START_TEST(test_figure1_steady_state)
 }
 END_TEST
 
+/* ---- Recomputation in the pool (issue 15) ---------------------------------
+ *
+ * swp_opts.recompute flags tensors to drop after their last forward use and
+ * rebuild before their next use.  The plans must pass strict validation and
+ * replay exactly on the host backend (which compares every op output,
+ * recomputed ones included, with a reference run). */
+
+/* g's pool plan on its default order in mem bytes (fine-grained pool), with
+ * the flags rc (NULL: none); NULL when the pool does not fit. */
+static plan *pool_rc_plan(const dfg_graph *g, int64_t mem, const uint8_t *rc)
+{
+    dfg_device d = tu_policy_dev(mem);
+    pool_alloc a;
+    sa_err err = {0};
+    ck_assert(pool_alloc_init(&a, g->n_sizes));
+    sa_status st = pool_fine_grained(&a, g, g->topo, d.memory_bytes, &err);
+    plan *p = NULL;
+    if (!st) {
+        swp_opts o;
+        swp_opts_default(&o);
+        o.recompute = rc;
+        p = plan_new(g, &d);
+        ck_assert_ptr_nonnull(p);
+        planner_req q = {.layout = PLANNER_POOL, .pool = &a, .evict = &o};
+        st = planner_plan(g, &d, &q, p, &err);
+        if (st) {
+            plan_free(p);
+            p = NULL;
+        }
+    }
+    ck_assert_msg(!st || st == SA_EINFEASIBLE, "%s", err.msg);
+    pool_alloc_free(&a);
+    return p;
+}
+
+static char *plan_json(const plan *p)
+{
+    char *json;
+    sa_err err = {0};
+    ck_assert_int_eq(plan_to_json(p, &json, &err), SA_OK);
+    return json;
+}
+
+static int32_t count_nodes(const plan *p, plan_kind k)
+{
+    int32_t n = 0;
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        n += p->nodes[v].kind == k;
+    return n;
+}
+
+/* Strictly valid, re-simulated alike, replayed exactly on the host (scaled
+ * to cap bytes when cap > 0). */
+static void check_rc_plan(const plan *p, const dfg_graph *g, int64_t cap, const char *what)
+{
+    sa_err err = {0};
+    val_report rep = {0};
+    ck_assert_msg(plan_validate(p, g, true, &rep, &err) == SA_OK, "%s: %d violations, first: %s", what,
+                  rep.n_violations, err.msg);
+    val_report_free(&rep);
+    sim_ws *ws = sim_ws_new();
+    sim_result r;
+    ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
+    ck_assert(r.makespan_us == p->predicted.iteration_us);
+    ck_assert_int_eq(r.n_recompute, count_nodes(p, PLAN_RECOMPUTE));
+    sim_ws_free(ws);
+    runner_opts ro;
+    runner_opts_default(&ro);
+    ro.backend = RUNNER_HOST;
+    ro.iterations = 2;
+    if (cap > 0)
+        ro.cap_bytes = cap;
+    runner_report rr;
+    ck_assert_msg(runner_run(p, g, &ro, &rr, &err) == SA_OK, "%s: replay: %s", what, err.msg);
+    ck_assert(rr.valid);
+    ck_assert_int_gt(rr.verified_checksums, 0);
+    ck_assert_int_eq(rr.plan_d2h_bytes, p->predicted.d2h_bytes);
+    runner_report_free(&rr);
+}
+
+/* No recompute node re-runs an op that updates a persistent tensor in place. */
+static void assert_no_in_place_recompute(const plan *p, const dfg_graph *g, const char *what)
+{
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        if (p->nodes[v].kind == PLAN_RECOMPUTE) {
+            const dfg_op *o = &g->ops[p->nodes[v].ref];
+            for (int32_t k = 0; k < o->n_out; k++)
+                ck_assert_msg(!dfg_kind_persistent(g->tensors[o->out[k]].kind), "%s: recomputes in-place update %s",
+                              what, o->name);
+        }
+}
+
+static uint8_t *forward_flags(const dfg_graph *g)
+{
+    uint8_t *rc = calloc((size_t)g->n_tensors + 1, 1);
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        int32_t op = g->tensors[t].producer;
+        rc[t] = g->tensors[t].kind == DFG_ACTIVATION && op >= 0 && g->ops[op].phase == DFG_FORWARD;
+    }
+    return rc;
+}
+
+/* No flags, or flags all clear: the plan is byte for byte the planner's
+ * without recomputation. */
+START_TEST(test_pool_no_recompute_flags_change_nothing)
+{
+    dfg_graph *g = tu_ladder(8);
+    uint8_t *zero = calloc((size_t)g->n_tensors + 1, 1);
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    for (int pct = 40; pct <= 100; pct += 20) {
+        plan *a = pool_rc_plan(g, peak * pct / 100, NULL), *b = pool_rc_plan(g, peak * pct / 100, zero);
+        ck_assert_int_eq(a == NULL, b == NULL);
+        if (!a)
+            continue;
+        char *ja = plan_json(a), *jb = plan_json(b);
+        ck_assert_str_eq(ja, jb);
+        ck_assert_int_eq(count_nodes(a, PLAN_RECOMPUTE), 0);
+        free(ja);
+        free(jb);
+        plan_free(a);
+        plan_free(b);
+    }
+    free(zero);
+    dfg_free(g);
+}
+END_TEST
+
+/* Every forward activation of the ladder flagged.  Only x' = add(a, b) has
+ * a backward use (a and b die at the add), so its recompute reads two
+ * tensors that live on only for it: they stay resident or are swapped out
+ * and back in for it.  Under pressure the plans recompute, take more compute
+ * time, stay strictly valid and replay exactly. */
+START_TEST(test_pool_recompute_chains_valid_and_replay)
+{
+    dfg_graph *g = tu_ladder(8);
+    uint8_t *rc = forward_flags(g);
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    int planned = 0;
+    for (int pct = 30; pct <= 80; pct += 10) {
+        plan *p0 = pool_rc_plan(g, peak * pct / 100, NULL);
+        plan *p = pool_rc_plan(g, peak * pct / 100, rc);
+        ck_assert_int_eq(p0 == NULL, p == NULL); /* recomputing never makes a pool unfit */
+        if (!p)
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "ladder(8) at %d %%", pct);
+        check_rc_plan(p, g, 0, what);
+        ck_assert_msg(count_nodes(p, PLAN_RECOMPUTE) > 0, "%s: nothing recomputed", what);
+        ck_assert(p->predicted.compute_us > p0->predicted.compute_us);
+        planned++;
+        plan_free(p0);
+        plan_free(p);
+    }
+    ck_assert_int_ge(planned, 3);
+    free(rc);
+    dfg_free(g);
+}
+END_TEST
+
+/* A hand graph where batchnorm updates its running statistics in place:
+ * x -> fc(W) -> a -> bn(S) -> b -> relu -> c -> loss, backward, sgd.  With
+ * every activation flagged, b (made by the in-place update) is never
+ * recomputed and the default rule does not flag it; a and c are, and the
+ * plans replay exactly. */
+static dfg_graph *bn_graph(void)
+{
+    dfg_graph *g = dfg_new("bn");
+    const int64_t KB = 1024;
+    int32_t x = dfg_add_tensor(g, "x", DFG_INPUT, 64 * KB), w = dfg_add_tensor(g, "W", DFG_PARAM, 32 * KB);
+    int32_t st = dfg_add_tensor(g, "S", DFG_STATE, 4 * KB);
+    int32_t a = dfg_add_tensor(g, "a", DFG_ACTIVATION, 256 * KB), b = dfg_add_tensor(g, "b", DFG_ACTIVATION, 256 * KB);
+    int32_t c = dfg_add_tensor(g, "c", DFG_ACTIVATION, 256 * KB), dl = dfg_add_tensor(g, "dl", DFG_GRADIENT, 256 * KB);
+    int32_t db = dfg_add_tensor(g, "db", DFG_GRADIENT, 256 * KB), da = dfg_add_tensor(g, "da", DFG_GRADIENT, 256 * KB);
+    int32_t dw = dfg_add_tensor(g, "dW", DFG_GRADIENT, 32 * KB);
+    int32_t i0[] = {x, w}, o0[] = {a}, i1[] = {a, st}, o1[] = {b, st}, i2[] = {b}, o2[] = {c}, i3[] = {c}, o3[] = {dl};
+    int32_t i4[] = {dl, c}, o4[] = {db}, i5[] = {db, a}, o5[] = {da}, i6[] = {da, x, w}, o6[] = {dw}, i7[] = {w, dw};
+    int32_t o7[] = {w};
+    dfg_add_op(g, "fc", "matmul", DFG_FORWARD, i0, 2, o0, 1);
+    dfg_add_op(g, "bn", "batchnorm", DFG_FORWARD, i1, 2, o1, 2);
+    dfg_add_op(g, "relu", "relu", DFG_FORWARD, i2, 1, o2, 1);
+    dfg_add_op(g, "loss", "softmax_xent", DFG_FORWARD, i3, 1, o3, 1);
+    dfg_add_op(g, "relu_bwd", "relu_bwd", DFG_BACKWARD, i4, 2, o4, 1);
+    dfg_add_op(g, "bn_bwd", "batchnorm_bwd", DFG_BACKWARD, i5, 2, o5, 1);
+    dfg_add_op(g, "fc_bwd", "matmul_bwd", DFG_BACKWARD, i6, 3, o6, 1);
+    dfg_add_op(g, "sgd", "sgd_update", DFG_UPDATE, i7, 2, o7, 1);
+    for (int32_t i = 0; i < g->n_ops; i++)
+        g->ops[i].time_us = 1.0;
+    sa_err err;
+    ck_assert_msg(dfg_finalize(g, "bn", &err) == SA_OK, "%s", err.msg);
+    return g;
+}
+
+START_TEST(test_pool_never_recomputes_in_place_updates)
+{
+    dfg_graph *g = bn_graph();
+    uint8_t *rc = forward_flags(g), rule[16];
+    int32_t pos[16], bn = 1, b = 4;
+    ck_assert_int_eq(g->tensors[b].producer, bn);
+    ck_assert(rc[b]);
+    dfg_device slow = tu_policy_dev(1 << 30);
+    slow.h2d_bytes_per_s = slow.d2h_bytes_per_s = 1e6; /* every transfer costs more than an op */
+    ck_assert_int_gt(swp_recompute_rule(g, &slow, NULL, 1e9, pos, rule), 0);
+    ck_assert(!rule[b]);
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    int recomputed = 0;
+    for (int pct = 40; pct <= 100; pct += 5) {
+        plan *p = pool_rc_plan(g, peak * pct / 100, rc);
+        if (!p)
+            continue;
+        assert_no_in_place_recompute(p, g, "bn graph");
+        check_rc_plan(p, g, 0, "bn graph");
+        recomputed += count_nodes(p, PLAN_RECOMPUTE);
+        plan_free(p);
+    }
+    ck_assert_int_gt(recomputed, 0); /* the other flags were carried out */
+    free(rc);
+    dfg_free(g);
+}
+END_TEST
+
+/* Recompute nodes right after another on the compute stream that read an
+ * output of it: chains. */
+static int32_t count_chains(const plan *p, const dfg_graph *g)
+{
+    int32_t n = 0, prev = -1;
+    for (int32_t v = 0; v < p->n_nodes; v++) {
+        if (plan_kind_stream(p->nodes[v].kind) != PLAN_STREAM_COMPUTE)
+            continue;
+        if (prev >= 0 && p->nodes[v].kind == PLAN_RECOMPUTE && p->nodes[prev].kind == PLAN_RECOMPUTE) {
+            const dfg_op *a = &g->ops[p->nodes[prev].ref], *b = &g->ops[p->nodes[v].ref];
+            bool link = false;
+            for (int32_t i = 0; i < b->n_in; i++)
+                for (int32_t k = 0; k < a->n_out; k++)
+                    link |= b->in[i] == a->out[k];
+            n += link;
+        }
+        prev = v;
+    }
+    return n;
+}
+
+/* A zoo ResNet (batchnorm's statistics in their own op): the default rule's
+ * flags and every forward activation flagged, at half and a quarter of the
+ * peak (raised in 5 % steps where the pool cannot fit; recomputing does not
+ * change where that is); replayed with scaled bytes.  Every activation
+ * flagged makes chains (ReLU's input is batchnorm's output, flagged too);
+ * the rule's flags move fewer bytes out than swapping alone.  The topo-rc
+ * row plans the same way. */
+START_TEST(test_pool_recompute_on_zoo_resnet)
+{
+    dfg_graph *g = tu_zoo_roofline("resnet-18", 0);
+    sa_err err = {0};
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    uint8_t *all = forward_flags(g), *rule = calloc((size_t)g->n_tensors + 1, 1);
+    int32_t *pos = calloc((size_t)g->n_ops + 1, sizeof *pos);
+    dfg_device d = tu_policy_dev(peak);
+    ck_assert_int_gt(swp_recompute_rule(g, &d, NULL, SWP_RECOMPUTE_US_PER_MB, pos, rule), 0);
+    const double fr[] = {0.5, 0.25};
+    int recomputed = 0, chains = 0;
+    for (size_t f = 0; f < SA_ARRAY_LEN(fr); f++) {
+        const uint8_t *sets[] = {rule, all};
+        double x = fr[f];
+        plan *p0;
+        while (!(p0 = pool_rc_plan(g, (int64_t)(x * (double)peak), NULL)) && x < 1)
+            x += 0.05;
+        ck_assert_ptr_nonnull(p0);
+        for (size_t k = 0; k < 2; k++) {
+            plan *p = pool_rc_plan(g, (int64_t)(x * (double)peak), sets[k]);
+            ck_assert_ptr_nonnull(p);
+            char what[64];
+            snprintf(what, sizeof what, "resnet-18 at %.2f, %s", x, k ? "all" : "rule");
+            assert_no_in_place_recompute(p, g, what);
+            check_rc_plan(p, g, 48 << 20, what);
+            recomputed += count_nodes(p, PLAN_RECOMPUTE);
+            chains += count_chains(p, g);
+            if (k == 0)
+                ck_assert_msg(p->predicted.d2h_bytes < p0->predicted.d2h_bytes, "%s: %lld bytes out, %lld without",
+                              what, (long long)p->predicted.d2h_bytes, (long long)p0->predicted.d2h_bytes);
+            plan_free(p);
+        }
+        plan_free(p0);
+    }
+    ck_assert_int_gt(recomputed, 0);
+    ck_assert_int_gt(chains, 0);
+    plan *p = NULL;
+    d = tu_policy_dev(peak / 2);
+    ck_assert_msg(policy_run("topo-rc", g, &d, &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_gt(count_nodes(p, PLAN_RECOMPUTE), 0);
+    tu_check_policy_plan(p, g, "topo-rc on resnet-18", false);
+    plan_free(p);
+    free(all);
+    free(rule);
+    free(pos);
+    dfg_free(g);
+}
+END_TEST
+
+/* A small zoo GPT: the rule rebuilds the attention probabilities through
+ * chains (softmax <- mask <- scores, the last two intermediates with no use
+ * of their own after the forward pass); the plans are strictly valid, leave
+ * no intermediate behind and replay exactly. */
+START_TEST(test_pool_recompute_intermediates_on_zoo_gpt)
+{
+    dfg_graph *g = tu_zoo_roofline("gpt-2-256", 0);
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    uint8_t *rule = calloc((size_t)g->n_tensors + 1, 1);
+    int32_t *pos = calloc((size_t)g->n_ops + 1, sizeof *pos);
+    dfg_device d = tu_policy_dev(peak);
+    ck_assert_int_gt(swp_recompute_rule(g, &d, NULL, SWP_RECOMPUTE_US_PER_MB, pos, rule), 0);
+    int32_t inter = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        int32_t lf, nx;
+        dec_gap(g, pos, t, &lf, &nx);
+        inter += rule[t] && nx < 0;
+    }
+    ck_assert_int_gt(inter, 0);
+    int chains = 0, planned = 0;
+    for (int pct = 40; pct <= 100 && planned < 2; pct += 10) {
+        plan *p = pool_rc_plan(g, peak * pct / 100, rule);
+        if (!p)
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "gpt-2-256 at %d %%", pct);
+        assert_no_in_place_recompute(p, g, what);
+        check_rc_plan(p, g, 48 << 20, what);
+        chains += count_chains(p, g);
+        planned++;
+        plan_free(p);
+    }
+    ck_assert_int_eq(planned, 2);
+    ck_assert_int_gt(chains, 0);
+    free(rule);
+    free(pos);
+    dfg_free(g);
+}
+END_TEST
+
+/* The search with pool_recompute: the same plan at 1 and 2 threads, seeded
+ * or not; the answer is strictly valid and replays. */
+START_TEST(test_pool_recompute_search_same_plan_any_thread_count)
+{
+    dfg_graph *g = tu_ladder(8);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 4 / 10);
+    for (int seeded = 0; seeded < 2; seeded++) {
+        char *json[2];
+        for (int k = 0; k < 2; k++) {
+            policy_opts po;
+            policy_opts_default(&po);
+            po.search.generations = 4;
+            po.search.population = 8;
+            po.search.threads = 1 + k;
+            po.search.pool_recompute = true;
+            po.search_seeds = seeded;
+            plan *p = NULL;
+            sa_err err = {0};
+            ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+            ck_assert_msg(strstr(p->search_json, "\"pool_recompute\":true") != NULL, "%s", p->search_json);
+            if (k == 0)
+                check_rc_plan(p, g, 0, seeded ? "seeded search" : "search");
+            plan_set_search_json(p, NULL); /* wall-clock and thread fields differ */
+            json[k] = plan_json(p);
+            plan_free(p);
+        }
+        ck_assert_str_eq(json[0], json[1]);
+        free(json[0]);
+        free(json[1]);
+    }
+    dfg_free(g);
+}
+END_TEST
+
 Suite *suite_swp(void)
 {
     Suite *s = suite_create("swp");
@@ -548,5 +923,14 @@ Suite *suite_swp(void)
     tcase_add_test(tc, test_figure1_pool_and_schedule_each_matter);
     tcase_add_test(tc, test_figure1_steady_state);
     suite_add_tcase(s, tc);
+    TCase *rc = tcase_create("recompute");
+    tcase_set_timeout(rc, 120);
+    tcase_add_test(rc, test_pool_no_recompute_flags_change_nothing);
+    tcase_add_test(rc, test_pool_recompute_chains_valid_and_replay);
+    tcase_add_test(rc, test_pool_never_recomputes_in_place_updates);
+    tcase_add_test(rc, test_pool_recompute_on_zoo_resnet);
+    tcase_add_test(rc, test_pool_recompute_intermediates_on_zoo_gpt);
+    tcase_add_test(rc, test_pool_recompute_search_same_plan_any_thread_count);
+    suite_add_tcase(s, rc);
     return s;
 }

@@ -46,6 +46,10 @@
     "  --no-seeds            start without the other policies' plans (the paper's\n" \
     "                        search; by default it starts from them and is never\n" \
     "                        slower than any of them)\n" \
+    "  --pool-recompute      size-class pool individuals also drop and recompute\n" \
+    "                        cheap activations (their decision genes, the rule of\n" \
+    "                        the topo-rc policy); on by default, with the seeds;\n" \
+    "                        this turns it on for --no-seeds\n" \
     "  --log FILE            per-generation CSV: generation,evaluations,elapsed_s,\n" \
     "                        best_us,mean_us,worst_us\n" \
     "  --bound[=METHOD]      add a lower bound on the iteration time for the\n" \

@@ -5,9 +5,11 @@
  * threads) on its own population and random seed; every
  * --migrate-every generations each rank sends its best --migrants genomes to
  * the next rank in a ring and takes the previous rank's in place of its
- * worst (ga_opts.migrate).  After the last generation the best individual of
- * all ranks goes to rank 0, which writes the plan.  All MPI is in this file:
- * the library knows only the hook.
+ * worst (ga_opts.migrate).  Rank 0 sends but takes none in: it evolves
+ * exactly as swapadvisor-search does with the same options, so the answer,
+ * the best individual of all ranks, which goes to rank 0 after the last
+ * generation, is never slower than the one-process search's.  All MPI is in
+ * this file: the library knows only the hook.
  *
  * Determinism: rank r searches with seed S (r = 0) or splitmix(S + r); the
  * exchanges happen at fixed generations in a fixed order, so for a given
@@ -77,7 +79,7 @@ static sa_status migrate(ga_migration *m, void *ctx, sa_err *err)
         if (rc != MPI_SUCCESS)
             return mpi_failed(err, "MPI_Sendrecv (migration)", rc);
         m->in = is->in;
-        m->n_in = m->n_out;
+        m->n_in = is->rank == 0 ? 0 : m->n_out; /* rank 0 stays the one-process search */
         is->exchanges++;
         if (is->time_limit_s > 0) {
             int stop = is->rank == 0 && MPI_Wtime() - is->t0 >= is->time_limit_s;

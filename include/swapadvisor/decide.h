@@ -118,6 +118,12 @@ typedef struct dec_stats {
  * static part: produced by an op that updates no persistent tensor)? */
 bool dec_recomputable(const dfg_graph *g, int32_t t);
 
+/* dec_recomputable, and no persistent input of t's producer is updated in
+ * place at or before schedule position next_use (pos[op] = position): a
+ * recompute of t before next_use would read the value it was made from.
+ * The size-class pool (swp.h) applies the same rule. */
+bool dec_recompute_ok(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t next_use);
+
 /* Position of t's last forward-phase use in pos (pos[op] = schedule position)
  * and of its next use after it (-1 when none: then t has no gap to use). */
 void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use);

@@ -67,7 +67,8 @@ typedef struct ga_gen_stats {
  *   [n_ops]                 the layout gene (planner_layout: pool or best fit)
  *   [n_ops + 1]             the best-fit swap-out timing gene (0 timed, 1 synchronous)
  *   [n_ops + 2]             origin: the seed (ga_opts.seeds index) its layout and
- *                           decisions descend from, -1 none, -2 the cost rule
+ *                           decisions descend from, -1 none, -2 the cost rule,
+ *                           -3 the pool recompute rule (pool_recompute)
  *   [n_ops + 3]             n_classes
  *   then n_sizes words      CLS: the class of each distinct size (0 first,
  *                           each next one +0 or +1)
@@ -125,6 +126,14 @@ typedef struct ga_opts {
     void *migrate_ctx;
     int migrate_every;     /* >= 1 with migrate */
     int migrants;          /* 1 .. population with migrate */
+    /* Pool individuals recompute (swp_opts.recompute): a decision gene
+     * recompute forces it, evict leaves it to swp_recompute_rule on the
+     * individual's schedule, keep and swap leave the tensor to Belady.  The
+     * first generation gains the rule's pool individual (the default order,
+     * every forward activation evict), and pool children cross and mutate
+     * their decision genes as best-fit ones do.  false (the default): pool
+     * individuals never recompute, and plans are as without this field. */
+    bool pool_recompute;
 } ga_opts;
 
 typedef struct ga_result {

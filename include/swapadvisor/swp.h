@@ -22,6 +22,30 @@
  * object the op already holds.  A split object is evicted as a whole, and its
  * next tenants wait for every tensor that left it.
  *
+ * Recomputation (swp_opts.recompute).  A flagged activation is dropped
+ * (clean: no swap-out) right after its last forward-phase use and, at its
+ * next use, rebuilt by a recompute node of its producer placed on the
+ * compute stream just before the consumer.  The recompute is walked like an
+ * op: its inputs are resident, swapped in, or (dropped and flagged
+ * themselves) recomputed first, chains up to SWP_RECOMPUTE_CHAIN_MAX long;
+ * its outputs and workspace take objects; the Belady eviction makes room.
+ * A flagged activation with no use after its forward ones is an
+ * intermediate: freed after its last use as usual, and rebuilt only inside
+ * a chain that needs it (then freed again after the recompute that reads
+ * it), where its producer may be re-run at that position; elsewhere the
+ * chain's reader extends its life instead.
+ * The planner extends the producer's inputs' lives to the recompute (a use
+ * at the consumer's position, which Belady's next-use keys see), and writes
+ * the producer's other outputs that are not resident to a scratch placement
+ * for that node only.  A flag is not carried out (the tensor is left to the
+ * walk) for a persistent tensor, an input or workspace, one whose producer
+ * updates persistent state in place or reads a persistent tensor updated
+ * before the next use
+ * (dec_recompute_ok, as the best-fit layout), one whose producer's tensors
+ * cannot all take whole objects of the pool (see splitting above), and one
+ * whose chain would be too long.  With no flags (NULL) the plans are those
+ * of the planner without recomputation, byte for byte.
+ *
  * The result is the augmented graph in a plan: nodes, deps, placements,
  * resident_at_start, schedule and arena_bytes (predicted is left to the caller).
  *
@@ -32,6 +56,7 @@
 #define SWP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "dfg.h"
 #include "plan.h"
@@ -49,9 +74,45 @@ typedef struct swp_opts {
      * swap the object out) ago */
     double threshold_scale;
     int max_passes;          /* >= 1; 3 = the double pass plus one refinement */
+    /* Recomputation (issue 15): n_tensors flags, nonzero = drop the tensor
+     * after its last forward-phase use (no swap-out) and rebuild it just
+     * before its next use by a recompute node of its producer; NULL (the
+     * default) = nothing is recomputed.  See "Recomputation" above for the
+     * flags the planner does not carry out.  Stays the caller's. */
+    const uint8_t *recompute;
 } swp_opts;
 
 void swp_opts_default(swp_opts *o);
+
+/* The default cost rule for swp_opts.recompute on schedule (NULL =
+ * g->topo): flags (out, n_tensors entries, each set to 0 or 1) every
+ * forward activation t with a use after its last forward use (at position
+ * nx) that can be rebuilt at nx by a chain of cheap ops whose total time is
+ * below t's round trip over the link (swap-out plus swap-in) on dev.  An op
+ * is cheap when it may be re-run at nx (dec_recompute_ok) and takes at most
+ * us_per_mb microseconds per megabyte (1e6 bytes) of the output it rebuilds;
+ * the chain follows the inputs that are not there anyway at nx (persistent,
+ * or used at or after nx), at most SWP_RECOMPUTE_CHAIN_MAX links deep, and
+ * flags those intermediates too (GPT's attention: the softmax output is
+ * rebuilt from the mask output, rebuilt from the scores, rebuilt from q and
+ * k, which the backward pass reads anyway).  pos is scratch of n_ops
+ * entries.  Returns how many tensors with a use after their forward ones
+ * are flagged (intermediates not counted). */
+int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double us_per_mb,
+                           int32_t *pos, uint8_t *out);
+
+/* The threshold of the default rule (us per MB).  The topo-rc policy on the
+ * V100 profile (docs/benchmarks.md, issue 15) with 10 / 30 / 100: resnet-50
+ * at 0.5x plans at 66.1 / 76.0 / 70.1 % of ideal, at 0.25x 22.7 / 25.3 /
+ * 23.4 %, vgg-16 at 0.5x 44.8 / 44.8 / 42.6 %, gpt-12-768 at 0.5x 88.3 /
+ * 88.3 / 68.3 % (at 100 the chains rebuild convolutions and matrix
+ * products, about 30-35 us per MB there). */
+#define SWP_RECOMPUTE_US_PER_MB 30.0
+
+/* The longest recompute chain (a recompute whose dropped inputs are
+ * recomputed in turn): a flagged tensor whose chain would be longer is kept
+ * to the Belady walk. */
+#define SWP_RECOMPUTE_CHAIN_MAX 4
 
 typedef struct swp_ws swp_ws;
 

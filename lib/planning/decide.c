@@ -25,6 +25,19 @@ bool dec_recomputable(const dfg_graph *g, int32_t t)
     return true;
 }
 
+bool dec_recompute_ok(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t next_use)
+{
+    if (!dec_recomputable(g, t))
+        return false;
+    const dfg_op *po = &g->ops[g->tensors[t].producer];
+    for (int32_t k = 0; k < po->n_in; k++) {
+        int32_t u = g->tensors[po->in[k]].updater;
+        if (dfg_kind_persistent(g->tensors[po->in[k]].kind) && u >= 0 && pos[u] <= next_use)
+            return false; /* it would read the updated value */
+    }
+    return true;
+}
+
 void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use)
 {
     const dfg_tensor *x = &g->tensors[t];
@@ -142,16 +155,8 @@ static uint8_t allowed(const dctx *c, int32_t t, uint8_t a)
     const dfg_tensor *x = &g->tensors[t];
     if (dfg_kind_persistent(x->kind) || x->kind == DFG_WORKSPACE || c->next_after[t] < 0)
         return DEC_KEEP;
-    if (a == DEC_RECOMPUTE) {
-        if (!dec_recomputable(g, t))
-            return DEC_KEEP;
-        const dfg_op *po = &g->ops[x->producer];
-        for (int32_t k = 0; k < po->n_in; k++) {
-            int32_t u = g->tensors[po->in[k]].updater;
-            if (dfg_kind_persistent(g->tensors[po->in[k]].kind) && u >= 0 && c->pos[u] <= c->next_after[t])
-                return DEC_KEEP; /* it would read the updated value */
-        }
-    }
+    if (a == DEC_RECOMPUTE && !dec_recompute_ok(g, c->pos, t, c->next_after[t]))
+        return DEC_KEEP;
     return a;
 }
 

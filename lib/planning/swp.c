@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "swapadvisor/decide.h"
 #include "swapadvisor/sim.h"
 #include "build.h"
 
@@ -15,6 +16,59 @@ void swp_opts_default(swp_opts *o)
     o->on_demand = false;
     o->threshold_scale = 1.0;
     o->max_passes = 3;
+    o->recompute = NULL;
+}
+
+/* Whether the default rule may rebuild t at position p (swp_recompute_rule):
+ * a forward activation whose producer may be re-run then and takes at most
+ * us_per_mb per MB of t, whose non-persistent inputs are live at p or may
+ * be rebuilt in turn (flagged in out), depth links deep at most; *cost
+ * receives the chain's compute time. */
+static bool rule_ok(const dfg_graph *g, const int32_t *pos, double us_per_mb, int32_t t, int32_t p, int depth,
+                    double *cost, uint8_t *out)
+{
+    const dfg_tensor *x = &g->tensors[t];
+    if (depth > SWP_RECOMPUTE_CHAIN_MAX || x->kind != DFG_ACTIVATION || x->producer < 0 ||
+        g->ops[x->producer].phase != DFG_FORWARD || !dec_recompute_ok(g, pos, t, p))
+        return false;
+    const dfg_op *po = &g->ops[x->producer];
+    double tu = po->time_us > 0 ? po->time_us : 0;
+    if (tu > us_per_mb * ((double)x->bytes / 1e6))
+        return false;
+    *cost += tu;
+    for (int32_t j = 0; j < po->n_in; j++) {
+        int32_t u = po->in[j], first, last;
+        if (dfg_kind_persistent(g->tensors[u].kind) || (dfg_tensor_span(g, pos, u, &first, &last) && last >= p))
+            continue; /* there anyway */
+        if (!rule_ok(g, pos, us_per_mb, u, p, depth + 1, cost, out))
+            return false;
+        out[u] = 1; /* an intermediate of the chain */
+    }
+    return true;
+}
+
+int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double us_per_mb,
+                           int32_t *pos, uint8_t *out)
+{
+    const int32_t *sch = schedule ? schedule : g->topo;
+    int32_t n = 0;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        pos[sch[i]] = i;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        out[t] = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        int32_t lf, nx;
+        double cost = 0;
+        dec_gap(g, pos, t, &lf, &nx);
+        if (lf < 0 || nx < 0 || !rule_ok(g, pos, us_per_mb, t, nx, 1, &cost, out))
+            continue;
+        int64_t b = g->tensors[t].bytes;
+        if (cost < sim_transfer_alone_us(dev, b, PLAN_STREAM_D2H) + sim_transfer_alone_us(dev, b, PLAN_STREAM_H2D)) {
+            out[t] = 1;
+            n++;
+        }
+    }
+    return n;
 }
 
 struct swp_ws {
@@ -73,6 +127,18 @@ struct swp_ws {
     int64_t cap_heap;
     int32_t *deps;              /* scratch for one node's deps */
     int32_t cap_deps;
+    int64_t cap_uses;           /* use_pos's room: real uses plus virtual ones */
+    /* Recomputation (swp_opts.recompute), per tensor: the flag as carried
+     * out (rcm), dropped and not rebuilt yet (gone), its last forward
+     * position, its next use after that, its chain depth; per op its
+     * position.  A recompute at position i reads its producer's inputs
+     * there: those "virtual uses" are listed by position (vu_off / vu_t,
+     * CSR) and enter use_pos beside the real ones.  vp / vt collect them
+     * unsorted, wl and cmark are the chain closure's scratch. */
+    unsigned char *rcm, *gone;
+    int32_t *lfwd, *rnx, *rdepth, *opos, *cmark, *wl;
+    int32_t *vu_off, *vu_t, *vp, *vt;
+    int64_t cap_vu, n_vu;
 };
 
 swp_ws *swp_ws_new(const dfg_graph *g)
@@ -133,6 +199,20 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->scap = calloc((size_t)maxuse + 1, sizeof(int64_t));
     w->stop = calloc((size_t)maxuse + 1, sizeof(int64_t));
     w->ytail = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
+    w->cap_uses = (int64_t)uses;
+    w->rcm = calloc(nt, 1);
+    w->gone = calloc(nt, 1);
+    w->lfwd = calloc(nt, sizeof(int32_t));
+    w->rnx = calloc(nt, sizeof(int32_t));
+    w->rdepth = calloc(nt, sizeof(int32_t));
+    w->cmark = calloc(nt, sizeof(int32_t));
+    w->wl = calloc(nt, sizeof(int32_t));
+    w->opos = calloc(no, sizeof(int32_t));
+    w->vu_off = calloc(no + 1, sizeof(int32_t));
+    if (!w->rcm || !w->gone || !w->lfwd || !w->rnx || !w->rdepth || !w->cmark || !w->wl || !w->opos || !w->vu_off) {
+        swp_ws_free(w);
+        return NULL;
+    }
     if (!w->hlen || !w->hoff || !w->yhead || !w->ytail || !w->kused || !w->thr || !w->tnext || !w->fresh || !w->away || !w->toff ||
         !w->tight || !w->top_size || !w->tcls || !w->tpers || !w->ord || !w->sobj || !w->sten || !w->scap || !w->stop || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
         !w->last_use_pos || !w->host_ready || !w->place_begin || !w->pin || !w->prev_end ||
@@ -156,6 +236,8 @@ void swp_ws_free(swp_ws *w)
     free(w->yq); free(w->yhead); free(w->ytail); free(w->yat);
     free(w->tnext); free(w->fresh); free(w->away); free(w->toff); free(w->pe); free(w->pe_n); free(w->fx); free(w->nfx);
     free(w->tight); free(w->top_size); free(w->tcls); free(w->tpers); free(w->ord); free(w->sobj); free(w->sten); free(w->kused); free(w->thr); free(w->scap); free(w->stop);
+    free(w->rcm); free(w->gone); free(w->lfwd); free(w->rnx); free(w->rdepth); free(w->cmark); free(w->wl);
+    free(w->opos); free(w->vu_off); free(w->vu_t); free(w->vp); free(w->vt);
     free(w);
 }
 
@@ -204,6 +286,10 @@ typedef struct ctx {
     sa_err *err;
     int32_t pos;          /* schedule position being planned */
     int32_t demand_node;  /* compute node of the previous op (odswap) */
+    int32_t pin_key;      /* tensors with pin[t] == pin_key may not be evicted: pos while
+                           * an op is planned, a key of its own for each recompute */
+    int32_t rc_key;       /* the last recompute's key (> n_ops) */
+    bool rc_on;           /* some tensor is recomputed (swp_opts.recompute) */
 } ctx;
 
 static inline int32_t class_of(const ctx *c, int32_t t) { return c->w->tcls[t]; }
@@ -266,9 +352,9 @@ static inline bool obj_pinned(const ctx *c, int32_t o)
 {
     int32_t t = c->w->occ[o];
     if (c->w->away[t] != SPLIT)
-        return c->w->pin[t] == c->pos;
+        return c->w->pin[t] == c->pin_key;
     for (; t >= 0; t = c->w->tnext[t])
-        if (c->w->pin[t] == c->pos)
+        if (c->w->pin[t] == c->pin_key)
             return true;
     return false;
 }
@@ -743,6 +829,131 @@ static sa_status place_split(ctx *c, const dfg_op *o)
     return SA_OK;
 }
 
+/* Rebuilds the dropped tensor t before the op at the current position: its
+ * producer's dropped inputs first (depth counts the chain), then a
+ * recompute node walked like an op under a pin key of its own (swp.h,
+ * "Recomputation").  The producer's inputs are used at this position (their
+ * virtual uses, consumed by plan_op); its outputs that were dropped become
+ * resident again, those not resident take a scratch placement for the node
+ * only. */
+static sa_status recompute(ctx *c, int32_t t, int depth)
+{
+    swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    int32_t op = g->tensors[t].producer, nd = 0;
+    const dfg_op *o = &g->ops[op];
+    sa_status st;
+    if (depth > SWP_RECOMPUTE_CHAIN_MAX)
+        return sa_fail(c->err, SA_EINTERNAL, "planner: recompute chain longer than %d at tensor %d",
+                       SWP_RECOMPUTE_CHAIN_MAX, t);
+    for (int32_t k = 0; k < o->n_in; k++)
+        if (w->obj_of[o->in[k]] < 0 && w->gone[o->in[k]] && (st = recompute(c, o->in[k], depth + 1)))
+            return st;
+    c->pin_key = ++c->rc_key;
+    bool away = false;
+    for (int32_t k = 0; k < o->n_use; k++) {
+        w->pin[o->use[k]] = c->pin_key;
+        away |= w->obj_of[o->use[k]] >= 0 && w->away[o->use[k]] != AT_HOME;
+    }
+    if (away && !fits_whole_now(c, o)) /* residents away from home leave: then acquire places all */
+        for (int32_t k = 0; k < o->n_use; k++) {
+            int32_t u = o->use[k], ob = w->obj_of[u];
+            if (ob < 0 || w->away[u] == AT_HOME)
+                continue;
+            if ((st = evict_tensor(c, u)))
+                return st;
+            if (w->occ[ob] < 0)
+                release(c, ob);
+        }
+    for (int32_t k = 0; k < o->n_in; k++) {
+        int32_t u = o->in[k], obj;
+        if (w->obj_of[u] >= 0)
+            continue;
+        if (w->gone[u] || !w->host_valid[u])
+            return sa_fail(c->err, SA_EINTERNAL, "planner: input %d of the recompute of tensor %d has no valid copy",
+                           u, t);
+        if ((st = acquire(c, u, &obj)))
+            return st;
+        int32_t si = add_swap_in(c, u, obj);
+        if (si < 0)
+            return oom(c);
+        w->place_begin[u] = si;
+        bld_add_dep(w->deps, &nd, si);
+    }
+    for (int32_t k = o->n_in; k < o->n_use; k++) {
+        int32_t u = o->use[k], obj = w->obj_of[u];
+        if (obj >= 0)
+            continue; /* resident: written again with the same contents */
+        if ((st = acquire(c, u, &obj)))
+            return st;
+        add_obj_deps(c, w->deps, &nd, obj, false);
+        w->place_begin[u] = -2; /* placed by this node (below) */
+    }
+    int32_t rn = plan_add_node(c->p, PLAN_RECOMPUTE, op, w->deps, nd);
+    if (rn < 0)
+        return oom(c);
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t u = o->use[k];
+        w->last_use_node[u] = rn;
+        w->last_use_pos[u] = c->pos;
+    }
+    for (int32_t k = o->n_in; k < o->n_use; k++) {
+        int32_t u = o->use[k], obj = w->obj_of[u];
+        if (w->place_begin[u] != -2)
+            continue;
+        w->place_begin[u] = rn;
+        if (u == t || (w->gone[u] && w->rnx[u] < INT32_MAX)) { /* rebuilt: its uses follow */
+            w->gone[u] = 0;
+            w->host_ready[u] = -1;
+            continue;
+        }
+        if ((st = close_placement(c, u, rn)))
+            return st;
+        if (w->occ[obj] < 0)
+            release(c, obj);
+    }
+    /* an intermediate of the chain read here for the last time leaves */
+    for (int32_t k = 0; k < o->n_in; k++) {
+        int32_t u = o->in[k], obj = w->obj_of[u];
+        if (!w->rcm[u] || w->rnx[u] < INT32_MAX || obj < 0 || w->cursor[u] < w->use_off[u + 1])
+            continue;
+        if ((st = close_placement(c, u, rn)))
+            return st;
+        if (w->occ[obj] < 0)
+            release(c, obj);
+        w->gone[u] = 1;
+    }
+    for (int32_t k = 0; k < o->n_use; k++)
+        if (w->obj_of[o->use[k]] >= 0)
+            heap_defer(c, w->obj_of[o->use[k]]);
+    c->demand_node = rn;
+    return SA_OK;
+}
+
+/* Before the op at the current position: its dropped inputs are rebuilt,
+ * then the virtual uses of this position are consumed (a tensor past its
+ * last use leaves, as in plan_op). */
+static sa_status plan_recomputes(ctx *c, const dfg_op *o)
+{
+    swp_ws *w = c->w;
+    sa_status st;
+    for (int32_t k = 0; k < o->n_in; k++)
+        if (w->obj_of[o->in[k]] < 0 && w->gone[o->in[k]] && (st = recompute(c, o->in[k], 1)))
+            return st;
+    for (int32_t v = w->vu_off[c->pos]; v < w->vu_off[c->pos + 1]; v++) {
+        int32_t u = w->vu_t[v], obj = w->obj_of[u];
+        w->cursor[u]++;
+        if (w->tpers[u] || w->cursor[u] < w->use_off[u + 1] || obj < 0)
+            continue;
+        if ((st = close_placement(c, u, w->last_use_node[u])))
+            return st;
+        if (w->occ[obj] < 0)
+            release(c, obj);
+        w->gone[u] = w->rcm[u]; /* a later chain may rebuild it */
+    }
+    return SA_OK;
+}
+
 static sa_status plan_op(ctx *c)
 {
     swp_ws *w = c->w;
@@ -751,6 +962,9 @@ static sa_status plan_op(ctx *c)
     const dfg_op *o = &g->ops[op];
     sa_status st;
     bool away = false;
+    if (c->rc_on && (st = plan_recomputes(c, o)))
+        return st;
+    c->pin_key = c->pos;
     for (int32_t k = 0; k < o->n_use; k++) {
         w->pin[o->use[k]] = c->pos;
         away |= w->away[o->use[k]];
@@ -798,16 +1012,28 @@ static sa_status plan_op(ctx *c)
         w->last_use_pos[t] = c->pos;
         w->cursor[t]++;
     }
-    /* tensors past their last use free their object (persistent ones stay) */
+    /* tensors past their last use free their object (persistent ones stay);
+     * so do those recomputed later, after their last forward use */
     for (int32_t k = 0; k < o->n_use; k++) {
         int32_t t = o->use[k];
-        if (w->tpers[t] || w->cursor[t] < w->use_off[t + 1])
+        bool drop = false;
+        if (w->tpers[t])
             continue;
+        if (w->cursor[t] < w->use_off[t + 1]) {
+            drop = c->rc_on && w->rcm[t] && w->lfwd[t] == c->pos && w->rnx[t] < INT32_MAX && w->obj_of[t] >= 0;
+            if (!drop)
+                continue;
+        }
         int32_t obj = w->obj_of[t];
+        bool stale = !w->host_valid[t];
         if ((st = close_placement(c, t, cn)))
             return st;
         if (w->occ[obj] < 0)
             release(c, obj);
+        if (drop)
+            w->gone[t] = stale; /* a current host copy is swapped in instead */
+        else if (c->rc_on && w->rcm[t])
+            w->gone[t] = 1; /* an intermediate: a later chain rebuilds it */
     }
     for (int32_t k = 0; k < o->n_use; k++)
         if (w->obj_of[o->use[k]] >= 0)
@@ -816,8 +1042,9 @@ static sa_status plan_op(ctx *c)
     return SA_OK;
 }
 
-/* Per-schedule tables: use positions and compute-time prefix sums. */
-static void index_schedule(ctx *c)
+/* Per-schedule tables: use positions (real and virtual) and compute-time
+ * prefix sums.  false on OOM. */
+static bool index_schedule(ctx *c)
 {
     swp_ws *w = c->w;
     const dfg_graph *g = c->g;
@@ -825,16 +1052,131 @@ static void index_schedule(ctx *c)
     for (int32_t i = 0; i < g->n_ops; i++)
         for (int32_t k = 0; k < g->ops[i].n_use; k++)
             w->use_off[g->ops[i].use[k] + 1]++;
+    for (int64_t v = 0; v < w->n_vu; v++)
+        w->use_off[w->vu_t[v] + 1]++;
     for (int32_t t = 0; t < g->n_tensors; t++)
         w->use_off[t + 1] += w->use_off[t];
+    if (w->use_off[g->n_tensors] > w->cap_uses) {
+        if (!grow(&w->use_pos, (size_t)w->use_off[g->n_tensors], sizeof *w->use_pos))
+            return false;
+        w->cap_uses = w->use_off[g->n_tensors];
+    }
     for (int32_t t = 0; t < g->n_tensors; t++)
         w->cursor[t] = w->use_off[t];
     for (int32_t i = 0; i < g->n_ops; i++) {
+        for (int32_t v = w->n_vu ? w->vu_off[i] : 0; v < (w->n_vu ? w->vu_off[i + 1] : 0); v++)
+            w->use_pos[w->cursor[w->vu_t[v]]++] = i;
         const dfg_op *o = &g->ops[c->sch[i]];
         for (int32_t k = 0; k < o->n_use; k++)
             w->use_pos[w->cursor[o->use[k]]++] = i;
     }
     bld_time_prefix(g, c->sch, g->n_ops, w->tprefix, NULL);
+    return true;
+}
+
+/* Appends the virtual use (position i, tensor u).  false on OOM. */
+static bool push_vu(swp_ws *w, int32_t i, int32_t u)
+{
+    if (w->n_vu == w->cap_vu) {
+        int64_t nc = w->cap_vu ? 2 * w->cap_vu : 256;
+        if (!grow(&w->vp, (size_t)nc, sizeof *w->vp) || !grow(&w->vt, (size_t)nc, sizeof *w->vt) ||
+            !grow(&w->vu_t, (size_t)nc, sizeof *w->vu_t))
+            return false;
+        w->cap_vu = nc;
+    }
+    w->vp[w->n_vu] = i;
+    w->vt[w->n_vu++] = u;
+    return true;
+}
+
+/* The flags carried out (swp.h, "Recomputation"), their chain depths, and
+ * the virtual uses: the recompute of t at its next use nx reads its
+ * producer's inputs there, and so does the recompute of every flagged input
+ * that is still dropped at nx (dropped before nx, rebuilt no earlier), in
+ * turn.  Needs tight[].  false on OOM. */
+static bool prep_recompute(ctx *c)
+{
+    swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    const uint8_t *want = c->o->recompute;
+    int32_t n = g->n_ops;
+    w->n_vu = 0;
+    c->rc_on = false;
+    if (!want)
+        return true;
+    memset(w->rcm, 0, (size_t)g->n_tensors);
+    memset(w->gone, 0, (size_t)g->n_tensors);
+    for (int32_t i = 0; i < n; i++)
+        w->opos[c->sch[i]] = i;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t op = c->sch[i];
+        const dfg_op *o = &g->ops[op];
+        for (int32_t k = 0; k < o->n_out; k++) {
+            int32_t t = o->out[k], lf, nx, d = 1;
+            dfg_kind kd = g->tensors[t].kind;
+            if (!want[t] || dfg_kind_persistent(kd) || kd == DFG_WORKSPACE || kd == DFG_INPUT || w->tight[op])
+                continue;
+            dec_gap(g, w->opos, t, &lf, &nx);
+            if (lf < 0)
+                continue;
+            if (nx < 0) { /* no use after its forward ones: an intermediate of chains only */
+                int32_t first;
+                if (!dec_recomputable(g, t) || !dfg_tensor_span(g, w->opos, t, &first, &lf))
+                    continue;
+                nx = INT32_MAX;
+            } else if (!dec_recompute_ok(g, w->opos, t, nx)) {
+                continue;
+            }
+            for (int32_t j = 0; j < o->n_in; j++)
+                if (w->rcm[o->in[j]] && w->rdepth[o->in[j]] + 1 > d)
+                    d = w->rdepth[o->in[j]] + 1;
+            if (d > SWP_RECOMPUTE_CHAIN_MAX)
+                continue;
+            w->rcm[t] = 1;
+            w->rdepth[t] = d;
+            w->lfwd[t] = lf;
+            w->rnx[t] = nx;
+            c->rc_on = true;
+        }
+    }
+    if (!c->rc_on)
+        return true;
+    memset(w->cmark, 0, (size_t)g->n_tensors * sizeof *w->cmark);
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        if (!w->rcm[t] || w->rnx[t] == INT32_MAX)
+            continue;
+        int32_t nx = w->rnx[t], nw = 0;
+        w->wl[nw++] = t;
+        w->cmark[t] = t + 1;
+        for (int32_t q = 0; q < nw; q++) {
+            const dfg_op *po = &g->ops[g->tensors[w->wl[q]].producer];
+            for (int32_t k = 0; k < po->n_in; k++) {
+                int32_t u = po->in[k];
+                /* dropped at nx: rebuilt in the chain (an intermediate only
+                 * where its producer may run then), else read there */
+                bool chain = w->rcm[u] && w->lfwd[u] < nx && w->rnx[u] >= nx &&
+                             (w->rnx[u] < INT32_MAX || dec_recompute_ok(g, w->opos, u, nx));
+                if (!chain && !push_vu(w, nx, u))
+                    return false;
+                if (chain && w->cmark[u] != t + 1) {
+                    w->cmark[u] = t + 1;
+                    w->wl[nw++] = u;
+                }
+            }
+        }
+    }
+    /* by position (counting sort, stable) */
+    memset(w->vu_off, 0, ((size_t)n + 1) * sizeof *w->vu_off);
+    for (int64_t v = 0; v < w->n_vu; v++)
+        w->vu_off[w->vp[v] + 1]++;
+    for (int32_t i = 0; i < n; i++)
+        w->vu_off[i + 1] += w->vu_off[i];
+    for (int64_t v = 0; v < w->n_vu; v++)
+        w->vu_t[w->vu_off[w->vp[v]]++] = w->vt[v];
+    for (int32_t i = n; i > 0; i--)
+        w->vu_off[i] = w->vu_off[i - 1];
+    w->vu_off[0] = 0;
+    return true;
 }
 
 /* Resets the per-pass state; persistent tensors in s_obj start resident. */
@@ -857,6 +1199,7 @@ static void start_pass(ctx *c)
         w->toff[t] = 0;
         w->fresh[t] = -1;
         w->away[t] = AT_HOME;
+        w->gone[t] = 0;
         /* host copies: inputs and persistent tensors not resident are current;
          * a resident persistent tensor was updated on the device last iteration */
         dfg_kind k = g->tensors[t].kind;
@@ -892,6 +1235,7 @@ static void start_pass(ctx *c)
                 w->fq[a->first_obj[k] + w->fq_len[k]++] = o;
     }
     c->demand_node = -1;
+    c->rc_key = g->n_ops;
 }
 
 /* Brings the end state to the start state: persistent tensors resident at the
@@ -901,7 +1245,7 @@ static sa_status finish_pass(ctx *c)
     swp_ws *w = c->w;
     const dfg_graph *g = c->g;
     sa_status st;
-    c->pos = g->n_ops; /* nothing is pinned any more */
+    c->pos = c->pin_key = g->n_ops; /* nothing is pinned any more */
     for (int32_t t = 0; t < g->n_tensors; t++)
         if (w->obj_of[t] >= 0 && (w->obj_of[t] != w->s_obj[t] || w->toff[t] != 0) && (st = evict_tensor(c, t)))
             return st;
@@ -929,7 +1273,7 @@ static sa_status finish_pass(ctx *c)
 sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
                    const swp_opts *o, swp_ws *w, plan *out, sa_err *err)
 {
-    ctx c = {g, dev, schedule, a, o, w, out, err, 0, -1};
+    ctx c = {g, dev, schedule, a, o, w, out, err, 0, -1, 0, g->n_ops, false};
     sa_status st;
     if (a->pool_bytes > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE, "the pool (%lld bytes) does not fit the device memory (%lld bytes)",
@@ -937,13 +1281,14 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
     if (!reserve_objects(w, a) || !plan_set_schedule(out, schedule, g->n_ops))
         return oom(&c);
     out->device = *dev;
-    index_schedule(&c);
     for (int32_t t = 0; t < g->n_tensors; t++)
         w->tcls[t] = a->cls[g->tensors[t].size_idx];
     for (int32_t k = 0; k < a->n_classes; k++)
         w->thr[k] = o->threshold_scale * sim_transfer_alone_us(dev, a->obj_bytes[k], PLAN_STREAM_D2H);
     for (int32_t i = 0; i < g->n_ops; i++)
         w->tight[i] = !fits_whole(&c, i);
+    if (!prep_recompute(&c) || !index_schedule(&c))
+        return oom(&c);
     for (int32_t t = 0; t < g->n_tensors; t++)
         w->s_obj[t] = -1;
     int passes = o->max_passes > 0 ? o->max_passes : 1;

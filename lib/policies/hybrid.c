@@ -28,13 +28,15 @@
  *
  * The search runs in two phases over these combinations, in the order of
  * the tables below.  Phase 1 plans each with k = every candidate (one build
- * without packing: does the peak fit, how long does it take?).  Phase 2
- * takes those that fit, fastest first, and finds the smallest k whose
- * packed arena fits (bl_fit_smallest).  Both stop when the build budget (HY_BUDGET_IDS /
- * (ops + tensors) builds, at least HY_MIN_BUILDS) is spent: the zoo's CNNs
- * and transformers get every combination, a graph of 10^4 ops a few dozen
- * builds.  The fastest plan wins; equal times go to the earlier try, so the
- * result is deterministic. */
+ * without packing: does the peak fit, how long does it take?), until two
+ * thirds of the build budget (HY_BUDGET_IDS / (ops + tensors) builds, at
+ * least HY_MIN_BUILDS) are spent.  Phase 2 takes those that fit and finds
+ * the smallest k whose packed arena fits (bl_fit_smallest), in turn from two
+ * orders: phase 1's time (the best guess where memory is tight) and the time
+ * with nothing swapped (where it is loose), until the budget is spent.  The
+ * zoo's CNNs and transformers get every combination, a graph of 10^4 ops a
+ * few hundred builds.  The fastest plan wins; equal times go to the earlier
+ * try, so the result is deterministic. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -67,10 +69,11 @@ typedef struct hy_cands {
     int n_thr;
 } hy_cands;
 
-/* One combination (indices into the tables), and phase 1's time. */
+/* One combination (indices into the tables), and phase 1's times. */
 typedef struct hy_combo {
     uint8_t all_maps, chain, prefetch, level, sync;
-    double us;
+    double us;       /* with every candidate out (k = all) */
+    double us0;      /* with nothing swapped (k = 0) */
 } hy_combo;
 
 typedef struct hy_arg {
@@ -197,9 +200,9 @@ static hy_arg hy_arg_of(hy_run *h, const hy_combo *x, dec_opts *o)
     return (hy_arg){c, c->thr[x->level], HY_CHAINS[x->chain], h->depth, &h->builds};
 }
 
-/* Phase 1 over the combinations in table order until the budget is spent:
- * those whose peak fits with every candidate out go to fit[] (*n_fit of
- * them, in that order) with that plan's time: phase 2's order. */
+/* Phase 1 over the combinations in table order until two thirds of the
+ * budget are spent: those whose peak fits with every candidate out go to
+ * fit[] (*n_fit of them, in that order) with that plan's time. */
 static sa_status hy_phase1(hy_run *h, hy_combo *fit, int32_t *n_fit)
 {
     rctx *r = h->r;
@@ -209,9 +212,9 @@ static sa_status hy_phase1(hy_run *h, hy_combo *fit, int32_t *n_fit)
             for (int am = 1; am >= 0; am--)
                 for (int l = 0; l < h->c[am].n_thr; l++)
                     for (int sync = 0; sync <= 1; sync++) {
-                        if (h->builds >= h->budget)
+                        if (h->builds >= h->budget * 2 / 3)
                             return SA_OK;
-                        hy_combo x = {(uint8_t)am, (uint8_t)ch, (uint8_t)f, (uint8_t)l, (uint8_t)sync, 0};
+                        hy_combo x = {(uint8_t)am, (uint8_t)ch, (uint8_t)f, (uint8_t)l, (uint8_t)sync, 0, 0};
                         dec_opts o;
                         hy_arg a = hy_arg_of(h, &x, &o);
                         hy_set(r, h->c[am].nc, &a);
@@ -227,31 +230,80 @@ static sa_status hy_phase1(hy_run *h, hy_combo *fit, int32_t *n_fit)
     return SA_OK;
 }
 
-/* Phase 2: the smallest fitting k of each fitting combination, by phase 1's
- * time (table order among equals), until the budget is spent (the first
- * always runs). */
-static sa_status hy_phase2(hy_run *h, hy_combo *fit, int32_t n_fit, hy_best *b)
+/* us0 of every fitting combination: the time with nothing swapped, which
+ * only the candidate set, chain bound and threshold decide (one build per
+ * such triple, kept in a cache). */
+static sa_status hy_times0(hy_run *h, hy_combo *fit, int32_t n_fit)
 {
-    for (int32_t i = 1; i < n_fit; i++) { /* insertion sort: stable */
-        hy_combo x = fit[i];
-        int32_t j = i - 1;
-        for (; j >= 0 && fit[j].us > x.us; j--)
-            fit[j + 1] = fit[j];
-        fit[j + 1] = x;
+    double cache[2][SA_ARRAY_LEN(HY_CHAINS)][HY_LEVELS + 2];
+    for (size_t i = 0; i < sizeof cache / sizeof cache[0][0][0]; i++)
+        (&cache[0][0][0])[i] = -1;
+    for (int32_t i = 0; i < n_fit; i++) {
+        hy_combo *x = &fit[i];
+        double *c = &cache[x->all_maps][x->chain][x->level];
+        if (*c < 0) {
+            dec_opts o;
+            hy_arg a = hy_arg_of(h, x, &o);
+            hy_set(h->r, 0, &a);
+            plan *p = NULL;
+            dec_stats ds;
+            sa_status st = bl_build(h->r, &o, false, &p, &ds);
+            if (st)
+                return st;
+            *c = p->predicted.iteration_us;
+            plan_free(p);
+        }
+        x->us0 = *c;
     }
-    for (int32_t i = 0; i < n_fit && (i == 0 || h->builds < h->budget); i++) {
+    return SA_OK;
+}
+
+/* Sorts idx[0 .. n) by key[idx] ascending, stable (insertion sort). */
+static void hy_sort(int32_t *idx, int32_t n, const hy_combo *fit, bool by_us0)
+{
+    for (int32_t i = 0; i < n; i++)
+        idx[i] = i;
+    for (int32_t i = 1; i < n; i++) {
+        int32_t x = idx[i], j = i - 1;
+        double kx = by_us0 ? fit[x].us0 : fit[x].us;
+        for (; j >= 0 && (by_us0 ? fit[idx[j]].us0 : fit[idx[j]].us) > kx; j--)
+            idx[j + 1] = idx[j];
+        idx[j + 1] = x;
+    }
+}
+
+/* Phase 2: the smallest fitting k of the fitting combinations, taken in turn
+ * by phase 1's time with every candidate out (good where memory is tight)
+ * and with nothing swapped (where it is loose), each once, until the budget
+ * is spent (the first always runs).  idx: 2 n_fit scratch. */
+static sa_status hy_phase2(hy_run *h, hy_combo *fit, int32_t n_fit, int32_t *idx, hy_best *b)
+{
+    int32_t *ord[2] = {idx, idx + n_fit}, at[2] = {0, 0};
+    sa_status st = hy_times0(h, fit, n_fit);
+    if (st)
+        return st;
+    hy_sort(ord[0], n_fit, fit, false);
+    hy_sort(ord[1], n_fit, fit, true);
+    for (int32_t i = 0, turn = 0; i < n_fit && (i == 0 || h->builds < h->budget); i++, turn ^= 1) {
+        while (at[turn] < n_fit && fit[ord[turn][at[turn]]].sync == UINT8_MAX)
+            at[turn]++; /* already tried from the other list */
+        if (at[turn] == n_fit)
+            turn ^= 1;
+        while (at[turn] < n_fit && fit[ord[turn][at[turn]]].sync == UINT8_MAX)
+            at[turn]++;
+        hy_combo *x = &fit[ord[turn][at[turn]]], c = *x;
+        x->sync = UINT8_MAX; /* mark tried */
         dec_opts o;
-        hy_arg a = hy_arg_of(h, &fit[i], &o);
+        hy_arg a = hy_arg_of(h, &c, &o);
         plan *p = NULL;
         int32_t k = 0;
-        sa_status st = bl_fit_smallest(h->r, hy_set, &a, 0, h->c[fit[i].all_maps].nc, &o, &p, &h->last, &k);
-        if (st)
+        if ((st = bl_fit_smallest(h->r, hy_set, &a, 0, h->c[c.all_maps].nc, &o, &p, &h->last, &k)))
             return st;
         if (!p)
             continue;
         if (!b->p || p->predicted.iteration_us < b->p->predicted.iteration_us) {
             plan_free(b->p);
-            *b = (hy_best){p, h->last, fit[i], k};
+            *b = (hy_best){p, h->last, c, k};
         } else {
             plan_free(p);
         }
@@ -288,6 +340,7 @@ static sa_status run_hybrid(rctx *r, const dec_opts *base, plan **out)
     hy_run h = {r, base, {{0}, {0}}, NULL, 0, 0, {0}};
     hy_best b = {0};
     hy_combo *fit = NULL;
+    int32_t *idx = NULL;
     double ids = (double)g->n_ops + (double)g->n_tensors;
     h.budget = HY_BUDGET_IDS / ids > HY_MIN_BUILDS ? (int32_t)(HY_BUDGET_IDS / ids) : HY_MIN_BUILDS;
     size_t n_combo = SA_ARRAY_LEN(HY_PREFETCH) * SA_ARRAY_LEN(HY_CHAINS) * 2 * (HY_LEVELS + 2) * 2;
@@ -296,12 +349,13 @@ static sa_status run_hybrid(rctx *r, const dec_opts *base, plan **out)
         goto out;
     h.depth = calloc((size_t)g->n_tensors + 1, sizeof *h.depth);
     fit = malloc(n_combo * sizeof *fit);
-    if (!h.depth || !fit) {
+    idx = malloc(2 * n_combo * sizeof *idx);
+    if (!h.depth || !fit || !idx) {
         st = bl_oom(r);
         goto out;
     }
     int32_t n_fit;
-    if ((st = hy_phase1(&h, fit, &n_fit)) || (st = hy_phase2(&h, fit, n_fit, &b)))
+    if ((st = hy_phase1(&h, fit, &n_fit)) || (st = hy_phase2(&h, fit, n_fit, idx, &b)))
         goto out;
     if (!b.p)
         st = bl_too_big(r, "even with every feature map recomputed or swapped,", &h.last);
@@ -313,6 +367,7 @@ out:
     hy_cands_free(&h.c[1]);
     free(h.depth);
     free(fit);
+    free(idx);
     return st;
 }
 

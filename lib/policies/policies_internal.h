@@ -14,6 +14,7 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err);
 sa_status policy_run_ideal(const policy_call *c, plan **out, sa_err *err);
 sa_status policy_run_topo(const policy_call *c, plan **out, sa_err *err);
 sa_status policy_run_odswap(const policy_call *c, plan **out, sa_err *err);
+sa_status policy_run_topo_rc(const policy_call *c, plan **out, sa_err *err);
 
 /* baselines.c */
 sa_status policy_run_smartpool(const policy_call *c, plan **out, sa_err *err);

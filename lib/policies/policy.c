@@ -12,6 +12,8 @@ static const policy_def TABLE[] = {
     {"topo", "Belady swap planner on the default order", POLICY_NEEDS_FIT | POLICY_POOL_LAYOUT, policy_run_topo},
     {"odswap", "on-demand LRU swapping, prefetch when memory allows", POLICY_NEEDS_FIT | POLICY_POOL_LAYOUT,
      policy_run_odswap},
+    {"topo-rc", "Belady swap planner, cheap activations recomputed", POLICY_NEEDS_FIT | POLICY_POOL_LAYOUT,
+     policy_run_topo_rc},
     {"ideal", "unlimited memory: nothing moves (the reference)", POLICY_NO_SEED, policy_run_ideal},
     {"smartpool", "no swapping; best-fit arena over lifetimes", POLICY_NEEDS_FIT, policy_run_smartpool},
     {"vdnn", "vDNN_dyn: offload conv / layer inputs in forward", POLICY_NEEDS_FIT, policy_run_vdnn},

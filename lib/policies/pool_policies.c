@@ -1,8 +1,10 @@
 /* pool_policies.c - the rows that run the planner core with the size-class
  * pool layout (planner.h, swp.h): SwapAdvisor's swap planner on
- * the default topological order: ideal (nothing evicted), topo (Belady) and
+ * the default topological order: ideal (nothing evicted), topo (Belady),
+ * topo-rc (Belady, cheap activations recomputed by swp_recompute_rule) and
  * odswap (on-demand LRU with steady-state prefetch). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "swapadvisor/planner.h"
@@ -64,6 +66,25 @@ sa_status policy_run_topo(const policy_call *c, plan **out, sa_err *err)
     swp_opts o;
     swp_opts_default(&o);
     return run_pool(c, false, &o, out, err);
+}
+
+sa_status policy_run_topo_rc(const policy_call *c, plan **out, sa_err *err)
+{
+    swp_opts o;
+    swp_opts_default(&o);
+    uint8_t *rc = malloc((size_t)c->g->n_tensors + 1);
+    int32_t *pos = malloc(((size_t)c->g->n_ops + 1) * sizeof *pos);
+    sa_status st = SA_OK;
+    if (!rc || !pos) {
+        st = sa_fail(err, SA_ENOMEM, "out of memory");
+    } else {
+        swp_recompute_rule(c->g, c->dev, NULL, SWP_RECOMPUTE_US_PER_MB, pos, rc);
+        o.recompute = rc;
+        st = run_pool(c, false, &o, out, err);
+    }
+    free(rc);
+    free(pos);
+    return st;
 }
 
 sa_status policy_run_odswap(const policy_call *c, plan **out, sa_err *err)

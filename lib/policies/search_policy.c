@@ -1,7 +1,8 @@
 /* search_policy.c - the swapadvisor row: SwapAdvisor's genetic search
  * (ga.h) with the options of policy_opts.search, started from the plans of
  * every other row that plans the graph in the memory (its seeds), so that
- * its answer is never slower than theirs. */
+ * its answer is never slower than theirs; with seeds its pool individuals
+ * recompute too (ga_opts.pool_recompute), as the topo-rc seed does. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,7 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
         st = run_seed_rows(c, seeds, &n, err);
         o.seeds = seeds;
         o.n_seeds = n;
+        o.pool_recompute = true; /* with every other row as a seed, topo-rc's among them */
     }
     ga_result res;
     if (!st && !(st = ga_search(c->g, c->dev, &o, &res, err)))

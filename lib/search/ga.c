@@ -37,6 +37,7 @@ static void tws_free(tws *w)
     plan_free(w->p);
     free(w->need); free(w->demand); free(w->ext1); free(w->ext2); free(w->ext); free(w->sum); free(w->num);
     free(w->mark); free(w->heap); free(w->hpos); free(w->indeg); free(w->rank); free(w->tmp);
+    free(w->rc); free(w->rpos);
 }
 
 static bool tws_init(tws *w, const gctx *c)
@@ -54,7 +55,9 @@ static bool tws_init(tws *w, const gctx *c)
     w->hpos = calloc(n, sizeof(int32_t)); w->indeg = calloc(n, sizeof(int32_t));
     w->rank = calloc(n, sizeof(int32_t));
     w->tmp = calloc(n, sizeof(int32_t));
-    return w->swp && w->sim && w->p && w->need && w->demand && w->ext1 && w->ext2 && w->ext && w->sum && w->num && w->mark &&
+    w->rc = calloc((size_t)c->g->n_tensors + 1, 1);
+    w->rpos = calloc(n, sizeof(int32_t));
+    return w->rc && w->rpos && w->swp && w->sim && w->p && w->need && w->demand && w->ext1 && w->ext2 && w->ext && w->sum && w->num && w->mark &&
            w->heap && w->hpos && w->indeg && w->rank && w->tmp;
 }
 
@@ -65,6 +68,15 @@ static bool tws_init(tws *w, const gctx *c)
  * refuses the pool: SA_EINFEASIBLE).  Returns SA_OK then; SA_ENOMEM or
  * SA_EINTERNAL (err says why) end the search, a pool repair's included. */
 static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err);
+
+/* A pool individual's recompute flags (ga.h, pool_recompute) in w->rc. */
+static const uint8_t *pool_flags(const gctx *c, const tws *w, const indiv *x)
+{
+    swp_recompute_rule(c->g, c->dev, x->sch, SWP_RECOMPUTE_US_PER_MB, w->rpos, w->rc);
+    for (int32_t t = 0; t < c->g->n_tensors; t++)
+        w->rc[t] = x->act[t] == DEC_RECOMPUTE || (x->act[t] == DEC_EVICT && w->rc[t]);
+    return w->rc;
+}
 
 static sa_status evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
 {
@@ -83,7 +95,10 @@ static sa_status evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
     pool_top_up(&x->a, c->dev->memory_bytes);
     if (!pool_layout(&x->a, c->g))
         return sa_fail(err, SA_ENOMEM, "out of memory laying out a pool");
-    planner_req q = {.schedule = x->sch, .layout = PLANNER_POOL, .pool = &x->a, .evict = &c->so, .ws = w->swp,
+    swp_opts so = c->so;
+    if (c->o->pool_recompute)
+        so.recompute = pool_flags(c, w, x);
+    planner_req q = {.schedule = x->sch, .layout = PLANNER_POOL, .pool = &x->a, .evict = &so, .ws = w->swp,
                      .sim = w->sim};
     sa_status st = planner_plan(c->g, c->dev, &q, w->p, err);
     if (st == SA_EINFEASIBLE)
@@ -223,6 +238,17 @@ static sa_status rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *
     return SA_OK;
 }
 
+/* The recompute rule's pool individual (ga.h, pool_recompute): the default
+ * order and the topo individual's pool, every forward-phase activation
+ * evicted (the rule picks what is recomputed). */
+static sa_status pool_rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err)
+{
+    sa_status st = rule_indiv(c, base, x, err);
+    x->layout = PLANNER_POOL;
+    x->origin = ORIGIN_POOL_RULE;
+    return st;
+}
+
 /* A new plan with p's contents (search block aside) for g; NULL on OOM. */
 static plan *copy_plan(const plan *p, const dfg_graph *g)
 {
@@ -296,7 +322,7 @@ static void genome_import(const gctx *c, const int32_t *w, indiv *x)
         x->act[t] = (uint8_t)w[t];
 }
 
-/* n_seeds: origins -2 .. n_seeds - 1 are well formed.  pos: n_ops scratch words. */
+/* n_seeds: origins -3 .. n_seeds - 1 are well formed.  pos: n_ops scratch words. */
 static sa_status genome_check(const dfg_graph *g, const int32_t *w, int n_seeds, int32_t *pos, sa_err *err)
 {
     int32_t n = g->n_ops, ns = g->n_sizes;
@@ -316,7 +342,7 @@ static sa_status genome_check(const dfg_graph *g, const int32_t *w, int n_seeds,
         return sa_fail(err, SA_EFORMAT, "genome word %d: layout %d is neither pool nor best fit", n, w[n]);
     if (w[n + 1] != 0 && w[n + 1] != 1)
         return sa_fail(err, SA_EFORMAT, "genome word %d: swap-out timing %d is not 0 or 1", n + 1, w[n + 1]);
-    if (w[n + 2] < ORIGIN_RULE || w[n + 2] >= n_seeds)
+    if (w[n + 2] < ORIGIN_POOL_RULE || w[n + 2] >= n_seeds)
         return sa_fail(err, SA_EFORMAT, "genome word %d: origin %d is no seed of %d", n + 2, w[n + 2], n_seeds);
     int32_t ncls = w[n + 3];
     const int32_t *cls = w + n + 4, *cnt = cls + ns, *act = cnt + ns;
@@ -470,6 +496,8 @@ static sa_status first_generation(search *s, ga_result *res, sa_err *err)
             s->est[i] = seed_indiv(&s->c, w, i - 1, &s->pop[0], &s->pop[i], &s->eerr[i]);
         else if (s->c.joint && i - 1 == o->n_seeds)
             s->est[i] = rule_indiv(&s->c, &s->pop[0], &s->pop[i], &s->eerr[i]);
+        else if (o->pool_recompute && i - 1 == (s->c.joint ? o->n_seeds + 1 : 0))
+            s->est[i] = pool_rule_indiv(&s->c, &s->pop[0], &s->pop[i], &s->eerr[i]);
         else
             s->est[i] = random_indiv(&s->c, w, &r, &s->pop[0], &s->pop[i], &s->eerr[i]);
     }
@@ -543,7 +571,8 @@ static void make_joint_genes(const gctx *c, int gen, int32_t j, const indiv *hea
     rng r;
     rng_seed(&r, c->o->seed, (uint64_t)gen, UINT64_C(0x20000) + (uint64_t)j);
     int32_t nt = c->g->n_tensors, cr = nt > 1 ? 1 + rng_below(&r, nt - 1) : 0;
-    if (tail->layout != PLANNER_BESTFIT || head->layout != PLANNER_BESTFIT)
+    bool prc = c->o->pool_recompute; /* pool individuals read their decisions too */
+    if (!prc && (tail->layout != PLANNER_BESTFIT || head->layout != PLANNER_BESTFIT))
         cr = nt; /* a pool parent's decisions are no one's choice: head's whole */
     memcpy(kid->act, head->act, (size_t)cr);
     memcpy(kid->act + cr, tail->act + cr, (size_t)(nt - cr));
@@ -551,7 +580,7 @@ static void make_joint_genes(const gctx *c, int gen, int32_t j, const indiv *hea
     kid->sync = head->sync;
     if (rng_unit(&r) < c->o->mutation)
         kid->sync ^= 1;
-    if (rng_unit(&r) < c->o->mutation) {
+    if (c->joint && rng_unit(&r) < c->o->mutation) {
         bool moved = false;
         for (int32_t k = 0; k < c->n_cand && !moved; k++)
             moved = kid->act[c->cand[k]] != DEC_KEEP;
@@ -560,7 +589,7 @@ static void make_joint_genes(const gctx *c, int gen, int32_t j, const indiv *hea
         else if (moved)
             kid->layout = PLANNER_BESTFIT;
     }
-    if (kid->layout != PLANNER_BESTFIT || c->n_cand == 0)
+    if ((kid->layout != PLANNER_BESTFIT && !prc) || c->n_cand == 0)
         return;
     for (int k = 0; k < GA_DECISION_TRIES; k++)
         if (rng_unit(&r) < 0.5) {
@@ -597,7 +626,7 @@ static void make_child(search *s, tws *w, int gen, int32_t j)
     }
     kid->layout = PLANNER_POOL;
     kid->origin = ah->origin;
-    if (c->joint)
+    if (c->joint || o->pool_recompute)
         make_joint_genes(c, gen, j, o->mode == GA_SCHEDULE_ONLY ? pa : ah, at, kid);
 }
 
@@ -778,7 +807,7 @@ static void seed_json(const search *s, const indiv *x, int32_t bs, bool seed_won
              seed_won ? "seed" : x->layout == PLANNER_BESTFIT ? "bestfit" : "pool",
              seed_won ? o->seeds[bs].name
              : x->origin >= 0 ? o->seeds[x->origin].name
-             : x->origin == ORIGIN_RULE ? "cost-rule" : "none",
+             : x->origin == ORIGIN_RULE ? "cost-rule" : x->origin == ORIGIN_POOL_RULE ? "pool-recompute-rule" : "none",
              o->n_seeds,
              bs >= 0 ? o->seeds[bs].name : "none", bs >= 0 ? su : 0.0,
              bs >= 0 && isfinite(t) ? 100.0 * (su - t) / su : 0.0, seed_won ? "seed" : "search");
@@ -813,7 +842,10 @@ static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
         dec_stats ds;
         dec_opts d = s->c.dec;
         d.out_sync = pop[bi].sync;
-        planner_req q = {.schedule = pop[bi].sch, .layout = pop[bi].layout, .pool = &pop[bi].a, .evict = &s->c.so,
+        swp_opts so = s->c.so;
+        if (o->pool_recompute && pop[bi].layout == PLANNER_POOL)
+            so.recompute = pool_flags(&s->c, &s->ws[0], &pop[bi]);
+        planner_req q = {.schedule = pop[bi].sch, .layout = pop[bi].layout, .pool = &pop[bi].a, .evict = &so,
                          .ws = s->ws[0].swp, .act = pop[bi].act, .dec = &d, .stats = &ds, .sim = s->ws[0].sim};
         sa_status st = planner_plan(g, dev, &q, res->best, err);
         if (st)
@@ -831,10 +863,11 @@ static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
              "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
              "\"time_to_1pct_s\":%.3f,\"first_generation_us\":%.3f,\"size_classes\":%d,\"objects\":%d,"
-             "\"pool_bytes\":%lld%s}",
+             "\"pool_bytes\":%lld%s%s}",
              ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations, o->mutation,
              o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, res->first_us, pop[bi].a.n_classes,
-             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, joint);
+             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, joint,
+             o->pool_recompute ? ",\"pool_recompute\":true" : "");
     if (!plan_set_search_json(res->best, json))
         return sa_fail(err, SA_ENOMEM, "out of memory");
     return SA_OK;

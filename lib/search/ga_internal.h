@@ -16,7 +16,7 @@
 #include "swapadvisor/sim.h"
 #include "swapadvisor/swp.h"
 
-enum { ORIGIN_NONE = -1, ORIGIN_RULE = -2 };
+enum { ORIGIN_NONE = -1, ORIGIN_RULE = -2, ORIGIN_POOL_RULE = -3 };
 
 /* decision changes tried per best-fit child, each with probability 1/2
  * (resnet-50 at 0.5x, seeds 1-4: 4 tries average 60.7 % of ideal, 12 tries
@@ -41,6 +41,8 @@ typedef struct tws {
     plan *p;
     int32_t *need, *demand, *ext1, *ext2, *ext, *sum, *num;
     int32_t *mark, *heap, *hpos, *indeg, *rank, *tmp;
+    uint8_t *rc;      /* a pool individual's recompute flags (ga_opts.pool_recompute) */
+    int32_t *rpos;    /* swp_recompute_rule's scratch */
 } tws;
 
 typedef struct gctx {
