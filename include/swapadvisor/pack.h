@@ -21,8 +21,16 @@
  * offset at its end: its first placement (begin -1) and its last (end -1) are
  * packed as one block with two lifetimes, and resident_at_start follows.
  *
+ * Cost: the blocks already placed that conflict with the next one are found
+ * through an interval index over the lifetimes (lib/planning/fitidx.h), not
+ * by walking every placed block: O(log T) short unions of offset ranges per
+ * block, T the number of lifetime points, where the walk was quadratic.  The
+ * offsets are exactly the walk's.
+ *
  * Ownership: the plan stays the caller's; pack_* only rewrite its offsets,
- * residents' offsets and arena_bytes.
+ * residents' offsets and arena_bytes.  A pack_ws is the caller's
+ * (pack_ws_free); it keeps its buffers between calls, so a caller that packs
+ * many plans (the search) stops allocating once it has packed the largest.
  */
 #ifndef PACK_H
 #define PACK_H
@@ -58,5 +66,23 @@ sa_status pack_plan(plan *p, const dfg_graph *g, const pack_opts *o, pack_stats 
 
 /* Only the peak load of p's placements under pack_plan's lifetimes (align as in o). */
 sa_status pack_peak_load(const plan *p, const dfg_graph *g, const pack_opts *o, int64_t *peak, sa_err *err);
+
+/* Reusable buffers for the two calls below; NULL on out of memory. */
+typedef struct pack_ws pack_ws;
+pack_ws *pack_ws_new(void);
+void pack_ws_free(pack_ws *w);
+
+/* pack_plan and pack_peak_load with w's buffers (NULL: made for this call);
+ * same results and errors.  pack_plan_ws's st->peak_load is pack_peak_load's
+ * figure, so a caller wanting both packs once.  limit > 0: when no arena of
+ * these lifetimes can fit in limit bytes (peak load - (align - 1) > limit:
+ * the block on top at the peak ends at the peak load or above, its tensor's
+ * bytes less than align below its rounded size), pack_plan_ws returns
+ * SA_EINFEASIBLE without packing (p unchanged, st filled with arena_after =
+ * arena_before; err untouched). */
+sa_status pack_plan_ws(plan *p, const dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t limit, pack_stats *st,
+                       sa_err *err);
+sa_status pack_peak_load_ws(const plan *p, const dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t *peak,
+                            sa_err *err);
 
 #endif

@@ -25,10 +25,12 @@
 #ifndef SA_PLANNER_H
 #define SA_PLANNER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "decide.h"
 #include "dfg.h"
+#include "pack.h"
 #include "plan.h"
 #include "pool.h"
 #include "sa_common.h"
@@ -49,6 +51,11 @@ typedef struct planner_req {
     const uint8_t *act;       /* dec_action per tensor; NULL = keep everything */
     const dec_opts *dec;      /* timing and packing; NULL = dec_opts_default */
     dec_stats *stats;         /* filled on success when not NULL */
+    pack_ws *pack;            /* NULL = one is made for this call (the search passes its own) */
+    bool within_memory;       /* true: a plan that cannot fit dev's memory is refused early (SA_EINFEASIBLE),
+                               * neither packed when its peak load (a lower bound on any arena) exceeds
+                               * the memory, nor simulated when its packed arena does (the search's
+                               * fitness: such an individual is unfit whatever it would predict) */
     /* simulation */
     sim_ws *sim;              /* NULL = one is made for this call */
 } planner_req;
@@ -58,9 +65,11 @@ typedef struct planner_req {
  * SA_EINFEASIBLE when the pool cannot hold some op's tensors at once (the
  * pool layout; err names the op); SA_ENOMEM; SA_EINTERNAL on a broken
  * invariant; SA_EINVALID for a plan whose nodes deadlock.  The best-fit
- * layout does not check the arena against dev->memory_bytes: the caller
- * decides (r->stats->arena_bytes).  On error out holds a partial plan (reset
- * or free it) and r->stats is unchanged. */
+ * layout does not check the arena against dev->memory_bytes unless
+ * r->within_memory: the caller decides (r->stats->arena_bytes); with it, a
+ * plan past the memory is SA_EINFEASIBLE (err says by how much) before it is
+ * simulated, so a deadlock it may hide goes unreported.  On error out holds
+ * a partial plan (reset or free it) and r->stats is unchanged. */
 sa_status planner_plan(const dfg_graph *g, const dfg_device *dev, const planner_req *r, plan *out, sa_err *err);
 
 /* Checks that g can be planned: every op has time_us.  On failure returns

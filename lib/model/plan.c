@@ -470,9 +470,20 @@ sa_status plan_write_file(const plan *p, const char *path, sa_err *err)
 sa_status plan_clocks(const plan *p, int32_t *spos, int32_t (*vc)[PLAN_STREAM_COUNT], sa_err *err)
 {
     int32_t n = p->n_nodes, stuck;
-    int32_t *order = calloc((size_t)n + 1, sizeof *order), *sprev = calloc((size_t)n + 1, sizeof *sprev);
-    sa_status st = (!order || !sprev) ? sa_fail(err, SA_ENOMEM, "out of memory ordering the plan's nodes")
-                                      : plan_node_order(p, order, &stuck, err);
+    /* when every dep names an earlier node (as the planners emit them), the
+     * index order already follows stream order and deps: no sort, and no
+     * cycle.  The clocks do not depend on which such order computes them. */
+    bool forward = true;
+    for (int32_t i = 0; i < n && forward; i++)
+        for (int32_t k = 0; k < p->nodes[i].n_deps; k++)
+            if (p->deps[p->nodes[i].dep_off + k] >= i) {
+                forward = false;
+                break;
+            }
+    int32_t *order = forward ? NULL : calloc((size_t)n + 1, sizeof *order);
+    int32_t *sprev = calloc((size_t)n + 1, sizeof *sprev);
+    sa_status st = ((!forward && !order) || !sprev) ? sa_fail(err, SA_ENOMEM, "out of memory ordering the plan's nodes")
+                   : forward ? SA_OK : plan_node_order(p, order, &stuck, err);
     if (st) {
         free(order);
         free(sprev);
@@ -486,7 +497,7 @@ sa_status plan_clocks(const plan *p, int32_t *spos, int32_t (*vc)[PLAN_STREAM_CO
         last[s] = i;
     }
     for (int32_t i = 0; i < n; i++) {
-        int32_t b = order[i];
+        int32_t b = order ? order[i] : i;
         const plan_node *nd = &p->nodes[b];
         for (int32_t k = -1; k < nd->n_deps; k++) {
             int32_t a = k < 0 ? sprev[b] : p->deps[nd->dep_off + k];

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "swapadvisor/pool.h"
+#include "fitidx.h"
 
 void pack_opts_default(pack_opts *o)
 {
@@ -20,40 +21,157 @@ void pack_opts_default(pack_opts *o)
  * 2c + 1.  Two blocks whose intervals are disjoint are ordered by the
  * dependency graph (the end of one happens before the start of the other). */
 typedef struct blk {
-    int64_t size;          /* bytes rounded up to align */
+    int64_t size;           /* bytes rounded up to align */
     int64_t off;
-    int32_t s0, a0, s1, a1; /* second interval only when pl1 >= 0 */
-    int32_t pl0, pl1;      /* placements */
+    int32_t s[2], a[2];     /* second interval only when pl1 >= 0 */
+    int32_t pl0, pl1;       /* placements */
 } blk;
 
+/* The buffers one packing uses, kept across calls (pack.h). */
+struct pack_ws {
+    int32_t node_cap;                          /* per node: */
+    int32_t *spos, *cnode, *ls, *la;           /* stream position, compute nodes, lifetimes */
+    int32_t (*vc)[PLAN_STREAM_COUNT];          /* clocks */
+    int32_t t_cap;                             /* per tensor: */
+    int32_t *first, *lastp;                    /* first placement from the start, last to the end */
+    int32_t b_cap;                             /* per placement: */
+    blk *b;
+    int32_t *ord, *ord2;                       /* blocks in packing order, and the sort's other buffer */
+    int64_t *old;                              /* keep_if_worse's copy of the offsets */
+    int32_t diff_cap;
+    int64_t *diff;                             /* peak load's sweep */
+    int32_t res_cap;
+    int64_t *old_res;
+    int32_t cnt_cap;
+    int32_t *cnt;                              /* the sort's counts */
+    fit_ws *fit;
+};
+
+pack_ws *pack_ws_new(void)
+{
+    pack_ws *w = calloc(1, sizeof *w);
+    if (w && !(w->fit = fit_ws_new())) {
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+static void free_nodes(pack_ws *w)
+{
+    free(w->spos);
+    free(w->cnode);
+    free(w->ls);
+    free(w->la);
+    free(w->vc);
+    w->spos = w->cnode = w->ls = w->la = NULL;
+    w->vc = NULL;
+    w->node_cap = 0;
+}
+
+static void free_blocks(pack_ws *w)
+{
+    free(w->b);
+    free(w->ord);
+    free(w->ord2);
+    free(w->old);
+    w->b = NULL;
+    w->ord = w->ord2 = NULL;
+    w->old = NULL;
+    w->b_cap = 0;
+}
+
+void pack_ws_free(pack_ws *w)
+{
+    if (!w)
+        return;
+    free_nodes(w);
+    free_blocks(w);
+    free(w->first);
+    free(w->lastp);
+    free(w->diff);
+    free(w->old_res);
+    free(w->cnt);
+    fit_ws_free(w->fit);
+    free(w);
+}
+
+static int32_t grown(int32_t cap, int64_t need)
+{
+    int64_t c = cap > 0 ? cap : 64;
+    while (c < need)
+        c *= 2;
+    return c > INT32_MAX ? -1 : (int32_t)c;
+}
+
+/* Room for n + 1 nodes, t + 1 tensors and b + 1 placements. */
+static bool ws_reserve(pack_ws *w, int32_t n, int32_t t, int32_t b)
+{
+    if (n + 1 > w->node_cap) {
+        int32_t c = grown(w->node_cap, (int64_t)n + 1);
+        free_nodes(w);
+        if (c < 0)
+            return false;
+        w->spos = malloc((size_t)c * sizeof *w->spos);
+        w->cnode = malloc((size_t)c * sizeof *w->cnode);
+        w->ls = malloc((size_t)c * sizeof *w->ls);
+        w->la = malloc((size_t)c * sizeof *w->la);
+        w->vc = malloc((size_t)c * sizeof *w->vc);
+        if (!w->spos || !w->cnode || !w->ls || !w->la || !w->vc) {
+            free_nodes(w);
+            return false;
+        }
+        w->node_cap = c;
+    }
+    if (t + 1 > w->t_cap) {
+        int32_t c = grown(w->t_cap, (int64_t)t + 1);
+        free(w->first);
+        free(w->lastp);
+        w->first = w->lastp = NULL;
+        w->t_cap = 0;
+        if (c < 0)
+            return false;
+        w->first = malloc((size_t)c * sizeof *w->first);
+        w->lastp = malloc((size_t)c * sizeof *w->lastp);
+        if (!w->first || !w->lastp)
+            return false;
+        w->t_cap = c;
+    }
+    if (b + 1 > w->b_cap) {
+        int32_t c = grown(w->b_cap, (int64_t)b + 1);
+        free_blocks(w);
+        if (c < 0)
+            return false;
+        w->b = malloc((size_t)c * sizeof *w->b);
+        w->ord = malloc((size_t)c * sizeof *w->ord);
+        w->ord2 = malloc((size_t)c * sizeof *w->ord2);
+        w->old = malloc((size_t)c * sizeof *w->old);
+        if (!w->b || !w->ord || !w->ord2 || !w->old) {
+            free_blocks(w);
+            return false;
+        }
+        w->b_cap = c;
+    }
+    return true;
+}
+
 typedef struct life {
-    int32_t *s, *a;        /* per node */
+    const int32_t *s, *a;  /* per node */
     int32_t inf;           /* past every compute-stream node */
 } life;
 
-static void life_free(life *l)
-{
-    free(l->s);
-    free(l->a);
-}
-
 /* Per node: when it has begun after (s) and ended by (a), in half positions. */
-static sa_status lifetimes(const plan *p, life *l, sa_err *err)
+static sa_status lifetimes(const plan *p, pack_ws *w, life *l, sa_err *err)
 {
     int32_t n = p->n_nodes;
-    sa_status st = SA_OK;
-    int32_t *spos = calloc((size_t)n + 1, sizeof *spos), *cnode = calloc((size_t)n + 1, sizeof *cnode);
-    int32_t (*vc)[PLAN_STREAM_COUNT] = calloc((size_t)n + 1, sizeof *vc);
-    l->s = calloc((size_t)n + 1, sizeof *l->s);
-    l->a = calloc((size_t)n + 1, sizeof *l->a);
-    if (!spos || !cnode || !vc || !l->s || !l->a) {
-        st = sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
-        goto out;
-    }
+    sa_status st;
+    int32_t *spos = w->spos, *cnode = w->cnode, *ls = w->ls, *la = w->la;
+    int32_t (*vc)[PLAN_STREAM_COUNT] = w->vc;
+    memset(vc, 0, ((size_t)n + 1) * sizeof *vc);
     /* the validator's clocks: vc[b][s] = how many nodes of stream s finish
      * before b starts by stream order and deps alone */
     if ((st = plan_clocks(p, spos, vc, err)))
-        goto out;
+        return st;
     int32_t m = 0;
     for (int32_t i = 0; i < n; i++)
         if (plan_kind_stream(p->nodes[i].kind) == PLAN_STREAM_COMPUTE)
@@ -68,34 +186,17 @@ static sa_status lifetimes(const plan *p, life *l, sa_err *err)
                 continue;
             while (c < m && vc[cnode[c]][s] < spos[i] + 1)
                 c++;
-            l->a[i] = c < m ? 2 * c : l->inf;
-            l->s[i] = 2 * vc[i][PLAN_STREAM_COMPUTE] - 1;
+            la[i] = c < m ? 2 * c : l->inf;
+            ls[i] = 2 * vc[i][PLAN_STREAM_COMPUTE] - 1;
         }
     }
     for (int32_t c = 0; c < m; c++) {
-        l->s[cnode[c]] = 2 * c;
-        l->a[cnode[c]] = 2 * c + 1;
+        ls[cnode[c]] = 2 * c;
+        la[cnode[c]] = 2 * c + 1;
     }
-out:
-    free(spos);
-    free(cnode);
-    free(vc);
-    if (st)
-        life_free(l);
-    return st;
-}
-
-static inline bool ov(int32_t s0, int32_t a0, int32_t s1, int32_t a1) { return s0 < a1 && s1 < a0; }
-
-static inline bool conflict(const blk *x, const blk *y)
-{
-    if (ov(x->s0, x->a0, y->s0, y->a0))
-        return true;
-    if (x->pl1 >= 0 && ov(x->s1, x->a1, y->s0, y->a0))
-        return true;
-    if (y->pl1 >= 0 && (ov(x->s0, x->a0, y->s1, y->a1) || (x->pl1 >= 0 && ov(x->s1, x->a1, y->s1, y->a1))))
-        return true;
-    return false;
+    l->s = ls;
+    l->a = la;
+    return SA_OK;
 }
 
 static void interval(const plan *p, const life *l, int32_t pl, int32_t *s, int32_t *a)
@@ -107,19 +208,18 @@ static void interval(const plan *p, const life *l, int32_t pl, int32_t *s, int32
         *a = *s + 1; /* never empty: a longer lifetime only adds conflicts */
 }
 
-/* Blocks of p: *nb of them in *out (caller frees). */
-static sa_status make_blocks(const plan *p, const dfg_graph *g, int64_t align, blk **out, int32_t *nb, sa_err *err)
+/* Blocks of p into w->b: *nb of them; *top = the largest lifetime end. */
+static sa_status make_blocks(const plan *p, const dfg_graph *g, int64_t align, pack_ws *w, int32_t *nb, int32_t *top,
+                             sa_err *err)
 {
+    if (!ws_reserve(w, p->n_nodes, g->n_tensors, p->n_place))
+        return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
     life l;
-    sa_status st = lifetimes(p, &l, err);
+    sa_status st = lifetimes(p, w, &l, err);
     if (st)
         return st;
-    blk *b = calloc((size_t)p->n_place + 1, sizeof *b);
-    int32_t *first = calloc((size_t)g->n_tensors + 1, sizeof *first), *lastp = calloc((size_t)g->n_tensors + 1, sizeof *lastp);
-    if (!b || !first || !lastp) {
-        st = sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
-        goto out;
-    }
+    int32_t *first = w->first, *lastp = w->lastp;
+    blk *b = w->b;
     for (int32_t t = 0; t < g->n_tensors; t++)
         first[t] = lastp[t] = -1;
     for (int32_t i = 0; i < p->n_place; i++) {
@@ -130,12 +230,10 @@ static sa_status make_blocks(const plan *p, const dfg_graph *g, int64_t align, b
             lastp[q->tensor] = i;
     }
     for (int32_t r = 0; r < p->n_res; r++)
-        if (first[p->res[r].tensor] < 0) {
-            st = sa_fail(err, SA_EINVALID, "pack: resident tensor %d (\"%s\") has no placement from the start of the "
-                         "iteration", p->res[r].tensor, g->tensors[p->res[r].tensor].name);
-            goto out;
-        }
-    int32_t k = 0;
+        if (first[p->res[r].tensor] < 0)
+            return sa_fail(err, SA_EINVALID, "pack: resident tensor %d (\"%s\") has no placement from the start of the "
+                           "iteration", p->res[r].tensor, g->tensors[p->res[r].tensor].name);
+    int32_t k = 0, m = 0;
     for (int32_t i = 0; i < p->n_place; i++) {
         int32_t t = p->place[i].tensor;
         if (lastp[t] == i && first[t] >= 0 && first[t] != i)
@@ -144,154 +242,210 @@ static sa_status make_blocks(const plan *p, const dfg_graph *g, int64_t align, b
         x->size = (g->tensors[t].bytes + align - 1) / align * align;
         x->pl0 = i;
         x->pl1 = (first[t] == i && lastp[t] >= 0 && lastp[t] != i) ? lastp[t] : -1;
-        interval(p, &l, i, &x->s0, &x->a0);
-        if (x->pl1 >= 0)
-            interval(p, &l, x->pl1, &x->s1, &x->a1);
+        interval(p, &l, i, &x->s[0], &x->a[0]);
+        if (x->a[0] > m)
+            m = x->a[0];
+        if (x->pl1 >= 0) {
+            interval(p, &l, x->pl1, &x->s[1], &x->a[1]);
+            if (x->a[1] > m)
+                m = x->a[1];
+        }
     }
     *nb = k;
-    *out = b;
-    b = NULL;
-out:
-    free(b);
-    free(first);
-    free(lastp);
-    life_free(&l);
+    *top = m;
+    return SA_OK;
+}
+
+/* The most bytes live at once: a sweep over the lifetimes' points -2 .. top. */
+static sa_status peak_of(pack_ws *w, int32_t nb, int32_t top, int64_t *peak, sa_err *err)
+{
+    /* points -2 .. top + 1 shifted by 2 */
+    int32_t need = top + 4;
+    if (need > w->diff_cap) {
+        int32_t c = grown(w->diff_cap, need);
+        free(w->diff);
+        w->diff = c < 0 ? NULL : malloc((size_t)c * sizeof *w->diff);
+        w->diff_cap = w->diff ? c : 0;
+        if (!w->diff)
+            return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+    }
+    int64_t *diff = w->diff;
+    memset(diff, 0, (size_t)need * sizeof *diff);
+    const blk *b = w->b;
+    for (int32_t i = 0; i < nb; i++) {
+        diff[b[i].s[0] + 2] += b[i].size;
+        diff[b[i].a[0] + 2] -= b[i].size;
+        if (b[i].pl1 >= 0) {
+            diff[b[i].s[1] + 2] += b[i].size;
+            diff[b[i].a[1] + 2] -= b[i].size;
+        }
+    }
+    int64_t cur = 0, pk = 0;
+    for (int32_t i = 0; i < need; i++) {
+        cur += diff[i];
+        if (cur > pk)
+            pk = cur;
+    }
+    *peak = pk;
+    return SA_OK;
+}
+
+/* w->ord = the packing order: size descending, then lifetime start, then
+ * placement.  The blocks come in placement order, so stable counting sorts,
+ * by start and then by size (11-bit digits of ~size, least significant
+ * first, skipping digits all blocks share), give exactly that order. */
+static sa_status sort_blocks(pack_ws *w, int32_t nb, int32_t top, sa_err *err)
+{
+    enum { DIGIT = 11, RADIX = 1 << DIGIT };
+    int64_t need = top + 4 > RADIX ? top + 4 : RADIX;
+    if (need > w->cnt_cap) {
+        int32_t c = grown(w->cnt_cap, need);
+        free(w->cnt);
+        w->cnt = c < 0 ? NULL : malloc((size_t)c * sizeof *w->cnt);
+        w->cnt_cap = w->cnt ? c : 0;
+        if (!w->cnt)
+            return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+    }
+    const blk *b = w->b;
+    int32_t *cnt = w->cnt, *src = w->ord, *dst = w->ord2;
+    /* by start: points -2 .. top shifted by 2 */
+    memset(cnt, 0, (size_t)(top + 4) * sizeof *cnt);
+    for (int32_t i = 0; i < nb; i++)
+        cnt[b[i].s[0] + 2]++;
+    for (int32_t v = 0, sum = 0; v < top + 4; v++) {
+        int32_t c = cnt[v];
+        cnt[v] = sum;
+        sum += c;
+    }
+    for (int32_t i = 0; i < nb; i++)
+        src[cnt[b[i].s[0] + 2]++] = i;
+    /* by ~size, digit by digit */
+    uint64_t all_or = 0, all_and = ~(uint64_t)0;
+    for (int32_t i = 0; i < nb; i++) {
+        all_or |= ~(uint64_t)b[i].size;
+        all_and &= ~(uint64_t)b[i].size;
+    }
+    for (int shift = 0; shift < 64; shift += DIGIT) {
+        uint64_t mask = (uint64_t)(RADIX - 1) << shift;
+        if ((all_or & mask) == (all_and & mask))
+            continue; /* every block has this digit */
+        memset(cnt, 0, RADIX * sizeof *cnt);
+        for (int32_t i = 0; i < nb; i++)
+            cnt[(~(uint64_t)b[src[i]].size >> shift) & (RADIX - 1)]++;
+        for (int32_t v = 0, sum = 0; v < RADIX; v++) {
+            int32_t c = cnt[v];
+            cnt[v] = sum;
+            sum += c;
+        }
+        for (int32_t i = 0; i < nb; i++)
+            dst[cnt[(~(uint64_t)b[src[i]].size >> shift) & (RADIX - 1)]++] = src[i];
+        int32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != w->ord)
+        memcpy(w->ord, src, (size_t)nb * sizeof *src);
+    return SA_OK;
+}
+
+/* Best fit of w's nb blocks, largest first: sets each block's off. */
+static sa_status best_fit(pack_ws *w, int32_t nb, int32_t top, sa_err *err)
+{
+    blk *b = w->b;
+    int32_t *ord = w->ord;
+    sa_status st = sort_blocks(w, nb, top, err);
+    if (!st)
+        st = fit_reset(w->fit, -2, top + 1, err);
+    for (int32_t i = 0; !st && i < nb; i++) {
+        blk *x = &b[ord[i]];
+        int n = x->pl1 >= 0 ? 2 : 1;
+        x->off = fit_find(w->fit, x->size, x->s, x->a, n);
+        st = fit_insert(w->fit, x->off, x->size, x->s, x->a, n, err);
+    }
     return st;
 }
 
-static int64_t peak_of(const blk *b, int32_t nb, int32_t inf, int64_t *diff)
-{
-    /* diff has inf + 4 entries: points -2 .. inf + 1 shifted by 2 */
-    memset(diff, 0, ((size_t)inf + 4) * sizeof *diff);
-    for (int32_t i = 0; i < nb; i++) {
-        diff[b[i].s0 + 2] += b[i].size;
-        diff[b[i].a0 + 2] -= b[i].size;
-        if (b[i].pl1 >= 0) {
-            diff[b[i].s1 + 2] += b[i].size;
-            diff[b[i].a1 + 2] -= b[i].size;
-        }
-    }
-    int64_t cur = 0, peak = 0;
-    for (int32_t i = 0; i < inf + 4; i++) {
-        cur += diff[i];
-        if (cur > peak)
-            peak = cur;
-    }
-    return peak;
-}
-
-static int32_t max_point(const blk *b, int32_t nb)
-{
-    int32_t m = 0;
-    for (int32_t i = 0; i < nb; i++) {
-        if (b[i].a0 > m) m = b[i].a0;
-        if (b[i].pl1 >= 0 && b[i].a1 > m) m = b[i].a1;
-    }
-    return m;
-}
-
-static int cmp_blk(const void *x, const void *y)
-{
-    const blk *a = x, *b = y;
-    if (a->size != b->size)
-        return a->size > b->size ? -1 : 1;
-    if (a->s0 != b->s0)
-        return a->s0 < b->s0 ? -1 : 1;
-    return a->pl0 - b->pl0;
-}
-
-sa_status pack_peak_load(const plan *p, const dfg_graph *g, const pack_opts *o, int64_t *peak, sa_err *err)
+/* The blocks of p in w and their peak load. */
+static sa_status prepare(const plan *p, const dfg_graph *g, const pack_opts *o, pack_ws *w, int32_t *nb,
+                         int32_t *top, int64_t *peak, sa_err *err)
 {
     pack_opts d;
     pack_opts_default(&d);
     int64_t align = o && o->align > 0 ? o->align : d.align;
-    blk *b = NULL;
-    int32_t nb = 0;
-    sa_status st = make_blocks(p, g, align, &b, &nb, err);
-    if (st)
-        return st;
-    int32_t inf = max_point(b, nb);
-    int64_t *diff = calloc((size_t)inf + 4, sizeof *diff);
-    if (!diff) {
-        free(b);
-        return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
-    }
-    *peak = peak_of(b, nb, inf, diff);
-    free(diff);
-    free(b);
-    return SA_OK;
+    sa_status st = make_blocks(p, g, align, w, nb, top, err);
+    return st ? st : peak_of(w, *nb, *top, peak, err);
 }
 
-sa_status pack_plan(plan *p, const dfg_graph *g, const pack_opts *o, pack_stats *stats, sa_err *err)
+sa_status pack_peak_load_ws(const plan *p, const dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t *peak,
+                            sa_err *err)
+{
+    pack_ws *own = w ? NULL : pack_ws_new();
+    if (!w && !own)
+        return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+    int32_t nb, top;
+    int64_t pk = 0;
+    sa_status st = prepare(p, g, o, w ? w : own, &nb, &top, &pk, err);
+    if (!st)
+        *peak = pk;
+    pack_ws_free(own);
+    return st;
+}
+
+sa_status pack_plan_ws(plan *p, const dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t limit, pack_stats *stats,
+                       sa_err *err)
 {
     pack_opts d;
     pack_opts_default(&d);
     if (!o)
         o = &d;
+    pack_ws *own = w ? NULL : pack_ws_new();
+    if (!w && !own)
+        return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+    if (!w)
+        w = own;
     int64_t align = o->align > 0 ? o->align : d.align;
-    blk *b = NULL;
-    int32_t nb = 0;
-    sa_status st = make_blocks(p, g, align, &b, &nb, err);
+    int32_t nb = 0, top = 0;
+    pack_stats s = {p->arena_bytes, p->arena_bytes, 0, 0, false};
+    sa_status st = prepare(p, g, o, w, &nb, &top, &s.peak_load, err);
+    s.n_blocks = nb;
     if (st)
-        return st;
-    int32_t inf = max_point(b, nb);
-    int64_t *diff = calloc((size_t)inf + 4, sizeof *diff);
-    int32_t *placed = calloc((size_t)nb + 1, sizeof *placed); /* block ids by ascending offset */
-    int64_t *old_place = calloc((size_t)p->n_place + 1, sizeof *old_place);
-    int64_t *old_res = calloc((size_t)p->n_res + 1, sizeof *old_res);
-    if (!diff || !placed || !old_place || !old_res) {
-        st = sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+        goto out;
+    /* the blocks live at the peak's point are disjoint and rounded up to
+     * align from aligned offsets: the highest ends at peak_load or above, and
+     * its tensor's own bytes at most align - 1 below that */
+    if (limit > 0 && s.peak_load - (align - 1) > limit) {
+        if (stats)
+            *stats = s; /* arena_after: still the plan's own */
+        st = SA_EINFEASIBLE;
         goto out;
     }
-    pack_stats s = {p->arena_bytes, 0, peak_of(b, nb, inf, diff), nb, false};
-    qsort(b, (size_t)nb, sizeof *b, cmp_blk);
-    int32_t np = 0;
-    for (int32_t i = 0; i < nb; i++) {
-        blk *x = &b[i];
-        /* walk the placed blocks by offset; the holes between the ones whose
-         * lifetimes meet x's are where x may go: take the smallest that fits */
-        int64_t cursor = 0, best = -1, best_gap = 0;
-        for (int32_t k = 0; k < np; k++) {
-            const blk *y = &b[placed[k]];
-            if (!conflict(x, y))
-                continue;
-            int64_t gap = y->off - cursor;
-            if (gap >= x->size && (best < 0 || gap < best_gap)) {
-                best = cursor;
-                best_gap = gap;
-            }
-            if (y->off + y->size > cursor)
-                cursor = y->off + y->size;
+    if (o->keep_if_worse && p->n_res + 1 > w->res_cap) {
+        int32_t c = grown(w->res_cap, (int64_t)p->n_res + 1);
+        free(w->old_res);
+        w->old_res = c < 0 ? NULL : malloc((size_t)c * sizeof *w->old_res);
+        w->res_cap = w->old_res ? c : 0;
+        if (!w->old_res) {
+            st = sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+            goto out;
         }
-        x->off = best >= 0 ? best : cursor;
-        /* insert into the offset order (after equal offsets: stable) */
-        int32_t lo = 0, hi = np;
-        while (lo < hi) {
-            int32_t mid = (lo + hi) / 2;
-            if (b[placed[mid]].off <= x->off)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        memmove(placed + lo + 1, placed + lo, (size_t)(np - lo) * sizeof *placed);
-        placed[lo] = i;
-        np++;
     }
-    for (int32_t i = 0; i < p->n_place; i++)
-        old_place[i] = p->place[i].offset;
-    for (int32_t r = 0; r < p->n_res; r++)
-        old_res[r] = p->res[r].offset;
+    if ((st = best_fit(w, nb, top, err)))
+        goto out;
+    const blk *b = w->b;
+    if (o->keep_if_worse) {
+        for (int32_t i = 0; i < p->n_place; i++)
+            w->old[i] = p->place[i].offset;
+        for (int32_t r = 0; r < p->n_res; r++)
+            w->old_res[r] = p->res[r].offset;
+    }
     for (int32_t i = 0; i < nb; i++) {
         p->place[b[i].pl0].offset = b[i].off;
         if (b[i].pl1 >= 0)
             p->place[b[i].pl1].offset = b[i].off;
     }
+    /* a resident starts where its first placement from the start lies */
     for (int32_t r = 0; r < p->n_res; r++)
-        for (int32_t i = 0; i < p->n_place; i++)
-            if (p->place[i].tensor == p->res[r].tensor && p->place[i].begin < 0) {
-                p->res[r].offset = p->place[i].offset;
-                break;
-            }
+        p->res[r].offset = p->place[w->first[p->res[r].tensor]].offset;
     int64_t arena = 0;
     for (int32_t i = 0; i < p->n_place; i++) {
         int64_t e = p->place[i].offset + g->tensors[p->place[i].tensor].bytes;
@@ -300,9 +454,9 @@ sa_status pack_plan(plan *p, const dfg_graph *g, const pack_opts *o, pack_stats 
     }
     if (o->keep_if_worse && arena > s.arena_before) {
         for (int32_t i = 0; i < p->n_place; i++)
-            p->place[i].offset = old_place[i];
+            p->place[i].offset = w->old[i];
         for (int32_t r = 0; r < p->n_res; r++)
-            p->res[r].offset = old_res[r];
+            p->res[r].offset = w->old_res[r];
         arena = s.arena_before;
         s.kept = true;
     }
@@ -311,10 +465,16 @@ sa_status pack_plan(plan *p, const dfg_graph *g, const pack_opts *o, pack_stats 
     if (stats)
         *stats = s;
 out:
-    free(diff);
-    free(placed);
-    free(old_place);
-    free(old_res);
-    free(b);
+    pack_ws_free(own);
     return st;
+}
+
+sa_status pack_peak_load(const plan *p, const dfg_graph *g, const pack_opts *o, int64_t *peak, sa_err *err)
+{
+    return pack_peak_load_ws(p, g, o, NULL, peak, err);
+}
+
+sa_status pack_plan(plan *p, const dfg_graph *g, const pack_opts *o, pack_stats *stats, sa_err *err)
+{
+    return pack_plan_ws(p, g, o, NULL, 0, stats, err);
 }

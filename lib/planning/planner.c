@@ -78,14 +78,23 @@ static sa_status plan_bestfit(const dfg_graph *g, const dfg_device *dev, const i
     dec_opts_default(&def);
     const dec_opts *o = r->dec ? r->dec : &def;
     sa_status st = dec_nodes(g, dev, sch, r->act, o, out, ds, err);
-    if (!st)
-        st = pack_peak_load(out, g, &o->pack, &ds->peak_load, err);
-    if (!st && o->pack_offsets) {
-        pack_stats ps;
-        if (!(st = pack_plan(out, g, &o->pack, &ps, err)))
-            ds->arena_bytes = ps.arena_after;
-    }
-    return st;
+    if (st)
+        return st;
+    if (!o->pack_offsets)
+        return pack_peak_load_ws(out, g, &o->pack, r->pack, &ds->peak_load, err);
+    pack_stats ps;
+    st = pack_plan_ws(out, g, &o->pack, r->pack, r->within_memory ? dev->memory_bytes : 0, &ps, err);
+    if (st == SA_EINFEASIBLE)
+        return sa_fail(err, st, "best fit: the peak load, %lld bytes, leaves no arena within the %lld bytes of memory",
+                       (long long)ps.peak_load, (long long)dev->memory_bytes);
+    if (st)
+        return st;
+    ds->peak_load = ps.peak_load;
+    ds->arena_bytes = ps.arena_after;
+    if (r->within_memory && ps.arena_after > dev->memory_bytes)
+        return sa_fail(err, SA_EINFEASIBLE, "best fit: the packed arena, %lld bytes, exceeds the %lld bytes of memory",
+                       (long long)ps.arena_after, (long long)dev->memory_bytes);
+    return SA_OK;
 }
 
 sa_status planner_plan(const dfg_graph *g, const dfg_device *dev, const planner_req *r, plan *out, sa_err *err)

@@ -34,6 +34,7 @@ static void tws_free(tws *w)
 {
     swp_ws_free(w->swp);
     sim_ws_free(w->sim);
+    pack_ws_free(w->pack);
     plan_free(w->p);
     free(w->need); free(w->demand); free(w->ext1); free(w->ext2); free(w->ext); free(w->sum); free(w->num);
     free(w->mark); free(w->heap); free(w->hpos); free(w->indeg); free(w->rank); free(w->tmp);
@@ -46,6 +47,7 @@ static bool tws_init(tws *w, const gctx *c)
     size_t n = (size_t)c->n + 1, s = (size_t)c->ns + 1;
     w->swp = swp_ws_new(c->g);
     w->sim = sim_ws_new();
+    w->pack = pack_ws_new();
     w->p = plan_new(c->g, c->dev);
     w->need = calloc(s, sizeof(int32_t)); w->demand = calloc(s, sizeof(int32_t));
     w->ext1 = calloc(s, sizeof(int32_t));
@@ -57,8 +59,8 @@ static bool tws_init(tws *w, const gctx *c)
     w->tmp = calloc(n, sizeof(int32_t));
     w->rc = calloc((size_t)c->g->n_tensors + 1, 1);
     w->rpos = calloc(n, sizeof(int32_t));
-    return w->rc && w->rpos && w->swp && w->sim && w->p && w->need && w->demand && w->ext1 && w->ext2 && w->ext && w->sum && w->num && w->mark &&
-           w->heap && w->hpos && w->indeg && w->rank && w->tmp;
+    return w->rc && w->rpos && w->swp && w->sim && w->pack && w->p && w->need && w->demand && w->ext1 && w->ext2 &&
+           w->ext && w->sum && w->num && w->mark && w->heap && w->hpos && w->indeg && w->rank && w->tmp;
 }
 
 /* ---- evaluation ---- */
@@ -122,7 +124,7 @@ static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err)
     dec_opts d = c->dec;
     d.out_sync = x->sync;
     planner_req q = {.schedule = x->sch, .layout = PLANNER_BESTFIT, .act = x->act, .dec = &d, .stats = &ds,
-                     .sim = w->sim};
+                     .sim = w->sim, .pack = w->pack, .within_memory = true};
     sa_status st = planner_plan(c->g, c->dev, &q, w->p, err);
     if (st == SA_EINFEASIBLE)
         return SA_OK;
@@ -846,7 +848,8 @@ static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
         if (o->pool_recompute && pop[bi].layout == PLANNER_POOL)
             so.recompute = pool_flags(&s->c, &s->ws[0], &pop[bi]);
         planner_req q = {.schedule = pop[bi].sch, .layout = pop[bi].layout, .pool = &pop[bi].a, .evict = &so,
-                         .ws = s->ws[0].swp, .act = pop[bi].act, .dec = &d, .stats = &ds, .sim = s->ws[0].sim};
+                         .ws = s->ws[0].swp, .act = pop[bi].act, .dec = &d, .stats = &ds, .sim = s->ws[0].sim,
+                         .pack = s->ws[0].pack};
         sa_status st = planner_plan(g, dev, &q, res->best, err);
         if (st)
             return st;

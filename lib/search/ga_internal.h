@@ -38,6 +38,7 @@ typedef struct indiv {
 typedef struct tws {
     swp_ws *swp;
     sim_ws *sim;
+    pack_ws *pack;   /* best fit's packing */
     plan *p;
     int32_t *need, *demand, *ext1, *ext2, *ext, *sum, *num;
     int32_t *mark, *heap, *hpos, *indeg, *rank, *tmp;

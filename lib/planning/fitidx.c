@@ -1,0 +1,342 @@
+/* fitidx.c - the best-fit index: a segment tree over time points whose nodes
+ * keep unions of offset ranges (fitidx.h). */
+#include "fitidx.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct seg {
+    int64_t lo, hi; /* [lo, hi) */
+} seg;
+
+/* A node's union: n sorted, disjoint, non-adjacent segments at pool[off ..
+ * off + n); cap reserved.  gen != the workspace's gen means empty (a reset
+ * does not touch the nodes). */
+typedef struct flist {
+    int32_t off, n, cap;
+    uint32_t gen;
+} flist;
+
+struct fit_ws {
+    int32_t base;          /* time point of leaf 0 */
+    int32_t leaves;        /* P: a power of two; nodes 1 .. 2P - 1, node v's children 2v, 2v + 1 */
+    int32_t node_cap;      /* nodes allocated in cov and sub */
+    flist *cov, *sub;
+    flist *pc;             /* at height PC_H (when the tree is taller): the union of its strict ancestors' cov */
+    int32_t height;        /* log2(leaves) */
+    uint32_t gen;
+    seg *pool;
+    int64_t pool_n, pool_cap;
+    bool oom;              /* a list could not grow during the current operation */
+    /* fit_find's scratch: the lists a query collects, and its heap of them */
+    const flist **q;
+    int32_t nq, q_cap;
+    struct item {
+        int64_t lo;        /* v->lo, the heap's key */
+        const seg *v;      /* the list's next segment */
+        int64_t n;         /* how many are left */
+    } *items;
+};
+
+fit_ws *fit_ws_new(void)
+{
+    fit_ws *w = calloc(1, sizeof *w);
+    return w;
+}
+
+void fit_ws_free(fit_ws *w)
+{
+    if (!w)
+        return;
+    free(w->cov);
+    free(w->sub);
+    free(w->pc);
+    free(w->pool);
+    free(w->q);
+    free(w->items);
+    free(w);
+}
+
+sa_status fit_reset(fit_ws *w, int32_t lo, int32_t hi, sa_err *err)
+{
+    int32_t P = 1;
+    while (P < hi - lo)
+        P *= 2;
+    if (2 * P > w->node_cap) {
+        flist *c = realloc(w->cov, (size_t)2 * (size_t)P * sizeof *c);
+        if (c)
+            w->cov = c;
+        flist *s = c ? realloc(w->sub, (size_t)2 * (size_t)P * sizeof *s) : NULL;
+        if (s)
+            w->sub = s;
+        flist *pc = s ? realloc(w->pc, (size_t)2 * (size_t)P * sizeof *pc) : NULL;
+        if (pc)
+            w->pc = pc;
+        if (!c || !s || !pc)
+            return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+        /* new nodes read as empty under any gen but 0, which gen never is */
+        memset(w->cov + w->node_cap, 0, (size_t)(2 * P - w->node_cap) * sizeof *c);
+        memset(w->sub + w->node_cap, 0, (size_t)(2 * P - w->node_cap) * sizeof *s);
+        memset(w->pc + w->node_cap, 0, (size_t)(2 * P - w->node_cap) * sizeof *pc);
+        w->node_cap = 2 * P;
+    }
+    /* a query visits at most four nodes per level (two partial, two
+     * canonical) of at most 32 levels, for each of two lifetimes */
+    int32_t qn = 2 * 4 * 33;
+    if (w->q_cap < qn) {
+        const flist **q = realloc(w->q, (size_t)qn * sizeof *q);
+        if (q)
+            w->q = q;
+        struct item *it = q ? realloc(w->items, (size_t)qn * sizeof *it) : NULL;
+        if (it)
+            w->items = it;
+        if (!q || !it)
+            return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+        w->q_cap = qn;
+    }
+    if (++w->gen == 0) { /* wrapped: clear every node once */
+        memset(w->cov, 0, (size_t)w->node_cap * sizeof *w->cov);
+        memset(w->sub, 0, (size_t)w->node_cap * sizeof *w->sub);
+        memset(w->pc, 0, (size_t)w->node_cap * sizeof *w->pc);
+        w->gen = 1;
+    }
+    w->base = lo;
+    w->leaves = P;
+    w->height = 0;
+    while ((1 << w->height) < P)
+        w->height++;
+    w->pool_n = 0;
+    w->oom = false;
+    return SA_OK;
+}
+
+/* Adds [lo, hi) to the union L; true when L already held all of it. */
+static bool list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
+{
+    if (L->gen != w->gen) {
+        L->gen = w->gen;
+        L->n = L->cap = 0;
+        L->off = 0;
+    }
+    seg *v = w->pool + L->off;
+    int32_t n = L->n;
+    /* i: the first segment that ends at or after lo (touching it merges) */
+    int32_t i = 0, h = n;
+    while (i < h) {
+        int32_t m = (i + h) / 2;
+        if (v[m].hi < lo)
+            i = m + 1;
+        else
+            h = m;
+    }
+    if (i < n && v[i].lo <= lo && hi <= v[i].hi)
+        return true;
+    if (i < n && v[i].lo <= hi) {
+        /* merge segments i .. j - 1, the ones that start at or before hi */
+        int32_t j = i + 1;
+        while (j < n && v[j].lo <= hi)
+            j++;
+        if (v[i].lo < lo)
+            lo = v[i].lo;
+        if (v[j - 1].hi > hi)
+            hi = v[j - 1].hi;
+        v[i].lo = lo;
+        v[i].hi = hi;
+        if (j > i + 1) {
+            memmove(v + i + 1, v + j, (size_t)(n - j) * sizeof *v);
+            L->n = n - (j - i - 1);
+        }
+        return false;
+    }
+    if (n == L->cap) {
+        int32_t nc = L->cap ? 2 * L->cap : 4;
+        if (w->pool_n + nc > INT32_MAX) { /* offsets into the pool are int32_t */
+            w->oom = true;
+            return false;
+        }
+        if (w->pool_n + nc > w->pool_cap) {
+            int64_t pc = w->pool_cap ? 2 * w->pool_cap : 4096;
+            while (pc < w->pool_n + nc)
+                pc *= 2;
+            seg *p = realloc(w->pool, (size_t)pc * sizeof *p);
+            if (!p) {
+                w->oom = true;
+                return false;
+            }
+            w->pool = p;
+            w->pool_cap = pc;
+        }
+        memcpy(w->pool + w->pool_n, w->pool + L->off, (size_t)n * sizeof *v);
+        L->off = (int32_t)w->pool_n;
+        L->cap = nc;
+        w->pool_n += nc;
+        v = w->pool + L->off;
+    }
+    memmove(v + i + 1, v + i, (size_t)(n - i) * sizeof *v);
+    v[i].lo = lo;
+    v[i].hi = hi;
+    L->n = n + 1;
+    return false;
+}
+
+/* Above this height the cov lists a query meets along a root-to-leaf path
+ * are read through one union per node of this height (pc), kept up to date
+ * on insert: a query reads two lists instead of one per level up there, and
+ * a long lifetime pays one union insert per 2^PC_H leaves it covers. */
+enum { PC_H = 6 };
+
+/* A canonical node x at height h gets [lo, hi): its cov, or above PC_H the pc
+ * union of each of its descendants at PC_H; and its sub. */
+static void canon_add(fit_ws *w, int32_t x, int h, int64_t lo, int64_t hi)
+{
+    if (h > PC_H && w->height > PC_H) {
+        int32_t d = h - PC_H;
+        for (int32_t v = x << d, e = (x + 1) << d; v < e; v++)
+            list_add(w, &w->pc[v], lo, hi);
+    } else {
+        list_add(w, &w->cov[x], lo, hi);
+    }
+    list_add(w, &w->sub[x], lo, hi);
+}
+
+/* Stores [lo, hi) for the leaves [l, r): cov and sub of the canonical
+ * nodes, sub of the partial ones.  A node's sub holds its children's, so
+ * once a partial node's sub already held [lo, hi), every ancestor's does
+ * too: the walk up that side stops there. */
+static void tree_add(fit_ws *w, int32_t l, int32_t r, int64_t lo, int64_t hi)
+{
+    int32_t P = w->leaves;
+    for (int32_t x = l + P, y = r + P, h = 0; x < y; x >>= 1, y >>= 1, h++) {
+        if (x & 1) {
+            canon_add(w, x, h, lo, hi);
+            x++;
+        }
+        if (y & 1) {
+            --y;
+            canon_add(w, y, h, lo, hi);
+        }
+    }
+    int32_t a = (l + P) >> 1, b = (r - 1 + P) >> 1;
+    bool go_a = true, go_b = true;
+    for (int h = 1; a >= 1 && (go_a || go_b); h++, a >>= 1, b >>= 1) {
+        if (a == b) {
+            go_a = go_a || go_b;
+            go_b = false;
+        }
+        if (go_a && ((((int64_t)a << h) - P) < l || (((int64_t)(a + 1) << h) - P) > r))
+            go_a = !list_add(w, &w->sub[a], lo, hi);
+        if (go_b && ((((int64_t)b << h) - P) < l || (((int64_t)(b + 1) << h) - P) > r))
+            go_b = !list_add(w, &w->sub[b], lo, hi);
+    }
+}
+
+static inline void collect(fit_ws *w, const flist *L)
+{
+    if (L->gen == w->gen && L->n > 0)
+        w->q[w->nq++] = L;
+}
+
+/* Collects the lists holding the blocks that meet [l, r): the canonical
+ * nodes' sub lists and the partial nodes' cov lists. */
+static void tree_query(fit_ws *w, int32_t l, int32_t r)
+{
+    int32_t P = w->leaves;
+    for (int32_t x = l + P, y = r + P; x < y; x >>= 1, y >>= 1) {
+        if (x & 1)
+            collect(w, &w->sub[x++]);
+        if (y & 1)
+            collect(w, &w->sub[--y]);
+    }
+    /* partial nodes: cov up to PC_H, then the pc unions of the two paths'
+     * nodes at PC_H (their ancestors' cov; any of those that lies inside
+     * [l, r) holds blocks that meet it too) */
+    bool pc = w->height > PC_H;
+    int32_t a = (l + P) >> 1, b = (r - 1 + P) >> 1;
+    for (int h = 1; a >= 1; h++, a >>= 1, b >>= 1) {
+        int64_t al = ((int64_t)a << h) - P, ar = ((int64_t)(a + 1) << h) - P;
+        if (al < l || ar > r)
+            collect(w, &w->cov[a]);
+        if (b != a) {
+            int64_t bl = ((int64_t)b << h) - P, br = ((int64_t)(b + 1) << h) - P;
+            if (bl < l || br > r)
+                collect(w, &w->cov[b]);
+        }
+        if (pc && h == PC_H) {
+            collect(w, &w->pc[a]);
+            if (b != a)
+                collect(w, &w->pc[b]);
+            break;
+        }
+    }
+}
+
+sa_status fit_insert(fit_ws *w, int64_t off, int64_t size, const int32_t *s, const int32_t *a, int n, sa_err *err)
+{
+    for (int k = 0; k < n; k++)
+        tree_add(w, s[k] - w->base, a[k] - w->base, off, off + size);
+    if (w->oom)
+        return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+    return SA_OK;
+}
+
+int64_t fit_find(fit_ws *w, int64_t size, const int32_t *s, const int32_t *a, int n)
+{
+    w->nq = 0;
+    for (int k = 0; k < n; k++)
+        tree_query(w, s[k] - w->base, a[k] - w->base);
+    /* the walk over the lists' segments in offset order (a heap of the
+     * lists by their next segment): the hole before each segment lies between
+     * the highest end so far and its start; stop at an exact fit, which
+     * nothing higher can beat */
+    int32_t nh = 0;
+    struct item *h = w->items;
+    for (int32_t k = 0; k < w->nq; k++) {
+        const seg *v = w->pool + w->q[k]->off;
+        struct item it = {v->lo, v, w->q[k]->n};
+        int32_t c = nh++;
+        while (c > 0 && h[(c - 1) / 2].lo > it.lo) {
+            h[c] = h[(c - 1) / 2];
+            c = (c - 1) / 2;
+        }
+        h[c] = it;
+    }
+    int64_t cursor = 0, best = -1, best_gap = 0;
+    while (nh > 0) {
+        const seg *g = h[0].v;
+        int64_t gap = g->lo - cursor;
+        if (gap >= size && (best < 0 || gap < best_gap)) {
+            best = cursor;
+            best_gap = gap;
+            if (gap == size)
+                break;
+        }
+        if (g->hi > cursor)
+            cursor = g->hi;
+        /* the top's list moves on (or leaves); sift it down */
+        struct item it = h[0];
+        if (--it.n > 0) {
+            it.v++;
+            it.lo = it.v->lo;
+        } else if (--nh == 0) {
+            break;
+        } else {
+            it = h[nh];
+        }
+        int32_t c = 0;
+        for (;;) {
+            int32_t l = 2 * c + 1;
+            if (l >= nh)
+                break;
+            if (l + 1 < nh && h[l + 1].lo < h[l].lo)
+                l++;
+            if (h[l].lo >= it.lo)
+                break;
+            h[c] = h[l];
+            c = l;
+        }
+        h[c] = it;
+    }
+    return best >= 0 ? best : cursor;
+}
+
