@@ -11,6 +11,7 @@
 #include "swapadvisor/emit.h"
 #include "swapadvisor/milp.h"
 #include "swapadvisor/policy.h"
+#include "swapadvisor/runner.h"
 #include "swapadvisor/sim.h"
 #include "swapadvisor/zoo.h"
 #include "test_util.h"
@@ -303,6 +304,67 @@ START_TEST(test_optimal_plans)
 }
 END_TEST
 
+/* The widened space where parameters and their gradients must leave the
+ * device (resnet-18 b4 with momentum state at 0.6x of the no-swap peak,
+ * gpt-4-512 b1 at 0.5x): optimal plans, the plan is valid (strict), replays on
+ * the host with every persistent tensor read back equal to the reference,
+ * swaps parameters (some written back after their update), and stays above
+ * both bounds. */
+START_TEST(test_optimal_widened)
+{
+    dfg_graph *g;
+    sa_err err = {0};
+    zoo_opts zo = {0};
+    zo.batch = _i == 0 ? 4 : 1;
+    zo.optimizer = _i == 0 ? ZOO_MOMENTUM : ZOO_SGD;
+    ck_assert_msg(zoo_build(_i == 0 ? "resnet-18" : "gpt-4-512", &zo, &g, &err) == SA_OK, "%s", err.msg);
+    profiled(g);
+    policy_opts po;
+    policy_opts_default(&po);
+    po.optimal.time_limit_s = 120; /* both take a few seconds (under ASan longer) */
+    dfg_device d = g->device;
+    d.memory_bytes = (int64_t)((double)dfg_peak_bytes(g, NULL) * (_i == 0 ? 0.6 : 0.5));
+    plan *p = NULL;
+    sa_status st = policy_run_opts("optimal", g, &d, &po, &p, &err);
+    if (!milp_have(MILP_AUTO)) {
+        ck_assert_int_eq(st, SA_EUSAGE);
+        dfg_free(g);
+        return;
+    }
+    ck_assert_msg(st == SA_OK, "%s: %s", g->name, err.msg);
+    tu_check_policy_plan(p, g, g->name, false);
+    int32_t pers_in = 0, pers_out = 0, n_pers = 0;
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        if (p->nodes[v].kind != PLAN_COMPUTE && p->nodes[v].kind != PLAN_RECOMPUTE &&
+            dfg_kind_persistent(g->tensors[p->nodes[v].ref].kind))
+            p->nodes[v].kind == PLAN_SWAP_IN ? pers_in++ : pers_out++;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        n_pers += dfg_kind_persistent(g->tensors[t].kind);
+    ck_assert_int_gt(pers_out, 0);
+    ck_assert_int_ge(pers_in, pers_out);
+    ck_assert_int_lt(p->n_res, n_pers);
+    ck_assert_ptr_nonnull(strstr(p->search_json, "\"persistent_swapped\":"));
+    runner_opts ro;
+    runner_opts_default(&ro);
+    ro.backend = RUNNER_HOST;
+    ro.cap_bytes = 64 << 20;
+    runner_report rr;
+    ck_assert_msg(runner_run(p, g, &ro, &rr, &err) == SA_OK, "%s replay: %s", g->name, err.msg);
+    ck_assert_int_eq(rr.verified_persistent, n_pers);
+    ck_assert_int_gt(rr.verified_checksums, 0);
+    runner_report_free(&rr);
+    bound_result b;
+    ck_assert_int_eq(bound_cheap(g, &p->device, p->schedule, &b, &err), SA_OK);
+    ck_assert(b.lower_bound_us <= p->predicted.iteration_us * (1 + 1e-9));
+    if (bound_have_lp()) {
+        ck_assert_int_eq(bound_lp(g, &p->device, p->schedule, 0, &b, &err), SA_OK);
+        ck_assert(b.lower_bound_us <= p->predicted.iteration_us * (1 + 1e-9));
+    }
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
 /* Both solvers the build has agree on a small MILP's optimum (a knapsack
  * whose LP relaxation is fractional) and on its LP relaxation. */
 START_TEST(test_milp_backends_agree)
@@ -353,6 +415,7 @@ Suite *suite_bound(void)
     tcase_add_test(tc, test_bound_memory_term_charges_the_cheapest_way);
     tcase_add_test(tc, test_bound_attach);
     tcase_add_test(tc, test_optimal_plans);
+    tcase_add_loop_test(tc, test_optimal_widened, 0, 2);
     tcase_add_test(tc, test_milp_backends_agree);
     tcase_add_test(tc, test_bound_below_every_policy_ladder);
     tcase_add_loop_test(tc, test_bound_below_every_policy_zoo, 0, 4);

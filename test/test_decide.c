@@ -216,6 +216,75 @@ START_TEST(test_cost_rule_swaps_what_hides_and_recomputes_the_rest)
 }
 END_TEST
 
+/* The widened space (dec_opts.swap_persistent): off, a DEC_SWAP on a
+ * parameter or a backward gradient is ignored (the plan is the one without
+ * it); on, every parameter leaves at the boundary, is dropped in every gap
+ * dec_opts.drop names (both swap-in timings), the updated ones are written
+ * back, backward gradients swap out and in, and the plan is valid (strict)
+ * and replays with every persistent tensor read back equal to the reference. */
+START_TEST(test_persistent_swaps)
+{
+    dfg_graph *g = tu_ladder(6);
+    uint8_t *act = forward_acts(g, DEC_SWAP);
+    uint8_t *wide = calloc((size_t)g->n_tensors, 1);
+    int32_t nslots = 0, n_params = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        wide[t] = act[t];
+        if (dfg_kind_persistent(g->tensors[t].kind) || g->tensors[t].kind == DFG_GRADIENT)
+            wide[t] = DEC_SWAP;
+        n_params += dfg_kind_persistent(g->tensors[t].kind);
+        if (g->tensors[t].reader_off + g->tensors[t].n_readers > nslots)
+            nslots = g->tensors[t].reader_off + g->tensors[t].n_readers;
+    }
+    ck_assert_int_gt(n_params, 0);
+    dec_opts o;
+    dec_opts_default(&o);
+    dec_stats a, b;
+    plan *p0 = build_checked(g, act, &o, &a);
+    plan *p1 = build_checked(g, wide, &o, &b); /* off: the same plan */
+    ck_assert_int_eq(p0->n_nodes, p1->n_nodes);
+    ck_assert_int_eq(p0->n_res, p1->n_res);
+    ck_assert_int_eq(p0->arena_bytes, p1->arena_bytes);
+    ck_assert(p0->predicted.iteration_us == p1->predicted.iteration_us);
+    ck_assert_int_eq(b.n_persistent_swapped, 0);
+    plan_free(p1);
+    uint8_t *drop = calloc((size_t)nslots + 1, 1);
+    o.swap_persistent = true;
+    o.drop = drop;
+    for (int mode = 0; mode <= 2; mode++) {
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            if (dfg_kind_persistent(g->tensors[t].kind))
+                for (int32_t k = 0; k < g->tensors[t].n_readers; k++)
+                    drop[g->tensors[t].reader_off + k] = (uint8_t)mode;
+        dec_stats w;
+        plan *p = build_checked(g, wide, &o, &w);
+        ck_assert_int_eq(w.n_persistent_swapped, n_params);
+        ck_assert_int_eq(p->n_res, 0);
+        /* every updated parameter is written back after its update */
+        int32_t outs = 0;
+        for (int32_t v = 0; v < p->n_nodes; v++)
+            if (p->nodes[v].kind == PLAN_SWAP_OUT && dfg_kind_persistent(g->tensors[p->nodes[v].ref].kind))
+                outs++;
+        ck_assert_int_eq(outs, n_params);
+        ck_assert_int_gt(p->predicted.h2d_bytes, p0->predicted.h2d_bytes);
+        runner_opts ro;
+        runner_opts_default(&ro);
+        ro.backend = RUNNER_HOST;
+        runner_report rr;
+        sa_err err = {0};
+        ck_assert_msg(runner_run(p, g, &ro, &rr, &err) == SA_OK, "replay: %s", err.msg);
+        ck_assert_int_ge(rr.verified_persistent, n_params);
+        runner_report_free(&rr);
+        plan_free(p);
+    }
+    free(drop);
+    free(wide);
+    free(act);
+    plan_free(p0);
+    dfg_free(g);
+}
+END_TEST
+
 Suite *suite_decide(void)
 {
     Suite *s = suite_create("decide");
@@ -227,6 +296,7 @@ Suite *suite_decide(void)
     tcase_add_test(tc, test_mixed_swap_and_recompute);
     tcase_add_test(tc, test_impossible_decisions_are_demoted);
     tcase_add_test(tc, test_cost_rule_swaps_what_hides_and_recomputes_the_rest);
+    tcase_add_test(tc, test_persistent_swaps);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -38,6 +38,22 @@
  * persistent state in place (batchnorm's running statistics), reads a
  * persistent tensor already updated, or has no producer (an input).
  *
+ * The widened space (dec_opts.swap_persistent, asked for by the optimal
+ * planner; every other caller leaves it off and gets the above):
+ *   DEC_SWAP on a param or state: on the host at the iteration's boundary
+ *                  (not in resident_at_start); swapped in ahead of its first
+ *                  use; after the uses dec_opts.drop names, dropped (the host
+ *                  copy is still current: the update is its last use) and
+ *                  swapped in again ahead of the next use; after its last use
+ *                  swapped out when an op updated it (docs/formats.md rule
+ *                  5), else dropped.  A drop whose swap-in cannot start after
+ *                  it is not taken (the tensor stays through that gap; not
+ *                  counted as demoted);
+ *   DEC_SWAP (or DEC_EVICT) on a gradient produced in the backward phase
+ *                  (a parameter's gradient waiting for its update): swapped
+ *                  out after its producer and in ahead of its first reader,
+ *                  as an activation is over its gap; never recomputed.
+ *
  * Timing rules.  A swap-out starts right after the op that last uses the
  * tensor; the op out_sync positions later waits for it, and from there on its
  * memory is free (auto: the first op estimated to start after the transfer
@@ -67,6 +83,22 @@ typedef struct dec_opts {
     int32_t out_sync;      /* > 0: ops after the swap-out's issue; 0 = auto */
     pack_opts pack;
     bool pack_offsets;     /* false: leave every offset 0 (only the peak load is wanted) */
+    bool swap_persistent;  /* the widened space (see above); false (the default): persistent tensors stay
+                            * resident and a backward-phase gradient is kept */
+    const uint8_t *late;   /* with swap_persistent, per tensor or NULL: nonzero issues the swap-in after
+                            * its gap (and a persistent tensor's first) when the op before the use ends
+                            * (the use waits for the whole transfer) instead of where the compute covers
+                            * it, so the tensor is off the device as long as it can be, and demotes it
+                            * only when no op runs between the drop and the use; an updated persistent
+                            * tensor's swap-out after its last use is then waited for by the next op */
+    const uint8_t *drop;   /* with swap_persistent, per reader slot (g->readers[reader_off + k] of a
+                            * persistent tensor carried out as DEC_SWAP) or NULL: nonzero drops the tensor
+                            * after that reader's use until its next use, swapped in again where the
+                            * compute covers the transfer (1) or when the op before that use ends (2) */
+    const int32_t *sync_at; /* with swap_persistent, per tensor or NULL: a position p > 0 later than the op
+                            * after which t is swapped out (over its gap, or a persistent tensor's last)
+                            * makes the op at p the one that waits for it, whatever out_sync, late and the
+                            * auto estimate say; 0 or earlier: as they say */
 } dec_opts;
 
 void dec_opts_default(dec_opts *o);
@@ -75,6 +107,8 @@ typedef struct dec_stats {
     int32_t n_swapped, n_recomputed;     /* tensors carried out as asked */
     int32_t n_demoted;                   /* asked to swap or recompute, kept instead */
     int32_t n_recompute_nodes;
+    int32_t n_persistent_swapped;        /* swap_persistent: parameters and state on the host at the boundary */
+    int64_t persistent_swapped_bytes;
     int64_t swapped_bytes, recomputed_bytes;
     int64_t peak_load;                   /* pack's lower bound on the arena */
     int64_t arena_bytes;                 /* after packing (0 when not packed) */

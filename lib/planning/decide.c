@@ -80,6 +80,12 @@ typedef struct dctx {
     int32_t *need_first, *need_gap; /* pass 1: where a swap-in was needed */
     /* pass state, per tensor */
     uint8_t *present, *loaded, *evicted, *touched, *done;
+    uint8_t *dirty;                 /* swap_persistent: written this iteration (host copy stale) */
+    uint8_t *drop;                  /* swap_persistent: dec_opts.drop as carried out, per reader slot */
+    int32_t *drop_at, *drop_slot;   /* position and reader slot of a swapped persistent tensor's last drop */
+    int32_t n_slots;
+    struct ptrig { int32_t t, need, lower, slot; } *ptr; /* pass 1: swap-ins after drops */
+    int32_t n_ptr, cap_ptr;
     bool restart;                   /* pass 1 extended a lifetime: run it again */
     int32_t *src, *pbeg, *luser, *hsrc;
     int32_t *touch_list, n_touch;
@@ -100,6 +106,13 @@ static sa_status oom(dctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory
 static inline bool on_h2d(const dctx *c, int32_t v)
 {
     return v >= 0 && c->p->nodes[v].kind == PLAN_SWAP_IN;
+}
+
+/* A persistent tensor carried out as DEC_SWAP (dec_opts.swap_persistent):
+ * on the host at the iteration's boundary, on the device around its uses. */
+static inline bool pswap(const dctx *c, int32_t t)
+{
+    return c->o->swap_persistent && c->act[t] == DEC_SWAP && dfg_kind_persistent(c->g->tensors[t].kind);
 }
 
 static void touch(dctx *c, int32_t t)
@@ -165,6 +178,41 @@ static uint8_t cost_rule(const dctx *c, int32_t t)
     if (allowed(c, t, DEC_RECOMPUTE) == DEC_RECOMPUTE && c->g->ops[op].time_us < x - gap)
         return DEC_RECOMPUTE;
     return DEC_SWAP;
+}
+
+/* dec_opts.swap_persistent: the decisions of the widened space.  A
+ * persistent tensor takes DEC_SWAP as asked (anything else keeps it
+ * resident); a gradient produced in the backward phase gets the gap from its
+ * producer to its first reader and takes DEC_SWAP (DEC_EVICT: swap; it is
+ * never recomputed).  Returns false for every other tensor (the ordinary
+ * rules apply). */
+static bool widened(dctx *c, int32_t t)
+{
+    const dfg_graph *g = c->g;
+    const dfg_tensor *x = &g->tensors[t];
+    uint8_t r = c->req[t];
+    if (dfg_kind_persistent(x->kind)) {
+        int32_t l = x->updater >= 0 ? c->pos[x->updater] : -1;
+        for (int32_t k = 0; k < x->n_readers; k++)
+            if (c->pos[g->readers[x->reader_off + k]] > l)
+                l = c->pos[g->readers[x->reader_off + k]];
+        c->last_use[t] = l; /* -1: nobody uses it */
+        c->last_fwd[t] = c->next_after[t] = -1; /* its gaps are dec_opts.drop's */
+        c->act[t] = r == DEC_SWAP && l >= 0 ? DEC_SWAP : DEC_KEEP;
+        return true;
+    }
+    if (x->kind != DFG_GRADIENT || x->producer < 0 || c->last_fwd[t] >= 0 || c->last_use[t] < 0)
+        return false;
+    int32_t p = c->pos[x->producer], nx = -1;
+    for (int32_t k = 0; k < x->n_readers; k++) {
+        int32_t q = c->pos[g->readers[x->reader_off + k]];
+        if (q > p && (nx < 0 || q < nx))
+            nx = q;
+    }
+    c->last_fwd[t] = p;
+    c->next_after[t] = nx;
+    c->act[t] = (r == DEC_SWAP || r == DEC_EVICT) && nx > p + 1 ? DEC_SWAP : DEC_KEEP;
+    return true;
 }
 
 /* Re-runs the producer of t before position i. */
@@ -239,10 +287,21 @@ static sa_status make_present(dctx *c, int32_t t, int32_t i, int depth)
         if (c->pass == 2)
             return sa_fail(c->err, SA_EINTERNAL, "plan builder: tensor %d (\"%s\") not swapped in ahead of "
                            "position %d", t, g->tensors[t].name, i);
-        if (g->tensors[t].kind == DFG_INPUT && !c->loaded[t])
+        if ((g->tensors[t].kind == DFG_INPUT || pswap(c, t)) && !c->loaded[t]) {
             c->need_first[t] = i;
-        else
+        } else if (pswap(c, t)) {
+            if (c->n_ptr == c->cap_ptr) {
+                int32_t nc = c->cap_ptr ? 2 * c->cap_ptr : 64;
+                struct ptrig *q = realloc(c->ptr, (size_t)nc * sizeof *q);
+                if (!q)
+                    return oom(c);
+                c->ptr = q;
+                c->cap_ptr = nc;
+            }
+            c->ptr[c->n_ptr++] = (struct ptrig){t, i, c->drop_at[t], c->drop_slot[t]};
+        } else {
             c->need_gap[t] = i;
+        }
         return swap_in(c, t, c->cprev);
     }
     if (c->act[t] == DEC_RECOMPUTE && c->evicted[t])
@@ -266,12 +325,13 @@ static sa_status push_sync(dctx *c, int32_t k, int32_t node)
     return SA_OK;
 }
 
-/* t's last forward use was position i (compute node cn): let it go. */
-static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn)
+/* t's last forward use was position i (compute node cn): let it go; with
+ * now, the next op waits for the swap-out. */
+static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn, bool now)
 {
     const dfg_graph *g = c->g;
     sa_status st;
-    if (g->tensors[t].kind == DFG_INPUT)
+    if (g->tensors[t].kind == DFG_INPUT || (pswap(c, t) && !c->dirty[t]))
         return close_place(c, t, c->luser[t]); /* the host copy stays current */
     if (c->act[t] == DEC_RECOMPUTE) {
         c->evicted[t] = 1;
@@ -286,7 +346,11 @@ static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn)
         return st;
     /* which later op waits for it (its memory is free from there on) */
     int32_t k;
-    if (c->o->out_sync > 0) {
+    if (c->o->swap_persistent && c->o->sync_at && c->o->sync_at[t] > i) {
+        k = c->o->sync_at[t];
+    } else if (now) {
+        k = i + 1;
+    } else if (c->o->out_sync > 0) {
         k = i + c->o->out_sync;
     } else {
         double x = sim_transfer_alone_us(c->dev, g->tensors[t].bytes, PLAN_STREAM_D2H);
@@ -300,6 +364,16 @@ static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn)
     return k > i ? push_sync(c, k, so) : SA_OK;
 }
 
+/* The reader slot (dec_opts.drop) of op's read of t, or -1. */
+static int32_t drop_slot(const dctx *c, int32_t t, int32_t op)
+{
+    const dfg_tensor *x = &c->g->tensors[t];
+    for (int32_t k = 0; k < x->n_readers; k++)
+        if (c->g->readers[x->reader_off + k] == op)
+            return x->reader_off + k;
+    return -1;
+}
+
 static sa_status run_pass(dctx *c)
 {
     const dfg_graph *g = c->g;
@@ -311,10 +385,13 @@ static sa_status run_pass(dctx *c)
     memset(c->evicted, 0, (size_t)c->nt);
     memset(c->touched, 0, (size_t)c->nt);
     memset(c->done, 0, (size_t)c->nt);
+    memset(c->dirty, 0, (size_t)c->nt);
+    if (c->pass == 1)
+        c->n_ptr = 0;
     c->restart = false;
     for (int32_t t = 0; t < c->nt; t++) {
         c->src[t] = c->pbeg[t] = c->luser[t] = c->hsrc[t] = -1;
-        c->present[t] = dfg_kind_persistent(g->tensors[t].kind); /* resident all iteration */
+        c->present[t] = dfg_kind_persistent(g->tensors[t].kind) && !pswap(c, t); /* resident all iteration */
         if (c->pass == 1)
             c->need_first[t] = c->need_gap[t] = -1;
     }
@@ -370,23 +447,44 @@ static sa_status run_pass(dctx *c)
             c->luser[o->use[k]] = cn;
             touch(c, o->use[k]);
         }
+        for (int32_t k = 0; k < o->n_out; k++)
+            if (pswap(c, o->out[k])) { /* updated in place: the host copy is stale from here */
+                c->dirty[o->out[k]] = 1;
+                c->src[o->out[k]] = cn;
+            }
         for (int32_t k = 0; k < c->n_touch; k++) {
             int32_t t = c->touch_list[k];
             c->touched[t] = 0;
-            if (dfg_kind_persistent(g->tensors[t].kind) || !c->present[t])
+            bool ps = pswap(c, t);
+            if ((dfg_kind_persistent(g->tensors[t].kind) && !ps) || !c->present[t])
                 continue;
             if (c->last_use[t] <= i) {
-                st = close_place(c, t, c->luser[t]);
+                /* a swapped persistent tensor leaves as it goes in a gap:
+                 * swapped out when updated, else dropped */
+                st = ps ? evict(c, t, i, cn, c->o->late && c->o->late[t]) : close_place(c, t, c->luser[t]);
                 c->done[t] = 1;
+            } else if (ps) {
+                int32_t sl = drop_slot(c, t, op);
+                if (sl >= 0 && c->drop[sl]) {
+                    c->drop_at[t] = i;
+                    c->drop_slot[t] = sl;
+                    st = evict(c, t, i, cn, false);
+                }
+            } else if (c->last_fwd[t] == i && c->act[t] != DEC_KEEP) {
+                st = evict(c, t, i, cn, false);
             }
-            else if (c->last_fwd[t] == i && c->act[t] != DEC_KEEP)
-                st = evict(c, t, i, cn);
             if (st)
                 goto out;
         }
     }
     for (int32_t t = 0; t < c->nt; t++)
-        if (dfg_kind_persistent(g->tensors[t].kind)) {
+        if (pswap(c, t)) {
+            if (c->present[t]) {
+                st = sa_fail(c->err, SA_EINTERNAL, "plan builder: swapped persistent tensor %d (\"%s\") still on the "
+                             "device at the iteration's end", t, g->tensors[t].name);
+                goto out;
+            }
+        } else if (dfg_kind_persistent(g->tensors[t].kind)) {
             if (!plan_add_placement(p, t, 0, -1, -1) || !plan_add_resident(p, t, 0)) {
                 st = oom(c);
                 goto out;
@@ -429,6 +527,33 @@ static int32_t trigger(const dctx *c, int32_t t, int32_t need, int32_t lower)
         }
     }
     return tp < lower ? lower : tp;
+}
+
+/* A swap-in's trigger: trigger(), or with dec_opts.late (the widened
+ * space) after the op before the use, stalls and all; the first swap-in of a
+ * persistent tensor (first) too, the first of an input never. */
+static int32_t late_trigger(const dctx *c, int32_t t, int32_t need, bool first)
+{
+    int32_t lower = first ? -1 : c->last_fwd[t];
+    if (c->o->swap_persistent && c->o->late && c->o->late[t] && (!first || pswap(c, t))) {
+        int32_t tp = need - 1;
+        return tp < lower ? lower : tp;
+    }
+    return trigger(c, t, need, lower);
+}
+
+static int32_t gap_trigger(const dctx *c, int32_t t, int32_t need)
+{
+    return late_trigger(c, t, need, false);
+}
+
+/* The swap-in after a swapped persistent tensor's drop: where the compute
+ * covers it (drop 1) or when the op before the use ends (2). */
+static int32_t drop_trigger(const dctx *c, const struct ptrig *q)
+{
+    if (c->drop[q->slot] == 2)
+        return q->need - 1 < q->lower ? q->lower : q->need - 1;
+    return trigger(c, q->t, q->need, q->lower);
 }
 
 typedef struct trig {
@@ -480,6 +605,13 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     c.evicted = calloc(nt, 1);
     c.touched = calloc(nt, 1);
     c.done = calloc(nt, 1);
+    c.dirty = calloc(nt, 1);
+    c.drop_at = calloc(nt, sizeof(int32_t));
+    c.drop_slot = calloc(nt, sizeof(int32_t));
+    for (int32_t t = 0; t < c.nt; t++)
+        if (g->tensors[t].reader_off + g->tensors[t].n_readers > c.n_slots)
+            c.n_slots = g->tensors[t].reader_off + g->tensors[t].n_readers;
+    c.drop = calloc((size_t)c.n_slots + 1, 1);
     c.src = calloc(nt, sizeof(int32_t));
     c.pbeg = calloc(nt, sizeof(int32_t));
     c.luser = calloc(nt, sizeof(int32_t));
@@ -487,16 +619,17 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     c.touch_list = calloc(nt, sizeof(int32_t));
     c.sync_head = calloc(n, sizeof(int32_t));
     c.in_off = calloc(n + 1, sizeof(int32_t));
-    c.in_list = calloc(2 * nt, sizeof(int32_t));
-    tr = calloc(2 * nt, sizeof *tr);
+    c.in_list = calloc(2 * nt + (size_t)c.n_slots, sizeof(int32_t));
+    tr = calloc(2 * nt + (size_t)c.n_slots, sizeof *tr);
     int32_t maxuse = 0;
     for (int32_t i = 0; i < c.n; i++)
         if (g->ops[i].n_use > maxuse)
             maxuse = g->ops[i].n_use;
     c.rdeps = calloc((size_t)maxuse + 1, sizeof *c.rdeps);
     if (!c.pos || !c.tstart || !c.last_fwd || !c.next_after || !c.last_use || !c.act || !c.req || !c.need_first ||
-        !c.need_gap || !c.present || !c.loaded || !c.evicted || !c.touched || !c.done || !c.src || !c.pbeg || !c.luser ||
-        !c.hsrc || !c.touch_list || !c.sync_head || !c.in_off || !c.in_list || !tr || !c.rdeps) {
+        !c.need_gap || !c.present || !c.loaded || !c.evicted || !c.touched || !c.done || !c.dirty || !c.drop_at ||
+        !c.drop_slot || !c.drop || !c.src || !c.pbeg || !c.luser || !c.hsrc || !c.touch_list || !c.sync_head ||
+        !c.in_off || !c.in_list || !tr || !c.rdeps) {
         st = oom(&c);
         goto out;
     }
@@ -511,10 +644,14 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         c.last_use[t] = dfg_tensor_span(g, c.pos, t, &first, &last) ? last : -1;
         dec_gap(g, c.pos, t, &c.last_fwd[t], &c.next_after[t]);
         c.req[t] = act ? act[t] : DEC_KEEP;
+        if (o->swap_persistent && widened(&c, t))
+            continue;
         if (c.req[t] == DEC_EVICT)
             c.req[t] = cost_rule(&c, t);
         c.act[t] = allowed(&c, t, c.req[t]);
     }
+    if (o->swap_persistent && o->drop)
+        memcpy(c.drop, o->drop, (size_t)c.n_slots);
     /* pass 1 until no swap needs demoting: a swap-in that cannot start after
      * the swap-out is issued saves nothing */
     for (int round = 0;; round++) {
@@ -524,8 +661,13 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         int32_t demoted = 0;
         for (int32_t t = 0; t < c.nt; t++)
             if (c.act[t] == DEC_SWAP && c.need_gap[t] >= 0 &&
-                trigger(&c, t, c.need_gap[t], c.last_fwd[t]) <= c.last_fwd[t]) {
+                gap_trigger(&c, t, c.need_gap[t]) <= c.last_fwd[t]) {
                 c.act[t] = DEC_KEEP;
+                demoted++;
+            }
+        for (int32_t k = 0; k < c.n_ptr; k++)
+            if (c.drop[c.ptr[k].slot] && drop_trigger(&c, &c.ptr[k]) <= c.ptr[k].lower) {
+                c.drop[c.ptr[k].slot] = 0; /* kept through that gap */
                 demoted++;
             }
         if ((!demoted && !c.restart) || round >= 64)
@@ -535,10 +677,12 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     int32_t ntr = 0;
     for (int32_t t = 0; t < c.nt; t++) {
         if (c.need_first[t] >= 0)
-            tr[ntr++] = (trig){trigger(&c, t, c.need_first[t], -1), c.need_first[t], t};
+            tr[ntr++] = (trig){late_trigger(&c, t, c.need_first[t], true), c.need_first[t], t};
         if (c.need_gap[t] >= 0)
-            tr[ntr++] = (trig){trigger(&c, t, c.need_gap[t], c.last_fwd[t]), c.need_gap[t], t};
+            tr[ntr++] = (trig){gap_trigger(&c, t, c.need_gap[t]), c.need_gap[t], t};
     }
+    for (int32_t k = 0; k < c.n_ptr; k++)
+        tr[ntr++] = (trig){drop_trigger(&c, &c.ptr[k]), c.ptr[k].need, c.ptr[k].t};
     qsort(tr, (size_t)ntr, sizeof *tr, cmp_trig);
     memset(c.in_off, 0, (n + 1) * sizeof *c.in_off);
     for (int32_t k = 0; k < ntr; k++) {
@@ -555,7 +699,10 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         dfg_kind kd = g->tensors[t].kind;
         if (c.req[t] != DEC_KEEP && c.act[t] == DEC_KEEP && !dfg_kind_persistent(kd) && kd != DFG_WORKSPACE)
             c.st.n_demoted++;
-        if (c.act[t] == DEC_SWAP && !dfg_kind_persistent(g->tensors[t].kind) && g->tensors[t].kind != DFG_INPUT) {
+        if (pswap(&c, t)) {
+            c.st.n_persistent_swapped++;
+            c.st.persistent_swapped_bytes += g->tensors[t].bytes;
+        } else if (c.act[t] == DEC_SWAP && !dfg_kind_persistent(kd) && kd != DFG_INPUT) {
             c.st.n_swapped++;
             c.st.swapped_bytes += g->tensors[t].bytes;
         } else if (c.act[t] == DEC_RECOMPUTE) {
@@ -567,7 +714,9 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         *stats = c.st;
 out:
     free(c.pos); free(c.tstart); free(c.last_fwd); free(c.next_after); free(c.last_use); free(c.act); free(c.req);
-    free(c.need_first); free(c.need_gap); free(c.present); free(c.loaded); free(c.evicted); free(c.touched); free(c.done);
+    free(c.need_first); free(c.need_gap); free(c.present); free(c.loaded); free(c.evicted); free(c.touched);
+    free(c.done); free(c.dirty);
+    free(c.drop_at); free(c.drop_slot); free(c.drop); free(c.ptr);
     free(c.src); free(c.pbeg); free(c.luser); free(c.hsrc); free(c.touch_list); free(c.sync_head);
     free(c.sync); free(c.in_off); free(c.in_list); free(tr); free(c.rdeps);
     return st;

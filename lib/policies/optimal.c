@@ -19,13 +19,34 @@
 typedef struct ocand {
     int32_t t;
     int32_t first, last;     /* resident span when kept */
-    int32_t s_from, s_to;    /* positions a swap frees it (inclusive; s_from > s_to: never) */
+    int32_t s_from, s_to;    /* positions a swap frees it over its gap (inclusive; s_from > s_to: never) */
+    int32_t l_from, l_to;    /* the same with the late swap-in (decide.h's dec_opts.late; l_to -1: not open) */
+    int32_t s2_from, s2_to;  /* a persistent tensor's further windows (either swap): before its first */
+    int32_t s3_from, s3_to;  /* use and after its last use (the late swap: from l3_from) */
+    int32_t l3_from;
+    int32_t l2_to;           /* the late swap's head: 0 .. l2_to (-1: the hidden swap's head) */
+    bool l_open;             /* the late swap is open */
+    bool late_tail;          /* it frees the tail from l3_from */
+    bool pers;               /* a parameter or state: s and l are its boundary swaps, its gaps are ogaps */
     int32_t r_from, r_to;    /* positions a recompute frees it */
     int32_t next_use;        /* where a recompute runs (just before it) */
     int64_t r_in;            /* bytes of the producer's other inputs a recompute needs there */
-    int32_t s_col, r_col;    /* columns, -1 when the action is not open */
+    int64_t r_ext;           /* of those, the bytes of inputs dead before next_use: decide.h keeps them */
+    int32_t r_ext_from;      /* from the earliest of their deaths on (their bytes all counted from there) */
+    int32_t s_col, l_col, r_col; /* columns (swap, late swap, recompute), -1 when the action is not open */
     double h, d, rc;         /* h2d us, d2h us (0 for inputs), recompute us */
+    double sh, sd, sb;       /* a swap's h2d us, d2h us and bytes over both directions, all transfers */
+    double lh, lsb, stall;   /* the late swap's h2d us and bytes, and the compute stream's estimated wait */
 } ocand;
+
+/* A gap of a persistent candidate: dropped after the use at reader slot
+ * `slot`, swapped in again where the compute covers it (y: free from .. y_to)
+ * or when the op before the next use ends (z: free from .. z_to). */
+typedef struct ogap {
+    int32_t cand, slot, from, y_to, z_to;
+    int32_t y_col, z_col;
+    double h, b;
+} ogap;
 
 typedef struct octx {
     const dfg_graph *g;
@@ -37,6 +58,10 @@ typedef struct octx {
     ocand *c;
     int32_t nc;
     int64_t *base;           /* bytes resident at each position whatever the decisions */
+    ogap *gp;                /* the persistent candidates' gaps */
+    int32_t ngp;
+    int32_t *slot_scratch;
+    int32_t nslots;
     double compute_us, forced_h, forced_bytes, r_comb;
 } octx;
 
@@ -67,6 +92,27 @@ static int32_t before(const octx *o, int32_t j, double dt)
     return k;
 }
 
+/* The late variant of a swap over the gap lf .. nu (drop or swap-out after
+ * lf, swap-in issued when op nu - 1 ends): open when it frees more
+ * positions than the hidden swap; the stall is the swap-in's end past nu's
+ * stall-free start, the swap-in starting when op nu - 1 ends or when the
+ * swap-out does (d = 0: a drop), whichever is later. */
+static void late_window(const octx *o, ocand *c, int32_t lf, int32_t nu, double gap_h, double gap_b)
+{
+    c->l_from = c->s_from;
+    c->l_to = nu - 1;
+    if (c->l_to < c->l_from || c->l_to <= c->s_to) {
+        c->l_to = -1;
+        return;
+    }
+    c->l_open = true;
+    double start = fmax(o->tstart[nu], o->tstart[lf + 1] + c->d);
+    c->stall = fmax(0.0, start + c->h - o->tstart[nu]);
+    bool hidden_gap = c->s_from <= c->s_to;
+    c->lh = c->sh + (hidden_gap ? 0 : gap_h);
+    c->lsb = c->sb + (hidden_gap ? 0 : gap_b);
+}
+
 static bool recompute_open(const octx *o, int32_t t, int32_t next_use)
 {
     const dfg_graph *g = o->g;
@@ -81,7 +127,81 @@ static bool recompute_open(const octx *o, int32_t t, int32_t next_use)
     return true;
 }
 
-static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, const int32_t *sch, sa_err *err)
+/* The widened space's persistent candidates: a parameter or state on the
+ * host at the boundary (swapped in before its first use, swapped out after
+ * its update), dropped in any gap between two uses and swapped in again. */
+static void add_persistent(octx *o, double lat, double rh, double rd)
+{
+    const dfg_graph *g = o->g;
+    int32_t *up = o->slot_scratch;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const dfg_tensor *x = &g->tensors[t];
+        if (!dfg_kind_persistent(x->kind))
+            continue;
+        /* its reader slots in position order (a handful: insertion sort) */
+        int32_t nu = 0;
+        for (int32_t k = 0; k < x->n_readers; k++) {
+            int32_t sl = x->reader_off + k, q = o->pos[g->readers[sl]], j = nu++;
+            while (j > 0 && o->pos[g->readers[up[j - 1]]] > q) {
+                up[j] = up[j - 1];
+                j--;
+            }
+            up[j] = sl;
+        }
+        int32_t f = nu ? o->pos[g->readers[up[0]]] : INT32_MAX, l = nu ? o->pos[g->readers[up[nu - 1]]] : -1;
+        bool upd = x->updater >= 0;
+        if (upd) {
+            f = o->pos[x->updater] < f ? o->pos[x->updater] : f;
+            l = o->pos[x->updater] > l ? o->pos[x->updater] : l;
+        }
+        if (l < 0)
+            continue;
+        ocand *c = &o->c[o->nc];
+        *c = (ocand){.t = t, .first = f, .last = l, .s_from = 0, .s_to = -1, .l_from = 0, .l_to = -1, .r_from = 0,
+                     .r_to = -1, .next_use = -1, .s_col = -1, .l_col = -1, .r_col = -1, .l2_to = -1, .pers = true};
+        double b = (double)x->bytes, h = lat + b / rh, d = lat + b / rd;
+        c->h = h;
+        c->d = upd ? d : 0;
+        /* before its first use (the swap-in there is issued where the
+         * compute covers it, or at the start) and after its last (the
+         * swap-out, when updated, must end first) */
+        c->s2_from = 0;
+        c->s2_to = before(o, f, h) - 1;
+        c->s3_from = upd ? after(o, l, d) : l + 1;
+        c->s3_to = o->n - 1;
+        c->sh = c->lh = h;
+        c->sd = c->d;
+        c->sb = c->lsb = b * (upd ? 2 : 1);
+        /* late: the first swap-in when the op before the first use ends,
+         * and the op after the update waits for the swap-out */
+        if (f - 1 > c->s2_to) {
+            c->l2_to = f - 1;
+            c->stall += h;
+        }
+        if (upd && l + 2 < c->s3_from) {
+            c->l3_from = l + 2;
+            c->late_tail = true;
+            c->stall += d;
+        }
+        c->l_open = c->l2_to >= 0 || c->late_tail;
+        int32_t ci = o->nc++;
+        /* its gaps: after a use, dropped at once (the update is its last
+         * use, so the host copy is current), swapped in again before the next */
+        for (int32_t k = 0; k + 1 < nu; k++) {
+            int32_t q = o->pos[g->readers[up[k]]], q2 = o->pos[g->readers[up[k + 1]]];
+            if (q2 <= q + 1 || (upd && q >= o->pos[x->updater]))
+                continue;
+            ogap *gp = &o->gp[o->ngp];
+            *gp = (ogap){.cand = ci, .slot = up[k], .from = q + 1, .y_to = before(o, q2, h) - 1, .z_to = q2 - 1,
+                         .y_col = -1, .z_col = -1, .h = h, .b = b};
+            if (gp->y_to >= gp->from || gp->z_to > gp->y_to)
+                o->ngp++;
+        }
+    }
+}
+
+static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, const int32_t *sch, bool widen,
+                           sa_err *err)
 {
     memset(o, 0, sizeof *o);
     o->g = g;
@@ -92,7 +212,14 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
     o->tstart = calloc((size_t)o->n + 2, sizeof *o->tstart);
     o->c = calloc((size_t)g->n_tensors + 1, sizeof *o->c);
     o->base = calloc((size_t)o->n + 2, sizeof *o->base);
-    if (!o->pos || !o->tstart || !o->c || !o->base)
+    int32_t nslots = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].reader_off + g->tensors[t].n_readers > nslots)
+            nslots = g->tensors[t].reader_off + g->tensors[t].n_readers;
+    o->gp = calloc((size_t)nslots + 1, sizeof *o->gp);
+    o->slot_scratch = calloc((size_t)nslots + 1, sizeof *o->slot_scratch);
+    o->nslots = nslots;
+    if (!o->pos || !o->tstart || !o->c || !o->base || !o->gp || !o->slot_scratch)
         return sa_fail(err, SA_ENOMEM, "optimal: out of memory");
     for (int32_t i = 0; i < o->n; i++) {
         o->pos[sch[i]] = i;
@@ -123,16 +250,51 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
         delta[last + 1] -= x->bytes;
         int32_t lf, nu;
         dec_gap(g, o->pos, t, &lf, &nu);
-        if (nu < 0 || x->kind == DFG_WORKSPACE)
+        if (x->kind == DFG_WORKSPACE)
+            continue;
+        if (widen && lf < 0 && x->kind == DFG_GRADIENT && x->producer >= 0) {
+            /* the widened space: a gradient produced in the backward phase
+             * (a parameter's, waiting for its update) may be swapped out after
+             * its producer and in before its first reader (decide.h) */
+            lf = o->pos[x->producer];
+            nu = -1;
+            for (int32_t k = 0; k < x->n_readers; k++) {
+                int32_t q = o->pos[g->readers[x->reader_off + k]];
+                if (q > lf && (nu < 0 || q < nu))
+                    nu = q;
+            }
+            if (nu <= lf + 1)
+                continue;
+            ocand *c = &o->c[o->nc];
+            *c = (ocand){.t = t, .first = first, .last = last, .s2_from = 0, .s2_to = -1, .s3_from = 0, .s3_to = -1,
+                         .r_from = 0, .r_to = -1, .next_use = nu, .s_col = -1, .l_col = -1, .r_col = -1, .l2_to = -1};
+            c->h = c->sh = lat + (double)x->bytes / rh;
+            c->d = c->sd = lat + (double)x->bytes / rd;
+            c->sb = 2.0 * (double)x->bytes;
+            c->s_from = after(o, lf, c->d);
+            c->s_to = before(o, nu, c->h) - 1;
+            late_window(o, c, lf, nu, 0, 0);
+            if (c->s_from <= c->s_to || c->l_open)
+                o->nc++;
+            continue;
+        }
+        if (nu < 0)
             continue;
         ocand *c = &o->c[o->nc];
-        *c = (ocand){t, first, last, 0, -1, 0, -1, nu, 0, -1, -1, 0, 0, 0};
+        *c = (ocand){.t = t, .first = first, .last = last, .s_from = 0, .s_to = -1, .s2_from = 0, .s2_to = -1,
+                     .s3_from = 0, .s3_to = -1, .r_from = 0, .r_to = -1, .next_use = nu, .s_col = -1, .l_col = -1,
+                     .r_col = -1, .l2_to = -1};
         c->h = lat + (double)x->bytes / rh;
         c->d = x->kind == DFG_INPUT ? 0 : lat + (double)x->bytes / rd;
+        c->sh = c->h;
+        c->sd = c->d;
+        c->sb = (double)x->bytes * (c->d > 0 ? 2 : 1);
         /* swap: free once the swap-out is done, resident again from the
          * swap-in's issue (inputs are dropped at once) */
         c->s_from = x->kind == DFG_INPUT ? lf + 1 : after(o, lf, c->d);
         c->s_to = before(o, nu, c->h) - 1;
+        if (widen)
+            late_window(o, c, lf, nu, 0, 0);
         /* recompute: free right after the last forward use, rebuilt just before the use */
         if (recompute_open(o, t, nu)) {
             c->r_from = lf + 1;
@@ -143,12 +305,25 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
             for (int32_t k = 0; k < po->n_use; k++)
                 if (po->use[k] != t && !dfg_kind_persistent(g->tensors[po->use[k]].kind))
                     c->r_in += g->tensors[po->use[k]].bytes;
+            /* an input whose last use comes before the recompute stays on the
+             * device until it (decide.h extends its life) */
+            c->r_ext_from = nu;
+            for (int32_t k = 0; k < po->n_in; k++) {
+                int32_t u = po->in[k], uf, ul;
+                if (dfg_kind_persistent(g->tensors[u].kind) || !dfg_tensor_span(g, o->pos, u, &uf, &ul) || ul >= nu - 1)
+                    continue;
+                c->r_ext += g->tensors[u].bytes;
+                if (ul + 1 < c->r_ext_from)
+                    c->r_ext_from = ul + 1;
+            }
         }
-        if (c->s_from <= c->s_to || c->r_from <= c->r_to)
+        if (c->s_from <= c->s_to || c->r_from <= c->r_to || c->l_open)
             o->nc++;
     }
     for (int32_t i = 1; i <= o->n; i++)
         delta[i] += delta[i - 1];
+    if (widen)
+        add_persistent(o, lat, rh, rd);
     return SA_OK;
 }
 
@@ -158,6 +333,65 @@ static void free_ctx(octx *o)
     free(o->tstart);
     free(o->c);
     free(o->base);
+    free(o->gp);
+    free(o->slot_scratch);
+}
+
+/* The widened space's gap columns (y, z) and their rows, and the rows that
+ * keep a parameter a recompute reads on the device where it runs.  False
+ * when out of memory. */
+static bool add_gap_cols(octx *o, milp *m, double eps)
+{
+    /* a persistent tensor's gaps: each dropped (y: swapped in where the
+     * compute covers it, z: when the op before the next use ends) only when
+     * it is on the host at the boundary (its host copy is current) */
+    bool ok = true;
+    for (int32_t k = 0; k < o->ngp && ok; k++) {
+        ogap *gp = &o->gp[k];
+        const ocand *c = &o->c[gp->cand];
+        gp->y_col = gp->z_col = -1;
+        if (gp->y_to >= gp->from)
+            ok = (gp->y_col = milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
+        if (ok && gp->z_to > gp->y_to && gp->z_to >= gp->from)
+            ok = (gp->z_col = milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
+        int32_t ix[4], nx = 0;
+        double v[4];
+        if (gp->y_col >= 0)
+            ix[nx] = gp->y_col, v[nx++] = 1;
+        if (gp->z_col >= 0)
+            ix[nx] = gp->z_col, v[nx++] = 1;
+        if (c->s_col >= 0)
+            ix[nx] = c->s_col, v[nx++] = -1;
+        if (c->l_col >= 0)
+            ix[nx] = c->l_col, v[nx++] = -1;
+        if (ok)
+            ok = milp_add_row(m, -HUGE_VAL, 0, nx, ix, v);
+    }
+    /* a recompute whose producer reads a parameter needs it on the device
+     * where it runs: not both the recompute and a drop over that position */
+    for (int32_t k = 0; k < o->nc && ok; k++) {
+        const ocand *c = &o->c[k];
+        if (c->r_col < 0)
+            continue;
+        const dfg_op *po = &o->g->ops[o->g->tensors[c->t].producer];
+        for (int32_t j = 0; j < o->ngp && ok; j++) {
+            const ogap *gp = &o->gp[j];
+            bool reads = false;
+            for (int32_t q = 0; q < po->n_in; q++)
+                reads |= po->in[q] == o->c[gp->cand].t;
+            if (!reads || c->next_use < gp->from || c->next_use > gp->z_to)
+                continue;
+            for (int32_t w = 0; w < 2 && ok; w++) {
+                int32_t col = w ? gp->z_col : gp->y_col;
+                if (col < 0)
+                    continue;
+                int32_t ix[2] = {c->r_col, col};
+                double v[2] = {1, 1};
+                ok = milp_add_row(m, -HUGE_VAL, 1, 2, ix, v);
+            }
+        }
+    }
+    return ok;
 }
 
 /* The MILP for memory cap mem: minimize T + eps * (moved time) subject to
@@ -165,8 +399,8 @@ static void free_ctx(octx *o)
 static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
 {
     milp *m = milp_new();
-    int32_t *idx = malloc((size_t)(3 * o->nc + 2) * sizeof *idx);
-    double *val = malloc((size_t)(3 * o->nc + 2) * sizeof *val);
+    int32_t *idx = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
+    double *val = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *val);
     bool ok = m && idx && val;
     /* a small weight on the moved time: of two plans with the same bottleneck,
      * the one that moves less leaves more slack to the simulator */
@@ -175,17 +409,25 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
     ok = ok && T >= 0;
     for (int32_t k = 0; k < o->nc && ok; k++) {
         ocand *c = &o->c[k];
-        c->s_col = c->r_col = -1;
-        if (c->s_from <= c->s_to)
-            ok = (c->s_col = milp_add_col(m, 0, 1, EPS * (c->h + c->d), true)) >= 0;
+        c->s_col = c->l_col = c->r_col = -1;
+        if (c->pers || c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to)
+            ok = (c->s_col = milp_add_col(m, 0, 1, EPS * (c->sh + c->sd), true)) >= 0;
+        if (ok && c->l_open)
+            ok = (c->l_col = milp_add_col(m, 0, 1, EPS * (c->lh + c->sd), true)) >= 0;
         if (ok && c->r_from <= c->r_to)
             ok = (c->r_col = milp_add_col(m, 0, 1, EPS * c->rc, true)) >= 0;
-        if (ok && c->s_col >= 0 && c->r_col >= 0) {
-            int32_t ix[2] = {c->s_col, c->r_col};
-            double v[2] = {1, 1};
-            ok = milp_add_row(m, -HUGE_VAL, 1, 2, ix, v);
-        }
+        int32_t ix[3], nx = 0;
+        double v[3] = {1, 1, 1};
+        if (c->s_col >= 0)
+            ix[nx++] = c->s_col;
+        if (c->l_col >= 0)
+            ix[nx++] = c->l_col;
+        if (c->r_col >= 0)
+            ix[nx++] = c->r_col;
+        if (ok && nx > 1)
+            ok = milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
     }
+    ok = ok && add_gap_cols(o, m, EPS);
     /* memory, in MB: base - freed <= mem */
     for (int32_t i = 0; i < o->n && ok; i++) {
         double over = (double)(o->base[i] - mem);
@@ -193,19 +435,45 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
         for (int32_t j = 0; j < o->nc; j++) {
             const ocand *c = &o->c[j];
             double b = (double)o->g->tensors[c->t].bytes * 1e-6;
-            if (c->s_col >= 0 && c->s_from <= i && i <= c->s_to) {
+            bool head = c->s2_from <= i && i <= c->s2_to;
+            bool tail = c->s3_from <= i && i <= c->s3_to;
+            bool ltail = c->late_tail ? c->l3_from <= i && i <= c->s3_to : tail;
+            bool lhead = c->l2_to >= 0 ? i <= c->l2_to : head;
+            if (c->s_col >= 0 && (head || tail || (c->s_from <= i && i <= c->s_to))) {
                 idx[k] = c->s_col;
                 val[k++] = b;
             }
-            if (c->r_col >= 0 && c->r_from <= i && i <= c->r_to) {
-                idx[k] = c->r_col;
+            if (c->l_col >= 0 && (lhead || ltail || (c->l_from <= i && i <= c->l_to))) {
+                idx[k] = c->l_col;
                 val[k++] = b;
             }
-            /* the recompute runs just before the use: its producer's inputs
-             * and workspace are there too (counted whole: they may be) */
-            if (c->r_col >= 0 && i == c->next_use && c->r_in > 0) {
-                idx[k] = c->r_col;
-                val[k++] = -(double)c->r_in * 1e-6;
+            /* a recompute frees t over its window; its producer's inputs
+             * that died before it stay until it runs, and when it runs (just
+             * before the use) they and the workspace are there too (counted
+             * whole: they may be); one coefficient per column and row */
+            if (c->r_col >= 0) {
+                double rv = 0;
+                if (c->r_from <= i && i <= c->r_to)
+                    rv += b;
+                if (c->r_ext > 0 && c->r_ext_from <= i && i < c->next_use)
+                    rv -= (double)c->r_ext * 1e-6;
+                if (i == c->next_use && c->r_in > 0)
+                    rv -= (double)c->r_in * 1e-6;
+                if (rv != 0) {
+                    idx[k] = c->r_col;
+                    val[k++] = rv;
+                }
+            }
+        }
+        for (int32_t j = 0; j < o->ngp; j++) {
+            const ogap *gp = &o->gp[j];
+            if (gp->y_col >= 0 && gp->from <= i && i <= gp->y_to) {
+                idx[k] = gp->y_col;
+                val[k++] = gp->b * 1e-6;
+            }
+            if (gp->z_col >= 0 && gp->from <= i && i <= gp->z_to) {
+                idx[k] = gp->z_col;
+                val[k++] = gp->b * 1e-6;
             }
         }
         if (over > 0 || k > 0)
@@ -218,14 +486,32 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
         val[k++] = 1;
         for (int32_t j = 0; j < o->nc; j++) {
             const ocand *c = &o->c[j];
-            double b = (double)o->g->tensors[c->t].bytes;
-            double cs = res == 1 ? c->h : res == 2 ? c->d : res == 3 ? (b + (c->d > 0 ? b : 0)) / o->r_comb : 0;
+            double cs = res == 1 ? c->sh : res == 2 ? c->sd : res == 3 ? c->sb / o->r_comb : 0;
+            double cl = res == 0 ? c->stall : res == 1 ? c->lh : res == 2 ? c->sd : c->lsb / o->r_comb;
             if (res == 0 && c->r_col >= 0 && c->rc > 0) {
                 idx[k] = c->r_col;
                 val[k++] = -c->rc;
             } else if (res > 0 && c->s_col >= 0 && cs > 0) {
                 idx[k] = c->s_col;
                 val[k++] = -cs;
+            }
+            if (c->l_col >= 0 && cl > 0) {
+                idx[k] = c->l_col;
+                val[k++] = -cl;
+            }
+        }
+        for (int32_t j = 0; j < o->ngp; j++) {
+            const ogap *gp = &o->gp[j];
+            /* h2d: the swap-in; duplex: its bytes; compute: z's wait */
+            double cy = res == 1 ? gp->h : res == 3 ? gp->b / o->r_comb : 0;
+            double cz = res == 0 || res == 1 ? gp->h : res == 3 ? gp->b / o->r_comb : 0;
+            if (gp->y_col >= 0 && cy > 0) {
+                idx[k] = gp->y_col;
+                val[k++] = -cy;
+            }
+            if (gp->z_col >= 0 && cz > 0) {
+                idx[k] = gp->z_col;
+                val[k++] = -cz;
             }
         }
         double base = res == 0 ? o->compute_us : res == 1 ? o->forced_h : res == 2 ? 0 : o->forced_bytes / o->r_comb;
@@ -241,29 +527,27 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
     return SA_OK;
 }
 
-static sa_status run_optimal(const policy_call *pc, const char *name, const int32_t *sch, const char *extra,
-                             plan **out, sa_err *err)
+/* One decision space (widen: decide.h's widened one) solved and built;
+ * its time limit runs from t0. */
+static sa_status run_space(const policy_call *pc, const char *name, const int32_t *sch, const char *extra, bool widen,
+                           double t0, double limit, plan **out, sa_err *err)
 {
     const dfg_graph *g = pc->g;
     const dfg_device *dev = pc->dev;
     const policy_opts *po = pc->opts;
-    double t0 = now_s();
     *out = NULL;
     if (!milp_have(po->optimal.solver))
         return sa_fail(err, SA_EUSAGE, "%s: this build has no %sMILP solver (install coinor-libcbc-dev or "
                        "libglpk-dev and rebuild; scripts/setup.sh does)", name,
                        po->optimal.solver == MILP_GLPK ? "GLPK " : po->optimal.solver == MILP_CBC ? "CBC " : "");
-    int64_t pers = dfg_persistent_bytes(g);
-    if (pers > dev->memory_bytes)
-        return sa_fail(err, SA_EINFEASIBLE, "%s: parameters and optimizer state alone need %lld bytes, more than "
-                       "the %lld bytes of memory (this planner keeps them resident)", name, (long long)pers,
-                       (long long)dev->memory_bytes);
     octx o;
-    sa_status st = build_ctx(&o, g, dev, sch, err);
+    sa_status st = build_ctx(&o, g, dev, sch, widen, err);
     uint8_t *act = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
-    if (!st && !act)
+    uint8_t *late = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
+    int32_t *sync_at = st ? NULL : calloc((size_t)g->n_tensors + 1, sizeof *sync_at);
+    uint8_t *drop = st ? NULL : calloc((size_t)o.nslots + 1, 1);
+    if (!st && (!act || !late || !sync_at || !drop))
         st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
-    double limit = po->optimal.time_limit_s > 0 ? po->optimal.time_limit_s : 60;
     int64_t cap = dev->memory_bytes;
     milp_result best = {0};
     plan *p = NULL;
@@ -296,15 +580,38 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
             break;
         }
         memset(act, DEC_KEEP, (size_t)g->n_tensors);
+        memset(late, 0, (size_t)g->n_tensors);
+        memset(sync_at, 0, (size_t)g->n_tensors * sizeof *sync_at);
         for (int32_t k = 0; k < o.nc; k++) {
             const ocand *c = &o.c[k];
-            if (c->s_col >= 0 && r.x[c->s_col] > 0.5)
+            bool pers = dfg_kind_persistent(g->tensors[c->t].kind);
+            /* the op before the one the model frees the memory at waits for
+             * the swap-out (pack.h: a transfer ends at the compute node that
+             * waits for it, so the memory serves placements after it) */
+            if (c->s_col >= 0 && r.x[c->s_col] > 0.5) {
                 act[c->t] = DEC_SWAP;
-            else if (c->r_col >= 0 && r.x[c->r_col] > 0.5)
+                sync_at[c->t] = (pers ? c->s3_from : c->s_from) - 1;
+            } else if (c->l_col >= 0 && r.x[c->l_col] > 0.5) {
+                act[c->t] = DEC_SWAP, late[c->t] = 1;
+                sync_at[c->t] = (pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1;
+            } else if (c->r_col >= 0 && r.x[c->r_col] > 0.5) {
                 act[c->t] = DEC_RECOMPUTE;
+            }
+        }
+        memset(drop, 0, (size_t)o.nslots);
+        for (int32_t k = 0; k < o.ngp; k++) {
+            const ogap *gp = &o.gp[k];
+            if (gp->y_col >= 0 && r.x[gp->y_col] > 0.5)
+                drop[gp->slot] = 1;
+            else if (gp->z_col >= 0 && r.x[gp->z_col] > 0.5)
+                drop[gp->slot] = 2;
         }
         dec_opts dop;
         dec_opts_default(&dop);
+        dop.swap_persistent = widen; /* the widened space: parameters, state and their gradients may leave */
+        dop.late = late;
+        dop.sync_at = sync_at;
+        dop.drop = drop;
         plan_free(p);
         p = NULL;
         planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = act, .dec = &dop, .stats = &ds};
@@ -344,24 +651,65 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
         double gap = best.objective > 0 && isfinite(best.best_bound)
                          ? fmax(0.0, (best.objective - best.best_bound) / best.objective) : -1;
         snprintf(search, sizeof search,
-                 "{\"algorithm\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\",\"milp_objective_us\":%.17g,"
-                 "\"milp_bound_us\":%.17g,\"milp_gap\":%.6f,\"candidates\":%d,\"solves\":%d,\"cap\":%lld,"
-                 "\"swapped\":%d,\"recomputed\":%d,\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
-                 name, best.solver, best.status == MILP_OPTIMAL ? "optimal" : "time_limit", best.objective,
-                 isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0),
-                 (long long)cap, ds.n_swapped, ds.n_recomputed, ds.n_demoted, (long long)ds.arena_bytes,
-                 now_s() - t0, extra ? "," : "", extra ? extra : "");
+                 "{\"algorithm\":\"%s\",\"space\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\","
+                 "\"milp_objective_us\":%.17g,\"milp_bound_us\":%.17g,\"milp_gap\":%.6f,\"candidates\":%d,"
+                 "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
+                 "\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
+                 name, widen ? "widened" : "narrow", best.solver,
+                 best.status == MILP_OPTIMAL ? "optimal" : "time_limit", best.objective,
+                 isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0), (long long)cap,
+                 ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
+                 (long long)ds.arena_bytes, now_s() - t0, extra ? "," : "", extra ? extra : "");
         if (!plan_set_search_json(p, search))
             st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     }
     milp_result_free(&best);
     free(act);
+    free(late);
+    free(sync_at);
+    free(drop);
     free_ctx(&o);
     if (st) {
         plan_free(p);
         return st;
     }
     *out = p;
+    return SA_OK;
+}
+
+/* Both spaces: the narrow one (decide.h's default decisions: one per
+ * forward activation, parameters resident), whose model is closer to the
+ * simulator where it fits, then the widened one in the time left; the plan
+ * that simulates faster.  Refuses when both refuse (the widened one's
+ * reason). */
+static sa_status run_optimal(const policy_call *pc, const char *name, const int32_t *sch, const char *extra,
+                             plan **out, sa_err *err)
+{
+    double t0 = now_s();
+    double limit = pc->opts->optimal.time_limit_s > 0 ? pc->opts->optimal.time_limit_s : 60;
+    plan *pn = NULL, *pw = NULL;
+    sa_err en = {0};
+    *out = NULL;
+    /* the narrow space gets at most half of the time, the widened one the rest */
+    sa_status sn = run_space(pc, name, sch, extra, false, t0, limit / 2, &pn, &en);
+    if (sn && sn != SA_EINFEASIBLE) {
+        *err = en;
+        return sn;
+    }
+    sa_status sw = run_space(pc, name, sch, extra, true, t0, limit, &pw, err);
+    if (sw && sw != SA_EINFEASIBLE) {
+        plan_free(pn);
+        return sw;
+    }
+    if (sw && sn)
+        return sw;
+    if (sw || (!sn && pn->predicted.iteration_us <= pw->predicted.iteration_us)) {
+        plan_free(pw);
+        *out = pn;
+    } else {
+        plan_free(pn);
+        *out = pw;
+    }
     return SA_OK;
 }
 
