@@ -310,6 +310,26 @@ END_TEST
  * the host with every persistent tensor read back equal to the reference,
  * swaps parameters (some written back after their update), and stays above
  * both bounds. */
+/* A model too large for the MILP (positions x candidates past the limit)
+ * is refused up front, quickly and with the reason, not built: nasnet-25
+ * once ran the machine out of memory. */
+START_TEST(test_optimal_refuses_huge_models)
+{
+    if (!milp_have(MILP_AUTO))
+        return;
+    dfg_graph *g = tu_ladder(3000);
+    tu_roofline_times(g);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) / 2);
+    plan *p = NULL;
+    sa_err err = {0};
+    ck_assert_int_eq(policy_run("optimal", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_ptr_null(p);
+    ck_assert_msg_contains(err, "the MILP would span");
+    ck_assert_msg_contains(err, "--bound=combinatorial");
+    dfg_free(g);
+}
+END_TEST
+
 START_TEST(test_optimal_widened)
 {
     dfg_graph *g;
@@ -416,6 +436,7 @@ Suite *suite_bound(void)
     tcase_add_test(tc, test_bound_attach);
     tcase_add_test(tc, test_optimal_plans);
     tcase_add_loop_test(tc, test_optimal_widened, 0, 2);
+    tcase_add_test(tc, test_optimal_refuses_huge_models);
     tcase_add_test(tc, test_milp_backends_agree);
     tcase_add_test(tc, test_bound_below_every_policy_ladder);
     tcase_add_loop_test(tc, test_bound_below_every_policy_zoo, 0, 4);

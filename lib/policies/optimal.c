@@ -15,6 +15,9 @@
 #include "policies_internal.h"
 #include "swapadvisor/planner.h"
 
+/* the largest model optimal builds: positions x candidates (see its use) */
+#define OPT_MAX_CELLS 2.0e7
+
 /* What the MILP knows of one candidate tensor. */
 typedef struct ocand {
     int32_t t;
@@ -542,6 +545,14 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
                        po->optimal.solver == MILP_GLPK ? "GLPK " : po->optimal.solver == MILP_CBC ? "CBC " : "");
     octx o;
     sa_status st = build_ctx(&o, g, dev, sch, widen, err);
+    /* the memory rows hold up to one coefficient per position and candidate:
+     * past OPT_MAX_CELLS the model would take the solver minutes and
+     * gigabytes (nasnet-25: 15k positions x 8k candidates ran out of memory) */
+    if (!st && (double)o.n * (double)o.nc > OPT_MAX_CELLS)
+        st = sa_fail(err, SA_EINFEASIBLE, "%s: the MILP would span %d positions x %d candidates (%.0f million "
+                     "memory coefficients at most, over the %.0f million this planner takes); plan with another "
+                     "policy (swapadvisor, hybrid) or bound with --bound=combinatorial", name, o.n, o.nc,
+                     (double)o.n * (double)o.nc * 1e-6, OPT_MAX_CELLS * 1e-6);
     uint8_t *act = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
     uint8_t *late = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
     int32_t *sync_at = st ? NULL : calloc((size_t)g->n_tensors + 1, sizeof *sync_at);
