@@ -95,6 +95,13 @@ sa_status fit_reset(fit_ws *w, int32_t lo, int32_t hi, sa_err *err)
             return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
         w->q_cap = qn;
     }
+    if (!w->pool) { /* never NULL past here: lists point into it from offset 0 */
+        seg *p = malloc((size_t)4096 * sizeof *p);
+        if (!p)
+            return sa_fail(err, SA_ENOMEM, "out of memory packing the arena");
+        w->pool = p;
+        w->pool_cap = 4096;
+    }
     if (++w->gen == 0) { /* wrapped: clear every node once */
         memset(w->cov, 0, (size_t)w->node_cap * sizeof *w->cov);
         memset(w->sub, 0, (size_t)w->node_cap * sizeof *w->sub);
