@@ -175,7 +175,8 @@ layers: $(LIBA)
 check: test asan-test nocuda-check valgrind fuzz
 
 # libFuzzer targets (test/fuzz/) under ASan + UBSan with clang: the seed corpus
-# replayed, then FUZZ_SECONDS of fuzzing per target (scripts/fuzz.sh).
+# replayed, then FUZZ_RUNS inputs (20000, seed FUZZ_SEED) per target, at most
+# FUZZ_SECONDS each (scripts/fuzz.sh).
 FUZZ_SECONDS ?= 30
 fuzz:
 	scripts/fuzz.sh $(FUZZ_SECONDS)

@@ -257,7 +257,8 @@ static plan *copy_plan(const plan *p, const dfg_graph *g)
     plan *q = plan_new(g, &p->device);
     bool ok = q && plan_set_schedule(q, p->schedule, p->n_schedule);
     for (int32_t v = 0; ok && v < p->n_nodes; v++)
-        ok = plan_add_node(q, p->nodes[v].kind, p->nodes[v].ref, p->deps + p->nodes[v].dep_off,
+        ok = plan_add_node(q, p->nodes[v].kind, p->nodes[v].ref,
+                           p->nodes[v].n_deps ? p->deps + p->nodes[v].dep_off : NULL, /* no deps at all: NULL */
                            p->nodes[v].n_deps) == v;
     for (int32_t i = 0; ok && i < p->n_place; i++)
         ok = plan_add_placement(q, p->place[i].tensor, p->place[i].offset, p->place[i].begin, p->place[i].end);
