@@ -695,6 +695,18 @@ static int32_t add_swap_in(ctx *c, int32_t t, int32_t obj)
     return plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n);
 }
 
+/* Swaps t into obj for the node being built: the swap-in places t from its
+ * start, and the node (deps, *nd) waits for it. */
+static sa_status swap_in_for_node(ctx *c, int32_t t, int32_t obj, int32_t *deps, int32_t *nd)
+{
+    int32_t si = add_swap_in(c, t, obj);
+    if (si < 0)
+        return oom(c);
+    c->w->place_begin[t] = si;
+    bld_add_dep(deps, nd, si);
+    return SA_OK;
+}
+
 /* Whether op's tensors can all take whole objects: for every class k, no more
  * of its tensors of classes >= k than objects of classes >= k (acquire's
  * smallest-class-first then never runs out, whatever the order). */
@@ -872,13 +884,8 @@ static sa_status recompute(ctx *c, int32_t t, int depth)
         if (w->gone[u] || !w->host_valid[u])
             return sa_fail(c->err, SA_EINTERNAL, "planner: input %d of the recompute of tensor %d has no valid copy",
                            u, t);
-        if ((st = acquire(c, u, &obj)))
+        if ((st = acquire(c, u, &obj)) || (st = swap_in_for_node(c, u, obj, w->deps, &nd)))
             return st;
-        int32_t si = add_swap_in(c, u, obj);
-        if (si < 0)
-            return oom(c);
-        w->place_begin[u] = si;
-        bld_add_dep(w->deps, &nd, si);
     }
     for (int32_t k = o->n_in; k < o->n_use; k++) {
         int32_t u = o->use[k], obj = w->obj_of[u];
@@ -982,13 +989,8 @@ static sa_status plan_op(ctx *c)
             continue;
         if (!w->host_valid[t])
             return sa_fail(c->err, SA_EINTERNAL, "planner: tensor %d has no valid copy for op %d", t, op);
-        if (!split && (st = acquire(c, t, &obj)))
+        if ((!split && (st = acquire(c, t, &obj))) || (st = swap_in_for_node(c, t, obj, w->deps, &nd)))
             return st;
-        int32_t si = add_swap_in(c, t, obj);
-        if (si < 0)
-            return oom(c);
-        w->place_begin[t] = si;
-        bld_add_dep(w->deps, &nd, si);
     }
     /* new outputs and workspace take an object when the op starts */
     for (int32_t k = o->n_in; k < o->n_use; k++) {
