@@ -191,7 +191,7 @@ static sa_status solve_cbc(const milp *m, const milp_opts *o, milp_result *r, sa
         for (int32_t c = 0; c < m->nc; c++)
             if (m->integer[c])
                 Cbc_setInteger(cm, c);
-    Cbc_setLogLevel(cm, getenv("MS_CBCLOG") ? 1 : 0); // MSDEBUG
+    Cbc_setLogLevel(cm, 0);
     if (o->time_limit_s > 0)
         Cbc_setMaximumSeconds(cm, o->time_limit_s);
     if (o->rel_gap > 0)
