@@ -71,6 +71,14 @@ typedef struct octx {
     double compute_us, forced_h, forced_bytes, r_comb;
 } octx;
 
+/* a + b modulo 2^64: the base load's difference array and its prefix sums
+ * are exact whenever the loads themselves fit, and graphs of absurd sizes
+ * (the robustness fuzz) reach no signed overflow on the way */
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -243,7 +251,7 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
         const dfg_tensor *x = &g->tensors[t];
         int32_t first, last;
         if (dfg_kind_persistent(x->kind)) {
-            delta[0] += x->bytes;
+            delta[0] = wrap_add(delta[0], x->bytes);
             continue;
         }
         if (!dfg_tensor_span(g, o->pos, t, &first, &last))
@@ -252,8 +260,8 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
             o->forced_h += lat + (double)x->bytes / rh;
             o->forced_bytes += (double)x->bytes;
         }
-        delta[first] += x->bytes;
-        delta[last + 1] -= x->bytes;
+        delta[first] = wrap_add(delta[first], x->bytes);
+        delta[last + 1] = wrap_add(delta[last + 1], -x->bytes);
         int32_t lf, nu;
         dec_gap(g, o->pos, t, &lf, &nu);
         if (x->kind == DFG_WORKSPACE)
@@ -327,7 +335,7 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
             o->nc++;
     }
     for (int32_t i = 1; i <= o->n; i++)
-        delta[i] += delta[i - 1];
+        delta[i] = wrap_add(delta[i], delta[i - 1]);
     if (widen)
         add_persistent(o, lat, rh, rd);
     return SA_OK;
@@ -436,7 +444,7 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
     ok = ok && add_gap_cols(o, m, EPS);
     /* memory, in MB: base - freed <= mem */
     for (int32_t i = 0; i < o->n && ok; i++) {
-        double over = (double)(o->base[i] - mem);
+        double over = (double)o->base[i] - (double)mem;
         int32_t k = 0;
         for (int32_t j = 0; j < o->nc; j++) {
             const ocand *c = &o->c[j];
