@@ -70,12 +70,15 @@ typedef struct policy_opts {
         double max_cells;    /* the MILP rows are seeds while the MILP on the default order spans at
                               * most this many positions x candidates (policy_milp_cells; default
                               * POLICY_SEED_MILP_CELLS; <= 0: never) */
-        double polish_cells; /* the polish runs while the MILP on the search's best order spans at
-                              * most this many (default POLICY_POLISH_MILP_CELLS; <= 0: never) */
+        double polish_cells; /* the polish (the MILP's decisions on the search's best order, kept
+                              * when faster; not when the answer is a MILP row's own plan) runs
+                              * while that MILP spans at most this many (default
+                              * POLICY_POLISH_MILP_CELLS; <= 0: never) */
         int max_nodes;    /* the node limit of those solves, each on one solver thread whatever
                            * search.threads (default POLICY_SEED_MILP_NODES): an effort limit that
                            * does not depend on the machine's speed; optimal.time_limit_s stays as a
-                           * safety net (docs/policies.md, "The search's seeds") */
+                           * safety net (docs/policies.md, "The MILP rows as seeds, and
+                           * the polish") */
     } seed_milp;        /* the swapadvisor row's use of the MILP (search_policy.c) */
 } policy_opts;
 
