@@ -13,7 +13,7 @@ gens=${GENERATIONS:-30}
 threads=${THREADS:-1}
 seed=${SEED:-1}
 profile=${PROFILE:-profiles/v100-pcie3-16gb.json}
-cases=${CASES:-resnet-50:0.5x resnet-50:0.25x vgg-16:0.5x gpt-12-768:0.5x inception-4:0.5x resnet-50:1x nasnet-25:16GiB}
+cases=${CASES:-resnet-50:0.5x resnet-50:0.25x vgg-16:0.5x vgg-16:0.5x:400 gpt-12-768:0.5x inception-4:0.5x resnet-50:1x nasnet-25:16GiB}
 dir=build/targets15
 mkdir -p "$dir" "$(dirname "$out")"
 tmp=$(mktemp)

@@ -61,8 +61,9 @@ typedef struct policy_opts {
         double gap;           /* relative MIP gap to stop at (default 0.02) */
         int threads;          /* solver threads (CBC) */
         int max_nodes;        /* CBC's branch-and-bound node limit (<= 0: none, the default).  Set, it
-                               * makes the limit an effort limit: at most 4 solves per decision space,
-                               * each with the whole time_limit_s as its safety net */
+                               * makes the limit an effort limit: at most 10 solves per decision space,
+                               * each with the whole time_limit_s as its safety net, the rounds
+                               * stopped by the clock only past time_limit_s per space */
     } optimal;                /* the optimal and optimal-search rows (optimal.c) */
     bool search_seeds;  /* the swapadvisor row first runs every other row (but ideal) and starts
                          * from their plans: never slower than any of them (default true) */
