@@ -620,14 +620,6 @@ START_TEST(test_inference_graphs_plan)
 }
 END_TEST
 
-static int32_t op_named(const dfg_graph *g, const char *name)
-{
-    for (int32_t i = 0; i < g->n_ops; i++)
-        if (strcmp(g->ops[i].name, name) == 0)
-            return i;
-    return -1;
-}
-
 static int count_type(const dfg_graph *g, const char *type)
 {
     int n = 0;
