@@ -874,6 +874,43 @@ START_TEST(test_pool_recompute_intermediates_on_zoo_gpt)
 }
 END_TEST
 
+/* A recomputed feature map evicted again in the backward pass is dropped
+ * and rebuilt once more at its next use when its chain reads only inputs
+ * and parameters not yet updated, and rebuilding costs less than the stall
+ * the round trip would cause (swp.h, "Recomputation"): a zoo VGG-16 with
+ * every forward activation flagged, across memories, rebuilds some op twice
+ * (the first block's convolution and ReLU, from the batch); every plan is
+ * strictly valid and replays exactly. */
+START_TEST(test_pool_recompute_drops_rebuilt_again)
+{
+    dfg_graph *g = tu_zoo_roofline("vgg-16", 0);
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    uint8_t *all = forward_flags(g);
+    int32_t *seen = calloc((size_t)g->n_ops + 1, sizeof *seen);
+    int twice = 0, planned = 0;
+    for (int pct = 50; pct <= 90; pct += 10) {
+        plan *p = pool_rc_plan(g, peak * pct / 100, all);
+        if (!p)
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "vgg-16 at %d %%", pct);
+        assert_no_in_place_recompute(p, g, what);
+        check_rc_plan(p, g, 48 << 20, what);
+        memset(seen, 0, (size_t)g->n_ops * sizeof *seen);
+        for (int32_t v = 0; v < p->n_nodes; v++)
+            if (p->nodes[v].kind == PLAN_RECOMPUTE && ++seen[p->nodes[v].ref] == 2)
+                twice++;
+        planned++;
+        plan_free(p);
+    }
+    ck_assert_int_gt(planned, 0);
+    ck_assert_int_gt(twice, 0);
+    free(seen);
+    free(all);
+    dfg_free(g);
+}
+END_TEST
+
 /* The search with pool_recompute: the same plan at 1 and 2 threads, seeded
  * or not; the answer is strictly valid and replays. */
 START_TEST(test_pool_recompute_search_same_plan_any_thread_count)
@@ -930,6 +967,7 @@ Suite *suite_swp(void)
     tcase_add_test(rc, test_pool_never_recomputes_in_place_updates);
     tcase_add_test(rc, test_pool_recompute_on_zoo_resnet);
     tcase_add_test(rc, test_pool_recompute_intermediates_on_zoo_gpt);
+    tcase_add_test(rc, test_pool_recompute_drops_rebuilt_again);
     tcase_add_test(rc, test_pool_recompute_search_same_plan_any_thread_count);
     suite_add_tcase(s, rc);
     return s;

@@ -34,6 +34,14 @@
  * a chain that needs it (then freed again after the recompute that reads
  * it), where its producer may be re-run at that position; elsewhere the
  * chain's reader extends its life instead.
+ * A rebuilt tensor that Belady evicts again before a later use, with a
+ * stale host copy, is dropped once more instead of swapped out when its
+ * chain can run at that use from inputs, persistent tensors not updated by
+ * then and flagged activations alone, and the chain's compute time is below
+ * the stall the round trip would cause (the round trip alone less the
+ * compute until that use, as decide.h's cost rule); it is then rebuilt
+ * again there.  Never a tensor read or rebuilt at the position being
+ * planned.
  * The planner extends the producer's inputs' lives to the recompute (a use
  * at the consumer's position, which Belady's next-use keys see), and writes
  * the producer's other outputs that are not resident to a scratch placement

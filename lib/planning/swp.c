@@ -524,13 +524,70 @@ static sa_status close_placement(ctx *c, int32_t t, int32_t end)
     return SA_OK;
 }
 
+/* The compute time of rebuilding the recompute-flagged tensor t at
+ * position nx from what is valid then: its producer, and the chains of its
+ * inputs that are themselves flagged and gone or go; -1 when some input
+ * would have no valid copy at nx (an activation that is not flagged, a
+ * persistent tensor updated by then) or the chain is too long. */
+static double redrop_cost(const ctx *c, int32_t t, int32_t nx, int depth)
+{
+    const swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    if (depth > SWP_RECOMPUTE_CHAIN_MAX || !w->rcm[t] || !dec_recompute_ok(g, w->opos, t, nx))
+        return -1;
+    const dfg_op *o = &g->ops[g->tensors[t].producer];
+    double us = o->time_us;
+    for (int32_t k = 0; k < o->n_in; k++) {
+        int32_t u = o->in[k];
+        dfg_kind kd = g->tensors[u].kind;
+        if (kd == DFG_INPUT || dfg_kind_persistent(kd))
+            continue; /* a host copy (dec_recompute_ok: not updated by nx) */
+        double x = redrop_cost(c, u, nx, depth + 1);
+        if (x < 0)
+            return -1;
+        us += x;
+    }
+    return us;
+}
+
+/* Whether the eviction of v (stale on the host) drops it to be recomputed
+ * again at its next use instead of swapping it out: v is flagged for
+ * recompute and already past its forward uses, its chain can run at the
+ * next use from inputs and persistent tensors alone, and costs less than
+ * the stall the round trip would cause; never a tensor of the node being
+ * built (it leaves only to come back at once, see fits_whole_now). */
+static bool redrop(const ctx *c, int32_t v)
+{
+    const swp_ws *w = c->w;
+    if (!c->rc_on || !w->rcm[v] || w->rnx[v] == INT32_MAX || c->pos <= w->lfwd[v] ||
+        w->cursor[v] >= w->use_off[v + 1] || w->pin[v] == c->pin_key)
+        return false;
+    int32_t nx = w->use_pos[w->cursor[v]];
+    if (nx <= c->pos || w->last_use_pos[v] == c->pos)
+        return false; /* read or rebuilt at this position: a chain being built reads it */
+    double us = redrop_cost(c, v, nx, 1);
+    if (us < 0)
+        return false;
+    /* as decide.h's cost rule: swap when the round trip hides behind the
+     * compute until the next use, else recompute when that costs less than
+     * the stall the swap would cause */
+    int64_t b = c->g->tensors[v].bytes;
+    double x = sim_transfer_alone_us(c->dev, b, PLAN_STREAM_D2H) + sim_transfer_alone_us(c->dev, b, PLAN_STREAM_H2D);
+    double gap = w->tprefix[nx] - w->tprefix[c->pos];
+    return x > gap && us < x - gap;
+}
+
 /* Evicts tensor v: a swap-out when the host copy is stale, otherwise a drop
- * once its last reader is done. */
+ * once its last reader is done; a drop too when v is rebuilt at its next use
+ * (redrop). */
 static sa_status evict_tensor(ctx *c, int32_t v)
 {
     swp_ws *w = c->w;
     int32_t end;
-    if (w->host_valid[v] && w->last_use_node[v] >= 0) {
+    if (!w->host_valid[v] && w->last_use_node[v] >= 0 && redrop(c, v)) {
+        end = w->last_use_node[v];
+        w->gone[v] = 1;
+    } else if (w->host_valid[v] && w->last_use_node[v] >= 0) {
         end = w->last_use_node[v];
     } else {
         int32_t deps[2], nd = 0;
