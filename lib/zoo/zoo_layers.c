@@ -128,7 +128,8 @@ static void bn_bwd(zb *z, const zb_entry *e) { norm_bwd(z, e, "batchnorm_bwd", Z
  * and beta.  Only the first touches persistent state, so a planner may drop y
  * and recompute it from x and the saved statistics (docs/zoo.md).  Inference:
  * one batchnorm op normalizing with the running statistics, which it only
- * reads. */
+ * reads (for a batchnorm that follows no convolution: the zoo's CNNs fold
+ * theirs into the convolution, zl_conv_bn and zl_conv_bn_relu). */
 int32_t zl_bn(zb *z, const char *name, int32_t x)
 {
     if (!zb_ok(z))
