@@ -23,3 +23,6 @@ done
     echo "# planner + simulator, topological order, one size class per size, one core"
     for f in 0.5 0.25; do ./build/bench/bench_eval "$f" "${graphs[@]}"; done
 } | tee "$out/eval.txt"
+
+# one full best-fit evaluation (decide, pack, simulate) by stage (issue 15, item 5)
+for r in "" rule; do ./build/bench/bench_bestfit 0.25 build/zoo/brnn-4-8k.json 30 $r; done | tee "$out/bestfit_stages.txt"

@@ -369,6 +369,69 @@ START_TEST(test_seeded_search_same_plan_any_thread_count)
 }
 END_TEST
 
+/* A graph over 400 ops whose MILP is small (positions x candidates): the
+ * MILP rows are among the seeds and the answer is polished by the MILP, so
+ * the search is never slower than optimal or optimal-search, and its plan is
+ * the same at 1 and 2 threads (the seeding and polishing solves run on one
+ * solver thread under a node limit).  Without a solver the MILP rows refuse
+ * and the search plans without them; with the limit at 0 they are left out. */
+START_TEST(test_milp_seeds_and_polish_past_400_ops)
+{
+    dfg_graph *g = tu_ladder(51);
+    ck_assert_int_gt(g->n_ops, 400);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    double cells = 0;
+    sa_err err = {0};
+    ck_assert_int_eq(policy_milp_cells(g, &d, NULL, &cells, &err), SA_OK);
+    ck_assert(cells > (double)g->n_ops && cells <= POLICY_SEED_MILP_CELLS);
+    char *json[2];
+    double us[2];
+    for (int k = 0; k < 2; k++) {
+        plan *p = run_search_row(g, &d, 1 + k);
+        ck_assert_msg(strstr(p->search_json, "\"polish\":") != NULL || !milp_have(MILP_AUTO), "%s", p->search_json);
+        if (milp_have(MILP_AUTO))
+            ck_assert_msg(strstr(p->search_json, "\"timed_out\":false") != NULL, "%s", p->search_json);
+        else
+            ck_assert_ptr_null(strstr(p->search_json, "\"polish\""));
+        if (k == 0)
+            tu_check_policy_plan(p, g, "swapadvisor on ladder(51)", false);
+        us[k] = p->predicted.iteration_us;
+        plan_set_search_json(p, NULL); /* wall-clock and thread fields differ */
+        ck_assert_int_eq(plan_to_json(p, &json[k], &err), SA_OK);
+        plan_free(p);
+    }
+    ck_assert_str_eq(json[0], json[1]);
+    free(json[0]);
+    free(json[1]);
+    static const char *const ROWS[] = {"optimal", "optimal-search"};
+    for (size_t r = 0; r < SA_ARRAY_LEN(ROWS); r++) {
+        policy_opts po;
+        short_search_opts(&po, 1);
+        plan *p = NULL;
+        sa_status st = policy_run_opts(ROWS[r], g, &d, &po, &p, &err);
+        if (!milp_have(MILP_AUTO)) {
+            ck_assert_int_eq(st, SA_EUSAGE);
+            continue;
+        }
+        ck_assert_msg(st == SA_OK, "%s: %s", ROWS[r], err.msg);
+        ck_assert_msg(us[0] <= p->predicted.iteration_us, "swapadvisor %.3f us > %s's %.3f us", us[0], ROWS[r],
+                      p->predicted.iteration_us);
+        plan_free(p);
+    }
+    /* the limits at 0: neither seeds from the MILP rows nor a polish */
+    policy_opts po;
+    short_search_opts(&po, 1);
+    po.seed_milp.max_cells = 0;
+    po.seed_milp.polish_cells = 0;
+    plan *p = NULL;
+    ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_ptr_null(strstr(p->search_json, "\"polish\""));
+    ck_assert_ptr_null(strstr(p->search_json, "\"optimal"));
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
 /* Started from a recomputing seed (checkpoint-sqrt) alone, the search's plan
  * (the seed's, or one of its descendants with its recompute genes) passes
  * strict validation and replays exactly on the host runner. */
@@ -502,6 +565,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_hook_stop_and_refusals);
     tcase_add_test(tc, test_search_never_slower_than_any_policy);
     tcase_add_test(tc, test_seeded_search_same_plan_any_thread_count);
+    tcase_add_test(tc, test_milp_seeds_and_polish_past_400_ops);
     tcase_add_test(tc, test_search_from_recompute_seed_replays);
     tcase_add_test(tc, test_no_recompute_of_in_place_updates);
     tcase_add_test(tc, test_search_errors_are_errors);

@@ -28,6 +28,10 @@ typedef struct milp_opts {
     double rel_gap;       /* stop when (incumbent - bound) / incumbent <= this (0: solver default) */
     int threads;          /* CBC only; <= 1: one */
     bool relax;           /* solve the LP relaxation (integers become continuous) */
+    int max_nodes;        /* CBC only; > 0: stop after this many branch-and-bound nodes.  Unlike the
+                           * time limit this effort limit does not depend on the machine's speed: with
+                           * threads <= 1 CBC then returns the same solution on every run (GLPK has no
+                           * node limit; its only limit is the time limit) */
 } milp_opts;
 
 typedef enum milp_status {
@@ -42,6 +46,7 @@ typedef struct milp_result {
     double objective;  /* of x (HUGE_VAL without one) */
     double best_bound; /* proven lower bound on the optimum (-HUGE_VAL unknown) */
     double seconds;
+    bool timed_out;    /* stopped at time_limit_s (the result depends on the machine's speed) */
     double *x;
     const char *solver; /* "cbc" or "glpk" (static) */
 } milp_result;

@@ -60,9 +60,26 @@ typedef struct policy_opts {
         double time_limit_s;  /* all solves together (<= 0: 60 s) */
         double gap;           /* relative MIP gap to stop at (default 0.02) */
         int threads;          /* solver threads (CBC) */
+        int max_nodes;        /* CBC's branch-and-bound node limit (<= 0: none, the default).  Set, it
+                               * makes the limit an effort limit: at most 4 solves per decision space,
+                               * each with the whole time_limit_s as its safety net */
     } optimal;                /* the optimal and optimal-search rows (optimal.c) */
     bool search_seeds;  /* the swapadvisor row first runs every other row (but ideal) and starts
                          * from their plans: never slower than any of them (default true) */
+    struct {
+        double max_cells;    /* the MILP rows are seeds while the MILP on the default order spans at
+                              * most this many positions x candidates (policy_milp_cells; default
+                              * POLICY_SEED_MILP_CELLS; <= 0: never) */
+        double polish_cells; /* the polish (the MILP's decisions on the search's best order, kept
+                              * when faster; not when the answer is a MILP row's own plan) runs
+                              * while that MILP spans at most this many (default
+                              * POLICY_POLISH_MILP_CELLS; <= 0: never) */
+        int max_nodes;    /* the node limit of those solves, each on one solver thread whatever
+                           * search.threads (default POLICY_SEED_MILP_NODES): an effort limit that
+                           * does not depend on the machine's speed; optimal.time_limit_s stays as a
+                           * safety net (docs/policies.md, "The MILP rows as seeds, and
+                           * the polish") */
+    } seed_milp;        /* the swapadvisor row's use of the MILP (search_policy.c) */
 } policy_opts;
 
 typedef struct policy_call {
@@ -78,10 +95,9 @@ enum {
     POLICY_NEEDS_FIT = 1u << 0,  /* refuse up front an op whose own tensors exceed memory */
     POLICY_POOL_LAYOUT = 1u << 1, /* plans with the core's size-class pool (the search seeds it as such) */
     POLICY_NO_SEED = 1u << 2,     /* not among the search's seeds (ideal: it raises the memory) */
-    POLICY_SEED_SMALL = 1u << 3   /* a seed only on graphs of at most POLICY_SEED_SMALL_OPS ops (the
-                                   * MILP rows: solved to optimality in about a second there, so the
-                                   * seed is deterministic; on larger graphs a solver run could stop
-                                   * at its time limit) */
+    POLICY_SEED_MILP = 1u << 3    /* a MILP row: a seed only while the model is small
+                                   * (policy_opts.seed_milp.max_cells), solved under a node limit on
+                                   * one solver thread so that the seed is deterministic */
 };
 
 typedef struct policy_def {
@@ -91,7 +107,12 @@ typedef struct policy_def {
     policy_run_fn run;
 } policy_def;
 
-enum { POLICY_SEED_SMALL_OPS = 400 };
+/* The defaults of policy_opts.seed_milp: gpt-12-768's model (542 positions x
+ * 493 candidates) is well inside, nasnet-25's and brnn-4-8k's (over 10^7)
+ * well outside; docs/policies.md has the measurements behind them. */
+#define POLICY_SEED_MILP_CELLS 4.0e6
+#define POLICY_POLISH_MILP_CELLS 4.0e6
+enum { POLICY_SEED_MILP_NODES = 200 };
 
 void policy_opts_default(policy_opts *o);
 
@@ -104,6 +125,14 @@ const policy_def *policy_find(const char *name);
 /* Writes the names, comma-separated, into buf (always terminated; cut when
  * len is too small); returns buf. */
 const char *policy_names(char *buf, size_t len);
+
+/* The size of the MILP the optimal rows would build on g for dev with
+ * schedule (NULL: g->topo): positions x candidates of its widened decision
+ * space, the larger of its two (optimal.c refuses models over 2 x 10^7).
+ * Linear in the graph, no solver involved.  SA_ENOMEM; *cells is untouched
+ * on failure. */
+sa_status policy_milp_cells(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double *cells,
+                            sa_err *err);
 
 /* Runs the named policy on g for dev with opts (NULL: defaults), after the
  * checks every planner needs (op times present; with POLICY_NEEDS_FIT, no op

@@ -113,7 +113,7 @@ sa_status bound_lp(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
         st = sa_fail(err, SA_ENOMEM, "out of memory building the LP bound");
         goto out;
     }
-    milp_opts mo = {MILP_AUTO, time_limit_s, 0, 1, true};
+    milp_opts mo = {MILP_AUTO, time_limit_s, 0, 1, true, 0};
     if ((st = milp_solve(lp, &mo, &res, err)))
         goto out;
     if (res.status == MILP_OPTIMAL) {

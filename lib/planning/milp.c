@@ -201,8 +201,11 @@ static sa_status solve_cbc(const milp *m, const milp_opts *o, milp_result *r, sa
         snprintf(buf, sizeof buf, "%d", o->threads);
         Cbc_setParameter(cm, "threads", buf);
     }
+    if (o->max_nodes > 0)
+        Cbc_setMaximumNodes(cm, o->max_nodes);
     Cbc_solve(cm);
     r->solver = "cbc";
+    r->timed_out = Cbc_secondaryStatus(cm) == 4; /* 4: stopped on time (3: on nodes) */
     int ncols = Cbc_getNumCols(cm);
     const double *sol = Cbc_getColSolution(cm);
     bool optimal = Cbc_isProvenOptimal(cm), infeasible = Cbc_isProvenInfeasible(cm);
@@ -329,6 +332,7 @@ static sa_status solve_glpk(const milp *m, const milp_opts *o, milp_result *r, s
         ip.mip_gap = o->rel_gap;
     ip.fp_heur = GLP_ON;
     rc = glp_intopt(lp, &ip);
+    r->timed_out = rc == GLP_ETMLIM;
     int mst = glp_mip_status(lp);
     if (mst == GLP_NOFEAS) {
         r->status = MILP_INFEASIBLE;

@@ -17,6 +17,9 @@
 
 /* the largest model optimal builds: positions x candidates (see its use) */
 #define OPT_MAX_CELLS 2.0e7
+/* under an effort limit (optimal.max_nodes > 0) the solves per decision
+ * space: their number, not the clock, ends the rounds */
+#define OPT_EFFORT_ROUNDS 4
 
 /* What the MILP knows of one candidate tensor. */
 typedef struct ocand {
@@ -67,6 +70,14 @@ typedef struct octx {
     int32_t nslots;
     double compute_us, forced_h, forced_bytes, r_comb;
 } octx;
+
+/* a + b modulo 2^64: the base load's difference array and its prefix sums
+ * are exact whenever the loads themselves fit, and graphs of absurd sizes
+ * (the robustness fuzz) reach no signed overflow on the way */
+static int64_t wrap_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
 
 static double now_s(void)
 {
@@ -240,7 +251,7 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
         const dfg_tensor *x = &g->tensors[t];
         int32_t first, last;
         if (dfg_kind_persistent(x->kind)) {
-            delta[0] += x->bytes;
+            delta[0] = wrap_add(delta[0], x->bytes);
             continue;
         }
         if (!dfg_tensor_span(g, o->pos, t, &first, &last))
@@ -249,8 +260,8 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
             o->forced_h += lat + (double)x->bytes / rh;
             o->forced_bytes += (double)x->bytes;
         }
-        delta[first] += x->bytes;
-        delta[last + 1] -= x->bytes;
+        delta[first] = wrap_add(delta[first], x->bytes);
+        delta[last + 1] = wrap_add(delta[last + 1], -x->bytes);
         int32_t lf, nu;
         dec_gap(g, o->pos, t, &lf, &nu);
         if (x->kind == DFG_WORKSPACE)
@@ -324,7 +335,7 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
             o->nc++;
     }
     for (int32_t i = 1; i <= o->n; i++)
-        delta[i] += delta[i - 1];
+        delta[i] = wrap_add(delta[i], delta[i - 1]);
     if (widen)
         add_persistent(o, lat, rh, rd);
     return SA_OK;
@@ -433,7 +444,7 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
     ok = ok && add_gap_cols(o, m, EPS);
     /* memory, in MB: base - freed <= mem */
     for (int32_t i = 0; i < o->n && ok; i++) {
-        double over = (double)(o->base[i] - mem);
+        double over = (double)o->base[i] - (double)mem;
         int32_t k = 0;
         for (int32_t j = 0; j < o->nc; j++) {
             const ocand *c = &o->c[j];
@@ -531,9 +542,10 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
 }
 
 /* One decision space (widen: decide.h's widened one) solved and built;
- * its time limit runs from t0. */
+ * its time limit runs from t0.  Sets *timed_out when the time limit cut a
+ * solve or the rounds short (the plan then depends on the machine's speed). */
 static sa_status run_space(const policy_call *pc, const char *name, const int32_t *sch, const char *extra, bool widen,
-                           double t0, double limit, plan **out, sa_err *err)
+                           double t0, double limit, plan **out, bool *timed_out, sa_err *err)
 {
     const dfg_graph *g = pc->g;
     const dfg_device *dev = pc->dev;
@@ -568,17 +580,25 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
     /* solve; pack the plan; when the packed arena (fragmentation, the
      * transfers' real timing, recompute inputs) overshoots the memory, solve
      * again for a cap lowered by the overshoot */
-    for (; !st && rounds < 10; rounds++) {
+    /* under an effort limit every solve gets the whole time limit as its
+     * own safety net and only the count of rounds ends them, so that the
+     * plan does not depend on the machine's speed while no solve reaches it */
+    bool effort = po->optimal.max_nodes > 0;
+    double whole = po->optimal.time_limit_s > 0 ? po->optimal.time_limit_s : 60;
+    for (; !st && rounds < (effort ? OPT_EFFORT_ROUNDS : 10); rounds++) {
         milp *m = NULL;
         if ((st = build_milp(&o, cap, &m, err)))
             break;
-        double left = limit - (now_s() - t0);
-        milp_opts mo = {po->optimal.solver, left > 1 ? left : 1, po->optimal.gap, po->optimal.threads, false};
+        double left = effort ? whole : limit - (now_s() - t0);
+        milp_opts mo = {po->optimal.solver, left > 1 ? left : 1, po->optimal.gap, po->optimal.threads, false,
+                        po->optimal.max_nodes};
         milp_result r;
         st = milp_solve(m, &mo, &r, err);
         milp_free(m);
         if (st)
             break;
+        if (r.timed_out)
+            *timed_out = true;
         if (r.status == MILP_INFEASIBLE || r.status == MILP_NO_SOLUTION) {
             bool inf = r.status == MILP_INFEASIBLE;
             milp_result_free(&r);
@@ -649,7 +669,9 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
         else
             smallest = ds.arena_bytes;
         cap -= (over / 2 + 1) * (stuck + 1);
-        if (now_s() - t0 > limit || cap <= 0) {
+        if ((!effort && now_s() - t0 > limit) || cap <= 0) {
+            if (cap > 0)
+                *timed_out = true;
             rounds++;
             break;
         }
@@ -667,7 +689,7 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
                  "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
                  "\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
                  name, widen ? "widened" : "narrow", best.solver,
-                 best.status == MILP_OPTIMAL ? "optimal" : "time_limit", best.objective,
+                 best.status == MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective,
                  isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0), (long long)cap,
                  ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
                  (long long)ds.arena_bytes, now_s() - t0, extra ? "," : "", extra ? extra : "");
@@ -694,7 +716,7 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
  * that simulates faster.  Refuses when both refuse (the widened one's
  * reason). */
 static sa_status run_optimal(const policy_call *pc, const char *name, const int32_t *sch, const char *extra,
-                             plan **out, sa_err *err)
+                             plan **out, bool *timed_out, sa_err *err)
 {
     double t0 = now_s();
     double limit = pc->opts->optimal.time_limit_s > 0 ? pc->opts->optimal.time_limit_s : 60;
@@ -702,12 +724,12 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
     sa_err en = {0};
     *out = NULL;
     /* the narrow space gets at most half of the time, the widened one the rest */
-    sa_status sn = run_space(pc, name, sch, extra, false, t0, limit / 2, &pn, &en);
+    sa_status sn = run_space(pc, name, sch, extra, false, t0, limit / 2, &pn, timed_out, &en);
     if (sn && sn != SA_EINFEASIBLE) {
         *err = en;
         return sn;
     }
-    sa_status sw = run_space(pc, name, sch, extra, true, t0, limit, &pw, err);
+    sa_status sw = run_space(pc, name, sch, extra, true, t0, limit, &pw, timed_out, err);
     if (sw && sw != SA_EINFEASIBLE) {
         plan_free(pn);
         return sw;
@@ -726,14 +748,33 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
 
 sa_status policy_run_optimal(const policy_call *c, plan **out, sa_err *err)
 {
-    return run_optimal(c, c->name, c->g->topo, NULL, out, err);
+    bool to = false;
+    return run_optimal(c, c->name, c->g->topo, NULL, out, &to, err);
+}
+
+sa_status optimal_on_schedule(const policy_call *c, const char *name, const int32_t *sch, const char *extra,
+                              plan **out, bool *timed_out, sa_err *err)
+{
+    *timed_out = false;
+    return run_optimal(c, name, sch, extra, out, timed_out, err);
+}
+
+sa_status policy_milp_cells(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double *cells,
+                            sa_err *err)
+{
+    octx o;
+    sa_status st = build_ctx(&o, g, dev, schedule ? schedule : g->topo, true, err);
+    if (!st)
+        *cells = (double)o.n * (double)o.nc;
+    free_ctx(&o);
+    return st;
 }
 
 sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *err)
 {
     *out = NULL;
     if (!milp_have(c->opts->optimal.solver))
-        return run_optimal(c, c->name, c->g->topo, NULL, out, err); /* the same refusal */
+        return optimal_on_schedule(c, c->name, c->g->topo, NULL, out, &(bool){false}, err); /* the same refusal */
     /* the time limit covers both: the search gets at most half of it, the
      * solves what the search left */
     policy_opts po = *c->opts;
@@ -752,7 +793,8 @@ sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *er
     char extra[160];
     snprintf(extra, sizeof extra, "\"search_us\":%.17g,\"search_generations\":%d", res.best->predicted.iteration_us,
              res.generations);
-    st = run_optimal(c, c->name, res.best->schedule, extra, out, err);
+    bool to = false;
+    st = run_optimal(c, c->name, res.best->schedule, extra, out, &to, err);
     /* the MILP's decisions on the search's schedule, or the search's own plan
      * when that is faster */
     if (st == SA_OK && (*out)->predicted.iteration_us > res.best->predicted.iteration_us) {

@@ -36,5 +36,14 @@ sa_status policy_run_hybrid(const policy_call *c, plan **out, sa_err *err);
 /* optimal.c */
 sa_status policy_run_optimal(const policy_call *c, plan **out, sa_err *err);
 sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *err);
+/* The MILP's keep / swap / recompute decisions on schedule sch (both decision
+ * spaces, the faster plan, as the optimal row on its order) under
+ * c->opts->optimal's limits, the plan's search block naming name and
+ * carrying extra (a JSON fragment or NULL).  *timed_out: whether the time
+ * limit cut a solve (the plan then depends on the machine's speed).  Same
+ * refusals as the optimal row (SA_EUSAGE without a solver, SA_EINFEASIBLE);
+ * on failure *out is NULL. */
+sa_status optimal_on_schedule(const policy_call *c, const char *name, const int32_t *sch, const char *extra,
+                              plan **out, bool *timed_out, sa_err *err);
 
 #endif

@@ -26,8 +26,8 @@ static const policy_def TABLE[] = {
     {"capuchin", "Capuchin: swap by FreeTime, recompute by MSPS", POLICY_NEEDS_FIT, policy_run_capuchin},
     {"pooch", "PooCH: swap / keep / recompute classified by timeline", POLICY_NEEDS_FIT, policy_run_pooch},
     {"hybrid", "ours: recompute cheap maps in short chains, swap others", POLICY_NEEDS_FIT, policy_run_hybrid},
-    {"optimal", "MILP keep / swap / recompute on the default order", POLICY_NEEDS_FIT | POLICY_SEED_SMALL, policy_run_optimal},
-    {"optimal-search", "the MILP on the genetic search's best order", POLICY_NEEDS_FIT | POLICY_SEED_SMALL,
+    {"optimal", "MILP keep / swap / recompute on the default order", POLICY_NEEDS_FIT | POLICY_SEED_MILP, policy_run_optimal},
+    {"optimal-search", "the MILP on the genetic search's best order", POLICY_NEEDS_FIT | POLICY_SEED_MILP,
      policy_run_optimal_search},
 };
 
@@ -40,6 +40,9 @@ void policy_opts_default(policy_opts *o)
     o->optimal.time_limit_s = 60;
     o->optimal.gap = 0.02;
     o->optimal.threads = 1;
+    o->seed_milp.max_cells = POLICY_SEED_MILP_CELLS;
+    o->seed_milp.polish_cells = POLICY_POLISH_MILP_CELLS;
+    o->seed_milp.max_nodes = POLICY_SEED_MILP_NODES;
 }
 
 const policy_def *policy_table(int *n)

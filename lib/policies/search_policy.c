@@ -2,19 +2,50 @@
  * (ga.h) with the options of policy_opts.search, started from the plans of
  * every other row that plans the graph in the memory (its seeds), so that
  * its answer is never slower than theirs; with seeds its pool individuals
- * recompute too (ga_opts.pool_recompute), as the topo-rc seed does. */
+ * recompute too (ga_opts.pool_recompute), as the topo-rc seed does.  When
+ * the build has a MILP solver and the model is small enough
+ * (policy_opts.seed_milp), the MILP rows are seeds too and the answer is
+ * polished: the MILP's keep / swap / recompute decisions on the search's
+ * best schedule replace its own when they simulate faster. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "swapadvisor/ga.h"
 #include "policies_internal.h"
 
-/* Runs every row but this one and those flagged POLICY_NO_SEED (or
- * POLICY_SEED_SMALL on a graph over POLICY_SEED_SMALL_OPS ops) on c's
- * graph and memory; the plans that fit go to seeds (n_rows entries), the
- * rows that refuse (SA_EINFEASIBLE) are left out.  On any other error
- * returns it with the plans made so far in seeds[0 .. *n). */
-static sa_status run_seed_rows(const policy_call *c, ga_seed *seeds, int *n, sa_err *err)
+/* c's options for the seeding and polishing solves: a node limit and one
+ * solver thread whatever the search's thread count, so that their plans do
+ * not depend on --threads (nor, while the time limit is not reached, on
+ * the machine's speed). */
+static void milp_effort(const policy_call *c, policy_opts *po)
+{
+    po->optimal.threads = 1;
+    po->optimal.max_nodes = c->opts->seed_milp.max_nodes;
+}
+
+/* Whether the MILP may run on schedule sch: a solver in the build, seeds on
+ * and the model within max_cells (*cells: its size, 0 when not measured). */
+static sa_status milp_fits(const policy_call *c, const int32_t *sch, double max_cells, bool *fits, double *cells,
+                           sa_err *err)
+{
+    *fits = false;
+    *cells = 0;
+    if (!c->opts->search_seeds || !milp_have(c->opts->optimal.solver) || !(max_cells > 0))
+        return SA_OK;
+    sa_status st = policy_milp_cells(c->g, c->dev, sch, cells, err);
+    if (!st)
+        *fits = *cells <= max_cells;
+    return st;
+}
+
+/* Runs every row but this one and those flagged POLICY_NO_SEED (and the
+ * POLICY_SEED_MILP rows unless with_milp) on c's graph and memory; the plans
+ * that fit go to seeds (n_rows entries), the rows that refuse
+ * (SA_EINFEASIBLE) are left out.  On any other error returns it with the
+ * plans made so far in seeds[0 .. *n). */
+static sa_status run_seed_rows(const policy_call *c, bool with_milp, ga_seed *seeds, int *n, sa_err *err)
 {
     int n_rows;
     const policy_def *t = policy_table(&n_rows);
@@ -28,21 +59,77 @@ static sa_status run_seed_rows(const policy_call *c, ga_seed *seeds, int *n, sa_
     so.search.migrate_ctx = NULL;
     so.search.seeds = NULL;
     so.search.n_seeds = 0;
+    milp_effort(c, &so);
     *n = 0;
     for (int i = 0; i < n_rows; i++) {
         if (!strcmp(t[i].name, c->name) || (t[i].flags & POLICY_NO_SEED) ||
-            ((t[i].flags & POLICY_SEED_SMALL) && c->g->n_ops > POLICY_SEED_SMALL_OPS))
+            ((t[i].flags & POLICY_SEED_MILP) && !with_milp))
             continue;
         plan *p = NULL;
         sa_err e = {0};
         sa_status st = policy_run_opts(t[i].name, c->g, c->dev, &so, &p, &e);
-        if (st == SA_EINFEASIBLE || (st == SA_EUSAGE && (t[i].flags & POLICY_SEED_SMALL)))
-            continue; /* refused, or a MILP row in a build without a solver */
+        if (st == SA_EINFEASIBLE)
+            continue; /* refused */
         if (st) {
             *err = e;
             return st;
         }
         seeds[(*n)++] = (ga_seed){t[i].name, p, (t[i].flags & POLICY_POOL_LAYOUT) != 0};
+    }
+    return SA_OK;
+}
+
+/* The polish: the MILP's decisions on *best's schedule; *best becomes that
+ * plan when it simulates faster.  Either way *best's search block (the
+ * search's) gains a "polish" member saying what the MILP reached.  A MILP
+ * refusal (SA_EINFEASIBLE) leaves *best's plan; other errors are returned
+ * with *best untouched. */
+static sa_status polish(const policy_call *c, double cells, plan **best, sa_err *err)
+{
+    policy_opts po = *c->opts;
+    milp_effort(c, &po);
+    policy_call pc = *c;
+    pc.opts = &po;
+    plan *m = NULL;
+    bool timed_out = false;
+    sa_err e = {0};
+    sa_status st = optimal_on_schedule(&pc, "swapadvisor-polish", (*best)->schedule, NULL, &m, &timed_out, &e);
+    if (st && st != SA_EINFEASIBLE) {
+        *err = e;
+        return st;
+    }
+    double su = (*best)->predicted.iteration_us, mu = st ? HUGE_VAL : m->predicted.iteration_us;
+    bool won = !st && mu < su;
+    const char *gj = (*best)->search_json ? (*best)->search_json : "{}";
+    size_t gl = strlen(gj);
+    while (gl > 0 && gj[gl - 1] != '}')
+        gl--;
+    const char *mj = !st && m->search_json ? m->search_json : "null";
+    size_t len = gl + strlen(mj) + 512;
+    char *json = malloc(len);
+    if (!json) {
+        plan_free(m);
+        return sa_fail(err, SA_ENOMEM, "out of memory");
+    }
+    /* the search's block without its closing brace, then the polish */
+    snprintf(json, len,
+             "%.*s%s\"polish\":{\"cells\":%.0f,\"max_nodes\":%d,\"search_us\":%.3f,\"milp_us\":%.3f,"
+             "\"gain_pct\":%.3f,\"answer\":\"%s\",\"timed_out\":%s,\"milp\":%s}}",
+             (int)(gl ? gl - 1 : 0), gj, gl > 2 ? "," : "", cells, po.optimal.max_nodes, su, st ? 0.0 : mu,
+             won ? 100.0 * (su - mu) / su : 0.0, st ? "refused" : won ? "milp" : "search",
+             timed_out ? "true" : "false", mj);
+    plan *keep = won ? m : *best;
+    if (!plan_set_search_json(keep, json)) {
+        free(json);
+        plan_free(m);
+        return sa_fail(err, SA_ENOMEM, "out of memory");
+    }
+    free(json);
+    if (won) {
+        plan_free(*best);
+        *best = m;
+    } else {
+        plan_free(m);
     }
     return SA_OK;
 }
@@ -56,18 +143,38 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
     sa_status st = SA_OK;
     *out = NULL;
     if (c->opts->search_seeds) {
+        bool with_milp;
+        double cells;
         if (!(seeds = calloc((size_t)n_rows, sizeof *seeds)))
             return sa_fail(err, SA_ENOMEM, "out of memory");
-        st = run_seed_rows(c, seeds, &n, err);
+        st = milp_fits(c, c->g->topo, c->opts->seed_milp.max_cells, &with_milp, &cells, err);
+        if (!st)
+            st = run_seed_rows(c, with_milp, seeds, &n, err);
         o.seeds = seeds;
         o.n_seeds = n;
         o.pool_recompute = true; /* with every other row as a seed, topo-rc's among them */
     }
-    ga_result res;
-    if (!st && !(st = ga_search(c->g, c->dev, &o, &res, err)))
-        *out = res.best;
+    ga_result res = {0};
+    if (!st)
+        st = ga_search(c->g, c->dev, &o, &res, err);
     for (int i = 0; i < n; i++)
         plan_free((plan *)seeds[i].plan);
     free(seeds);
-    return st;
+    if (st)
+        return st;
+    /* no polish when the answer is a MILP row's own plan: it would solve the
+     * same model again */
+    const char *sj = res.best->search_json;
+    bool milp_seed = sj && strstr(sj, "\"answer\":\"seed\"") && strstr(sj, "\"best_seed\":\"optimal");
+    bool fits = false;
+    double cells;
+    if (!milp_seed &&
+        !(st = milp_fits(c, res.best->schedule, c->opts->seed_milp.polish_cells, &fits, &cells, err)) && fits)
+        st = polish(c, cells, &res.best, err);
+    if (st) {
+        plan_free(res.best);
+        return st;
+    }
+    *out = res.best;
+    return SA_OK;
 }
