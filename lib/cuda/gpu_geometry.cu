@@ -148,7 +148,7 @@ OpView view_of(const dfg_graph *g, int32_t o)
 bool conv_roles(const OpView &v, ConvGeo *geo, std::string *why)
 {
     std::string t = v.op->type;
-    bool fwd = t == "conv2d", bdata = t == "conv2d_bwd_data";
+    bool fwd = t == "conv2d" || t == "conv2d_bias_relu" || t == "conv2d_bias_add_relu", bdata = t == "conv2d_bwd_data";
     std::vector<const dfg_tensor *> ins, outs;
     for (auto *x : v.in)
         if (x->ndim == 4)

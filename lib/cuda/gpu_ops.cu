@@ -230,7 +230,7 @@ static Rc time_conv(Ctx &c, const OpView &v, Result *res)
     ConvRun run;
     CK_RC(conv_descriptors(c, v, g, run.d));
     CK_RC(conv_operands(c, v, g, run, res));
-    if (type == "conv2d")
+    if (type == "conv2d" || type == "conv2d_bias_relu" || type == "conv2d_bias_add_relu")
         CK_RC(conv_fwd(c, run, res));
     else if (type == "conv2d_bwd_data")
         CK_RC(conv_bwd_data(c, run, res));
@@ -269,6 +269,8 @@ static Rc time_matmul(Ctx &c, const OpView &v, bool batched, Result *res)
 
 /* Arrays of an op for the element-wise and row kernels: every input, then
  * every non-workspace output, by bytes. */
+static Rc ew_alloc(Ctx &c, const OpView &v, const std::vector<size_t> *in_b, const std::vector<size_t> *out_b);
+
 static Rc ew_buffers(Ctx &c, const OpView &v, size_t extra_in_bytes, std::vector<size_t> *in_b,
                      std::vector<size_t> *out_b)
 {
@@ -278,6 +280,13 @@ static Rc ew_buffers(Ctx &c, const OpView &v, size_t extra_in_bytes, std::vector
         in_b->push_back(extra_in_bytes);
     for (auto *t : v.out)
         out_b->push_back((size_t)t->bytes);
+    return ew_alloc(c, v, in_b, out_b);
+}
+
+/* Device arrays of the given sizes: inputs at buf[0..], filled; outputs at
+ * buf[8..]. */
+static Rc ew_alloc(Ctx &c, const OpView &v, const std::vector<size_t> *in_b, const std::vector<size_t> *out_b)
+{
     if (in_b->size() > 8 || out_b->size() > 8) {
         c.note = "more than 8 inputs or 8 outputs for the element-wise kernel";
         return RC_SOFT;
@@ -328,6 +337,35 @@ static Rc time_ew(Ctx &c, const OpView &v, int flav, Result *res)
     res->method = "kernel";
     res->note = flav == FLAV_TANH ? "element-wise (tanh)" : flav == FLAV_OPT ? "element-wise (optimizer update)"
                                                                              : "element-wise";
+    return RC_OK;
+}
+
+/* A fused convolution of an inference graph (conv2d_bias_relu,
+ * conv2d_bias_add_relu; docs/zoo.md, Inference): cuDNN's forward convolution,
+ * then its epilogue timed as one element-wise pass that reads the output, the
+ * bias and (for the residual form) the shortcut and writes the output.  A
+ * fused kernel (cudnnConvolutionBiasActivationForward) applies the epilogue
+ * before the store, so the sum is an upper bound on it. */
+static Rc time_conv_fused(Ctx &c, const OpView &v, Result *res)
+{
+    CK_RC(time_conv(c, v, res));
+    if (v.out.empty() || v.in.size() < 3) {
+        c.note = "a fused convolution needs its bias input and its output";
+        return RC_SOFT;
+    }
+    std::vector<size_t> in_b, out_b;
+    in_b.push_back((size_t)v.out[0]->bytes);
+    for (size_t i = 2; i < v.in.size(); i++) /* bias, shortcut */
+        in_b.push_back((size_t)v.in[i]->bytes);
+    out_b.push_back((size_t)v.out[0]->bytes);
+    CK_RC(ew_alloc(c, v, &in_b, &out_b));
+    EwArgs a = ew_args(c, in_b, out_b);
+    bool half = dt_half(v.dt);
+    double epi_us = 0;
+    CK_RC(time_it(c, [&]() -> Rc { return launch_ew(c, FLAV_PLAIN, half, a); }, &epi_us));
+    res->us += epi_us;
+    res->note += "; + element-wise epilogue (bias";
+    res->note += v.in.size() > 3 ? ", shortcut add, relu)" : ", relu)";
     return RC_OK;
 }
 
@@ -603,6 +641,8 @@ Rc measure_op(Ctx &c, const dfg_graph *g, int32_t o, Result *res)
     Rc r;
     if (t == "conv2d" || t == "conv2d_bwd_data" || t == "conv2d_bwd_filter")
         r = time_conv(c, v, res);
+    else if (t == "conv2d_bias_relu" || t == "conv2d_bias_add_relu")
+        r = time_conv_fused(c, v, res);
     else if (t == "matmul" || t == "matmul_bwd_data" || t == "matmul_bwd_weight")
         r = time_matmul(c, v, false, res);
     else if (t == "batched_matmul" || t == "batched_matmul_bwd")

@@ -51,9 +51,21 @@ double cost_op_peak_flops(const devprof *p, const dfg_graph *g, int32_t op)
     return p->peak_flops_f32;
 }
 
+/* The efficiencies of an op's type.  A fused convolution ("conv2d_bias" +
+ * an epilogue, docs/zoo.md) without an entry of its own runs the convolution
+ * kernel with its epilogue applied before the store: conv2d's efficiencies,
+ * its extra bytes and flops being in the op's own counts. */
+static const devprof_eff *op_eff(const devprof *p, const char *type)
+{
+    const devprof_eff *e = devprof_eff_for(p, type);
+    if (e == &p->eff[0] && strncmp(type, "conv2d_bias", 11) == 0)
+        e = devprof_eff_for(p, "conv2d");
+    return e;
+}
+
 double cost_op_time_us(const devprof *p, const dfg_graph *g, int32_t op)
 {
-    const devprof_eff *e = devprof_eff_for(p, g->ops[op].type);
+    const devprof_eff *e = op_eff(p, g->ops[op].type);
     double compute_s = cost_op_flops(g, op) / (cost_op_peak_flops(p, g, op) * e->compute);
     double memory_s = cost_op_bytes(g, op) / (p->mem_bytes_per_s * e->memory);
     return p->launch_us + 1e6 * fmax(compute_s, memory_s);

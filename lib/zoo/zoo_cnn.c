@@ -1,4 +1,5 @@
-/* zoo_cnn.c - ResNet / wide ResNet, VGG, Inception-V4 and NASNet-A training graphs.
+/* zoo_cnn.c - ResNet / wide ResNet, VGG, Inception-V4 and NASNet-A training and
+ * inference graphs.
  *
  * Layouts follow the reference implementations so that parameter counts match
  * the published models: torchvision (ResNet v1.5, VGG), Cadene's
@@ -31,6 +32,36 @@ static int64_t widen_ch(int64_t c, double widen)
     return w < 1 ? 1 : w;
 }
 
+/* A residual unit as an inference engine runs it: batchnorms folded into
+ * their convolutions, each relu fused into the convolution before it, and
+ * the shortcut add with its relu fused into the unit's last convolution
+ * (y = relu(conv(x) + b + shortcut), one op).  The projection shortcut comes
+ * first since the fused op reads it. */
+static int32_t resnet_unit_inference(zb *z, const char *p, int32_t x, bool bottleneck, int64_t width, int64_t out,
+                                     int st)
+{
+    char nm[NM + 32], bn[NM + 32];
+    int32_t sc = x;
+    if (st != 1 || chan(z, x) != out) {
+        snprintf(nm, sizeof nm, "%s.downsample", p);
+        snprintf(bn, sizeof bn, "%s.downsample_bn", p);
+        sc = zl_conv_bn(z, nm, bn, x, out, 1, 1, st, st, 0, 0, 1);
+    }
+    int32_t y;
+    if (bottleneck) {
+        snprintf(nm, sizeof nm, "%s.conv1", p);
+        y = zl_conv_bn_relu(z, nm, x, width, 1, 1, 1, 1, 0, 0);
+        snprintf(nm, sizeof nm, "%s.conv2", p); /* v1.5: the stride sits on the 3x3 */
+        y = zl_conv_bn_relu(z, nm, y, width, 3, 3, st, st, 1, 1);
+        snprintf(nm, sizeof nm, "%s.conv3", p);
+        return zl_conv_bias_add_relu(z, nm, y, sc, out, 1, 1, 1, 1, 0, 0);
+    }
+    snprintf(nm, sizeof nm, "%s.conv1", p);
+    y = zl_conv_bn_relu(z, nm, x, width, 3, 3, st, st, 1, 1);
+    snprintf(nm, sizeof nm, "%s.conv2", p);
+    return zl_conv_bias_add_relu(z, nm, y, sc, out, 3, 3, 1, 1, 1, 1);
+}
+
 void zoo_resnet(zb *z, int depth, double widen, int64_t batch)
 {
     static const struct { int depth, units[4]; } cfg[] = {
@@ -56,6 +87,10 @@ void zoo_resnet(zb *z, int depth, double widen, int64_t batch)
             int st = s > 0 && u == 0 ? 2 : 1;
             snprintf(p, sizeof p, "layer%d.%d", s + 1, u);
             int32_t y;
+            if (z->inference) {
+                x = resnet_unit_inference(z, p, x, bottleneck, width, out, st);
+                continue;
+            }
             if (bottleneck) {
                 snprintf(nm, sizeof nm, "%s.conv1", p);
                 y = zl_conv_bn_relu(z, nm, x, width, 1, 1, 1, 1, 0, 0);
@@ -107,10 +142,10 @@ void zoo_vgg(zb *z, int depth, int64_t batch)
     char nm[NM];
     for (int b = 0; b < 5; b++) {
         for (int i = 0; i < per[b]; i++) {
+            char rn[NM];
             snprintf(nm, sizeof nm, "conv%d_%d", b + 1, i + 1);
-            x = zl_conv(z, nm, x, width[b], 3, 3, 1, 1, 1, 1, 1, true);
-            snprintf(nm, sizeof nm, "conv%d_%d_relu", b + 1, i + 1);
-            x = zl_relu(z, nm, x);
+            snprintf(rn, sizeof rn, "conv%d_%d_relu", b + 1, i + 1);
+            x = zl_conv_relu(z, nm, rn, x, width[b], 3, 3, 1, 1, 1, 1);
         }
         snprintf(nm, sizeof nm, "pool%d", b + 1);
         x = zl_pool(z, nm, x, true, 2, 2, 0);
@@ -286,11 +321,10 @@ static const int reduce_idx[10] = {0, 1, 0, 1, 0, 1, 3, 2, 2, 0};
 
 static int32_t nas_conv_bn(zb *z, const char *p, const char *sfx, int32_t x, int64_t cout, int stride)
 {
-    char nm[NM + 32];
+    char nm[NM + 32], bn[NM + 32];
     snprintf(nm, sizeof nm, "%s.%s", p, sfx);
-    int32_t y = zl_conv(z, nm, x, cout, 1, 1, stride, stride, ZB_SAME, ZB_SAME, 1, false);
-    snprintf(nm, sizeof nm, "%s.%s_bn", p, sfx);
-    return zl_bn(z, nm, y);
+    snprintf(bn, sizeof bn, "%s.%s_bn", p, sfx);
+    return zl_conv_bn(z, nm, bn, x, cout, 1, 1, stride, stride, ZB_SAME, ZB_SAME, 1);
 }
 
 static int32_t nas_relu(zb *z, const char *p, const char *sfx, int32_t x)
@@ -310,10 +344,10 @@ static int32_t nas_sep(zb *z, const char *p, int32_t x, int k, int stride, int64
         int64_t c = chan(z, x);
         snprintf(nm, sizeof nm, "%s.dw%d", p, l);
         x = zl_conv(z, nm, x, c, k, k, l ? 1 : stride, l ? 1 : stride, ZB_SAME, ZB_SAME, c, false);
+        char bn[NM + 32];
         snprintf(nm, sizeof nm, "%s.pw%d", p, l);
-        x = zl_conv(z, nm, x, filters, 1, 1, 1, 1, 0, 0, 1, false);
-        snprintf(nm, sizeof nm, "%s.bn%d", p, l);
-        x = zl_bn(z, nm, x);
+        snprintf(bn, sizeof bn, "%s.bn%d", p, l);
+        x = zl_conv_bn(z, nm, bn, x, filters, 1, 1, 1, 1, 0, 0, 1);
     }
     return x;
 }
@@ -325,15 +359,19 @@ static int32_t nas_reduce(zb *z, const char *p, int32_t x, int64_t out)
     int32_t a[2];
     snprintf(nm, sizeof nm, "%s.path1_pool", p);
     a[0] = zl_pool(z, nm, x, false, 1, 2, ZB_SAME);
+    /* Inference folds the batchnorm after the concat into the two
+     * convolutions: it is per channel, and each channel comes from one. */
     snprintf(nm, sizeof nm, "%s.path1_conv", p);
-    a[0] = zl_conv(z, nm, a[0], out / 2, 1, 1, 1, 1, 0, 0, 1, false);
+    a[0] = zl_conv(z, nm, a[0], out / 2, 1, 1, 1, 1, 0, 0, 1, z->inference);
     /* path 2 samples the image shifted by one pixel: the shift is a view */
     snprintf(nm, sizeof nm, "%s.path2_pool", p);
     a[1] = zl_pool(z, nm, x, false, 1, 2, ZB_SAME);
     snprintf(nm, sizeof nm, "%s.path2_conv", p);
-    a[1] = zl_conv(z, nm, a[1], out / 2 + out % 2, 1, 1, 1, 1, 0, 0, 1, false);
+    a[1] = zl_conv(z, nm, a[1], out / 2 + out % 2, 1, 1, 1, 1, 0, 0, 1, z->inference);
     snprintf(nm, sizeof nm, "%s.concat", p);
     int32_t y = zl_concat(z, nm, a, 2, 1);
+    if (z->inference)
+        return y;
     snprintf(nm, sizeof nm, "%s.bn", p);
     return zl_bn(z, nm, y);
 }
@@ -390,8 +428,7 @@ static int32_t nas_cell(zb *z, const char *p, int32_t x, int32_t prev, int64_t f
 void zoo_nasnet(zb *z, int repeats, int64_t batch)
 {
     int32_t labels, x = image_input(z, batch, 331, &labels);
-    x = zl_conv(z, "conv0", x, 96, 3, 3, 2, 2, 0, 0, 1, false);
-    x = zl_bn(z, "conv0_bn", x);
+    x = zl_conv_bn(z, "conv0", "conv0_bn", x, 96, 3, 3, 2, 2, 0, 0, 1);
     /* outs[-2] feeds each cell as its "previous layer" */
     int32_t older = -1, last = x;
     int64_t filters = 168 / 4;

@@ -49,8 +49,13 @@ static void conv_bwd(zb *z, const zb_entry *e)
           2 * macs + (b >= 0 ? (double)zb_numel(z, y) : 0));
 }
 
-int32_t zl_conv(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw, int sh, int sw, int ph, int pw,
-                int64_t groups, bool bias)
+/* One convolution op.  type "conv2d" is the plain convolution (with bias when
+ * bias); the inference-only fused types add an epilogue on the output:
+ * "conv2d_bias_relu" y = relu(conv(x) + b), "conv2d_bias_add_relu" y =
+ * relu(conv(x) + b + sc) with the shortcut sc read as a third input.  Each
+ * epilogue step costs one flop per output element. */
+static int32_t conv_op(zb *z, const char *name, const char *type, int32_t x, int64_t cout, int kh, int kw, int sh,
+                       int sw, int ph, int pw, int64_t groups, bool bias, int32_t sc, int epilogue)
 {
     if (!zb_ok(z))
         return -1;
@@ -62,6 +67,10 @@ int32_t zl_conv(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw
                        name, (long long)groups, (long long)c, (long long)cout);
     int64_t ho = out_size(h, kh, sh, ph), wo = out_size(wd, kw, sw, pw);
     int64_t wshape[] = {cout, c / groups, kh, kw}, yshape[] = {n, cout, ho, wo};
+    if (sc >= 0 && (zb_ndim(z, sc) != 4 || zb_dim(z, sc, 0) != n || zb_dim(z, sc, 1) != cout ||
+                    zb_dim(z, sc, 2) != ho || zb_dim(z, sc, 3) != wo))
+        return zb_fail(z, SA_EINTERNAL, "%s: conv %s: the shortcut's shape differs from the output's", z->g->name,
+                       name);
     int32_t w = zb_param(z, 4, wshape, "%s.w", name);
     int32_t b = bias ? zb_param(z, 1, &cout, "%s.b", name) : -1;
     int32_t y = zb_tensor(z, DFG_ACTIVATION, 4, yshape, "%s", name);
@@ -73,12 +82,22 @@ int32_t zl_conv(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw
         ws = zb_tensor(z, DFG_WORKSPACE, 2, wsshape, "%s.ws", name);
     }
     double macs = (double)n * (double)cout * (double)(ho * wo) * (double)(c / groups) * kh * kw;
-    int32_t in[] = {x, w, b}, out[] = {y, ws};
-    int32_t op = zb_op(z, name, "conv2d", DFG_FORWARD, in, bias ? 3 : 2, out, ws >= 0 ? 2 : 1,
-                       2 * macs + (bias ? (double)zb_numel(z, y) : 0));
+    int32_t in[4] = {x, w}, out[] = {y, ws}, ni = 2;
+    if (bias)
+        in[ni++] = b;
+    if (sc >= 0)
+        in[ni++] = sc;
+    int32_t op = zb_op(z, name, type, DFG_FORWARD, in, ni, out, ws >= 0 ? 2 : 1,
+                       2 * macs + (double)((bias ? 1 : 0) + epilogue) * (double)zb_numel(z, y));
     zb_set_needs(z, y, true);
-    zb_tape(z, conv_bwd, op, in, bias ? 3 : 2, &y, 1, &ws, 1);
+    zb_tape(z, conv_bwd, op, in, ni, &y, 1, &ws, 1);
     return y;
+}
+
+int32_t zl_conv(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw, int sh, int sw, int ph, int pw,
+                int64_t groups, bool bias)
+{
+    return conv_op(z, name, "conv2d", x, cout, kh, kw, sh, sw, ph, pw, groups, bias, -1, 0);
 }
 
 /* Backward of a normalization with affine gamma/beta; args: the saved mean and
@@ -109,7 +128,8 @@ static void bn_bwd(zb *z, const zb_entry *e) { norm_bwd(z, e, "batchnorm_bwd", Z
  * and beta.  Only the first touches persistent state, so a planner may drop y
  * and recompute it from x and the saved statistics (docs/zoo.md).  Inference:
  * one batchnorm op normalizing with the running statistics, which it only
- * reads. */
+ * reads (for a batchnorm that follows no convolution: the zoo's CNNs fold
+ * theirs into the convolution, zl_conv_bn and zl_conv_bn_relu). */
 int32_t zl_bn(zb *z, const char *name, int32_t x)
 {
     if (!zb_ok(z))
@@ -186,15 +206,52 @@ int32_t zl_softmax(zb *z, const char *name, int32_t x)
 }
 int32_t zl_mask(zb *z, const char *name, int32_t x) { return unary(z, name, x, "mask", ZF_MASK, mask_bwd, ZF_MASK, 2); }
 
+/* Inference folds a batchnorm into the convolution before it: with the
+ * running statistics fixed, bn(conv(x)) = conv'(x) + b' for weights scaled
+ * per output channel and a per-channel bias b' (the form TensorRT and
+ * cudnnConvolutionBiasActivationForward run).  So the folded convolution has
+ * the same weights tensor plus a bias [cout] and no batchnorm op, parameters
+ * or statistics (docs/zoo.md, Inference). */
 int32_t zl_conv_bn_relu(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw, int sh, int sw, int ph,
                         int pw)
 {
+    if (z->inference)
+        return conv_op(z, name, "conv2d_bias_relu", x, cout, kh, kw, sh, sw, ph, pw, 1, true, -1, 1);
     char nm[300];
     int32_t y = zl_conv(z, name, x, cout, kh, kw, sh, sw, ph, pw, 1, false);
     snprintf(nm, sizeof nm, "%s_bn", name);
     y = zl_bn(z, nm, y);
     snprintf(nm, sizeof nm, "%s_relu", name);
     return zl_relu(z, nm, y);
+}
+
+int32_t zl_conv_bn(zb *z, const char *name, const char *bn_name, int32_t x, int64_t cout, int kh, int kw, int sh,
+                   int sw, int ph, int pw, int64_t groups)
+{
+    if (z->inference)
+        return conv_op(z, name, "conv2d", x, cout, kh, kw, sh, sw, ph, pw, groups, true, -1, 0);
+    int32_t y = zl_conv(z, name, x, cout, kh, kw, sh, sw, ph, pw, groups, false);
+    return zl_bn(z, bn_name, y);
+}
+
+int32_t zl_conv_relu(zb *z, const char *name, const char *relu_name, int32_t x, int64_t cout, int kh, int kw, int sh,
+                     int sw, int ph, int pw)
+{
+    if (z->inference)
+        return conv_op(z, name, "conv2d_bias_relu", x, cout, kh, kw, sh, sw, ph, pw, 1, true, -1, 1);
+    int32_t y = zl_conv(z, name, x, cout, kh, kw, sh, sw, ph, pw, 1, true);
+    return zl_relu(z, relu_name, y);
+}
+
+int32_t zl_conv_bias_add_relu(zb *z, const char *name, int32_t x, int32_t sc, int64_t cout, int kh, int kw, int sh,
+                              int sw, int ph, int pw)
+{
+    if (!zb_ok(z))
+        return -1;
+    if (!z->inference)
+        return zb_fail(z, SA_EINTERNAL, "%s: conv %s: the fused residual convolution is inference-only", z->g->name,
+                       name);
+    return conv_op(z, name, "conv2d_bias_add_relu", x, cout, kh, kw, sh, sw, ph, pw, 1, true, sc, 2);
 }
 
 /* args: max, window elements */

@@ -16,9 +16,25 @@ int32_t zl_conv(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw
                 int64_t groups, bool bias);
 int32_t zl_bn(zb *z, const char *name, int32_t x);
 int32_t zl_relu(zb *z, const char *name, int32_t x);
-/* conv (no bias) + batchnorm + relu, ops named name, name_bn, name_relu. */
+/* conv (no bias) + batchnorm + relu, ops named name, name_bn, name_relu.
+ * Inference: one fused op "conv2d_bias_relu" named name, the batchnorm folded
+ * into the weights and a bias name.b [cout]. */
 int32_t zl_conv_bn_relu(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw, int sh, int sw, int ph,
                         int pw);
+/* conv (no bias) named name + batchnorm named bn_name.  Inference: one "conv2d"
+ * with bias name.b, the batchnorm folded in. */
+int32_t zl_conv_bn(zb *z, const char *name, const char *bn_name, int32_t x, int64_t cout, int kh, int kw, int sh,
+                   int sw, int ph, int pw, int64_t groups);
+/* conv with bias named name + relu named relu_name.  Inference: one
+ * "conv2d_bias_relu" named name. */
+int32_t zl_conv_relu(zb *z, const char *name, const char *relu_name, int32_t x, int64_t cout, int kh, int kw, int sh,
+                     int sw, int ph, int pw);
+/* Inference only (SA_EINTERNAL otherwise): a residual block's last
+ * convolution with its batchnorm folded in, the shortcut sc (shaped like the
+ * output) added and the sum's relu applied, as one "conv2d_bias_add_relu" op
+ * [x, name.w, name.b, sc] -> [name (, name.ws)]. */
+int32_t zl_conv_bias_add_relu(zb *z, const char *name, int32_t x, int32_t sc, int64_t cout, int kh, int kw, int sh,
+                              int sw, int ph, int pw);
 /* k x k pooling with stride s; pad ZB_SAME or explicit; k = 0 means global. */
 int32_t zl_pool(zb *z, const char *name, int32_t x, bool max, int k, int s, int p);
 int32_t zl_add(zb *z, const char *name, const int32_t *xs, int32_t n);
