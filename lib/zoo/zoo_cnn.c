@@ -32,6 +32,23 @@ static int64_t widen_ch(int64_t c, double widen)
     return w < 1 ? 1 : w;
 }
 
+/* A residual unit's convolutions before its last one, each with its
+ * batchnorm and ReLU (training; folded into the conv for inference, see
+ * zl_conv_bn_relu): the bottleneck's 1x1 and 3x3 (v1.5: the stride sits on
+ * the 3x3), or the basic unit's first 3x3; returns their output. */
+static int32_t resnet_unit_head(zb *z, const char *p, int32_t x, bool bottleneck, int64_t width, int st)
+{
+    char nm[NM + 32];
+    if (!bottleneck) {
+        snprintf(nm, sizeof nm, "%s.conv1", p);
+        return zl_conv_bn_relu(z, nm, x, width, 3, 3, st, st, 1, 1);
+    }
+    snprintf(nm, sizeof nm, "%s.conv1", p);
+    int32_t y = zl_conv_bn_relu(z, nm, x, width, 1, 1, 1, 1, 0, 0);
+    snprintf(nm, sizeof nm, "%s.conv2", p);
+    return zl_conv_bn_relu(z, nm, y, width, 3, 3, st, st, 1, 1);
+}
+
 /* A residual unit as an inference engine runs it: batchnorms folded into
  * their convolutions, each relu fused into the convolution before it, and
  * the shortcut add with its relu fused into the unit's last convolution
@@ -47,17 +64,11 @@ static int32_t resnet_unit_inference(zb *z, const char *p, int32_t x, bool bottl
         snprintf(bn, sizeof bn, "%s.downsample_bn", p);
         sc = zl_conv_bn(z, nm, bn, x, out, 1, 1, st, st, 0, 0, 1);
     }
-    int32_t y;
+    int32_t y = resnet_unit_head(z, p, x, bottleneck, width, st);
     if (bottleneck) {
-        snprintf(nm, sizeof nm, "%s.conv1", p);
-        y = zl_conv_bn_relu(z, nm, x, width, 1, 1, 1, 1, 0, 0);
-        snprintf(nm, sizeof nm, "%s.conv2", p); /* v1.5: the stride sits on the 3x3 */
-        y = zl_conv_bn_relu(z, nm, y, width, 3, 3, st, st, 1, 1);
         snprintf(nm, sizeof nm, "%s.conv3", p);
         return zl_conv_bias_add_relu(z, nm, y, sc, out, 1, 1, 1, 1, 0, 0);
     }
-    snprintf(nm, sizeof nm, "%s.conv1", p);
-    y = zl_conv_bn_relu(z, nm, x, width, 3, 3, st, st, 1, 1);
     snprintf(nm, sizeof nm, "%s.conv2", p);
     return zl_conv_bias_add_relu(z, nm, y, sc, out, 3, 3, 1, 1, 1, 1);
 }
@@ -91,18 +102,13 @@ void zoo_resnet(zb *z, int depth, double widen, int64_t batch)
                 x = resnet_unit_inference(z, p, x, bottleneck, width, out, st);
                 continue;
             }
+            y = resnet_unit_head(z, p, x, bottleneck, width, st);
             if (bottleneck) {
-                snprintf(nm, sizeof nm, "%s.conv1", p);
-                y = zl_conv_bn_relu(z, nm, x, width, 1, 1, 1, 1, 0, 0);
-                snprintf(nm, sizeof nm, "%s.conv2", p); /* v1.5: the stride sits on the 3x3 */
-                y = zl_conv_bn_relu(z, nm, y, width, 3, 3, st, st, 1, 1);
                 snprintf(nm, sizeof nm, "%s.conv3", p);
                 y = zl_conv(z, nm, y, out, 1, 1, 1, 1, 0, 0, 1, false);
                 snprintf(nm, sizeof nm, "%s.conv3_bn", p);
                 y = zl_bn(z, nm, y);
             } else {
-                snprintf(nm, sizeof nm, "%s.conv1", p);
-                y = zl_conv_bn_relu(z, nm, x, width, 3, 3, st, st, 1, 1);
                 snprintf(nm, sizeof nm, "%s.conv2", p);
                 y = zl_conv(z, nm, y, out, 3, 3, 1, 1, 1, 1, 1, false);
                 snprintf(nm, sizeof nm, "%s.conv2_bn", p);
