@@ -27,7 +27,7 @@ trap 'rm -f "$tmp"' EXIT
         g=${g:-$gens}
         graph=$dir/$m.json
         [ -s "$graph" ] || ./bin/dfg-zoo "$m" | ./bin/dfg-profile - --device "$profile" -o "$graph"
-        p=$dir/$m-$mem.plan.json
+        p=$dir/$m-$mem-g$g.plan.json
         t0=$(date +%s.%N)
         if ! ./bin/swapadvisor-search "$graph" --memory "$mem" -q --generations "$g" --threads "$threads" \
             --seed "$seed" -o "$p" 2>"$p.err"; then
