@@ -40,8 +40,12 @@
  * then and flagged activations alone, and the chain's compute time is below
  * the stall the round trip would cause (the round trip alone less the
  * compute until that use, as decide.h's cost rule); it is then rebuilt
- * again there.  Never a tensor read or rebuilt at the position being
- * planned.
+ * again there.  Never a tensor the op being planned reads, nor one a
+ * recompute still under way at this position reads (rebuilt or read for
+ * it): a chain input whose reader has run may go at once (vgg-16's
+ * conv1_1_relu, rebuilt from the batch to rebuild conv1_2 before pool1/bwd,
+ * is dropped for conv1_2_relu's room and rebuilt again before
+ * conv1_2/bwd_filter).
  * The planner extends the producer's inputs' lives to the recompute (a use
  * at the consumer's position, which Belady's next-use keys see), and writes
  * the producer's other outputs that are not resident to a scratch placement

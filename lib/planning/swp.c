@@ -134,8 +134,11 @@ struct swp_ws {
      * position.  A recompute at position i reads its producer's inputs
      * there: those "virtual uses" are listed by position (vu_off / vu_t,
      * CSR) and enter use_pos beside the real ones.  vp / vt collect them
-     * unsorted, wl and cmark are the chain closure's scratch. */
+     * unsorted, wl and cmark are the chain closure's scratch.  hold counts
+     * the recompute calls under way that read a tensor (it may not be
+     * dropped before they have run). */
     unsigned char *rcm, *gone;
+    int32_t *hold;
     int32_t *lfwd, *rnx, *rdepth, *opos, *cmark, *wl;
     int32_t *vu_off, *vu_t, *vp, *vt;
     int64_t cap_vu, n_vu;
@@ -202,6 +205,7 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->cap_uses = (int64_t)uses;
     w->rcm = calloc(nt, 1);
     w->gone = calloc(nt, 1);
+    w->hold = calloc(nt, sizeof(int32_t));
     w->lfwd = calloc(nt, sizeof(int32_t));
     w->rnx = calloc(nt, sizeof(int32_t));
     w->rdepth = calloc(nt, sizeof(int32_t));
@@ -209,7 +213,7 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->wl = calloc(nt, sizeof(int32_t));
     w->opos = calloc(no, sizeof(int32_t));
     w->vu_off = calloc(no + 1, sizeof(int32_t));
-    if (!w->rcm || !w->gone || !w->lfwd || !w->rnx || !w->rdepth || !w->cmark || !w->wl || !w->opos || !w->vu_off) {
+    if (!w->rcm || !w->gone || !w->hold || !w->lfwd || !w->rnx || !w->rdepth || !w->cmark || !w->wl || !w->opos || !w->vu_off) {
         swp_ws_free(w);
         return NULL;
     }
@@ -236,7 +240,7 @@ void swp_ws_free(swp_ws *w)
     free(w->yq); free(w->yhead); free(w->ytail); free(w->yat);
     free(w->tnext); free(w->fresh); free(w->away); free(w->toff); free(w->pe); free(w->pe_n); free(w->fx); free(w->nfx);
     free(w->tight); free(w->top_size); free(w->tcls); free(w->tpers); free(w->ord); free(w->sobj); free(w->sten); free(w->kused); free(w->thr); free(w->scap); free(w->stop);
-    free(w->rcm); free(w->gone); free(w->lfwd); free(w->rnx); free(w->rdepth); free(w->cmark); free(w->wl);
+    free(w->rcm); free(w->gone); free(w->hold); free(w->lfwd); free(w->rnx); free(w->rdepth); free(w->cmark); free(w->wl);
     free(w->opos); free(w->vu_off); free(w->vu_t); free(w->vp); free(w->vt);
     free(w);
 }
@@ -563,8 +567,8 @@ static bool redrop(const ctx *c, int32_t v)
         w->cursor[v] >= w->use_off[v + 1] || w->pin[v] == c->pin_key)
         return false;
     int32_t nx = w->use_pos[w->cursor[v]];
-    if (nx <= c->pos || w->last_use_pos[v] == c->pos)
-        return false; /* read or rebuilt at this position: a chain being built reads it */
+    if (nx <= c->pos || w->hold[v] > 0)
+        return false; /* read at this position (by the op, or by a recompute still to run) */
     double us = redrop_cost(c, v, nx, 1);
     if (us < 0)
         return false;
@@ -905,7 +909,23 @@ static sa_status place_split(ctx *c, const dfg_op *o)
  * virtual uses, consumed by plan_op); its outputs that were dropped become
  * resident again, those not resident take a scratch placement for the node
  * only. */
+static sa_status recompute_node(ctx *c, int32_t t, int depth);
+
+/* recompute_node with the producer's inputs held (redrop) until it has run:
+ * an input rebuilt or read for it is not dropped by the rebuilding of
+ * another. */
 static sa_status recompute(ctx *c, int32_t t, int depth)
+{
+    const dfg_op *o = &c->g->ops[c->g->tensors[t].producer];
+    for (int32_t k = 0; k < o->n_in; k++)
+        c->w->hold[o->in[k]]++;
+    sa_status st = recompute_node(c, t, depth);
+    for (int32_t k = 0; k < o->n_in; k++)
+        c->w->hold[o->in[k]]--;
+    return st;
+}
+
+static sa_status recompute_node(ctx *c, int32_t t, int depth)
 {
     swp_ws *w = c->w;
     const dfg_graph *g = c->g;
@@ -1259,6 +1279,7 @@ static void start_pass(ctx *c)
         w->fresh[t] = -1;
         w->away[t] = AT_HOME;
         w->gone[t] = 0;
+        w->hold[t] = 0;
         /* host copies: inputs and persistent tensors not resident are current;
          * a resident persistent tensor was updated on the device last iteration */
         dfg_kind k = g->tensors[t].kind;
