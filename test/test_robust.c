@@ -696,6 +696,71 @@ START_TEST(test_random_graphs_every_policy)
 }
 END_TEST
 
+/* A random DAG whose packing fragments: sizes from a byte to a megabyte,
+ * every op reading tensors made anywhere before it, forward ops then backward
+ * ones.  There one packing costs far more than its ops and tensors, and
+ * hybrid, which budgeted builds by ids alone, took 35 s at 800 ops and over 5
+ * minutes at 1,900; its budget now charges what packing walked (rctx.work,
+ * HY_WORK_MAX).  This checks the charge: the search block's work is more
+ * than the builds' ids, and the plan is valid. */
+static dfg_graph *rb_fragmenting(rb_rng *r, int n)
+{
+    dfg_graph *g = dfg_new("frag");
+    int32_t *made = malloc((size_t)(2 * n + 1) * sizeof *made), nm = 0;
+    ck_assert_ptr_nonnull(made);
+    made[nm++] = dfg_add_tensor(g, "x", DFG_INPUT, rb_int(r, 1, 1 << 20));
+    char nm_[32];
+    for (int i = 0; i < n; i++) {
+        rb_op o = {0};
+        for (int k = rb_int(r, 1, 3); k > 0; k--)
+            rb_add_in(&o, made[rb_int(r, 0, nm - 1)]);
+        for (int k = rb_int(r, 1, 2); k > 0; k--) {
+            snprintf(nm_, sizeof nm_, "t%d_%d", i, k);
+            int64_t b = rb_pct(r, 40) ? rb_int(r, 1, 64) : rb_int(r, 1, 1 << 20);
+            made[nm] = dfg_add_tensor(g, nm_, i < n * 3 / 5 ? DFG_ACTIVATION : DFG_GRADIENT, b);
+            o.out[o.n_out++] = made[nm++];
+        }
+        snprintf(nm_, sizeof nm_, "op%d", i);
+        int32_t id = dfg_add_op(g, nm_, "conv2d", i < n * 3 / 5 ? DFG_FORWARD : DFG_BACKWARD, o.in, o.n_in, o.out,
+                                o.n_out);
+        ck_assert_int_ge(id, 0);
+        g->ops[id].time_us = rb_int(r, 1, 400) / 4.0;
+    }
+    free(made);
+    sa_err err = {0};
+    ck_assert_msg(dfg_finalize(g, "frag", &err) == SA_OK, "generator bug: %s", err.msg);
+    return g;
+}
+
+START_TEST(test_hybrid_charges_packing_work)
+{
+    rb_rng r = {7};
+    int planned = 0;
+    for (int i = 0; i < 4; i++) {
+        dfg_graph *g = rb_fragmenting(&r, 60 + 20 * i);
+        int64_t peak = dfg_peak_bytes(g, NULL);
+        dfg_device d = rb_dev(peak * (6 + i) / 10);
+        plan *p = NULL;
+        sa_err err = {0};
+        sa_status st = policy_run("hybrid", g, &d, &p, &err);
+        ck_assert_msg(st == SA_OK || st == SA_EINFEASIBLE, "hybrid on fragmenting graph %d: %s", i, err.msg);
+        if (st == SA_OK) {
+            planned++;
+            tu_check_policy_plan(p, g, "hybrid on a fragmenting graph", true);
+            const char *b = strstr(p->search_json, "\"builds\":"), *w = strstr(p->search_json, "\"work\":");
+            ck_assert_msg(b && w, "%s", p->search_json);
+            long long builds = atoll(b + 9), work = atoll(w + 7);
+            long long ids = (long long)g->n_ops + g->n_tensors;
+            ck_assert_msg(work > builds * ids && work <= (long long)1.2e9, "builds %lld x %lld ids, work %lld", builds,
+                          ids, work);
+        }
+        plan_free(p);
+        dfg_free(g);
+    }
+    ck_assert_int_gt(planned, 0);
+}
+END_TEST
+
 Suite *suite_robust(void)
 {
     Suite *s = suite_create("robust");
@@ -714,6 +779,7 @@ Suite *suite_robust(void)
     tcase_add_test(tc, test_error_lines_escape_control_characters);
     tcase_add_test(tc, test_out_temps_removed_and_links_kept);
     tcase_add_test(tc, test_random_graphs_every_policy);
+    tcase_add_test(tc, test_hybrid_charges_packing_work);
     suite_add_tcase(s, tc);
     return s;
 }

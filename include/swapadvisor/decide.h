@@ -112,6 +112,7 @@ typedef struct dec_stats {
     int64_t swapped_bytes, recomputed_bytes;
     int64_t peak_load;                   /* pack's lower bound on the arena */
     int64_t arena_bytes;                 /* after packing (0 when not packed) */
+    int64_t pack_work;                   /* pack_stats.work of the packing (0 when not packed) */
 } dec_stats;
 
 /* Is the producer of t an op a recompute node may re-run (see above, the

@@ -56,6 +56,8 @@ typedef struct pack_stats {
                             * for any packing under the same lifetimes (SmartPool's "peak memory load") */
     int32_t n_blocks;      /* blocks packed (placements, a resident's first and last counted once) */
     bool kept;             /* keep_if_worse restored the original offsets */
+    int64_t work;          /* list segments the best-fit walk visited: the packing's cost, which grows with
+                            * how fragmented the free space is, not only with n_blocks (0 when not packed) */
 } pack_stats;
 
 /* Reassigns every placement's offset by size-descending best fit (see above),

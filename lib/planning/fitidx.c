@@ -29,6 +29,7 @@ struct fit_ws {
     seg *pool;
     int64_t pool_n, pool_cap;
     bool oom;              /* a list could not grow during the current operation */
+    int64_t work;          /* segments fit_find walked since the reset */
     /* fit_find's scratch: the lists a query collects, and its heap of them */
     const flist **q;
     int32_t nq, q_cap;
@@ -115,6 +116,7 @@ sa_status fit_reset(fit_ws *w, int32_t lo, int32_t hi, sa_err *err)
         w->height++;
     w->pool_n = 0;
     w->oom = false;
+    w->work = 0;
     return SA_OK;
 }
 
@@ -311,6 +313,7 @@ int64_t fit_find(fit_ws *w, int64_t size, const int32_t *s, const int32_t *a, in
     int64_t cursor = 0, best = -1, best_gap = 0;
     while (nh > 0) {
         const seg *g = h[0].v;
+        w->work++;
         int64_t gap = g->lo - cursor;
         if (gap >= size && (best < 0 || gap < best_gap)) {
             best = cursor;
@@ -345,5 +348,10 @@ int64_t fit_find(fit_ws *w, int64_t size, const int32_t *s, const int32_t *a, in
         h[c] = it;
     }
     return best >= 0 ? best : cursor;
+}
+
+int64_t fit_work(const fit_ws *w)
+{
+    return w->work;
 }
 

@@ -405,7 +405,7 @@ sa_status pack_plan_ws(plan *p, const dfg_graph *g, const pack_opts *o, pack_ws 
         w = own;
     int64_t align = o->align > 0 ? o->align : d.align;
     int32_t nb = 0, top = 0;
-    pack_stats s = {p->arena_bytes, p->arena_bytes, 0, 0, false};
+    pack_stats s = {p->arena_bytes, p->arena_bytes, 0, 0, false, 0};
     sa_status st = prepare(p, g, o, w, &nb, &top, &s.peak_load, err);
     s.n_blocks = nb;
     if (st)
@@ -431,6 +431,7 @@ sa_status pack_plan_ws(plan *p, const dfg_graph *g, const pack_opts *o, pack_ws 
     }
     if ((st = best_fit(w, nb, top, err)))
         goto out;
+    s.work = fit_work(w->fit);
     const blk *b = w->b;
     if (o->keep_if_worse) {
         for (int32_t i = 0; i < p->n_place; i++)

@@ -91,6 +91,7 @@ static sa_status plan_bestfit(const dfg_graph *g, const dfg_device *dev, const i
         return st;
     ds->peak_load = ps.peak_load;
     ds->arena_bytes = ps.arena_after;
+    ds->pack_work = ps.work;
     if (r->within_memory && ps.arena_after > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE, "best fit: the packed arena, %lld bytes, exceeds the %lld bytes of memory",
                        (long long)ps.arena_after, (long long)dev->memory_bytes);

@@ -69,8 +69,10 @@ sa_status bl_build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats
     if (st) {
         plan_free(*p);
         *p = NULL;
+        return st;
     }
-    return st;
+    r->work += (int64_t)r->g->n_ops + r->g->n_tensors + ds->pack_work;
+    return SA_OK;
 }
 
 /* A family of decisions set(r, k, ...) whose memory falls as k grows, k in
@@ -433,7 +435,7 @@ sa_status bl_rule_run(const policy_call *c, bl_rule_fn fn, plan **out, sa_err *e
     const dfg_graph *g = c->g;
     const dfg_device *dev = c->dev;
     *out = NULL;
-    rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL};
+    rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL, 0};
     int64_t pers = dfg_persistent_bytes(g);
     if (pers > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE,

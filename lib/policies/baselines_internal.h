@@ -26,6 +26,8 @@ typedef struct rctx {
     int32_t n_cand;
     uint8_t *act;
     uint8_t *marks;     /* convolution ops (vDNN's and SuperNeurons' layer boundaries), or NULL */
+    int64_t work;       /* what bl_build has cost so far: ops + tensors per build, plus the packing's
+                         * dec_stats.pack_work (a rule's budget) */
 } rctx;
 
 bool bl_is_conv(const dfg_op *o);

@@ -31,7 +31,7 @@
  * the tables below.  Phase 1 plans each with k = every candidate (one build
  * without packing: does the peak fit, how long does it take?), until two
  * thirds of the build budget (HY_BUDGET_IDS / (ops + tensors) builds, at
- * least HY_MIN_BUILDS) are spent.  Phase 2 takes those that fit and finds
+ * least HY_MIN_BUILDS, and at most HY_WORK_MAX of work) are spent.  Phase 2 takes those that fit and finds
  * the smallest k whose packed arena fits (bl_fit_smallest), in turn from two
  * orders: phase 1's time (the best guess where memory is tight) and the time
  * with nothing swapped (where it is loose), until the budget is spent.  The
@@ -59,6 +59,12 @@ static const int32_t HY_PREFETCH[] = {0, 3, 1};
 static const int32_t HY_SYNC[] = {0, 1, 4, 16};
 #define HY_BUDGET_IDS 2.0e8 /* builds x (ops + tensors) */
 #define HY_MIN_BUILDS 64
+/* ...and at most this much rctx.work (ops + tensors per build plus the
+ * segments packing walked): where the free space fragments (sizes from a
+ * byte to megabytes, lifetimes crossing at random) a packing costs far more
+ * than its ids, and an 800-op graph took 35 s, a 1,900-op one past 5
+ * minutes.  The zoo's graphs stay below it (nasnet-25 at 0.5x: 8.7e8). */
+#define HY_WORK_MAX 1.0e9
 /* Smaller tensors are never swapped: a swap saves next to nothing and its
  * swap-in queues behind the big ones on the link while the op waits. */
 #define HY_SWAP_MIN_FRAC (1.0 / 1024)
@@ -217,7 +223,7 @@ static sa_status hy_phase1(hy_run *h, hy_combo *fit, int32_t *n_fit)
             for (int am = 1; am >= 0; am--)
                 for (int l = 0; l < h->c[am].n_thr; l++)
                     for (int sync = 0; sync < (int)SA_ARRAY_LEN(HY_SYNC); sync++) {
-                        if (h->builds >= h->budget * 2 / 3)
+                        if (h->builds >= h->budget * 2 / 3 || (double)r->work >= HY_WORK_MAX * 2 / 3)
                             return SA_OK;
                         hy_combo x = {(uint8_t)am, (uint8_t)ch, (uint8_t)f, (uint8_t)l, (uint8_t)sync, 0, 0};
                         dec_opts o;
@@ -289,7 +295,8 @@ static sa_status hy_phase2(hy_run *h, hy_combo *fit, int32_t n_fit, int32_t *idx
         return st;
     hy_sort(ord[0], n_fit, fit, false);
     hy_sort(ord[1], n_fit, fit, true);
-    for (int32_t i = 0, turn = 0; i < n_fit && (i == 0 || h->builds < h->budget); i++, turn ^= 1) {
+    for (int32_t i = 0, turn = 0;
+         i < n_fit && (i == 0 || (h->builds < h->budget && (double)h->r->work < HY_WORK_MAX)); i++, turn ^= 1) {
         while (at[turn] < n_fit && fit[ord[turn][at[turn]]].sync == UINT8_MAX)
             at[turn]++; /* already tried from the other list */
         if (at[turn] == n_fit)
@@ -319,7 +326,7 @@ static sa_status hy_phase2(hy_run *h, hy_combo *fit, int32_t n_fit, int32_t *idx
 /* The search block of b's plan, which moves to *out. */
 static sa_status hy_finish(hy_run *h, hy_best *b, plan **out)
 {
-    char thr[32], extra[256];
+    char thr[32], extra[320];
     double x = h->c[b->x.all_maps].thr[b->x.level];
     int32_t chain = HY_CHAINS[b->x.chain];
     if (isinf(x))
@@ -328,9 +335,9 @@ static sa_status hy_finish(hy_run *h, hy_best *b, plan **out)
         snprintf(thr, sizeof thr, "%.6g", x);
     snprintf(extra, sizeof extra,
              "\"candidates\":\"%s\",\"recompute_below_us_per_mb\":%s,\"max_chain\":%d,\"prefetch\":%d,"
-             "\"swapped_first\":%d,\"swap_out_wait_ops\":%d,\"builds\":%d",
+             "\"swapped_first\":%d,\"swap_out_wait_ops\":%d,\"builds\":%d,\"work\":%lld",
              b->x.all_maps ? "all" : "gap", thr, chain == INT32_MAX ? -1 : chain, HY_PREFETCH[b->x.prefetch], b->k,
-             HY_SYNC[b->x.sync], h->builds);
+             HY_SYNC[b->x.sync], h->builds, (long long)h->r->work);
     sa_status st = bl_finish(h->r, b->p, &b->ds, extra);
     if (st)
         return st;
