@@ -135,7 +135,10 @@ sa_status cli_parse_size(const char *s, int64_t reference, int64_t *out, sa_err 
     if (strcmp(end, "x") == 0 || strcmp(end, "X") == 0) {
         if (reference < 0)
             return sa_fail(err, SA_EUSAGE, "size '%s': a fraction needs a reference peak here", s);
-        bytes = v * (double)reference;
+        /* a fraction of a peak of a few bytes (or of none: a graph without
+         * tensors) is at least the one byte a memory has; the planners then
+         * plan or refuse it as infeasible rather than the size being refused */
+        bytes = fmax(v * (double)reference, 1);
     } else {
         for (size_t i = 0; i < SA_ARRAY_LEN(units); i++)
             if (strcasecmp(end, units[i].unit) == 0 && (strlen(units[i].unit) < 3 || strcmp(end, units[i].unit) == 0))

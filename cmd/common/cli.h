@@ -42,8 +42,9 @@ bool cli_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 bool cli_parse_f64(const char *s, double min, double max, double *out);
 
 /* Parses a memory size: plain bytes, with a unit (B, KB, MB, GB, TB = 1e3 steps;
- * KiB, MiB, GiB, TiB = 2^10 steps), or a fraction of reference written "0.25x".
- * reference < 0 means fractions are not allowed here. */
+ * KiB, MiB, GiB, TiB = 2^10 steps), or a fraction of reference written "0.25x"
+ * (at least 1 byte, also when reference is 0).  reference < 0 means fractions
+ * are not allowed here. */
 sa_status cli_parse_size(const char *s, int64_t reference, int64_t *out, sa_err *err);
 
 /* Threads to use: requested > 0, else OMP_NUM_THREADS / the OpenMP default. */
