@@ -986,7 +986,10 @@ static sa_status recompute_node(ctx *c, int32_t t, int depth)
         if (w->place_begin[u] != -2)
             continue;
         w->place_begin[u] = rn;
-        if (u == t || (w->gone[u] && w->rnx[u] < INT32_MAX)) { /* rebuilt: its uses follow */
+        if (u == t || (w->gone[u] && w->rnx[u] < INT32_MAX && w->cursor[u] < w->use_off[u + 1])) {
+            /* rebuilt: its uses follow (a sibling with none left leaves below, else it would
+             * stay resident past the iteration's end and be carried into the next pass's start
+             * state, where its producer places it a second time) */
             w->gone[u] = 0;
             w->host_ready[u] = -1;
             continue;
