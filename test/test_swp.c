@@ -963,6 +963,57 @@ START_TEST(test_pool_recompute_chain_input_dropped_after_its_reader)
 }
 END_TEST
 
+/* swp_recompute_intermediates flags what a chain may rebuild: a flag on
+ * vgg-16's conv2_1_relu alone keeps its producer's input conv2_1 alive to
+ * the backward pass; with the intermediates flagged, conv2_1 is rebuilt from
+ * pool1 there instead. */
+START_TEST(test_pool_recompute_intermediates_let_a_chain_rebuild)
+{
+    dfg_graph *g = tu_zoo_roofline("vgg-16", 0);
+    int64_t peak = dfg_peak_bytes(g, NULL);
+    int32_t *pos = calloc((size_t)g->n_ops, sizeof *pos);
+    uint8_t *one = calloc((size_t)g->n_tensors + 1, 1), *chain = calloc((size_t)g->n_tensors + 1, 1);
+    int32_t c21 = -1, c21r = -1;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        if (!strcmp(g->tensors[t].name, "conv2_1"))
+            c21 = t;
+        if (!strcmp(g->tensors[t].name, "conv2_1_relu"))
+            c21r = t;
+    }
+    ck_assert(c21 >= 0 && c21r >= 0);
+    for (int32_t i = 0; i < g->n_ops; i++)
+        pos[g->topo[i]] = i;
+    one[c21r] = chain[c21r] = 1;
+    ck_assert_int_gt(swp_recompute_intermediates(g, pos, chain), 0);
+    ck_assert(chain[c21] && chain[c21r]);
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (chain[t] && t != c21r)
+            ck_assert_msg(g->tensors[t].kind == DFG_ACTIVATION, "%s flagged", g->tensors[t].name);
+    int with = 0;
+    for (int pct = 50; pct <= 90; pct += 10)
+        for (int k = 0; k < 2; k++) {
+            plan *p = pool_rc_plan(g, peak * pct / 100, k ? chain : one);
+            if (!p)
+                continue;
+            char what[64];
+            snprintf(what, sizeof what, "vgg-16 at %d %%, %s", pct, k ? "intermediates" : "alone");
+            int rebuilt = 0;
+            for (int32_t v = 0; v < p->n_nodes; v++)
+                rebuilt += p->nodes[v].kind == PLAN_RECOMPUTE && p->nodes[v].ref == g->tensors[c21].producer;
+            ck_assert_msg(k || rebuilt == 0, "%s: conv2_1 rebuilt %d times", what, rebuilt);
+            with += k && rebuilt > 0;
+            if (k && pct == 50)
+                check_rc_plan(p, g, 48 << 20, what);
+            plan_free(p);
+        }
+    ck_assert_int_gt(with, 0);
+    free(pos);
+    free(one);
+    free(chain);
+    dfg_free(g);
+}
+END_TEST
+
 /* The search with pool_recompute: the same plan at 1 and 2 threads, seeded
  * or not; the answer is strictly valid and replays. */
 START_TEST(test_pool_recompute_search_same_plan_any_thread_count)
@@ -1021,6 +1072,7 @@ Suite *suite_swp(void)
     tcase_add_test(rc, test_pool_recompute_intermediates_on_zoo_gpt);
     tcase_add_test(rc, test_pool_recompute_drops_rebuilt_again);
     tcase_add_test(rc, test_pool_recompute_chain_input_dropped_after_its_reader);
+    tcase_add_test(rc, test_pool_recompute_intermediates_let_a_chain_rebuild);
     tcase_add_test(rc, test_pool_recompute_search_same_plan_any_thread_count);
     suite_add_tcase(s, rc);
     return s;

@@ -128,7 +128,9 @@ typedef struct ga_opts {
     int migrants;          /* 1 .. population with migrate */
     /* Pool individuals recompute (swp_opts.recompute): a decision gene
      * recompute forces it, evict leaves it to swp_recompute_rule on the
-     * individual's schedule, keep and swap leave the tensor to Belady.  The
+     * individual's schedule, keep and swap leave the tensor to Belady;
+     * forward activations with no use after their forward ones are flagged
+     * as intermediates, so a forced recompute's chain can rebuild them.  The
      * first generation gains the rule's pool individual (the default order,
      * every forward activation evict), and pool children cross and mutate
      * their decision genes as best-fit ones do.  false (the default): pool

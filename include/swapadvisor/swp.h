@@ -113,6 +113,13 @@ void swp_opts_default(swp_opts *o);
 int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double us_per_mb,
                            int32_t *pos, uint8_t *out);
 
+/* Sets out[t] (n_tensors entries; others unchanged) for every forward
+ * activation t with forward uses and none after them in the schedule whose
+ * positions pos holds (pos[op] = position): the intermediates a flagged
+ * tensor's chain may rebuild (a flag on such a tensor alone changes nothing,
+ * see "Recomputation" above).  Returns how many it set. */
+int32_t swp_recompute_intermediates(const dfg_graph *g, const int32_t *pos, uint8_t *out);
+
 /* The threshold of the default rule (us per MB).  The topo-rc policy on the
  * V100 profile (docs/benchmarks.md, issue 15) with 10 / 30 / 100: resnet-50
  * at 0.5x plans at 66.1 / 76.0 / 70.1 % of ideal, at 0.25x 22.7 / 25.3 /

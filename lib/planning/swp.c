@@ -71,6 +71,22 @@ int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int3
     return n;
 }
 
+int32_t swp_recompute_intermediates(const dfg_graph *g, const int32_t *pos, uint8_t *out)
+{
+    int32_t n = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        int32_t lf, nx, p = g->tensors[t].producer;
+        if (out[t] || g->tensors[t].kind != DFG_ACTIVATION || p < 0 || g->ops[p].phase != DFG_FORWARD)
+            continue;
+        dec_gap(g, pos, t, &lf, &nx);
+        if (lf >= 0 && nx < 0) {
+            out[t] = 1;
+            n++;
+        }
+    }
+    return n;
+}
+
 struct swp_ws {
     int32_t n_ops, n_tensors;
     /* per schedule */

@@ -71,12 +71,18 @@ static bool tws_init(tws *w, const gctx *c)
  * SA_EINTERNAL (err says why) end the search, a pool repair's included. */
 static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err);
 
-/* A pool individual's recompute flags (ga.h, pool_recompute) in w->rc. */
+/* A pool individual's recompute flags (ga.h, pool_recompute) in w->rc: its
+ * decision genes (recompute: flagged; evict: the rule's flag), and every
+ * forward activation with no use after its forward ones, so that a gene's
+ * recompute has its chain's intermediates (vgg-16's conv2_1_relu rebuilt
+ * through conv2_1 from pool1); such a flag alone changes nothing (swp.h,
+ * "Recomputation": an intermediate is rebuilt only inside a chain). */
 static const uint8_t *pool_flags(const gctx *c, const tws *w, const indiv *x)
 {
     swp_recompute_rule(c->g, c->dev, x->sch, SWP_RECOMPUTE_US_PER_MB, w->rpos, w->rc);
     for (int32_t t = 0; t < c->g->n_tensors; t++)
         w->rc[t] = x->act[t] == DEC_RECOMPUTE || (x->act[t] == DEC_EVICT && w->rc[t]);
+    swp_recompute_intermediates(c->g, w->rpos, w->rc);
     return w->rc;
 }
 
