@@ -1015,10 +1015,16 @@ static sa_status recompute_node(ctx *c, int32_t t, int depth)
         if (w->occ[obj] < 0)
             release(c, obj);
     }
-    /* an intermediate of the chain read here for the last time leaves */
+    /* an intermediate of the chain read here for the last time leaves, unless
+     * a recompute under way around this one reads it too (hold counts this
+     * node's own reads as well): that one frees it after its read */
     for (int32_t k = 0; k < o->n_in; k++) {
-        int32_t u = o->in[k], obj = w->obj_of[u];
+        int32_t u = o->in[k], obj = w->obj_of[u], own = 0;
         if (!w->rcm[u] || w->rnx[u] < INT32_MAX || obj < 0 || w->cursor[u] < w->use_off[u + 1])
+            continue;
+        for (int32_t j = 0; j < o->n_in; j++)
+            own += o->in[j] == u;
+        if (w->hold[u] > own)
             continue;
         if ((st = close_placement(c, u, rn)))
             return st;
