@@ -911,6 +911,16 @@ START_TEST(test_pool_recompute_drops_rebuilt_again)
 }
 END_TEST
 
+/* The id of g's tensor called name (the test fails when there is none). */
+static int32_t tensor_named(const dfg_graph *g, const char *name)
+{
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (!strcmp(g->tensors[t].name, name))
+            return t;
+    ck_abort_msg("no tensor %s in %s", name, g->name);
+    return -1;
+}
+
 /* A chain input rebuilt for a recompute and read by it (vgg-16's conv1_1_relu,
  * rebuilt from the batch to rebuild conv1_2 before pool1/bwd) is dropped
  * again rather than swapped out when the memory is needed before its next
@@ -922,17 +932,10 @@ START_TEST(test_pool_recompute_chain_input_dropped_after_its_reader)
     dfg_graph *g = tu_zoo_roofline("vgg-16", 0);
     int64_t peak = dfg_peak_bytes(g, NULL);
     uint8_t *rc = calloc((size_t)g->n_tensors + 1, 1);
-    int32_t c11r = -1, c12 = -1;
-    for (int32_t t = 0; t < g->n_tensors; t++) {
-        const char *nm = g->tensors[t].name;
-        rc[t] = !strcmp(nm, "conv1_1") || !strcmp(nm, "conv1_1_relu") || !strcmp(nm, "conv1_2") ||
-                !strcmp(nm, "conv1_2_relu");
-        if (!strcmp(nm, "conv1_1_relu"))
-            c11r = t;
-        if (!strcmp(nm, "conv1_2"))
-            c12 = t;
-    }
-    ck_assert(c11r >= 0 && c12 >= 0);
+    const char *block1[] = {"conv1_1", "conv1_1_relu", "conv1_2", "conv1_2_relu"};
+    for (int k = 0; k < 4; k++)
+        rc[tensor_named(g, block1[k])] = 1;
+    int32_t c11r = tensor_named(g, "conv1_1_relu"), c12 = tensor_named(g, "conv1_2");
     int planned = 0;
     for (int pct = 50; pct <= 90; pct += 10) {
         plan *p = pool_rc_plan(g, peak * pct / 100, rc);
@@ -973,14 +976,7 @@ START_TEST(test_pool_recompute_intermediates_let_a_chain_rebuild)
     int64_t peak = dfg_peak_bytes(g, NULL);
     int32_t *pos = calloc((size_t)g->n_ops, sizeof *pos);
     uint8_t *one = calloc((size_t)g->n_tensors + 1, 1), *chain = calloc((size_t)g->n_tensors + 1, 1);
-    int32_t c21 = -1, c21r = -1;
-    for (int32_t t = 0; t < g->n_tensors; t++) {
-        if (!strcmp(g->tensors[t].name, "conv2_1"))
-            c21 = t;
-        if (!strcmp(g->tensors[t].name, "conv2_1_relu"))
-            c21r = t;
-    }
-    ck_assert(c21 >= 0 && c21r >= 0);
+    int32_t c21 = tensor_named(g, "conv2_1"), c21r = tensor_named(g, "conv2_1_relu");
     for (int32_t i = 0; i < g->n_ops; i++)
         pos[g->topo[i]] = i;
     one[c21r] = chain[c21r] = 1;
