@@ -925,23 +925,7 @@ static sa_status place_split(ctx *c, const dfg_op *o)
  * virtual uses, consumed by plan_op); its outputs that were dropped become
  * resident again, those not resident take a scratch placement for the node
  * only. */
-static sa_status recompute_node(ctx *c, int32_t t, int depth);
-
-/* recompute_node with the producer's inputs held (redrop) until it has run:
- * an input rebuilt or read for it is not dropped by the rebuilding of
- * another. */
 static sa_status recompute(ctx *c, int32_t t, int depth)
-{
-    const dfg_op *o = &c->g->ops[c->g->tensors[t].producer];
-    for (int32_t k = 0; k < o->n_in; k++)
-        c->w->hold[o->in[k]]++;
-    sa_status st = recompute_node(c, t, depth);
-    for (int32_t k = 0; k < o->n_in; k++)
-        c->w->hold[o->in[k]]--;
-    return st;
-}
-
-static sa_status recompute_node(ctx *c, int32_t t, int depth)
 {
     swp_ws *w = c->w;
     const dfg_graph *g = c->g;
@@ -951,6 +935,12 @@ static sa_status recompute_node(ctx *c, int32_t t, int depth)
     if (depth > SWP_RECOMPUTE_CHAIN_MAX)
         return sa_fail(c->err, SA_EINTERNAL, "planner: recompute chain longer than %d at tensor %d",
                        SWP_RECOMPUTE_CHAIN_MAX, t);
+    /* the producer's inputs are held until its node is added: one rebuilt
+     * or read for it is neither redropped nor freed as an intermediate by
+     * the rebuilding of another (an error ends the pass; start_pass clears
+     * hold) */
+    for (int32_t k = 0; k < o->n_in; k++)
+        w->hold[o->in[k]]++;
     for (int32_t k = 0; k < o->n_in; k++)
         if (w->obj_of[o->in[k]] < 0 && w->gone[o->in[k]] && (st = recompute(c, o->in[k], depth + 1)))
             return st;
@@ -992,6 +982,8 @@ static sa_status recompute_node(ctx *c, int32_t t, int depth)
     int32_t rn = plan_add_node(c->p, PLAN_RECOMPUTE, op, w->deps, nd);
     if (rn < 0)
         return oom(c);
+    for (int32_t k = 0; k < o->n_in; k++)
+        w->hold[o->in[k]]--;
     for (int32_t k = 0; k < o->n_use; k++) {
         int32_t u = o->use[k];
         w->last_use_node[u] = rn;
@@ -1016,15 +1008,11 @@ static sa_status recompute_node(ctx *c, int32_t t, int depth)
             release(c, obj);
     }
     /* an intermediate of the chain read here for the last time leaves, unless
-     * a recompute under way around this one reads it too (hold counts this
-     * node's own reads as well): that one frees it after its read */
+     * a recompute under way around this one holds it too: that one frees it
+     * after its read */
     for (int32_t k = 0; k < o->n_in; k++) {
-        int32_t u = o->in[k], obj = w->obj_of[u], own = 0;
-        if (!w->rcm[u] || w->rnx[u] < INT32_MAX || obj < 0 || w->cursor[u] < w->use_off[u + 1])
-            continue;
-        for (int32_t j = 0; j < o->n_in; j++)
-            own += o->in[j] == u;
-        if (w->hold[u] > own)
+        int32_t u = o->in[k], obj = w->obj_of[u];
+        if (!w->rcm[u] || w->rnx[u] < INT32_MAX || obj < 0 || w->cursor[u] < w->use_off[u + 1] || w->hold[u] > 0)
             continue;
         if ((st = close_placement(c, u, rn)))
             return st;

@@ -202,6 +202,13 @@ typedef struct hy_run {
     dec_stats last;    /* the last build's (for the refusal) */
 } hy_run;
 
+/* Whether num/den of the budget is spent: of the builds (integer
+ * division) or of HY_WORK_MAX's work. */
+static bool hy_spent(const hy_run *h, int32_t num, int32_t den)
+{
+    return h->builds >= h->budget * num / den || (double)h->r->work >= HY_WORK_MAX * num / den;
+}
+
 static hy_arg hy_arg_of(hy_run *h, const hy_combo *x, dec_opts *o)
 {
     *o = *h->base;
@@ -223,7 +230,7 @@ static sa_status hy_phase1(hy_run *h, hy_combo *fit, int32_t *n_fit)
             for (int am = 1; am >= 0; am--)
                 for (int l = 0; l < h->c[am].n_thr; l++)
                     for (int sync = 0; sync < (int)SA_ARRAY_LEN(HY_SYNC); sync++) {
-                        if (h->builds >= h->budget * 2 / 3 || (double)r->work >= HY_WORK_MAX * 2 / 3)
+                        if (hy_spent(h, 2, 3))
                             return SA_OK;
                         hy_combo x = {(uint8_t)am, (uint8_t)ch, (uint8_t)f, (uint8_t)l, (uint8_t)sync, 0, 0};
                         dec_opts o;
@@ -295,8 +302,7 @@ static sa_status hy_phase2(hy_run *h, hy_combo *fit, int32_t n_fit, int32_t *idx
         return st;
     hy_sort(ord[0], n_fit, fit, false);
     hy_sort(ord[1], n_fit, fit, true);
-    for (int32_t i = 0, turn = 0;
-         i < n_fit && (i == 0 || (h->builds < h->budget && (double)h->r->work < HY_WORK_MAX)); i++, turn ^= 1) {
+    for (int32_t i = 0, turn = 0; i < n_fit && (i == 0 || !hy_spent(h, 1, 1)); i++, turn ^= 1) {
         while (at[turn] < n_fit && fit[ord[turn][at[turn]]].sync == UINT8_MAX)
             at[turn]++; /* already tried from the other list */
         if (at[turn] == n_fit)
