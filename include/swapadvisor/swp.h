@@ -32,8 +32,9 @@
  * A flagged activation with no use after its forward ones is an
  * intermediate: freed after its last use as usual, and rebuilt only inside
  * a chain that needs it (then freed again after the recompute that reads
- * it, or the last of the recomputes under way that read it), where its producer may be re-run at that position; elsewhere the
- * chain's reader extends its life instead.
+ * it, or the last of the recomputes under way that read it), where its
+ * producer may be re-run at that position; elsewhere the chain's reader
+ * extends its life instead.
  * A rebuilt tensor that Belady evicts again before a later use, with a
  * stale host copy, is dropped once more instead of swapped out when its
  * chain can run at that use from inputs, persistent tensors not updated by
