@@ -454,6 +454,34 @@ static void check_trace(const plan *p, const dfg_graph *g)
     free(s);
 }
 
+/* Placements that last no time still hold their memory while their nodes run
+ * (docs/formats.md, "Equal times"): with every op at 0 us the hand plan's
+ * activations and gradients are all placed and freed at one instant (t = 3,
+ * after w's swap-in), in the order of the nodes: fc opens y and ws and closes
+ * ws, loss opens dy and closes y, fc_bw opens dw and closes x and dy, sgd
+ * closes dw.  The peak is x + w + y + dy (+ dw after y) = 96, as with times;
+ * the curve's rows only see x and w. */
+START_TEST(test_memory_peak_counts_zero_time_placements)
+{
+    dfg_graph *g = tiny();
+    for (int32_t i = 0; i < g->n_ops; i++)
+        g->ops[i].time_us = 0;
+    plan *p = hand_plan(g, false);
+    sa_err err = {0};
+    emit_curve c;
+    ck_assert_int_eq(emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
+    ck_assert_int_eq(c.peak, 96);
+    for (int32_t i = 0; i < c.n; i++)
+        ck_assert_int_le(c.bytes[i], 48);
+    emit_curve_free(&c);
+    char *s = emit_str(emit_summary, p, g, SA_OK);
+    ck_assert_msg(strstr(s, "memory      peak 96 B in use") != NULL, "%s", s);
+    free(s);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
 START_TEST(test_trace_parses_with_tracks_and_counter)
 {
     dfg_graph *g = tiny();
@@ -967,6 +995,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, test_summary_golden);
     tcase_add_test(tc, test_memory_csv_golden);
     tcase_add_test(tc, test_memory_curves);
+    tcase_add_test(tc, test_memory_peak_counts_zero_time_placements);
     tcase_add_test(tc, test_trace_parses_with_tracks_and_counter);
     tcase_add_test(tc, test_trace_zoo_plans_never_overlap);
     tcase_add_test(tc, test_dot_renders_and_windows);

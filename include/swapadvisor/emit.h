@@ -69,13 +69,18 @@ typedef struct emit_curve {
     int32_t n;
     double *time_us;
     int64_t *bytes;
-    int64_t peak;            /* the most bytes ever in use (can exceed every bytes[i] only
-                              * in the no-swap curve, for ops that take no time) */
+    int64_t peak;            /* the most bytes ever in use; it can exceed every bytes[i]
+                              * where memory is taken and given back at one instant (ops
+                              * that take no time) */
 } emit_curve;
 
 /* The plan's arena use: each placement occupies its tensor's bytes from the
  * start of its begin node (0 when begin = -1) to the end of its end node (the
- * makespan when end = -1).  tl may be NULL (the plan is simulated). */
+ * makespan when end = -1).  The rows hold what is in use after each instant; the
+ * peak also counts placements that last no time, taken and given back at one
+ * instant in the order docs/formats.md gives equal times (node by node in a
+ * topological order of stream order + deps, after the ends of nodes that lasted).
+ * tl may be NULL (the plan is simulated). */
 sa_status emit_memory_curve(const plan *p, const dfg_graph *g, const emit_timeline *tl, emit_curve *out,
                             sa_err *err);
 

@@ -141,15 +141,30 @@ static void curve_push(emit_curve *c, double t, int64_t b)
     c->n++;
 }
 
+/* A placement's begin (+bytes) or end (-bytes), ordered as the validator orders
+ * events (docs/formats.md, "Equal times"): by time; at one instant first the
+ * placements that close with a node that lasted, then node by node in a
+ * topological order of stream order + deps, each node's opened placements before
+ * the ones closing with it when it took no time; placements held from the
+ * iteration's start open before everything, those held to its end close after. */
 typedef struct mem_event {
     double t;
+    int32_t grp;   /* -1: iteration start, 0: end of a node that lasted, 1: the rest, 2: iteration end */
+    int32_t rank;  /* the node's topological position */
+    int32_t sub;   /* 0: opens, 1: closes */
     int64_t delta;
 } mem_event;
 
 static int cmp_event(const void *a, const void *b)
 {
-    double x = ((const mem_event *)a)->t, y = ((const mem_event *)b)->t;
-    return x < y ? -1 : x > y;
+    const mem_event *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->grp != y->grp)
+        return x->grp < y->grp ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return (x->sub > y->sub) - (x->sub < y->sub);
 }
 
 sa_status emit_memory_curve(const plan *p, const dfg_graph *g, const emit_timeline *tl, emit_curve *out,
@@ -162,10 +177,25 @@ sa_status emit_memory_curve(const plan *p, const dfg_graph *g, const emit_timeli
         return st;
     size_t cap = 2 * (size_t)p->n_place + 1;
     mem_event *ev = malloc(cap * sizeof *ev);
-    if (!ev || (st = curve_alloc(out, cap, err))) {
+    int32_t *rank = malloc(((size_t)p->n_nodes + 1) * sizeof *rank);
+    int32_t *order = malloc(((size_t)p->n_nodes + 1) * sizeof *order), stuck;
+    if (!ev || !rank || !order || (st = curve_alloc(out, cap, err))) {
         free(ev);
+        free(rank);
+        free(order);
         emit_timeline_free(&own);
         return st ? st : sa_fail(err, SA_ENOMEM, "out of memory building the memory curve");
+    }
+    st = plan_node_order(p, order, &stuck, err); /* cannot fail: the plan simulated */
+    for (int32_t i = 0; !st && i < p->n_nodes; i++)
+        rank[order[i]] = i;
+    free(order);
+    if (st) {
+        free(ev);
+        free(rank);
+        emit_curve_free(out);
+        emit_timeline_free(&own);
+        return st;
     }
     size_t n = 0;
     double makespan = tl->sim.makespan_us;
@@ -173,24 +203,38 @@ sa_status emit_memory_curve(const plan *p, const dfg_graph *g, const emit_timeli
         const plan_placement *q = &p->place[i];
         double t0 = q->begin < 0 ? 0 : tl->start[q->begin];
         double t1 = q->end < 0 ? makespan : tl->end[q->end];
-        if (!(t1 > t0))
-            continue; /* occupies no time: a placement that ends before it begins is the validator's business */
+        if (t1 < t0)
+            continue; /* a placement that ends before it begins is the validator's business */
         int64_t b = g->tensors[q->tensor].bytes;
-        ev[n++] = (mem_event){t0, b};
-        ev[n++] = (mem_event){t1, -b};
+        ev[n++] = q->begin < 0 ? (mem_event){0, -1, -1, 0, b} : (mem_event){t0, 1, rank[q->begin], 0, b};
+        if (q->end < 0)
+            ev[n++] = (mem_event){t1, 2, 0, 1, -b};
+        else if (tl->end[q->end] > tl->start[q->end])
+            ev[n++] = (mem_event){t1, 0, rank[q->end], 1, -b};
+        else
+            ev[n++] = (mem_event){t1, 1, rank[q->end], 1, -b};
     }
+    free(rank);
     qsort(ev, n, sizeof *ev, cmp_event);
-    int64_t cur = 0;
+    /* the rows hold what is in use after each instant; the peak also counts what
+     * is in use in between, at an instant (a placement that lasts no time) */
+    int64_t cur = 0, top = 0;
     size_t i = 0;
-    while (i < n && ev[i].t <= 0)
+    while (i < n && ev[i].t <= 0) {
         cur += ev[i++].delta;
+        top = cur > top ? cur : top;
+    }
     curve_push(out, 0, cur);
     while (i < n) {
         double t = ev[i].t;
-        while (i < n && ev[i].t == t)
+        while (i < n && ev[i].t == t) {
             cur += ev[i++].delta;
+            top = cur > top ? cur : top;
+        }
         curve_push(out, t, cur);
     }
+    if (top > out->peak)
+        out->peak = top;
     free(ev);
     emit_timeline_free(&own);
     return SA_OK;
