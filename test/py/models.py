@@ -74,3 +74,26 @@ def huge(batch=8, width=65536, layers=10):
 
 def not_a_module(batch=2):
     return "resnet", [(batch, 3)], F.mse_loss
+
+
+class LSTMTagger(nn.Module):
+    """Embedding, a two-layer nn.LSTM and a linear head on token ids: nn.LSTM reads its
+    weights from the list _flat_weights, which torch 1.13's functional_call leaves
+    pointing at the module's own weights."""
+
+    def __init__(self, vocab=50, emb=16, hidden=32, classes=5):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, emb)
+        self.lstm = nn.LSTM(emb, hidden, num_layers=2, batch_first=True)
+        self.gru = nn.GRU(hidden, hidden)
+        self.fc = nn.Linear(hidden, classes)
+
+    def forward(self, ids):
+        o, _ = self.lstm(self.emb(ids))
+        o, _ = self.gru(o.transpose(0, 1))
+        return self.fc(o[-1])
+
+
+def lstm(batch=2, seq=12):
+    return LSTMTagger(), [torch.zeros(batch, seq, dtype=torch.long)], F.cross_entropy, \
+        [torch.zeros(batch, dtype=torch.long)]

@@ -149,6 +149,9 @@ MODELS = [
     ("densenet121", ["torchvision:densenet121", "--batch", "2", "--input", "3x64x64"], "0.5x"),
     ("inception_v3", ["torchvision:inception_v3", "--batch", "2"], "0.5x"),  # 299x299: the aux head needs >= 5x5 at its input
     ("transformer", [MODELS_PY + ":transformer", "--batch", "2", "--optimizer", "adam"], "0.5x"),
+    # nn.LSTM / nn.GRU (their flat weights list) and regnet (its builder reads arange's values)
+    ("lstm", [MODELS_PY + ":lstm", "--batch", "4"], "0.5x"),
+    ("regnet_x_400mf", ["torchvision:regnet_x_400mf", "--batch", "2", "--input", "3x64x64"], "0.5x"),
 ]
 REFUSED_AT_HALF = {"vgg11"}
 

@@ -39,11 +39,18 @@ def torch_dtype(name):
     return getattr(torch, key)
 
 
+# Factories whose contents are given by their arguments: a builder may read their
+# values (torchvision's regnet computes its widths with arange and .tolist()).
+_VALUE_FACTORIES = ("arange", "tensor", "as_tensor", "linspace", "logspace", "scalar_tensor")
+
+
 class MetaDevice:
     """A TorchFunctionMode that sends factory calls without an explicit device to
-    the meta device (torch 2.x has `with torch.device("meta")`; 1.13 does not)."""
+    the meta device (torch 2.x has `with torch.device("meta")`; 1.13 does not).
+    With values=True the factories of _VALUE_FACTORIES stay on the CPU (small
+    tensors whose values the builder reads; see build_on_meta)."""
 
-    def __init__(self):
+    def __init__(self, values=False):
         import torch
         from torch.overrides import TorchFunctionMode
 
@@ -52,6 +59,8 @@ class MetaDevice:
                   "tensor", "eye", "linspace", "logspace", "empty_strided", "as_tensor",
                   "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
                   "randn_like", "randint_like", "normal", "randperm", "scalar_tensor"):
+            if values and n in _VALUE_FACTORIES:
+                continue
             f = getattr(torch, n, None)
             if f is not None:
                 factories.add(f)
@@ -71,6 +80,23 @@ class MetaDevice:
 
     def __exit__(self, *exc):
         return self._mode.__exit__(*exc)
+
+
+def build_on_meta(build):
+    """build() under MetaDevice. When that fails because the builder read a meta
+    tensor's values ("Cannot copy out of meta tensor", .item() / .tolist() on one), it
+    is called again with the value factories (arange, tensor, ...) on the CPU; their
+    tensors are as small as the builder's arguments, and the parameters stay on meta.
+    Any other failure, or one on the second call, propagates."""
+    try:
+        with MetaDevice():
+            return build()
+    except Exception as e:
+        text = str(e).lower()
+        if "meta" not in text:
+            raise
+    with MetaDevice(values=True):
+        return build()
 
 
 class InputSpec:
@@ -168,16 +194,18 @@ def _torchvision_spec(name, batch, input_shapes):
     kwargs = {"weights": None}
     if name in ("inception_v3", "googlenet"):
         kwargs["init_weights"] = True
-    try:
-        with MetaDevice():
+    def build():
+        try:
+            return builder(**kwargs)
+        except TypeError:
+            kwargs.pop("init_weights", None)
             try:
-                module = builder(**kwargs)
+                return builder(**kwargs)
             except TypeError:
-                kwargs.pop("init_weights", None)
-                try:
-                    module = builder(**kwargs)
-                except TypeError:
-                    module = builder(pretrained=False)
+                return builder(pretrained=False)
+
+    try:
+        module = build_on_meta(build)
     except Exception as e:  # a builder that cannot run on meta
         raise TraceError("torchvision:%s: building the model failed: %s: %s"
                          % (name, type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
@@ -265,8 +293,7 @@ def _file_spec(path, func, batch, input_shapes):
         raise UsageError("%s has no function %r" % (path, func))
     try:
         takes_arg = _takes_batch(fn)
-        with MetaDevice():
-            res = fn(batch) if takes_arg else fn()
+        res = build_on_meta(lambda: fn(batch) if takes_arg else fn())
     except Exception as e:
         raise TraceError("%s:%s: building the model failed: %s" % (path, func, _one_line(e)))
     if not isinstance(res, (tuple, list)) or len(res) not in (3, 4):

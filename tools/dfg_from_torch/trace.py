@@ -274,6 +274,16 @@ def capture(spec, optimizer="sgd", dtype="f32"):
                 tagger.stack.pop()
         handles.append(m.register_forward_pre_hook(pre))
         handles.append(m.register_forward_hook(post))
+        if isinstance(m, torch.nn.RNNBase):
+            # nn.LSTM / GRU / RNN read their weights from the list _flat_weights, filled
+            # when the module was built. torch 1.13's functional_call swaps the weight
+            # attributes without refreshing it, so the forward would run on the module's
+            # own (meta) weights: refresh it from the attributes, which are the traced
+            # fake tensors inside the call (torch 2.x does this on setattr).
+            def rnn_pre(mod, args):
+                mod._flat_weights = [getattr(mod, n) if hasattr(mod, n) else None
+                                     for n in mod._flat_weights_names]
+            handles.append(m.register_forward_pre_hook(rnn_pre))
 
     claim_mode = _claim_mode(tagger)
 
