@@ -97,3 +97,16 @@ class LSTMTagger(nn.Module):
 def lstm(batch=2, seq=12):
     return LSTMTagger(), [torch.zeros(batch, seq, dtype=torch.long)], F.cross_entropy, \
         [torch.zeros(batch, dtype=torch.long)]
+
+
+def frozen(batch=2):
+    """Every parameter frozen: the loss depends on none (exit 3)."""
+    m = nn.Linear(4, 4)
+    for p in m.parameters():
+        p.requires_grad_(False)
+    return m, [(batch, 4)], lambda out: out.sum()
+
+
+def vector_loss(batch=2):
+    """The loss function returns a vector, not a scalar (exit 3)."""
+    return nn.Linear(4, 4), [(batch, 4)], lambda out: out.sum(0)

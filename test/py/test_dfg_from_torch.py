@@ -445,6 +445,12 @@ class TestErrors(Workdir):
         r = export([MODELS_PY + ":no_such_function"])
         self.assertOneLine(r, 2, "no_such_function")
 
+    def test_bad_loss_names_the_model(self):
+        r = export([MODELS_PY + ":frozen"])
+        self.assertOneLine(r, 3, "models:frozen", "does not depend on any trainable parameter")
+        r = export([MODELS_PY + ":vector_loss"])
+        self.assertOneLine(r, 3, "models:vector_loss", "must return a scalar tensor")
+
     def test_io_errors(self):
         r = export(["torchvision:resnet18", "-o", os.path.join(self.tmp, "no", "such", "dir", "g.json")])
         self.assertOneLine(r, 4, "no such directory")

@@ -302,11 +302,11 @@ def capture(spec, optimizer="sgd", dtype="f32"):
             loss = spec.loss_fn(out, *tv)
             tagger.stack.pop()
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-            raise TraceError("the loss function must return a scalar tensor, got %s"
-                             % (type(loss).__name__ if not isinstance(loss, torch.Tensor)
+            raise TraceError("%s: the loss function must return a scalar tensor, got %s"
+                             % (spec.name, type(loss).__name__ if not isinstance(loss, torch.Tensor)
                                 else "a tensor of shape %s" % list(loss.shape)))
         if not loss.requires_grad:
-            raise TraceError("the loss does not depend on any trainable parameter")
+            raise TraceError("%s: the loss does not depend on any trainable parameter" % spec.name)
         tagger.claim(loss, "loss")
         tagger.phase = "backward"
         wrt = [pv[i] for i in trainable]
