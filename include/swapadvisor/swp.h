@@ -15,8 +15,19 @@
  * persistent tensors resident at the start equal that at the end; whatever
  * still differs after the last pass is fixed by transfers at the iteration's end.
  *
- * A tensor whose class has no free or evictable object borrows one of a larger
- * class.  When an op's tensors outnumber even those (a pool below every
+ * A tensor whose class has no free or evictable object (every one holds a
+ * tensor of the running op) first takes the spare end of an object the op
+ * holds, above its tenants, where it fits (the tightest such object), and
+ * only else borrows an object of a larger class: a small tensor does not
+ * empty a large object whose tenant is needed again (vgg-16 at 0.5x: the
+ * search's pools hold three 822 MB objects and little else, so every map
+ * above about 60 MB takes one, and a 25 MB gradient used to push the
+ * updated 411 MB fc6.w out of its own).  A tensor joining an object waits
+ * for the tenants that left it since it was last empty only where their
+ * bytes overlap its own; the object is evicted as a whole, as a split one
+ * (Check tests test_share_spare_end_before_borrowing and
+ * test_share_waits_for_overlapping_tenants_only).
+ * When an op's tensors outnumber even those (a pool below every
  * fixed-object floor, see pool_fits_split), the planner splits objects: the
  * op's tensors are placed largest first, a smaller one at the spare end of an
  * object the op already holds.  A split object is evicted as a whole, and its
