@@ -223,6 +223,62 @@ START_TEST(test_share_waits_for_overlapping_tenants_only)
 }
 END_TEST
 
+/* The splitting path keeps a shared resident where it is when the op's
+ * tensors still all find room.  As test_share_waits_for_overlapping_tenants_only
+ * with one 4 MiB object: op2 (y, w, Q -> r) cannot take whole objects now
+ * (y shares an object), so it splits; y, shared beside x's old bytes, used
+ * to leave over the link and come back, and now stays, Q and r joining the
+ * spare ends. */
+START_TEST(test_split_keeps_shared_resident)
+{
+    dfg_graph *g = dfg_new("share3");
+    int32_t D = dfg_add_tensor(g, "D", DFG_INPUT, MB / 2), Q = dfg_add_tensor(g, "Q", DFG_PARAM, MB);
+    int32_t x = dfg_add_tensor(g, "x", DFG_ACTIVATION, MB), y = dfg_add_tensor(g, "y", DFG_ACTIVATION, MB);
+    int32_t w = dfg_add_tensor(g, "w", DFG_ACTIVATION, MB), r = dfg_add_tensor(g, "r", DFG_ACTIVATION, MB);
+    int32_t big = dfg_add_tensor(g, "big", DFG_ACTIVATION, 3 * MB);
+    int32_t huge = dfg_add_tensor(g, "huge", DFG_ACTIVATION, 4 * MB);
+    int32_t i0[] = {D}, o0[] = {x, y}, i1[] = {x}, o1[] = {w}, i2[] = {y, w, Q}, o2[] = {r}, i3[] = {r}, o3[] = {big};
+    int32_t i4[] = {big}, o4[] = {huge};
+    dfg_add_op(g, "op0", "matmul", DFG_FORWARD, i0, 1, o0, 2);
+    dfg_add_op(g, "op1", "matmul", DFG_FORWARD, i1, 1, o1, 1);
+    dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i2, 3, o2, 1);
+    dfg_add_op(g, "op3", "matmul", DFG_FORWARD, i3, 1, o3, 1);
+    dfg_add_op(g, "op4", "matmul", DFG_FORWARD, i4, 1, o4, 1);
+    for (int i = 0; i < 5; i++)
+        g->ops[i].time_us = 1.0;
+    sa_err err = {0};
+    ck_assert_int_eq(dfg_finalize(g, "share3", &err), SA_OK);
+    dfg_device d = tu_unit_dev(10);
+    pool_alloc pa;
+    ck_assert(pool_alloc_init(&pa, g->n_sizes));
+    pa.cls[0] = pa.cls[1] = pa.cls[2] = 0;
+    pa.cls[3] = 1;
+    pa.cnt[0] = 2;
+    pa.cnt[1] = 1;
+    pool_repair_cls(&pa);
+    ck_assert(pool_layout(&pa, g));
+    ck_assert_int_eq(pa.pool_bytes, 10 * MB);
+    swp_opts o;
+    swp_opts_default(&o);
+    o.max_passes = 1;
+    swp_ws *ws = swp_ws_new(g);
+    plan *p = plan_new(g, &d);
+    ck_assert_int_eq(swp_plan(g, &d, g->topo, &pa, &o, ws, p, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(find_node(p, PLAN_SWAP_OUT, y), -1);
+    ck_assert_int_eq(find_node(p, PLAN_SWAP_IN, y), -1);
+    int32_t sq = find_node(p, PLAN_SWAP_IN, Q);
+    ck_assert_int_ge(sq, 0);
+    ck_assert_int_eq(offset_of(p, Q, sq), offset_of(p, y, -2) + MB); /* beside y */
+    (void)D, (void)x, (void)w, (void)r, (void)big, (void)huge;
+    plan_free(p);
+    swp_ws_free(ws);
+    pool_alloc_free(&pa);
+    dfg_free(g);
+}
+END_TEST
+
 START_TEST(test_figure3_steady_state)
 {
     /* With 4 units a resident W3 would be evicted before op3 reads it, so the
@@ -1172,6 +1228,7 @@ Suite *suite_swp(void)
     tcase_add_test(tc, test_figure3_steady_state);
     tcase_add_test(tc, test_share_spare_end_before_borrowing);
     tcase_add_test(tc, test_share_waits_for_overlapping_tenants_only);
+    tcase_add_test(tc, test_split_keeps_shared_resident);
     tcase_add_test(tc, test_op_larger_than_memory_is_refused);
     tcase_add_test(tc, test_policies_on_tiny_under_pressure);
     tcase_add_test(tc, test_figure1_right_first_fine);

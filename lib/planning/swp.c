@@ -924,6 +924,91 @@ static bool fits_whole_now(ctx *c, const dfg_op *o)
  * object for each of the op's tensors of it); the others leave and come back.
  * A pool that passes pool_fits_split never fails here.  Sets fresh[t] for the
  * tensors placed, whose swap-ins plan_op adds. */
+/* Whether the op's resident tensor t stays where it is in place_split: at
+ * home in a class with an object for each of the op's tensors of it, or,
+ * with away_too, anywhere. */
+static bool split_keeps(ctx *c, const dfg_op *o, int32_t t, bool away_too)
+{
+    int32_t cl = class_of(c, t), same = 0;
+    if (c->w->away[t] != AT_HOME)
+        return away_too;
+    for (int32_t j = 0; j < o->n_use; j++)
+        same += class_of(c, o->use[j]) == cl;
+    return same <= c->a->cnt[cl];
+}
+
+/* Adds the object of the op's resident tensor t to place_split's objects
+ * (once): its bytes, the end of its last tenant, its tenants this period. */
+static void split_obj(ctx *c, int32_t t, int32_t *n_obj)
+{
+    swp_ws *w = c->w;
+    int32_t ob = w->obj_of[t], n = w->pe_n[ob];
+    for (int32_t i = 0; i < *n_obj; i++)
+        if (w->sobj[i] == ob)
+            return;
+    int64_t top = 0;
+    for (int32_t u = w->occ[ob]; u >= 0; u = w->tnext[u], n++)
+        if (w->toff[u] + c->g->tensors[u].bytes > top)
+            top = w->toff[u] + c->g->tensors[u].bytes;
+    w->sobj[*n_obj] = ob;
+    w->scap[*n_obj] = c->a->obj_bytes[w->ocls[ob]];
+    w->stop[*n_obj] = top;
+    w->sten[(*n_obj)++] = n;
+}
+
+/* Whether place_split places every tensor of the op when its residents
+ * away from home stay too (each kept object pinned, the others of their
+ * classes free or evictable): the same walk on counts, no side effect. */
+static bool split_fits_keeping(ctx *c, const dfg_op *o)
+{
+    swp_ws *w = c->w;
+    const pool_alloc *a = c->a;
+    const dfg_graph *g = c->g;
+    int32_t n_obj = 0, n = 0, *avail = w->kused;
+    bool ok = true;
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k];
+        if (w->obj_of[t] >= 0 && split_keeps(c, o, t, true))
+            split_obj(c, t, &n_obj);
+    }
+    for (int32_t i = 0; i < n_obj; i++)
+        avail[w->ocls[w->sobj[i]]]++; /* taken: counted up, compared with cnt below */
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k], j = n;
+        if (w->obj_of[t] >= 0)
+            continue;
+        for (; j > 0 && g->tensors[w->ord[j - 1]].bytes < g->tensors[t].bytes; j--)
+            w->ord[j] = w->ord[j - 1];
+        w->ord[j] = t;
+        n++;
+    }
+    for (int32_t i = 0; i < n && ok; i++) {
+        int32_t t = w->ord[i], cl = class_of(c, t), s;
+        int64_t bytes = g->tensors[t].bytes;
+        if (avail[cl] < a->cnt[cl]) {
+            avail[cl]++;
+        } else if ((s = pool_split_fit(w->scap, w->stop, w->sten, n_obj, bytes)) >= 0) {
+            w->stop[s] = pool_align(w->stop[s]) + bytes;
+            w->sten[s]++;
+            continue;
+        } else {
+            while (cl < a->n_classes && avail[cl] == a->cnt[cl])
+                cl++;
+            if (cl == a->n_classes) {
+                ok = false;
+                break;
+            }
+            avail[cl]++;
+        }
+        w->sobj[n_obj] = -1;
+        w->scap[n_obj] = a->obj_bytes[cl];
+        w->stop[n_obj] = bytes;
+        w->sten[n_obj++] = 1;
+    }
+    memset(avail, 0, (size_t)a->n_classes * sizeof *avail);
+    return ok;
+}
+
 static sa_status place_split(ctx *c, const dfg_op *o)
 {
     swp_ws *w = c->w;
@@ -931,17 +1016,18 @@ static sa_status place_split(ctx *c, const dfg_op *o)
     const dfg_graph *g = c->g;
     int32_t n_obj = 0, n = 0;
     sa_status st;
+    bool away = false;
+    for (int32_t k = 0; k < o->n_use; k++)
+        away |= w->obj_of[o->use[k]] >= 0 && w->away[o->use[k]] != AT_HOME;
+    /* residents away from home (shared, borrowed) stay where the walk
+     * still places every tensor; else they leave and come back */
+    bool keep = away && split_fits_keeping(c, o);
     for (int32_t k = 0; k < o->n_use; k++) {
-        int32_t t = o->use[k], ob = w->obj_of[t], cl = class_of(c, t), same = 0;
+        int32_t t = o->use[k], ob = w->obj_of[t];
         if (ob < 0)
             continue;
-        for (int32_t j = 0; j < o->n_use; j++)
-            same += class_of(c, o->use[j]) == cl;
-        if (w->away[t] == AT_HOME && same <= a->cnt[cl]) {
-            w->sobj[n_obj] = ob;
-            w->scap[n_obj] = a->obj_bytes[cl];
-            w->stop[n_obj] = g->tensors[t].bytes;
-            w->sten[n_obj++] = 1;
+        if (split_keeps(c, o, t, keep)) {
+            split_obj(c, t, &n_obj);
             continue;
         }
         if ((st = evict_tensor(c, t)))
