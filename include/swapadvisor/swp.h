@@ -30,8 +30,14 @@
  * When an op's tensors outnumber even those (a pool below every
  * fixed-object floor, see pool_fits_split), the planner splits objects: the
  * op's tensors are placed largest first, a smaller one at the spare end of an
- * object the op already holds.  A split object is evicted as a whole, and its
- * next tenants wait for every tensor that left it.
+ * object the op already holds.  So is an op that could take whole objects
+ * but for a resident tensor away from home (shared or borrowed).  Such
+ * residents stay where they are when a dry run of that walk, their objects
+ * held, still places every tensor of the op; else they leave and come back
+ * (vgg-16's pool2/bwd: pool2 and grad/pool2, shared beside grad/conv3_1, used
+ * to cross the link twice more; Check test test_split_keeps_shared_resident).
+ * A split object is evicted as a whole, and its next tenants wait for every
+ * tensor that left it.
  *
  * Recomputation (swp_opts.recompute).  A flagged activation is dropped
  * (clean: no swap-out) right after its last forward-phase use and, at its

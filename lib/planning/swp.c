@@ -916,14 +916,6 @@ static bool fits_whole_now(ctx *c, const dfg_op *o)
     return ok;
 }
 
-/* The last resort, for an op whose tensors cannot all take whole objects:
- * they are placed as pool_fits_split counts them, largest first, each in an
- * object of its own class, else in the spare end of an object the op holds,
- * else in a whole object of a larger class.  Resident tensors stay only
- * where that order would have put them (AT_HOME, in a class with an
- * object for each of the op's tensors of it); the others leave and come back.
- * A pool that passes pool_fits_split never fails here.  Sets fresh[t] for the
- * tensors placed, whose swap-ins plan_op adds. */
 /* Whether the op's resident tensor t stays where it is in place_split: at
  * home in a class with an object for each of the op's tensors of it, or,
  * with away_too, anywhere. */
@@ -1009,6 +1001,17 @@ static bool split_fits_keeping(ctx *c, const dfg_op *o)
     return ok;
 }
 
+/* The last resort, for an op whose tensors cannot all take whole objects:
+ * they are placed as pool_fits_split counts them, largest first, each in an
+ * object of its own class, else in the spare end of an object the op holds,
+ * else in a whole object of a larger class.  Resident tensors stay only
+ * where that order would have put them (AT_HOME, in a class with an
+ * object for each of the op's tensors of it), and those away from home
+ * (shared, borrowed) too when split_fits_keeping says the walk still places
+ * every tensor around them; the others leave and come back.  A pool that
+ * passes pool_fits_split never fails here (keeping is only tried, the dry
+ * run exact).  Sets fresh[t] for the tensors placed, whose swap-ins plan_op
+ * adds. */
 static sa_status place_split(ctx *c, const dfg_op *o)
 {
     swp_ws *w = c->w;
