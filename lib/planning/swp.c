@@ -29,12 +29,12 @@ static bool rule_ok(const dfg_graph *g, const int32_t *pos, double us_per_mb, in
 {
     const dfg_tensor *x = &g->tensors[t];
     if (depth > SWP_RECOMPUTE_CHAIN_MAX || x->kind != DFG_ACTIVATION || x->producer < 0 ||
-        g->ops[x->producer].phase != DFG_FORWARD || !dec_recompute_ok(g, pos, t, p))
+        g->ops[x->producer].phase != DFG_FORWARD)
         return false;
     const dfg_op *po = &g->ops[x->producer];
     double tu = po->time_us > 0 ? po->time_us : 0;
-    if (tu > us_per_mb * ((double)x->bytes / 1e6))
-        return false;
+    if (tu > us_per_mb * ((double)x->bytes / 1e6) || !dec_recompute_ok(g, pos, t, p))
+        return false; /* the cheap test first: neither has side effects */
     *cost += tu;
     for (int32_t j = 0; j < po->n_in; j++) {
         int32_t u = po->in[j], first, last;
@@ -57,8 +57,10 @@ int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int3
     for (int32_t t = 0; t < g->n_tensors; t++)
         out[t] = 0;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        int32_t lf, nx;
+        int32_t lf, nx, po = g->tensors[t].producer;
         double cost = 0;
+        if (g->tensors[t].kind != DFG_ACTIVATION || po < 0 || g->ops[po].phase != DFG_FORWARD)
+            continue; /* rule_ok refuses it at once */
         dec_gap(g, pos, t, &lf, &nx);
         if (lf < 0 || nx < 0 || !rule_ok(g, pos, us_per_mb, t, nx, 1, &cost, out))
             continue;
@@ -136,7 +138,7 @@ struct swp_ws {
     /* per tensor, flat copies of what the hot loops read from dfg_tensor:
      * its class in this run's pool, and whether it is persistent */
     int32_t *tcls;
-    unsigned char *tpers;
+    unsigned char *tpers, *tin; /* tin: the tensor is a graph input */
     double *thr;                /* per class: the Belady recency threshold, us */
     int32_t *ord, *sobj, *sten, *kused; /* place_split / fits_whole scratch; kused per class */
     int64_t *scap, *stop;
@@ -206,8 +208,11 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->top_size = calloc(no, sizeof(int32_t));
     w->tcls = calloc(nt, sizeof(int32_t));
     w->tpers = calloc(nt, 1);
-    for (int32_t t = 0; w->tpers && t < g->n_tensors; t++)
+    w->tin = calloc(nt, 1);
+    for (int32_t t = 0; w->tpers && w->tin && t < g->n_tensors; t++) {
         w->tpers[t] = dfg_kind_persistent(g->tensors[t].kind);
+        w->tin[t] = g->tensors[t].kind == DFG_INPUT;
+    }
     for (int32_t i = 0; w->top_size && i < g->n_ops; i++)
         for (int32_t k = 0; k < g->ops[i].n_use; k++)
             if (g->tensors[g->ops[i].use[k]].size_idx > w->top_size[i])
@@ -234,7 +239,7 @@ swp_ws *swp_ws_new(const dfg_graph *g)
         return NULL;
     }
     if (!w->hlen || !w->hoff || !w->yhead || !w->ytail || !w->kused || !w->thr || !w->tnext || !w->fresh || !w->away || !w->toff ||
-        !w->tight || !w->top_size || !w->tcls || !w->tpers || !w->ord || !w->sobj || !w->sten || !w->scap || !w->stop || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
+        !w->tight || !w->top_size || !w->tcls || !w->tpers || !w->tin || !w->ord || !w->sobj || !w->sten || !w->scap || !w->stop || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
         !w->last_use_pos || !w->host_ready || !w->place_begin || !w->pin || !w->prev_end ||
         !w->host_valid || !w->wasted ||
         !w->s_obj || !w->e_obj || !w->deps || !w->fq_head || !w->fq_len) {
@@ -255,7 +260,7 @@ void swp_ws_free(swp_ws *w)
     free(w->heap); free(w->cur); free(w->hoff); free(w->hlen); free(w->scratch); free(w->ocls); free(w->mark);
     free(w->yq); free(w->yhead); free(w->ytail); free(w->yat);
     free(w->tnext); free(w->fresh); free(w->away); free(w->toff); free(w->pe); free(w->pe_n); free(w->fx); free(w->nfx);
-    free(w->tight); free(w->top_size); free(w->tcls); free(w->tpers); free(w->ord); free(w->sobj); free(w->sten); free(w->kused); free(w->thr); free(w->scap); free(w->stop);
+    free(w->tight); free(w->top_size); free(w->tcls); free(w->tpers); free(w->tin); free(w->ord); free(w->sobj); free(w->sten); free(w->kused); free(w->thr); free(w->scap); free(w->stop);
     free(w->rcm); free(w->gone); free(w->hold); free(w->lfwd); free(w->rnx); free(w->rdepth); free(w->cmark); free(w->wl);
     free(w->opos); free(w->vu_off); free(w->vu_t); free(w->vp); free(w->vt);
     free(w);
@@ -1055,16 +1060,21 @@ static sa_status plan_op(ctx *c)
 {
     swp_ws *w = c->w;
     const dfg_graph *g = c->g;
-    int32_t op = c->sch[c->pos], nd = 0;
+    const int32_t pos = c->pos, op = c->sch[pos];
     const dfg_op *o = &g->ops[op];
+    /* the op's lists in locals: the stores below into int32_t arrays could
+     * alias o's and c's fields for all the compiler knows */
+    const int32_t *use = o->use, *in = o->in, *out = o->out;
+    const int32_t n_use = o->n_use, n_in = o->n_in, n_out = o->n_out;
+    int32_t nd = 0;
     sa_status st;
     bool away = false;
     if (c->rc_on && (st = plan_recomputes(c, o)))
         return st;
-    c->pin_key = c->pos;
-    for (int32_t k = 0; k < o->n_use; k++) {
-        w->pin[o->use[k]] = c->pos;
-        away |= w->away[o->use[k]];
+    c->pin_key = pos;
+    for (int32_t k = 0; k < n_use; k++) {
+        w->pin[use[k]] = pos;
+        away |= w->away[use[k]];
     }
     /* an op whose tensors cannot all take whole objects has them placed at
      * once, splitting objects (the last resort); so does one that could, but
@@ -1073,9 +1083,9 @@ static sa_status plan_op(ctx *c)
     if (split && (st = place_split(c, o)))
         return st;
     /* inputs (in-place updated tensors included) must hold valid contents */
-    for (int32_t k = 0; k < o->n_in; k++) {
-        int32_t t = o->in[k], obj = w->obj_of[t];
-        if (obj >= 0 && !(split && w->fresh[t] == c->pos))
+    for (int32_t k = 0; k < n_in; k++) {
+        int32_t t = in[k], obj = w->obj_of[t];
+        if (obj >= 0 && !(split && w->fresh[t] == pos))
             continue;
         if (!w->host_valid[t])
             return sa_fail(c->err, SA_EINTERNAL, "planner: tensor %d has no valid copy for op %d", t, op);
@@ -1083,8 +1093,8 @@ static sa_status plan_op(ctx *c)
             return st;
     }
     /* new outputs and workspace take an object when the op starts */
-    for (int32_t k = o->n_in; k < o->n_use; k++) {
-        int32_t t = o->use[k], obj = w->obj_of[t];
+    for (int32_t k = n_in; k < n_use; k++) {
+        int32_t t = use[k], obj = w->obj_of[t];
         if (!split && (st = acquire(c, t, &obj)))
             return st;
         add_obj_deps(c, w->deps, &nd, obj, false);
@@ -1092,27 +1102,27 @@ static sa_status plan_op(ctx *c)
     int32_t cn = plan_add_node(c->p, PLAN_COMPUTE, op, w->deps, nd);
     if (cn < 0)
         return oom(c);
-    for (int32_t k = o->n_in; k < o->n_use; k++)
-        w->place_begin[o->use[k]] = cn;
-    for (int32_t k = 0; k < o->n_out; k++) {
-        w->host_valid[o->out[k]] = 0; /* written on the device: the host copy is stale */
-        w->host_ready[o->out[k]] = -1;
+    for (int32_t k = n_in; k < n_use; k++)
+        w->place_begin[use[k]] = cn;
+    for (int32_t k = 0; k < n_out; k++) {
+        w->host_valid[out[k]] = 0; /* written on the device: the host copy is stale */
+        w->host_ready[out[k]] = -1;
     }
-    for (int32_t k = 0; k < o->n_use; k++) {
-        int32_t t = o->use[k];
+    for (int32_t k = 0; k < n_use; k++) {
+        int32_t t = use[k];
         w->last_use_node[t] = cn;
-        w->last_use_pos[t] = c->pos;
+        w->last_use_pos[t] = pos;
         w->cursor[t]++;
     }
     /* tensors past their last use free their object (persistent ones stay);
      * so do those recomputed later, after their last forward use */
-    for (int32_t k = 0; k < o->n_use; k++) {
-        int32_t t = o->use[k];
+    for (int32_t k = 0; k < n_use; k++) {
+        int32_t t = use[k];
         bool drop = false;
         if (w->tpers[t])
             continue;
         if (w->cursor[t] < w->use_off[t + 1]) {
-            drop = c->rc_on && w->rcm[t] && w->lfwd[t] == c->pos && w->rnx[t] < INT32_MAX && w->obj_of[t] >= 0;
+            drop = c->rc_on && w->rcm[t] && w->lfwd[t] == pos && w->rnx[t] < INT32_MAX && w->obj_of[t] >= 0;
             if (!drop)
                 continue;
         }
@@ -1127,9 +1137,9 @@ static sa_status plan_op(ctx *c)
         else if (c->rc_on && w->rcm[t])
             w->gone[t] = 1; /* an intermediate: a later chain rebuilds it */
     }
-    for (int32_t k = 0; k < o->n_use; k++)
-        if (w->obj_of[o->use[k]] >= 0)
-            heap_defer(c, w->obj_of[o->use[k]]); /* its key moved on */
+    for (int32_t k = 0; k < n_use; k++)
+        if (w->obj_of[use[k]] >= 0)
+            heap_defer(c, w->obj_of[use[k]]); /* its key moved on */
     c->demand_node = cn;
     return SA_OK;
 }
@@ -1294,22 +1304,23 @@ static void start_pass(ctx *c)
         w->gone[t] = 0;
         w->hold[t] = 0;
         /* host copies: inputs and persistent tensors not resident are current;
-         * a resident persistent tensor was updated on the device last iteration */
-        dfg_kind k = g->tensors[t].kind;
-        w->host_valid[t] = k == DFG_INPUT || (dfg_kind_persistent(k) && w->s_obj[t] < 0);
+         * a resident persistent tensor was updated on the device last iteration
+         * (tin and tpers: the tensor's kind, flat) */
+        w->host_valid[t] = w->tin[t] | (w->tpers[t] & (w->s_obj[t] < 0));
+    }
+    for (int32_t o = 0; o < a->first_obj[a->n_classes]; o++) {
+        w->occ[o] = -1;
+        w->free_after[o] = -1;
+        w->cur[o] = 0;
+        w->mark[o] = 0;
+        w->yat[o] = -1;
+        w->pe_n[o] = 0;
+        w->nfx[o] = 0;
     }
     w->hoff[0] = 0;
     for (int32_t k = 0; k < a->n_classes; k++) {
-        for (int32_t o = a->first_obj[k]; o < a->first_obj[k + 1]; o++) {
-            w->occ[o] = -1;
-            w->free_after[o] = -1;
-            w->cur[o] = 0;
-            w->mark[o] = 0;
-            w->yat[o] = -1;
-            w->pe_n[o] = 0;
-            w->nfx[o] = 0;
+        for (int32_t o = a->first_obj[k]; o < a->first_obj[k + 1]; o++)
             w->ocls[o] = k;
-        }
         w->hlen[k] = 0;
         w->yhead[k] = w->ytail[k] = 0;
         w->hoff[k + 1] = w->hoff[k] + 2 * a->cnt[k] + 16;
