@@ -400,6 +400,26 @@ static void sift_down(uint64_t *h, int32_t n, int32_t i, uint64_t e)
     h[i] = e;
 }
 
+/* Removes the top of h[0 .. n] (n + 1 entries), leaving n: the hole at the
+ * top follows the larger child down to a leaf (one comparison a level), and
+ * the last entry rises from there.  The entries that stay and the order they
+ * come out in are sift_down's; only equal entries may sit differently. */
+static void pop_top(uint64_t *h, int32_t n)
+{
+    uint64_t e = h[n];
+    int32_t i = 0;
+    for (int32_t l = 1; l < n; l = 2 * i + 1) {
+        int32_t b = l + 1 < n && h[l + 1] > h[l] ? l + 1 : l;
+        h[i] = h[b];
+        i = b;
+    }
+    while (i > 0 && e > h[(i - 1) / 2]) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = e;
+}
+
 /* Keeps only the current entries of class k (once each) and re-heapifies. */
 static void heap_compact(swp_ws *w, int32_t k)
 {
@@ -502,7 +522,7 @@ static uint64_t heap_top(swp_ws *w, int32_t k)
             return e;
         int32_t n = --w->hlen[k];
         if (n > 0)
-            sift_down(h, n, 0, h[n]);
+            pop_top(h, n);
     }
     return 0;
 }
@@ -512,7 +532,7 @@ static sa_status oom(ctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory 
 /* Closes t's current placement at node `end`; its object is free once its
  * last tenant has left (occ[o] < 0), and the next tenants wait for every
  * tenant of the period that ended. */
-static sa_status close_placement(ctx *c, int32_t t, int32_t end)
+static inline __attribute__((always_inline)) sa_status close_placement(ctx *c, int32_t t, int32_t end)
 {
     swp_ws *w = c->w;
     int32_t o = w->obj_of[t];
