@@ -160,6 +160,9 @@ struct swp_ws {
     int32_t *lfwd, *rnx, *rdepth, *opos, *cmark, *wl;
     int32_t *vu_off, *vu_t, *vp, *vt;
     int64_t cap_vu, n_vu;
+    /* whether the last swp_plan's first pass was already steady (see "dry
+     * pass" in swp_plan): then the next one builds its first pass's plan */
+    bool p1_steady;
 };
 
 swp_ws *swp_ws_new(const dfg_graph *g)
@@ -315,6 +318,8 @@ typedef struct ctx {
                            * an op is planned, a key of its own for each recompute */
     int32_t rc_key;       /* the last recompute's key (> n_ops) */
     bool rc_on;           /* some tensor is recomputed (swp_opts.recompute) */
+    bool dry;             /* a dry pass: decisions only, no plan (see swp_plan) */
+    int32_t n_dry;        /* a dry pass's node count: its stand-in node ids */
 } ctx;
 
 static inline int32_t class_of(const ctx *c, int32_t t) { return c->w->tcls[t]; }
@@ -327,6 +332,13 @@ enum { AT_HOME, BORROWED, SPLIT };
 static inline bool node_on_compute(const plan *p, int32_t v)
 {
     return v >= 0 && plan_kind_stream(p->nodes[v].kind) == PLAN_STREAM_COMPUTE;
+}
+
+/* plan_add_node, or in a dry pass a stand-in id (the walk's decisions read
+ * node ids only as "some node" (>= 0), never their values). */
+static inline int32_t add_node(ctx *c, plan_kind kind, int32_t ref, const int32_t *deps, int32_t nd)
+{
+    return c->dry ? c->n_dry++ : plan_add_node(c->p, kind, ref, deps, nd);
 }
 
 /* Next position (possibly in the next iteration) where t is used. */
@@ -536,7 +548,7 @@ static inline __attribute__((always_inline)) sa_status close_placement(ctx *c, i
 {
     swp_ws *w = c->w;
     int32_t o = w->obj_of[t];
-    if (!plan_add_placement(c->p, t, c->a->obj_offset[o] + w->toff[t], w->place_begin[t], end))
+    if (!c->dry && !plan_add_placement(c->p, t, c->a->obj_offset[o] + w->toff[t], w->place_begin[t], end))
         return oom(c);
     if (w->away[t] != SPLIT || (w->occ[o] == t && w->tnext[t] < 0)) { /* the last tenant */
         int32_t n = w->away[t] == SPLIT ? w->pe_n[o] : 0; /* no one left before it otherwise */
@@ -640,7 +652,7 @@ static sa_status evict_tensor(ctx *c, int32_t v)
             deps[nd++] = w->last_use_node[v];
         if (c->o->on_demand && c->demand_node >= 0 && c->demand_node != w->last_use_node[v])
             deps[nd++] = c->demand_node;
-        end = plan_add_node(c->p, PLAN_SWAP_OUT, v, deps, nd);
+        end = add_node(c, PLAN_SWAP_OUT, v, deps, nd);
         if (end < 0)
             return oom(c);
         w->host_valid[v] = 1;
@@ -775,6 +787,8 @@ static void release(ctx *c, int32_t o)
 static void add_obj_deps(ctx *c, int32_t *deps, int32_t *nd, int32_t o, bool compute_too)
 {
     swp_ws *w = c->w;
+    if (c->dry)
+        return; /* no plan: no deps */
     if (compute_too || !node_on_compute(c->p, w->free_after[o]))
         bld_add_dep(deps, nd, w->free_after[o]);
     for (int32_t i = 0; i < w->nfx[o]; i++) {
@@ -791,6 +805,8 @@ static void add_obj_deps(ctx *c, int32_t *deps, int32_t *nd, int32_t o, bool com
 static int32_t add_swap_in(ctx *c, int32_t t, int32_t obj)
 {
     int32_t sd[3 + POOL_SPLIT_MAX], n = 0;
+    if (c->dry)
+        return c->n_dry++;
     add_obj_deps(c, sd, &n, obj, true);
     bld_add_dep(sd, &n, c->w->host_ready[t]);
     bld_add_dep(sd, &n, c->w->prev_end[t]);
@@ -1004,7 +1020,7 @@ static sa_status recompute(ctx *c, int32_t t, int depth)
         add_obj_deps(c, w->deps, &nd, obj, false);
         w->place_begin[u] = -2; /* placed by this node (below) */
     }
-    int32_t rn = plan_add_node(c->p, PLAN_RECOMPUTE, op, w->deps, nd);
+    int32_t rn = add_node(c, PLAN_RECOMPUTE, op, w->deps, nd);
     if (rn < 0)
         return oom(c);
     for (int32_t k = 0; k < o->n_in; k++)
@@ -1119,7 +1135,7 @@ static sa_status plan_op(ctx *c)
             return st;
         add_obj_deps(c, w->deps, &nd, obj, false);
     }
-    int32_t cn = plan_add_node(c->p, PLAN_COMPUTE, op, w->deps, nd);
+    int32_t cn = add_node(c, PLAN_COMPUTE, op, w->deps, nd);
     if (cn < 0)
         return oom(c);
     for (int32_t k = n_in; k < n_use; k++)
@@ -1360,6 +1376,7 @@ static void start_pass(ctx *c)
     }
     c->demand_node = -1;
     c->rc_key = g->n_ops;
+    c->n_dry = 0;
 }
 
 /* Brings the end state to the start state: persistent tensors resident at the
@@ -1397,7 +1414,7 @@ static sa_status finish_pass(ctx *c)
 sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
                    const swp_opts *o, swp_ws *w, plan *out, sa_err *err)
 {
-    ctx c = {g, dev, schedule, a, o, w, out, err, 0, -1, 0, g->n_ops, false};
+    ctx c = {g, dev, schedule, a, o, w, out, err, 0, -1, 0, g->n_ops, false, false, 0};
     sa_status st;
     if (a->pool_bytes > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE, "the pool (%lld bytes) does not fit the device memory (%lld bytes)",
@@ -1416,7 +1433,14 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
     for (int32_t t = 0; t < g->n_tensors; t++)
         w->s_obj[t] = -1;
     int passes = o->max_passes > 0 ? o->max_passes : 1;
+    /* A dry pass: the first of several passes is walked for its end state
+     * only, without building its plan (nodes, deps, placements), since the
+     * next pass usually starts from a different state.  The walk's decisions
+     * do not depend on the plan, so when it turns out steady after all, the
+     * same walk again builds the plan a full pass would have.  A workspace
+     * whose last first pass was steady walks its next one in full. */
     for (int pass = 1;; pass++) {
+        c.dry = pass == 1 && passes > 1 && !w->p1_steady;
         start_pass(&c);
         for (c.pos = 0; c.pos < g->n_ops; c.pos++)
             if ((st = plan_op(&c)))
@@ -1427,6 +1451,15 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
             /* a tensor sharing an object from the side is not carried over */
             w->e_obj[t] = w->toff[t] == 0 ? w->obj_of[t] : -1;
             steady &= w->e_obj[t] == w->s_obj[t];
+        }
+        if (pass == 1)
+            w->p1_steady = steady;
+        if (steady && c.dry) {
+            c.dry = false;
+            start_pass(&c);
+            for (c.pos = 0; c.pos < g->n_ops; c.pos++)
+                if ((st = plan_op(&c)))
+                    return st;
         }
         if (steady || pass >= passes)
             break;
