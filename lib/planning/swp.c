@@ -77,11 +77,21 @@ int32_t swp_recompute_intermediates(const dfg_graph *g, const int32_t *pos, uint
 {
     int32_t n = 0;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        int32_t lf, nx, p = g->tensors[t].producer;
-        if (out[t] || g->tensors[t].kind != DFG_ACTIVATION || p < 0 || g->ops[p].phase != DFG_FORWARD)
+        const dfg_tensor *x = &g->tensors[t];
+        int32_t p = x->producer;
+        if (out[t] || x->kind != DFG_ACTIVATION || p < 0 || g->ops[p].phase != DFG_FORWARD)
             continue;
-        dec_gap(g, pos, t, &lf, &nx);
-        if (lf >= 0 && nx < 0) {
+        /* dec_gap's last forward use lf (>= the producer's position) and
+         * whether some use follows it, in one walk over the readers */
+        int32_t lf = pos[p], last = -1;
+        for (int32_t k = 0; k < x->n_readers; k++) {
+            int32_t op = g->readers[x->reader_off + k], q = pos[op];
+            if (g->ops[op].phase == DFG_FORWARD && q > lf)
+                lf = q;
+            if (q > last)
+                last = q;
+        }
+        if (last <= lf) {
             out[t] = 1;
             n++;
         }
@@ -464,7 +474,7 @@ static void push_entry(swp_ws *w, int32_t k, uint64_t e)
 }
 
 /* Object o (re)enters its class heap with its tensor's current key. */
-static void heap_push(ctx *c, int32_t o)
+static inline __attribute__((always_inline)) void heap_push(ctx *c, int32_t o)
 {
     swp_ws *w = c->w;
     uint64_t e = obj_entry(c, o);
@@ -1355,8 +1365,6 @@ static void start_pass(ctx *c)
     }
     w->hoff[0] = 0;
     for (int32_t k = 0; k < a->n_classes; k++) {
-        for (int32_t o = a->first_obj[k]; o < a->first_obj[k + 1]; o++)
-            w->ocls[o] = k;
         w->hlen[k] = 0;
         w->yhead[k] = w->ytail[k] = 0;
         w->hoff[k + 1] = w->hoff[k] + 2 * a->cnt[k] + 16;
@@ -1424,8 +1432,11 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
     out->device = *dev;
     for (int32_t t = 0; t < g->n_tensors; t++)
         w->tcls[t] = a->cls[g->tensors[t].size_idx];
-    for (int32_t k = 0; k < a->n_classes; k++)
+    for (int32_t k = 0; k < a->n_classes; k++) {
         w->thr[k] = o->threshold_scale * sim_transfer_alone_us(dev, a->obj_bytes[k], PLAN_STREAM_D2H);
+        for (int32_t ob = a->first_obj[k]; ob < a->first_obj[k + 1]; ob++)
+            w->ocls[ob] = k;
+    }
     for (int32_t i = 0; i < g->n_ops; i++)
         w->tight[i] = !fits_whole(&c, i);
     if (!prep_recompute(&c) || !index_schedule(&c))
