@@ -103,6 +103,182 @@ START_TEST(test_figure3_w1_makes_room_for_w3_and_w2_for_a3)
 }
 END_TEST
 
+/* Sharing before borrowing: op1 reads a (1 MiB) and writes b and its
+ * workspace w (1 MiB each), all of class 0, whose two objects are 2 MiB
+ * (c, 2 MiB, sets their size).  With a and b in them, w used to borrow the
+ * class-1 object and evict P (4 MiB), which op2 reads again: P came back
+ * over the link and op2 waited.  Now w takes the spare end of a's object
+ * (an object op1 already holds), and P stays. */
+START_TEST(test_share_spare_end_before_borrowing)
+{
+    dfg_graph *g = dfg_new("share");
+    int32_t P = dfg_add_tensor(g, "P", DFG_PARAM, 4 * MB), a = dfg_add_tensor(g, "a", DFG_ACTIVATION, MB);
+    int32_t b = dfg_add_tensor(g, "b", DFG_ACTIVATION, MB), w = dfg_add_tensor(g, "w", DFG_WORKSPACE, MB);
+    int32_t c = dfg_add_tensor(g, "c", DFG_ACTIVATION, 2 * MB);
+    int32_t i0[] = {P}, o0[] = {a}, i1[] = {a}, o1[] = {b, w}, i2[] = {b, P}, o2[] = {c};
+    dfg_add_op(g, "op0", "matmul", DFG_FORWARD, i0, 1, o0, 1);
+    dfg_add_op(g, "op1", "matmul", DFG_FORWARD, i1, 1, o1, 2);
+    dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i2, 2, o2, 1);
+    for (int i = 0; i < 3; i++)
+        g->ops[i].time_us = 1.0;
+    sa_err err = {0};
+    ck_assert_int_eq(dfg_finalize(g, "share", &err), SA_OK);
+    ck_assert_int_eq(g->n_sizes, 3); /* 1, 2 and 4 MiB */
+    dfg_device d = tu_unit_dev(8);
+    pool_alloc pa;
+    ck_assert(pool_alloc_init(&pa, g->n_sizes));
+    pa.cls[0] = pa.cls[1] = 0; /* 1 and 2 MiB: class 0, two objects of 2 MiB */
+    pa.cls[2] = 1;
+    pa.cnt[0] = 2;
+    pa.cnt[1] = 1;
+    pool_repair_cls(&pa);
+    ck_assert(pool_layout(&pa, g));
+    ck_assert_int_eq(pa.pool_bytes, 8 * MB);
+    swp_opts o;
+    swp_opts_default(&o);
+    o.max_passes = 1;
+    swp_ws *ws = swp_ws_new(g);
+    plan *p = plan_new(g, &d);
+    ck_assert_int_eq(swp_plan(g, &d, g->topo, &pa, &o, ws, p, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    int32_t c1 = find_node(p, PLAN_COMPUTE, 1);
+    int64_t wo = offset_of(p, w, c1), ao = offset_of(p, a, -2);
+    ck_assert_int_eq(wo, ao + MB); /* beside a in a's object */
+    ck_assert_int_eq(find_node(p, PLAN_SWAP_IN, P), 0); /* P comes in once, for op0 */
+    int32_t n_in = 0;
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        n_in += p->nodes[v].kind == PLAN_SWAP_IN;
+    ck_assert_int_eq(n_in, 1);
+    ck_assert_int_eq(p->predicted.h2d_bytes, 4 * MB);
+    /* P over the link [0,4], then op0, op1, op2 back to back */
+    ck_assert_double_eq_tol(p->predicted.iteration_us, 7.0, 1e-9);
+    plan_free(p);
+    swp_ws_free(ws);
+    pool_alloc_free(&pa);
+    dfg_free(g);
+}
+END_TEST
+
+/* A tensor joining a shared object waits only for the tenants that left it
+ * this period where they overlap.  Class 0 has two objects of 3 MiB (big
+ * sets the size), class 1 two of 4 MiB (huge; op2 could borrow one).  op0 reads D (0.5 MiB) and
+ * writes x and y, which share an object (D has the other); op1 reads x for
+ * the last time and writes w into D's; op2 reads y, w and the parameter Q,
+ * which joins y's object at its spare end (2 MiB), clear of x's bytes: its
+ * swap-in need not wait for op1, x's last reader, and runs while op0
+ * computes. */
+START_TEST(test_share_waits_for_overlapping_tenants_only)
+{
+    dfg_graph *g = dfg_new("share2");
+    int32_t D = dfg_add_tensor(g, "D", DFG_INPUT, MB / 2), Q = dfg_add_tensor(g, "Q", DFG_PARAM, MB);
+    int32_t x = dfg_add_tensor(g, "x", DFG_ACTIVATION, MB), y = dfg_add_tensor(g, "y", DFG_ACTIVATION, MB);
+    int32_t w = dfg_add_tensor(g, "w", DFG_ACTIVATION, MB), r = dfg_add_tensor(g, "r", DFG_ACTIVATION, MB);
+    int32_t big = dfg_add_tensor(g, "big", DFG_ACTIVATION, 3 * MB);
+    int32_t huge = dfg_add_tensor(g, "huge", DFG_ACTIVATION, 4 * MB);
+    int32_t i0[] = {D}, o0[] = {x, y}, i1[] = {x}, o1[] = {w}, i2[] = {y, w, Q}, o2[] = {r}, i3[] = {r}, o3[] = {big};
+    int32_t i4[] = {big}, o4[] = {huge};
+    dfg_add_op(g, "op0", "matmul", DFG_FORWARD, i0, 1, o0, 2);
+    dfg_add_op(g, "op1", "matmul", DFG_FORWARD, i1, 1, o1, 1);
+    dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i2, 3, o2, 1);
+    dfg_add_op(g, "op3", "matmul", DFG_FORWARD, i3, 1, o3, 1);
+    dfg_add_op(g, "op4", "matmul", DFG_FORWARD, i4, 1, o4, 1);
+    for (int i = 0; i < 5; i++)
+        g->ops[i].time_us = 1.0;
+    sa_err err = {0};
+    ck_assert_int_eq(dfg_finalize(g, "share2", &err), SA_OK);
+    ck_assert_int_eq(g->n_sizes, 4); /* 0.5, 1, 3 and 4 MiB */
+    dfg_device d = tu_unit_dev(14);
+    pool_alloc pa;
+    ck_assert(pool_alloc_init(&pa, g->n_sizes));
+    pa.cls[0] = pa.cls[1] = pa.cls[2] = 0;
+    pa.cls[3] = 1;
+    pa.cnt[0] = 2;
+    pa.cnt[1] = 2;
+    pool_repair_cls(&pa);
+    ck_assert(pool_layout(&pa, g));
+    ck_assert_int_eq(pa.pool_bytes, 14 * MB);
+    swp_opts o;
+    swp_opts_default(&o);
+    o.max_passes = 1;
+    swp_ws *ws = swp_ws_new(g);
+    plan *p = plan_new(g, &d);
+    ck_assert_int_eq(swp_plan(g, &d, g->topo, &pa, &o, ws, p, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    int32_t c1 = find_node(p, PLAN_COMPUTE, 1), sq = find_node(p, PLAN_SWAP_IN, Q);
+    ck_assert_int_ge(sq, 0);
+    int64_t xo = offset_of(p, x, -2);
+    ck_assert_int_eq(offset_of(p, y, -2), xo + MB);
+    ck_assert_int_eq(offset_of(p, Q, sq), xo + 2 * MB); /* beside y, where x never was */
+    for (int32_t k = 0; k < p->nodes[sq].n_deps; k++)
+        ck_assert_int_ne(p->deps[p->nodes[sq].dep_off + k], c1);
+    (void)D, (void)w, (void)r, (void)big, (void)huge;
+    /* h2d: D [0, 0.5], Q [0.5, 1.5]; op0 .. op4 back to back from 0.5 */
+    ck_assert_double_eq_tol(p->predicted.iteration_us, 5.5, 1e-9);
+    plan_free(p);
+    swp_ws_free(ws);
+    pool_alloc_free(&pa);
+    dfg_free(g);
+}
+END_TEST
+
+/* The splitting path keeps a shared resident where it is when the op's
+ * tensors still all find room.  As test_share_waits_for_overlapping_tenants_only
+ * with one 4 MiB object: op2 (y, w, Q -> r) cannot take whole objects now
+ * (y shares an object), so it splits; y, shared beside x's old bytes, used
+ * to leave over the link and come back, and now stays, Q and r joining the
+ * spare ends. */
+START_TEST(test_split_keeps_shared_resident)
+{
+    dfg_graph *g = dfg_new("share3");
+    int32_t D = dfg_add_tensor(g, "D", DFG_INPUT, MB / 2), Q = dfg_add_tensor(g, "Q", DFG_PARAM, MB);
+    int32_t x = dfg_add_tensor(g, "x", DFG_ACTIVATION, MB), y = dfg_add_tensor(g, "y", DFG_ACTIVATION, MB);
+    int32_t w = dfg_add_tensor(g, "w", DFG_ACTIVATION, MB), r = dfg_add_tensor(g, "r", DFG_ACTIVATION, MB);
+    int32_t big = dfg_add_tensor(g, "big", DFG_ACTIVATION, 3 * MB);
+    int32_t huge = dfg_add_tensor(g, "huge", DFG_ACTIVATION, 4 * MB);
+    int32_t i0[] = {D}, o0[] = {x, y}, i1[] = {x}, o1[] = {w}, i2[] = {y, w, Q}, o2[] = {r}, i3[] = {r}, o3[] = {big};
+    int32_t i4[] = {big}, o4[] = {huge};
+    dfg_add_op(g, "op0", "matmul", DFG_FORWARD, i0, 1, o0, 2);
+    dfg_add_op(g, "op1", "matmul", DFG_FORWARD, i1, 1, o1, 1);
+    dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i2, 3, o2, 1);
+    dfg_add_op(g, "op3", "matmul", DFG_FORWARD, i3, 1, o3, 1);
+    dfg_add_op(g, "op4", "matmul", DFG_FORWARD, i4, 1, o4, 1);
+    for (int i = 0; i < 5; i++)
+        g->ops[i].time_us = 1.0;
+    sa_err err = {0};
+    ck_assert_int_eq(dfg_finalize(g, "share3", &err), SA_OK);
+    dfg_device d = tu_unit_dev(10);
+    pool_alloc pa;
+    ck_assert(pool_alloc_init(&pa, g->n_sizes));
+    pa.cls[0] = pa.cls[1] = pa.cls[2] = 0;
+    pa.cls[3] = 1;
+    pa.cnt[0] = 2;
+    pa.cnt[1] = 1;
+    pool_repair_cls(&pa);
+    ck_assert(pool_layout(&pa, g));
+    ck_assert_int_eq(pa.pool_bytes, 10 * MB);
+    swp_opts o;
+    swp_opts_default(&o);
+    o.max_passes = 1;
+    swp_ws *ws = swp_ws_new(g);
+    plan *p = plan_new(g, &d);
+    ck_assert_int_eq(swp_plan(g, &d, g->topo, &pa, &o, ws, p, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(find_node(p, PLAN_SWAP_OUT, y), -1);
+    ck_assert_int_eq(find_node(p, PLAN_SWAP_IN, y), -1);
+    int32_t sq = find_node(p, PLAN_SWAP_IN, Q);
+    ck_assert_int_ge(sq, 0);
+    ck_assert_int_eq(offset_of(p, Q, sq), offset_of(p, y, -2) + MB); /* beside y */
+    (void)D, (void)x, (void)w, (void)r, (void)big, (void)huge;
+    plan_free(p);
+    swp_ws_free(ws);
+    pool_alloc_free(&pa);
+    dfg_free(g);
+}
+END_TEST
+
 START_TEST(test_figure3_steady_state)
 {
     /* With 4 units a resident W3 would be evicted before op3 reads it, so the
@@ -1128,6 +1304,9 @@ Suite *suite_swp(void)
     TCase *tc = tcase_create("planner");
     tcase_add_test(tc, test_figure3_w1_makes_room_for_w3_and_w2_for_a3);
     tcase_add_test(tc, test_figure3_steady_state);
+    tcase_add_test(tc, test_share_spare_end_before_borrowing);
+    tcase_add_test(tc, test_share_waits_for_overlapping_tenants_only);
+    tcase_add_test(tc, test_split_keeps_shared_resident);
     tcase_add_test(tc, test_op_larger_than_memory_is_refused);
     tcase_add_test(tc, test_policies_on_tiny_under_pressure);
     tcase_add_test(tc, test_figure1_right_first_fine);

@@ -15,12 +15,29 @@
  * persistent tensors resident at the start equal that at the end; whatever
  * still differs after the last pass is fixed by transfers at the iteration's end.
  *
- * A tensor whose class has no free or evictable object borrows one of a larger
- * class.  When an op's tensors outnumber even those (a pool below every
+ * A tensor whose class has no free or evictable object (every one holds a
+ * tensor of the running op) first takes the spare end of an object the op
+ * holds, above its tenants, where it fits (the tightest such object), and
+ * only else borrows an object of a larger class: a small tensor does not
+ * empty a large object whose tenant is needed again (vgg-16 at 0.5x: the
+ * search's pools hold three 822 MB objects and little else, so every map
+ * above about 60 MB takes one, and a 25 MB gradient used to push the
+ * updated 411 MB fc6.w out of its own).  A tensor joining an object waits
+ * for the tenants that left it since it was last empty only where their
+ * bytes overlap its own; the object is evicted as a whole, as a split one
+ * (Check tests test_share_spare_end_before_borrowing and
+ * test_share_waits_for_overlapping_tenants_only).
+ * When an op's tensors outnumber even those (a pool below every
  * fixed-object floor, see pool_fits_split), the planner splits objects: the
  * op's tensors are placed largest first, a smaller one at the spare end of an
- * object the op already holds.  A split object is evicted as a whole, and its
- * next tenants wait for every tensor that left it.
+ * object the op already holds.  So is an op that could take whole objects
+ * but for a resident tensor away from home (shared or borrowed).  Such
+ * residents stay where they are when a dry run of that walk, their objects
+ * held, still places every tensor of the op; else they leave and come back
+ * (vgg-16's pool2/bwd: pool2 and grad/pool2, shared beside grad/conv3_1, used
+ * to cross the link twice more; Check test test_split_keeps_shared_resident).
+ * A split object is evicted as a whole, and its next tenants wait for every
+ * tensor that left it.
  *
  * Recomputation (swp_opts.recompute).  A flagged activation is dropped
  * (clean: no swap-out) right after its last forward-phase use and, at its

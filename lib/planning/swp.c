@@ -133,8 +133,8 @@ struct swp_ws {
      * tensor used by many ops in a row enters the heap once, not per use. */
     uint64_t *yq;
     int32_t *yhead, *ytail, *yat;
-    /* Splitting (the last resort, see place_split): an object may hold
-     * several tensors, a list from occ[o] through tnext, each at toff bytes
+    /* Splitting (the last resort, see place_split; and share): an object
+     * may hold several tensors, a list from occ[o] through tnext, each at toff bytes
      * into it.  Its "period" runs from the first tenant's arrival to the last
      * one's departure; pe[o * POOL_SPLIT_MAX ..] keeps the ends of tenants
      * that left during it (pe_n), and once it empties the next tenants wait
@@ -143,6 +143,7 @@ struct swp_ws {
     unsigned char *away;        /* per tensor: AT_HOME, BORROWED or SPLIT (below) */
     int64_t *toff;              /* tnext and toff are -1 and 0 unless away is SPLIT */
     int32_t *pe, *pe_n, *fx, *nfx;
+    int64_t *pe_lo, *pe_hi;     /* the bytes [lo, hi) of the object each pe entry's tenant held */
     unsigned char *tight;       /* per op: its tensors outnumber the objects that could hold them */
     int32_t *top_size;          /* per op: the largest size index among its tensors */
     /* per tensor, flat copies of what the hot loops read from dfg_tensor:
@@ -204,7 +205,7 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->wasted = calloc(nt, 1);
     w->s_obj = calloc(nt, sizeof(int32_t));
     w->e_obj = calloc(nt, sizeof(int32_t));
-    w->cap_deps = (POOL_SPLIT_MAX + 3) * maxuse + 8;
+    w->cap_deps = (2 * POOL_SPLIT_MAX + 3) * maxuse + 8;
     w->deps = calloc((size_t)w->cap_deps, sizeof(int32_t));
     w->fq_head = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
     w->fq_len = calloc((size_t)g->n_sizes + 1, sizeof(int32_t));
@@ -272,7 +273,7 @@ void swp_ws_free(swp_ws *w)
     free(w->occ); free(w->free_after); free(w->fq); free(w->fq_head); free(w->fq_len); free(w->deps);
     free(w->heap); free(w->cur); free(w->hoff); free(w->hlen); free(w->scratch); free(w->ocls); free(w->mark);
     free(w->yq); free(w->yhead); free(w->ytail); free(w->yat);
-    free(w->tnext); free(w->fresh); free(w->away); free(w->toff); free(w->pe); free(w->pe_n); free(w->fx); free(w->nfx);
+    free(w->tnext); free(w->fresh); free(w->away); free(w->toff); free(w->pe); free(w->pe_lo); free(w->pe_hi); free(w->pe_n); free(w->fx); free(w->nfx);
     free(w->tight); free(w->top_size); free(w->tcls); free(w->tpers); free(w->tin); free(w->ord); free(w->sobj); free(w->sten); free(w->kused); free(w->thr); free(w->scap); free(w->stop);
     free(w->rcm); free(w->gone); free(w->hold); free(w->lfwd); free(w->rnx); free(w->rdepth); free(w->cmark); free(w->wl);
     free(w->opos); free(w->vu_off); free(w->vu_t); free(w->vp); free(w->vt);
@@ -306,6 +307,7 @@ static bool reserve_objects(swp_ws *w, const pool_alloc *a)
         !grow(&w->ocls, nc, sizeof *w->ocls) || !grow(&w->mark, nc, sizeof *w->mark) ||
         !grow(&w->yat, nc, sizeof *w->yat) || !grow(&w->pe_n, nc, sizeof *w->pe_n) ||
         !grow(&w->nfx, nc, sizeof *w->nfx) || !grow(&w->pe, nc * POOL_SPLIT_MAX, sizeof *w->pe) ||
+        !grow(&w->pe_lo, nc * POOL_SPLIT_MAX, sizeof *w->pe_lo) || !grow(&w->pe_hi, nc * POOL_SPLIT_MAX, sizeof *w->pe_hi) ||
         !grow(&w->fx, nc * POOL_SPLIT_MAX, sizeof *w->fx))
         return false;
     w->cap_obj = (int32_t)nc;
@@ -578,7 +580,10 @@ static inline __attribute__((always_inline)) sa_status close_placement(ctx *c, i
         *pp = w->tnext[t];
         if (w->pe_n[o] == POOL_SPLIT_MAX)
             return sa_fail(c->err, SA_EINTERNAL, "planner: object %d had more than %d tensors", o, POOL_SPLIT_MAX);
-        w->pe[(size_t)o * POOL_SPLIT_MAX + w->pe_n[o]++] = end;
+        size_t j = (size_t)o * POOL_SPLIT_MAX + w->pe_n[o]++;
+        w->pe[j] = end;
+        w->pe_lo[j] = w->toff[t];
+        w->pe_hi[j] = w->toff[t] + c->g->tensors[t].bytes;
         heap_defer(c, o); /* its key may have changed */
     }
     if (w->away[t] == SPLIT) {
@@ -723,6 +728,63 @@ static int32_t pick_victim(ctx *c, int32_t k)
     return best >= 0 ? best : best_young(c, k);
 }
 
+/* Where tensor t would start at the spare end of object o (above every
+ * current tenant), or -1 when it does not fit or o has had POOL_SPLIT_MAX
+ * tenants this period. */
+static int64_t spare_end(const ctx *c, int32_t o, int32_t t)
+{
+    const swp_ws *w = c->w;
+    const dfg_graph *g = c->g;
+    int64_t top = 0;
+    int32_t n = w->pe_n[o];
+    for (int32_t u = w->occ[o]; u >= 0; u = w->tnext[u], n++)
+        if (w->toff[u] + g->tensors[u].bytes > top)
+            top = w->toff[u] + g->tensors[u].bytes;
+    top = pool_align(top);
+    return n < POOL_SPLIT_MAX && top + g->tensors[t].bytes <= c->a->obj_bytes[w->ocls[o]] ? top : -1;
+}
+
+/* t joins object o at offset off, beside its tenants (all SPLIT from now);
+ * its node waits for the tenants that left o this period where their bytes
+ * overlap t's (add_obj_deps). */
+static void join(ctx *c, int32_t t, int32_t o, int64_t off)
+{
+    swp_ws *w = c->w;
+    int32_t h = w->occ[o];
+    w->toff[t] = off;
+    w->tnext[t] = w->tnext[h];
+    w->tnext[h] = t;
+    w->away[t] = w->away[h] = SPLIT;
+    w->obj_of[t] = o;
+}
+
+/* Places t at the spare end of an object a tensor of op already holds, the
+ * one it fits tightest (as pool_split_fit).  false when none has room. */
+static bool share(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
+{
+    swp_ws *w = c->w;
+    int64_t best_left = 0, best_off = 0;
+    int32_t best = -1;
+    w->stamp++;
+    for (int32_t k = 0; k < op->n_use; k++) {
+        int32_t ob = w->obj_of[op->use[k]];
+        if (ob < 0 || w->mark[ob] == w->stamp)
+            continue;
+        w->mark[ob] = w->stamp;
+        int64_t off = spare_end(c, ob, t), left = c->a->obj_bytes[w->ocls[ob]] - off;
+        if (off >= 0 && (best < 0 || left < best_left)) {
+            best = ob;
+            best_left = left;
+            best_off = off;
+        }
+    }
+    if (best < 0)
+        return false;
+    join(c, t, best, best_off);
+    *obj = best;
+    return true;
+}
+
 /* A free object (oldest freed first) or an evicted one, from the smallest
  * class in [k0, k1) that has one; -1 when every object there holds a tensor
  * of the running op. */
@@ -767,14 +829,20 @@ static inline void settle(ctx *c, int32_t t, int32_t o)
 }
 
 /* Finds an object for t: in its own class a free one or an evicted one; when
- * every object of the class holds a tensor of the running op, the same in
- * the next larger class, and so on.  Borrowing only then keeps plans that fit
- * without it unchanged, and makes the per-op floors of pool_need_shared
- * (suffix sums) enough. */
-static sa_status acquire(ctx *c, int32_t t, int32_t *obj)
+ * every object of the class holds a tensor of the running op op, the spare
+ * end of an object op holds (share), else the same in the next larger class,
+ * and so on.  Borrowing only then makes the per-op floors of pool_need_shared
+ * (suffix sums) enough; sharing first keeps a larger object (vgg-16's 822 MB
+ * ones) for what needs it instead of evicting its tenant for a small one. */
+static sa_status acquire(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
 {
-    sa_status st = take_whole(c, class_of(c, t), c->a->n_classes, obj);
+    int32_t k = class_of(c, t);
+    sa_status st = take_whole(c, k, k + 1, obj);
     if (st)
+        return st;
+    if (*obj < 0 && share(c, op, t, obj))
+        return SA_OK;
+    if (*obj < 0 && (st = take_whole(c, k + 1, c->a->n_classes, obj)))
         return st;
     if (*obj < 0)
         return no_room(c, t);
@@ -791,20 +859,27 @@ static void release(ctx *c, int32_t o)
     w->fq_len[k]++;
 }
 
-/* Every node a new tenant of object o waits for (the ends of the tenants of
- * its last period), unless on the compute stream (in order anyway) when
- * compute_too is false. */
-static void add_obj_deps(ctx *c, int32_t *deps, int32_t *nd, int32_t o, bool compute_too)
+/* Every node t, a new tenant of object o, waits for (the ends of the tenants
+ * of its last period; joining o during a period, those of the tenants that
+ * left it this period where they overlap t), unless on the compute stream
+ * (in order anyway) when compute_too is false. */
+static void add_obj_deps(ctx *c, int32_t *deps, int32_t *nd, int32_t o, int32_t t, bool compute_too)
 {
     swp_ws *w = c->w;
     if (c->dry)
         return; /* no plan: no deps */
+    int64_t lo = w->toff[t], hi = lo + c->g->tensors[t].bytes;
     if (compute_too || !node_on_compute(c->p, w->free_after[o]))
         bld_add_dep(deps, nd, w->free_after[o]);
     for (int32_t i = 0; i < w->nfx[o]; i++) {
         int32_t v = w->fx[(size_t)o * POOL_SPLIT_MAX + i];
         if (compute_too || !node_on_compute(c->p, v))
             bld_add_dep(deps, nd, v);
+    }
+    for (int32_t i = 0; i < w->pe_n[o]; i++) {
+        size_t j = (size_t)o * POOL_SPLIT_MAX + i;
+        if (w->pe_lo[j] < hi && lo < w->pe_hi[j] && (compute_too || !node_on_compute(c->p, w->pe[j])))
+            bld_add_dep(deps, nd, w->pe[j]);
     }
 }
 
@@ -814,10 +889,10 @@ static void add_obj_deps(ctx *c, int32_t *deps, int32_t *nd, int32_t o, bool com
  * twice, as it would be if its swap-in overtook that reader.  -1 on OOM. */
 static int32_t add_swap_in(ctx *c, int32_t t, int32_t obj)
 {
-    int32_t sd[3 + POOL_SPLIT_MAX], n = 0;
+    int32_t sd[3 + 2 * POOL_SPLIT_MAX], n = 0;
     if (c->dry)
         return c->n_dry++;
-    add_obj_deps(c, sd, &n, obj, true);
+    add_obj_deps(c, sd, &n, obj, t, true);
     bld_add_dep(sd, &n, c->w->host_ready[t]);
     bld_add_dep(sd, &n, c->w->prev_end[t]);
     return plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n);
@@ -892,14 +967,102 @@ static bool fits_whole_now(ctx *c, const dfg_op *o)
     return ok;
 }
 
+/* Whether the op's resident tensor t stays where it is in place_split: at
+ * home in a class with an object for each of the op's tensors of it, or,
+ * with away_too, anywhere. */
+static bool split_keeps(ctx *c, const dfg_op *o, int32_t t, bool away_too)
+{
+    int32_t cl = class_of(c, t), same = 0;
+    if (c->w->away[t] != AT_HOME)
+        return away_too;
+    for (int32_t j = 0; j < o->n_use; j++)
+        same += class_of(c, o->use[j]) == cl;
+    return same <= c->a->cnt[cl];
+}
+
+/* Adds the object of the op's resident tensor t to place_split's objects
+ * (once): its bytes, the end of its last tenant, its tenants this period. */
+static void split_obj(ctx *c, int32_t t, int32_t *n_obj)
+{
+    swp_ws *w = c->w;
+    int32_t ob = w->obj_of[t], n = w->pe_n[ob];
+    for (int32_t i = 0; i < *n_obj; i++)
+        if (w->sobj[i] == ob)
+            return;
+    int64_t top = 0;
+    for (int32_t u = w->occ[ob]; u >= 0; u = w->tnext[u], n++)
+        if (w->toff[u] + c->g->tensors[u].bytes > top)
+            top = w->toff[u] + c->g->tensors[u].bytes;
+    w->sobj[*n_obj] = ob;
+    w->scap[*n_obj] = c->a->obj_bytes[w->ocls[ob]];
+    w->stop[*n_obj] = top;
+    w->sten[(*n_obj)++] = n;
+}
+
+/* Whether place_split places every tensor of the op when its residents
+ * away from home stay too (each kept object pinned, the others of their
+ * classes free or evictable): the same walk on counts, no side effect. */
+static bool split_fits_keeping(ctx *c, const dfg_op *o)
+{
+    swp_ws *w = c->w;
+    const pool_alloc *a = c->a;
+    const dfg_graph *g = c->g;
+    int32_t n_obj = 0, n = 0, *avail = w->kused;
+    bool ok = true;
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k];
+        if (w->obj_of[t] >= 0 && split_keeps(c, o, t, true))
+            split_obj(c, t, &n_obj);
+    }
+    for (int32_t i = 0; i < n_obj; i++)
+        avail[w->ocls[w->sobj[i]]]++; /* taken: counted up, compared with cnt below */
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t t = o->use[k], j = n;
+        if (w->obj_of[t] >= 0)
+            continue;
+        for (; j > 0 && g->tensors[w->ord[j - 1]].bytes < g->tensors[t].bytes; j--)
+            w->ord[j] = w->ord[j - 1];
+        w->ord[j] = t;
+        n++;
+    }
+    for (int32_t i = 0; i < n && ok; i++) {
+        int32_t t = w->ord[i], cl = class_of(c, t), s;
+        int64_t bytes = g->tensors[t].bytes;
+        if (avail[cl] < a->cnt[cl]) {
+            avail[cl]++;
+        } else if ((s = pool_split_fit(w->scap, w->stop, w->sten, n_obj, bytes)) >= 0) {
+            w->stop[s] = pool_align(w->stop[s]) + bytes;
+            w->sten[s]++;
+            continue;
+        } else {
+            while (cl < a->n_classes && avail[cl] == a->cnt[cl])
+                cl++;
+            if (cl == a->n_classes) {
+                ok = false;
+                break;
+            }
+            avail[cl]++;
+        }
+        w->sobj[n_obj] = -1;
+        w->scap[n_obj] = a->obj_bytes[cl];
+        w->stop[n_obj] = bytes;
+        w->sten[n_obj++] = 1;
+    }
+    memset(avail, 0, (size_t)a->n_classes * sizeof *avail);
+    return ok;
+}
+
 /* The last resort, for an op whose tensors cannot all take whole objects:
  * they are placed as pool_fits_split counts them, largest first, each in an
  * object of its own class, else in the spare end of an object the op holds,
  * else in a whole object of a larger class.  Resident tensors stay only
  * where that order would have put them (AT_HOME, in a class with an
- * object for each of the op's tensors of it); the others leave and come back.
- * A pool that passes pool_fits_split never fails here.  Sets fresh[t] for the
- * tensors placed, whose swap-ins plan_op adds. */
+ * object for each of the op's tensors of it), and those away from home
+ * (shared, borrowed) too when split_fits_keeping says the walk still places
+ * every tensor around them; the others leave and come back.  A pool that
+ * passes pool_fits_split never fails here (keeping is only tried, the dry
+ * run exact).  Sets fresh[t] for the tensors placed, whose swap-ins plan_op
+ * adds. */
 static sa_status place_split(ctx *c, const dfg_op *o)
 {
     swp_ws *w = c->w;
@@ -907,17 +1070,18 @@ static sa_status place_split(ctx *c, const dfg_op *o)
     const dfg_graph *g = c->g;
     int32_t n_obj = 0, n = 0;
     sa_status st;
+    bool away = false;
+    for (int32_t k = 0; k < o->n_use; k++)
+        away |= w->obj_of[o->use[k]] >= 0 && w->away[o->use[k]] != AT_HOME;
+    /* residents away from home (shared, borrowed) stay where the walk
+     * still places every tensor; else they leave and come back */
+    bool keep = away && split_fits_keeping(c, o);
     for (int32_t k = 0; k < o->n_use; k++) {
-        int32_t t = o->use[k], ob = w->obj_of[t], cl = class_of(c, t), same = 0;
+        int32_t t = o->use[k], ob = w->obj_of[t];
         if (ob < 0)
             continue;
-        for (int32_t j = 0; j < o->n_use; j++)
-            same += class_of(c, o->use[j]) == cl;
-        if (w->away[t] == AT_HOME && same <= a->cnt[cl]) {
-            w->sobj[n_obj] = ob;
-            w->scap[n_obj] = a->obj_bytes[cl];
-            w->stop[n_obj] = g->tensors[t].bytes;
-            w->sten[n_obj++] = 1;
+        if (split_keeps(c, o, t, keep)) {
+            split_obj(c, t, &n_obj);
             continue;
         }
         if ((st = evict_tensor(c, t)))
@@ -1018,16 +1182,16 @@ static sa_status recompute(ctx *c, int32_t t, int depth)
         if (w->gone[u] || !w->host_valid[u])
             return sa_fail(c->err, SA_EINTERNAL, "planner: input %d of the recompute of tensor %d has no valid copy",
                            u, t);
-        if ((st = acquire(c, u, &obj)) || (st = swap_in_for_node(c, u, obj, w->deps, &nd)))
+        if ((st = acquire(c, o, u, &obj)) || (st = swap_in_for_node(c, u, obj, w->deps, &nd)))
             return st;
     }
     for (int32_t k = o->n_in; k < o->n_use; k++) {
         int32_t u = o->use[k], obj = w->obj_of[u];
         if (obj >= 0)
             continue; /* resident: written again with the same contents */
-        if ((st = acquire(c, u, &obj)))
+        if ((st = acquire(c, o, u, &obj)))
             return st;
-        add_obj_deps(c, w->deps, &nd, obj, false);
+        add_obj_deps(c, w->deps, &nd, obj, u, false);
         w->place_begin[u] = -2; /* placed by this node (below) */
     }
     int32_t rn = add_node(c, PLAN_RECOMPUTE, op, w->deps, nd);
@@ -1135,15 +1299,15 @@ static sa_status plan_op(ctx *c)
             continue;
         if (!w->host_valid[t])
             return sa_fail(c->err, SA_EINTERNAL, "planner: tensor %d has no valid copy for op %d", t, op);
-        if ((!split && (st = acquire(c, t, &obj))) || (st = swap_in_for_node(c, t, obj, w->deps, &nd)))
+        if ((!split && (st = acquire(c, o, t, &obj))) || (st = swap_in_for_node(c, t, obj, w->deps, &nd)))
             return st;
     }
     /* new outputs and workspace take an object when the op starts */
     for (int32_t k = n_in; k < n_use; k++) {
         int32_t t = use[k], obj = w->obj_of[t];
-        if (!split && (st = acquire(c, t, &obj)))
+        if (!split && (st = acquire(c, o, t, &obj)))
             return st;
-        add_obj_deps(c, w->deps, &nd, obj, false);
+        add_obj_deps(c, w->deps, &nd, obj, t, false);
     }
     int32_t cn = add_node(c, PLAN_COMPUTE, op, w->deps, nd);
     if (cn < 0)
