@@ -1016,9 +1016,9 @@ static bool split_fits_keeping(ctx *c, const dfg_op *o)
     }
     for (int32_t i = 0; i < n_obj; i++)
         avail[w->ocls[w->sobj[i]]]++; /* taken: counted up, compared with cnt below */
-    for (int32_t k = 0; k < o->n_use; k++) {
+    for (int32_t k = 0; k < o->n_use; k++) { /* the missing ones and those that leave, as place_split */
         int32_t t = o->use[k], j = n;
-        if (w->obj_of[t] >= 0)
+        if (w->obj_of[t] >= 0 && split_keeps(c, o, t, true))
             continue;
         for (; j > 0 && g->tensors[w->ord[j - 1]].bytes < g->tensors[t].bytes; j--)
             w->ord[j] = w->ord[j - 1];
