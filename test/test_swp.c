@@ -1220,6 +1220,84 @@ START_TEST(test_pool_recompute_search_same_plan_any_thread_count)
 }
 END_TEST
 
+/* x (an input) -> op1 -> A1, x -> op2 -> A2, op3(A1, A2) -> A3, op4(x, A3)
+ * -> A4: nothing persistent, so the first pass already ends steady (no
+ * resident at the end); under 3 units x leaves for op3 and comes back. */
+static dfg_graph *no_params(void)
+{
+    dfg_graph *g = dfg_new("no_params");
+    int32_t x = dfg_add_tensor(g, "x", DFG_INPUT, MB), a1 = dfg_add_tensor(g, "A1", DFG_ACTIVATION, MB);
+    int32_t a2 = dfg_add_tensor(g, "A2", DFG_ACTIVATION, MB), a3 = dfg_add_tensor(g, "A3", DFG_ACTIVATION, MB);
+    int32_t a4 = dfg_add_tensor(g, "A4", DFG_ACTIVATION, MB);
+    int32_t i1[] = {x}, o1[] = {a1}, o2[] = {a2}, i3[] = {a1, a2}, o3[] = {a3}, i4[] = {x, a3}, o4[] = {a4};
+    dfg_add_op(g, "op1", "matmul", DFG_FORWARD, i1, 1, o1, 1);
+    dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i1, 1, o2, 1);
+    dfg_add_op(g, "op3", "add", DFG_FORWARD, i3, 2, o3, 1);
+    dfg_add_op(g, "op4", "add", DFG_FORWARD, i4, 2, o4, 1);
+    for (int i = 0; i < 4; i++)
+        g->ops[i].time_us = 1.0;
+    sa_err err;
+    ck_assert_int_eq(dfg_finalize(g, "no_params", &err), SA_OK);
+    return g;
+}
+
+/* The plan of swp_plan with workspace ws (NULL: a fresh one) on `units` MiB,
+ * as JSON (the caller frees it); NULL when the pool does not fit. */
+static char *swp_json(const dfg_graph *g, int64_t units, swp_ws *ws)
+{
+    dfg_device d = tu_unit_dev(units);
+    pool_alloc a;
+    sa_err err = {0};
+    ck_assert(pool_alloc_init(&a, g->n_sizes));
+    char *json = NULL;
+    if (pool_fine_grained(&a, g, g->topo, d.memory_bytes, &err) == SA_OK) {
+        swp_opts o;
+        swp_opts_default(&o);
+        swp_ws *own = ws ? NULL : swp_ws_new(g);
+        plan *p = plan_new(g, &d);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_int_eq(swp_plan(g, &d, g->topo, &a, &o, ws ? ws : own, p, &err), SA_OK);
+        ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
+        ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+        json = plan_json(p);
+        plan_free(p);
+        swp_ws_free(own);
+    }
+    pool_alloc_free(&a);
+    return json;
+}
+
+/* The first of several passes walks dry (no plan) and is walked again in
+ * full when it ends steady; a workspace whose last first pass was steady
+ * walks the next one in full at once.  Either way the plan is the same, byte
+ * for byte: a workspace reused across memory sizes and graphs plans as a
+ * fresh one does. */
+START_TEST(test_dry_first_pass_same_plan)
+{
+    dfg_graph *gs[2] = {no_params(), figure3()};
+    swp_ws *ws[2] = {swp_ws_new(gs[0]), swp_ws_new(gs[1])};
+    const int64_t units[] = {3, 4, 3, 7, 5, 3, 4};
+    int planned = 0;
+    for (int r = 0; r < 2; r++)
+        for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+            for (int k = 0; k < 2; k++) {
+                char *fresh = swp_json(gs[k], units[i], NULL), *reused = swp_json(gs[k], units[i], ws[k]);
+                ck_assert_int_eq(fresh == NULL, reused == NULL);
+                if (fresh) {
+                    ck_assert_str_eq(fresh, reused);
+                    planned++;
+                }
+                free(fresh);
+                free(reused);
+            }
+    ck_assert_int_ge(planned, 20);
+    for (int k = 0; k < 2; k++) {
+        swp_ws_free(ws[k]);
+        dfg_free(gs[k]);
+    }
+}
+END_TEST
+
 Suite *suite_swp(void)
 {
     Suite *s = suite_create("swp");
@@ -1237,6 +1315,7 @@ Suite *suite_swp(void)
     tcase_add_test(tc, test_figure1_left_first_coarse);
     tcase_add_test(tc, test_figure1_pool_and_schedule_each_matter);
     tcase_add_test(tc, test_figure1_steady_state);
+    tcase_add_test(tc, test_dry_first_pass_same_plan);
     suite_add_tcase(s, tc);
     TCase *rc = tcase_create("recompute");
     tcase_set_timeout(rc, 120);

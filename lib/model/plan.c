@@ -67,10 +67,10 @@ void plan_reset(plan *p)
     memset(&p->predicted, 0, sizeof p->predicted);
 }
 
-static bool reserve(void **arr, int32_t *cap, int32_t need, size_t elem)
+/* The growing half of reserve, out of line: the planners add nodes and
+ * placements in their inner loops, where there is almost always room. */
+static __attribute__((noinline)) bool grow_to(void **arr, int32_t *cap, int32_t need, size_t elem)
 {
-    if (need <= *cap)
-        return true;
     int32_t nc = *cap ? *cap : 64;
     while (nc < need)
         nc *= 2;
@@ -80,6 +80,11 @@ static bool reserve(void **arr, int32_t *cap, int32_t need, size_t elem)
     *arr = q;
     *cap = nc;
     return true;
+}
+
+static inline bool reserve(void **arr, int32_t *cap, int32_t need, size_t elem)
+{
+    return need <= *cap || grow_to(arr, cap, need, elem);
 }
 
 int32_t plan_add_node(plan *p, plan_kind kind, int32_t ref, const int32_t *deps, int32_t n_deps)

@@ -241,14 +241,37 @@ static void most_per_op(const pool_alloc *a, const dfg_graph *g, bool own, int32
                 most_one_op_wide(a, g, o, own, need, cnt, cls);
                 continue;
             }
-            /* without the scratch, the pairwise count below */
-        }
-        for (int32_t k = 0; k < o->n_use; k++) {
-            int32_t c = a->cls[g->tensors[o->use[k]].size_idx], n = 0;
-            for (int32_t j = 0; j < o->n_use; j++) {
-                int32_t cj = a->cls[g->tensors[o->use[j]].size_idx];
-                n += own ? cj == c : cj >= c;
+            /* without the scratch, the pairwise count */
+            for (int32_t k = 0; k < o->n_use; k++) {
+                int32_t c = a->cls[g->tensors[o->use[k]].size_idx], n = 0;
+                for (int32_t j = 0; j < o->n_use; j++) {
+                    int32_t cj = a->cls[g->tensors[o->use[j]].size_idx];
+                    n += own ? cj == c : cj >= c;
+                }
+                if (n > need[c])
+                    need[c] = n;
             }
+            continue;
+        }
+        /* the op's distinct classes and how many of its tensors each has;
+         * a class's count is the same for each of its tensors, so one
+         * update per class gives the pairwise count's maximum */
+        int32_t dc[POOL_WIDE_OP], dn[POOL_WIDE_OP], nd = 0;
+        for (int32_t k = 0; k < o->n_use; k++) {
+            int32_t c = a->cls[g->tensors[o->use[k]].size_idx], j = 0;
+            while (j < nd && dc[j] != c)
+                j++;
+            if (j == nd) {
+                dc[nd] = c;
+                dn[nd++] = 0;
+            }
+            dn[j]++;
+        }
+        for (int32_t d = 0; d < nd; d++) {
+            int32_t c = dc[d], n = dn[d];
+            if (!own)
+                for (int32_t j = 0; j < nd; j++)
+                    n += dc[j] > c ? dn[j] : 0;
             if (n > need[c])
                 need[c] = n;
         }

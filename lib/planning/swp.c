@@ -29,12 +29,12 @@ static bool rule_ok(const dfg_graph *g, const int32_t *pos, double us_per_mb, in
 {
     const dfg_tensor *x = &g->tensors[t];
     if (depth > SWP_RECOMPUTE_CHAIN_MAX || x->kind != DFG_ACTIVATION || x->producer < 0 ||
-        g->ops[x->producer].phase != DFG_FORWARD || !dec_recompute_ok(g, pos, t, p))
+        g->ops[x->producer].phase != DFG_FORWARD)
         return false;
     const dfg_op *po = &g->ops[x->producer];
     double tu = po->time_us > 0 ? po->time_us : 0;
-    if (tu > us_per_mb * ((double)x->bytes / 1e6))
-        return false;
+    if (tu > us_per_mb * ((double)x->bytes / 1e6) || !dec_recompute_ok(g, pos, t, p))
+        return false; /* the cheap test first: neither has side effects */
     *cost += tu;
     for (int32_t j = 0; j < po->n_in; j++) {
         int32_t u = po->in[j], first, last;
@@ -57,8 +57,10 @@ int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int3
     for (int32_t t = 0; t < g->n_tensors; t++)
         out[t] = 0;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        int32_t lf, nx;
+        int32_t lf, nx, po = g->tensors[t].producer;
         double cost = 0;
+        if (g->tensors[t].kind != DFG_ACTIVATION || po < 0 || g->ops[po].phase != DFG_FORWARD)
+            continue; /* rule_ok refuses it at once */
         dec_gap(g, pos, t, &lf, &nx);
         if (lf < 0 || nx < 0 || !rule_ok(g, pos, us_per_mb, t, nx, 1, &cost, out))
             continue;
@@ -75,11 +77,21 @@ int32_t swp_recompute_intermediates(const dfg_graph *g, const int32_t *pos, uint
 {
     int32_t n = 0;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        int32_t lf, nx, p = g->tensors[t].producer;
-        if (out[t] || g->tensors[t].kind != DFG_ACTIVATION || p < 0 || g->ops[p].phase != DFG_FORWARD)
+        const dfg_tensor *x = &g->tensors[t];
+        int32_t p = x->producer;
+        if (out[t] || x->kind != DFG_ACTIVATION || p < 0 || g->ops[p].phase != DFG_FORWARD)
             continue;
-        dec_gap(g, pos, t, &lf, &nx);
-        if (lf >= 0 && nx < 0) {
+        /* dec_gap's last forward use lf (>= the producer's position) and
+         * whether some use follows it, in one walk over the readers */
+        int32_t lf = pos[p], last = -1;
+        for (int32_t k = 0; k < x->n_readers; k++) {
+            int32_t op = g->readers[x->reader_off + k], q = pos[op];
+            if (g->ops[op].phase == DFG_FORWARD && q > lf)
+                lf = q;
+            if (q > last)
+                last = q;
+        }
+        if (last <= lf) {
             out[t] = 1;
             n++;
         }
@@ -137,7 +149,7 @@ struct swp_ws {
     /* per tensor, flat copies of what the hot loops read from dfg_tensor:
      * its class in this run's pool, and whether it is persistent */
     int32_t *tcls;
-    unsigned char *tpers;
+    unsigned char *tpers, *tin; /* tin: the tensor is a graph input */
     double *thr;                /* per class: the Belady recency threshold, us */
     int32_t *ord, *sobj, *sten, *kused; /* place_split / fits_whole scratch; kused per class */
     int64_t *scap, *stop;
@@ -159,6 +171,9 @@ struct swp_ws {
     int32_t *lfwd, *rnx, *rdepth, *opos, *cmark, *wl;
     int32_t *vu_off, *vu_t, *vp, *vt;
     int64_t cap_vu, n_vu;
+    /* whether the last swp_plan's first pass was already steady (see "dry
+     * pass" in swp_plan): then the next one builds its first pass's plan */
+    bool p1_steady;
 };
 
 swp_ws *swp_ws_new(const dfg_graph *g)
@@ -207,8 +222,11 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->top_size = calloc(no, sizeof(int32_t));
     w->tcls = calloc(nt, sizeof(int32_t));
     w->tpers = calloc(nt, 1);
-    for (int32_t t = 0; w->tpers && t < g->n_tensors; t++)
+    w->tin = calloc(nt, 1);
+    for (int32_t t = 0; w->tpers && w->tin && t < g->n_tensors; t++) {
         w->tpers[t] = dfg_kind_persistent(g->tensors[t].kind);
+        w->tin[t] = g->tensors[t].kind == DFG_INPUT;
+    }
     for (int32_t i = 0; w->top_size && i < g->n_ops; i++)
         for (int32_t k = 0; k < g->ops[i].n_use; k++)
             if (g->tensors[g->ops[i].use[k]].size_idx > w->top_size[i])
@@ -235,7 +253,7 @@ swp_ws *swp_ws_new(const dfg_graph *g)
         return NULL;
     }
     if (!w->hlen || !w->hoff || !w->yhead || !w->ytail || !w->kused || !w->thr || !w->tnext || !w->fresh || !w->away || !w->toff ||
-        !w->tight || !w->top_size || !w->tcls || !w->tpers || !w->ord || !w->sobj || !w->sten || !w->scap || !w->stop || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
+        !w->tight || !w->top_size || !w->tcls || !w->tpers || !w->tin || !w->ord || !w->sobj || !w->sten || !w->scap || !w->stop || !w->use_off || !w->use_pos || !w->tprefix || !w->cursor || !w->obj_of || !w->last_use_node ||
         !w->last_use_pos || !w->host_ready || !w->place_begin || !w->pin || !w->prev_end ||
         !w->host_valid || !w->wasted ||
         !w->s_obj || !w->e_obj || !w->deps || !w->fq_head || !w->fq_len) {
@@ -256,7 +274,7 @@ void swp_ws_free(swp_ws *w)
     free(w->heap); free(w->cur); free(w->hoff); free(w->hlen); free(w->scratch); free(w->ocls); free(w->mark);
     free(w->yq); free(w->yhead); free(w->ytail); free(w->yat);
     free(w->tnext); free(w->fresh); free(w->away); free(w->toff); free(w->pe); free(w->pe_lo); free(w->pe_hi); free(w->pe_n); free(w->fx); free(w->nfx);
-    free(w->tight); free(w->top_size); free(w->tcls); free(w->tpers); free(w->ord); free(w->sobj); free(w->sten); free(w->kused); free(w->thr); free(w->scap); free(w->stop);
+    free(w->tight); free(w->top_size); free(w->tcls); free(w->tpers); free(w->tin); free(w->ord); free(w->sobj); free(w->sten); free(w->kused); free(w->thr); free(w->scap); free(w->stop);
     free(w->rcm); free(w->gone); free(w->hold); free(w->lfwd); free(w->rnx); free(w->rdepth); free(w->cmark); free(w->wl);
     free(w->opos); free(w->vu_off); free(w->vu_t); free(w->vp); free(w->vt);
     free(w);
@@ -312,6 +330,8 @@ typedef struct ctx {
                            * an op is planned, a key of its own for each recompute */
     int32_t rc_key;       /* the last recompute's key (> n_ops) */
     bool rc_on;           /* some tensor is recomputed (swp_opts.recompute) */
+    bool dry;             /* a dry pass: decisions only, no plan (see swp_plan) */
+    int32_t n_dry;        /* a dry pass's node count: its stand-in node ids */
 } ctx;
 
 static inline int32_t class_of(const ctx *c, int32_t t) { return c->w->tcls[t]; }
@@ -324,6 +344,13 @@ enum { AT_HOME, BORROWED, SPLIT };
 static inline bool node_on_compute(const plan *p, int32_t v)
 {
     return v >= 0 && plan_kind_stream(p->nodes[v].kind) == PLAN_STREAM_COMPUTE;
+}
+
+/* plan_add_node, or in a dry pass a stand-in id (the walk's decisions read
+ * node ids only as "some node" (>= 0), never their values). */
+static inline int32_t add_node(ctx *c, plan_kind kind, int32_t ref, const int32_t *deps, int32_t nd)
+{
+    return c->dry ? c->n_dry++ : plan_add_node(c->p, kind, ref, deps, nd);
 }
 
 /* Next position (possibly in the next iteration) where t is used. */
@@ -397,6 +424,26 @@ static void sift_down(uint64_t *h, int32_t n, int32_t i, uint64_t e)
     h[i] = e;
 }
 
+/* Removes the top of h[0 .. n] (n + 1 entries), leaving n: the hole at the
+ * top follows the larger child down to a leaf (one comparison a level), and
+ * the last entry rises from there.  The entries that stay and the order they
+ * come out in are sift_down's; only equal entries may sit differently. */
+static void pop_top(uint64_t *h, int32_t n)
+{
+    uint64_t e = h[n];
+    int32_t i = 0;
+    for (int32_t l = 1; l < n; l = 2 * i + 1) {
+        int32_t b = l + 1 < n && h[l + 1] > h[l] ? l + 1 : l;
+        h[i] = h[b];
+        i = b;
+    }
+    while (i > 0 && e > h[(i - 1) / 2]) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = e;
+}
+
 /* Keeps only the current entries of class k (once each) and re-heapifies. */
 static void heap_compact(swp_ws *w, int32_t k)
 {
@@ -429,7 +476,7 @@ static void push_entry(swp_ws *w, int32_t k, uint64_t e)
 }
 
 /* Object o (re)enters its class heap with its tensor's current key. */
-static void heap_push(ctx *c, int32_t o)
+static inline __attribute__((always_inline)) void heap_push(ctx *c, int32_t o)
 {
     swp_ws *w = c->w;
     uint64_t e = obj_entry(c, o);
@@ -499,7 +546,7 @@ static uint64_t heap_top(swp_ws *w, int32_t k)
             return e;
         int32_t n = --w->hlen[k];
         if (n > 0)
-            sift_down(h, n, 0, h[n]);
+            pop_top(h, n);
     }
     return 0;
 }
@@ -509,11 +556,11 @@ static sa_status oom(ctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory 
 /* Closes t's current placement at node `end`; its object is free once its
  * last tenant has left (occ[o] < 0), and the next tenants wait for every
  * tenant of the period that ended. */
-static sa_status close_placement(ctx *c, int32_t t, int32_t end)
+static inline __attribute__((always_inline)) sa_status close_placement(ctx *c, int32_t t, int32_t end)
 {
     swp_ws *w = c->w;
     int32_t o = w->obj_of[t];
-    if (!plan_add_placement(c->p, t, c->a->obj_offset[o] + w->toff[t], w->place_begin[t], end))
+    if (!c->dry && !plan_add_placement(c->p, t, c->a->obj_offset[o] + w->toff[t], w->place_begin[t], end))
         return oom(c);
     if (w->away[t] != SPLIT || (w->occ[o] == t && w->tnext[t] < 0)) { /* the last tenant */
         int32_t n = w->away[t] == SPLIT ? w->pe_n[o] : 0; /* no one left before it otherwise */
@@ -620,7 +667,7 @@ static sa_status evict_tensor(ctx *c, int32_t v)
             deps[nd++] = w->last_use_node[v];
         if (c->o->on_demand && c->demand_node >= 0 && c->demand_node != w->last_use_node[v])
             deps[nd++] = c->demand_node;
-        end = plan_add_node(c->p, PLAN_SWAP_OUT, v, deps, nd);
+        end = add_node(c, PLAN_SWAP_OUT, v, deps, nd);
         if (end < 0)
             return oom(c);
         w->host_valid[v] = 1;
@@ -819,6 +866,8 @@ static void release(ctx *c, int32_t o)
 static void add_obj_deps(ctx *c, int32_t *deps, int32_t *nd, int32_t o, int32_t t, bool compute_too)
 {
     swp_ws *w = c->w;
+    if (c->dry)
+        return; /* no plan: no deps */
     int64_t lo = w->toff[t], hi = lo + c->g->tensors[t].bytes;
     if (compute_too || !node_on_compute(c->p, w->free_after[o]))
         bld_add_dep(deps, nd, w->free_after[o]);
@@ -841,6 +890,8 @@ static void add_obj_deps(ctx *c, int32_t *deps, int32_t *nd, int32_t o, int32_t 
 static int32_t add_swap_in(ctx *c, int32_t t, int32_t obj)
 {
     int32_t sd[3 + 2 * POOL_SPLIT_MAX], n = 0;
+    if (c->dry)
+        return c->n_dry++;
     add_obj_deps(c, sd, &n, obj, t, true);
     bld_add_dep(sd, &n, c->w->host_ready[t]);
     bld_add_dep(sd, &n, c->w->prev_end[t]);
@@ -1143,7 +1194,7 @@ static sa_status recompute(ctx *c, int32_t t, int depth)
         add_obj_deps(c, w->deps, &nd, obj, u, false);
         w->place_begin[u] = -2; /* placed by this node (below) */
     }
-    int32_t rn = plan_add_node(c->p, PLAN_RECOMPUTE, op, w->deps, nd);
+    int32_t rn = add_node(c, PLAN_RECOMPUTE, op, w->deps, nd);
     if (rn < 0)
         return oom(c);
     for (int32_t k = 0; k < o->n_in; k++)
@@ -1219,16 +1270,21 @@ static sa_status plan_op(ctx *c)
 {
     swp_ws *w = c->w;
     const dfg_graph *g = c->g;
-    int32_t op = c->sch[c->pos], nd = 0;
+    const int32_t pos = c->pos, op = c->sch[pos];
     const dfg_op *o = &g->ops[op];
+    /* the op's lists in locals: the stores below into int32_t arrays could
+     * alias o's and c's fields for all the compiler knows */
+    const int32_t *use = o->use, *in = o->in, *out = o->out;
+    const int32_t n_use = o->n_use, n_in = o->n_in, n_out = o->n_out;
+    int32_t nd = 0;
     sa_status st;
     bool away = false;
     if (c->rc_on && (st = plan_recomputes(c, o)))
         return st;
-    c->pin_key = c->pos;
-    for (int32_t k = 0; k < o->n_use; k++) {
-        w->pin[o->use[k]] = c->pos;
-        away |= w->away[o->use[k]];
+    c->pin_key = pos;
+    for (int32_t k = 0; k < n_use; k++) {
+        w->pin[use[k]] = pos;
+        away |= w->away[use[k]];
     }
     /* an op whose tensors cannot all take whole objects has them placed at
      * once, splitting objects (the last resort); so does one that could, but
@@ -1237,9 +1293,9 @@ static sa_status plan_op(ctx *c)
     if (split && (st = place_split(c, o)))
         return st;
     /* inputs (in-place updated tensors included) must hold valid contents */
-    for (int32_t k = 0; k < o->n_in; k++) {
-        int32_t t = o->in[k], obj = w->obj_of[t];
-        if (obj >= 0 && !(split && w->fresh[t] == c->pos))
+    for (int32_t k = 0; k < n_in; k++) {
+        int32_t t = in[k], obj = w->obj_of[t];
+        if (obj >= 0 && !(split && w->fresh[t] == pos))
             continue;
         if (!w->host_valid[t])
             return sa_fail(c->err, SA_EINTERNAL, "planner: tensor %d has no valid copy for op %d", t, op);
@@ -1247,36 +1303,36 @@ static sa_status plan_op(ctx *c)
             return st;
     }
     /* new outputs and workspace take an object when the op starts */
-    for (int32_t k = o->n_in; k < o->n_use; k++) {
-        int32_t t = o->use[k], obj = w->obj_of[t];
+    for (int32_t k = n_in; k < n_use; k++) {
+        int32_t t = use[k], obj = w->obj_of[t];
         if (!split && (st = acquire(c, o, t, &obj)))
             return st;
         add_obj_deps(c, w->deps, &nd, obj, t, false);
     }
-    int32_t cn = plan_add_node(c->p, PLAN_COMPUTE, op, w->deps, nd);
+    int32_t cn = add_node(c, PLAN_COMPUTE, op, w->deps, nd);
     if (cn < 0)
         return oom(c);
-    for (int32_t k = o->n_in; k < o->n_use; k++)
-        w->place_begin[o->use[k]] = cn;
-    for (int32_t k = 0; k < o->n_out; k++) {
-        w->host_valid[o->out[k]] = 0; /* written on the device: the host copy is stale */
-        w->host_ready[o->out[k]] = -1;
+    for (int32_t k = n_in; k < n_use; k++)
+        w->place_begin[use[k]] = cn;
+    for (int32_t k = 0; k < n_out; k++) {
+        w->host_valid[out[k]] = 0; /* written on the device: the host copy is stale */
+        w->host_ready[out[k]] = -1;
     }
-    for (int32_t k = 0; k < o->n_use; k++) {
-        int32_t t = o->use[k];
+    for (int32_t k = 0; k < n_use; k++) {
+        int32_t t = use[k];
         w->last_use_node[t] = cn;
-        w->last_use_pos[t] = c->pos;
+        w->last_use_pos[t] = pos;
         w->cursor[t]++;
     }
     /* tensors past their last use free their object (persistent ones stay);
      * so do those recomputed later, after their last forward use */
-    for (int32_t k = 0; k < o->n_use; k++) {
-        int32_t t = o->use[k];
+    for (int32_t k = 0; k < n_use; k++) {
+        int32_t t = use[k];
         bool drop = false;
         if (w->tpers[t])
             continue;
         if (w->cursor[t] < w->use_off[t + 1]) {
-            drop = c->rc_on && w->rcm[t] && w->lfwd[t] == c->pos && w->rnx[t] < INT32_MAX && w->obj_of[t] >= 0;
+            drop = c->rc_on && w->rcm[t] && w->lfwd[t] == pos && w->rnx[t] < INT32_MAX && w->obj_of[t] >= 0;
             if (!drop)
                 continue;
         }
@@ -1291,9 +1347,9 @@ static sa_status plan_op(ctx *c)
         else if (c->rc_on && w->rcm[t])
             w->gone[t] = 1; /* an intermediate: a later chain rebuilds it */
     }
-    for (int32_t k = 0; k < o->n_use; k++)
-        if (w->obj_of[o->use[k]] >= 0)
-            heap_defer(c, w->obj_of[o->use[k]]); /* its key moved on */
+    for (int32_t k = 0; k < n_use; k++)
+        if (w->obj_of[use[k]] >= 0)
+            heap_defer(c, w->obj_of[use[k]]); /* its key moved on */
     c->demand_node = cn;
     return SA_OK;
 }
@@ -1458,22 +1514,21 @@ static void start_pass(ctx *c)
         w->gone[t] = 0;
         w->hold[t] = 0;
         /* host copies: inputs and persistent tensors not resident are current;
-         * a resident persistent tensor was updated on the device last iteration */
-        dfg_kind k = g->tensors[t].kind;
-        w->host_valid[t] = k == DFG_INPUT || (dfg_kind_persistent(k) && w->s_obj[t] < 0);
+         * a resident persistent tensor was updated on the device last iteration
+         * (tin and tpers: the tensor's kind, flat) */
+        w->host_valid[t] = w->tin[t] | (w->tpers[t] & (w->s_obj[t] < 0));
+    }
+    for (int32_t o = 0; o < a->first_obj[a->n_classes]; o++) {
+        w->occ[o] = -1;
+        w->free_after[o] = -1;
+        w->cur[o] = 0;
+        w->mark[o] = 0;
+        w->yat[o] = -1;
+        w->pe_n[o] = 0;
+        w->nfx[o] = 0;
     }
     w->hoff[0] = 0;
     for (int32_t k = 0; k < a->n_classes; k++) {
-        for (int32_t o = a->first_obj[k]; o < a->first_obj[k + 1]; o++) {
-            w->occ[o] = -1;
-            w->free_after[o] = -1;
-            w->cur[o] = 0;
-            w->mark[o] = 0;
-            w->yat[o] = -1;
-            w->pe_n[o] = 0;
-            w->nfx[o] = 0;
-            w->ocls[o] = k;
-        }
         w->hlen[k] = 0;
         w->yhead[k] = w->ytail[k] = 0;
         w->hoff[k + 1] = w->hoff[k] + 2 * a->cnt[k] + 16;
@@ -1493,6 +1548,7 @@ static void start_pass(ctx *c)
     }
     c->demand_node = -1;
     c->rc_key = g->n_ops;
+    c->n_dry = 0;
 }
 
 /* Brings the end state to the start state: persistent tensors resident at the
@@ -1530,7 +1586,7 @@ static sa_status finish_pass(ctx *c)
 sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
                    const swp_opts *o, swp_ws *w, plan *out, sa_err *err)
 {
-    ctx c = {g, dev, schedule, a, o, w, out, err, 0, -1, 0, g->n_ops, false};
+    ctx c = {g, dev, schedule, a, o, w, out, err, 0, -1, 0, g->n_ops, false, false, 0};
     sa_status st;
     if (a->pool_bytes > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE, "the pool (%lld bytes) does not fit the device memory (%lld bytes)",
@@ -1540,8 +1596,11 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
     out->device = *dev;
     for (int32_t t = 0; t < g->n_tensors; t++)
         w->tcls[t] = a->cls[g->tensors[t].size_idx];
-    for (int32_t k = 0; k < a->n_classes; k++)
+    for (int32_t k = 0; k < a->n_classes; k++) {
         w->thr[k] = o->threshold_scale * sim_transfer_alone_us(dev, a->obj_bytes[k], PLAN_STREAM_D2H);
+        for (int32_t ob = a->first_obj[k]; ob < a->first_obj[k + 1]; ob++)
+            w->ocls[ob] = k;
+    }
     for (int32_t i = 0; i < g->n_ops; i++)
         w->tight[i] = !fits_whole(&c, i);
     if (!prep_recompute(&c) || !index_schedule(&c))
@@ -1549,7 +1608,14 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
     for (int32_t t = 0; t < g->n_tensors; t++)
         w->s_obj[t] = -1;
     int passes = o->max_passes > 0 ? o->max_passes : 1;
+    /* A dry pass: the first of several passes is walked for its end state
+     * only, without building its plan (nodes, deps, placements), since the
+     * next pass usually starts from a different state.  The walk's decisions
+     * do not depend on the plan, so when it turns out steady after all, the
+     * same walk again builds the plan a full pass would have.  A workspace
+     * whose last first pass was steady walks its next one in full. */
     for (int pass = 1;; pass++) {
+        c.dry = pass == 1 && passes > 1 && !w->p1_steady;
         start_pass(&c);
         for (c.pos = 0; c.pos < g->n_ops; c.pos++)
             if ((st = plan_op(&c)))
@@ -1560,6 +1626,15 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
             /* a tensor sharing an object from the side is not carried over */
             w->e_obj[t] = w->toff[t] == 0 ? w->obj_of[t] : -1;
             steady &= w->e_obj[t] == w->s_obj[t];
+        }
+        if (pass == 1)
+            w->p1_steady = steady;
+        if (steady && c.dry) {
+            c.dry = false;
+            start_pass(&c);
+            for (c.pos = 0; c.pos < g->n_ops; c.pos++)
+                if ((st = plan_op(&c)))
+                    return st;
         }
         if (steady || pass >= passes)
             break;
