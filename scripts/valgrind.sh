@@ -9,7 +9,7 @@ BIN=${1:-bin}
 T=$(mktemp -d /tmp/sa_valgrind_XXXXXX)
 trap 'rm -rf "$T"' EXIT
 VG=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
-    --show-leak-kinds=definite --track-origins=yes)
+    --show-leak-kinds=definite --track-origins=yes --suppressions=test/valgrind.supp)
 policies=$("$BIN/swapadvisor-search" --list-policies | awk '{print $1}')
 runs=0
 for g in graphs/*.json; do
