@@ -160,22 +160,18 @@ START_TEST(test_share_spare_end_before_borrowing)
 }
 END_TEST
 
-/* A tensor joining a shared object waits only for the tenants that left it
- * this period where they overlap.  Class 0 has two objects of 3 MiB (big
- * sets the size), class 1 two of 4 MiB (huge; op2 could borrow one).  op0 reads D (0.5 MiB) and
- * writes x and y, which share an object (D has the other); op1 reads x for
- * the last time and writes w into D's; op2 reads y, w and the parameter Q,
- * which joins y's object at its spare end (2 MiB), clear of x's bytes: its
- * swap-in need not wait for op1, x's last reader, and runs while op0
- * computes. */
-START_TEST(test_share_waits_for_overlapping_tenants_only)
+/* The graph of the two sharing tests: tensors D, Q, x, y, w, r, big, huge
+ * (ids 0-7); op0 D -> x, y; op1 x -> w; op2 y, w, Q -> r; op3 r -> big;
+ * op4 big -> huge; 1 us each.  The caller owns the graph. */
+static dfg_graph *share_graph(const char *name)
 {
-    dfg_graph *g = dfg_new("share2");
+    dfg_graph *g = dfg_new(name);
     int32_t D = dfg_add_tensor(g, "D", DFG_INPUT, MB / 2), Q = dfg_add_tensor(g, "Q", DFG_PARAM, MB);
     int32_t x = dfg_add_tensor(g, "x", DFG_ACTIVATION, MB), y = dfg_add_tensor(g, "y", DFG_ACTIVATION, MB);
     int32_t w = dfg_add_tensor(g, "w", DFG_ACTIVATION, MB), r = dfg_add_tensor(g, "r", DFG_ACTIVATION, MB);
     int32_t big = dfg_add_tensor(g, "big", DFG_ACTIVATION, 3 * MB);
     int32_t huge = dfg_add_tensor(g, "huge", DFG_ACTIVATION, 4 * MB);
+    ck_assert(D == 0 && Q == 1 && x == 2 && y == 3 && w == 4 && r == 5 && big == 6 && huge == 7);
     int32_t i0[] = {D}, o0[] = {x, y}, i1[] = {x}, o1[] = {w}, i2[] = {y, w, Q}, o2[] = {r}, i3[] = {r}, o3[] = {big};
     int32_t i4[] = {big}, o4[] = {huge};
     dfg_add_op(g, "op0", "matmul", DFG_FORWARD, i0, 1, o0, 2);
@@ -186,7 +182,23 @@ START_TEST(test_share_waits_for_overlapping_tenants_only)
     for (int i = 0; i < 5; i++)
         g->ops[i].time_us = 1.0;
     sa_err err = {0};
-    ck_assert_int_eq(dfg_finalize(g, "share2", &err), SA_OK);
+    ck_assert_int_eq(dfg_finalize(g, name, &err), SA_OK);
+    return g;
+}
+
+/* A tensor joining a shared object waits only for the tenants that left it
+ * this period where they overlap.  Class 0 has two objects of 3 MiB (big
+ * sets the size), class 1 two of 4 MiB (huge; op2 could borrow one).  op0 reads D (0.5 MiB) and
+ * writes x and y, which share an object (D has the other); op1 reads x for
+ * the last time and writes w into D's; op2 reads y, w and the parameter Q,
+ * which joins y's object at its spare end (2 MiB), clear of x's bytes: its
+ * swap-in need not wait for op1, x's last reader, and runs while op0
+ * computes. */
+START_TEST(test_share_waits_for_overlapping_tenants_only)
+{
+    sa_err err = {0};
+    dfg_graph *g = share_graph("share2");
+    int32_t D = 0, Q = 1, x = 2, y = 3, w = 4, r = 5, big = 6, huge = 7;
     ck_assert_int_eq(g->n_sizes, 4); /* 0.5, 1, 3 and 4 MiB */
     dfg_device d = tu_unit_dev(14);
     pool_alloc pa;
@@ -231,23 +243,9 @@ END_TEST
  * spare ends. */
 START_TEST(test_split_keeps_shared_resident)
 {
-    dfg_graph *g = dfg_new("share3");
-    int32_t D = dfg_add_tensor(g, "D", DFG_INPUT, MB / 2), Q = dfg_add_tensor(g, "Q", DFG_PARAM, MB);
-    int32_t x = dfg_add_tensor(g, "x", DFG_ACTIVATION, MB), y = dfg_add_tensor(g, "y", DFG_ACTIVATION, MB);
-    int32_t w = dfg_add_tensor(g, "w", DFG_ACTIVATION, MB), r = dfg_add_tensor(g, "r", DFG_ACTIVATION, MB);
-    int32_t big = dfg_add_tensor(g, "big", DFG_ACTIVATION, 3 * MB);
-    int32_t huge = dfg_add_tensor(g, "huge", DFG_ACTIVATION, 4 * MB);
-    int32_t i0[] = {D}, o0[] = {x, y}, i1[] = {x}, o1[] = {w}, i2[] = {y, w, Q}, o2[] = {r}, i3[] = {r}, o3[] = {big};
-    int32_t i4[] = {big}, o4[] = {huge};
-    dfg_add_op(g, "op0", "matmul", DFG_FORWARD, i0, 1, o0, 2);
-    dfg_add_op(g, "op1", "matmul", DFG_FORWARD, i1, 1, o1, 1);
-    dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i2, 3, o2, 1);
-    dfg_add_op(g, "op3", "matmul", DFG_FORWARD, i3, 1, o3, 1);
-    dfg_add_op(g, "op4", "matmul", DFG_FORWARD, i4, 1, o4, 1);
-    for (int i = 0; i < 5; i++)
-        g->ops[i].time_us = 1.0;
     sa_err err = {0};
-    ck_assert_int_eq(dfg_finalize(g, "share3", &err), SA_OK);
+    dfg_graph *g = share_graph("share3");
+    int32_t D = 0, Q = 1, x = 2, y = 3, w = 4, r = 5, big = 6, huge = 7;
     dfg_device d = tu_unit_dev(10);
     pool_alloc pa;
     ck_assert(pool_alloc_init(&pa, g->n_sizes));
