@@ -486,8 +486,8 @@ static inline __attribute__((always_inline)) void heap_push(ctx *c, int32_t o)
 
 /* Object o's tensor was used (or just placed) at the current position: its
  * heap entry is forgotten and it waits, young, at the back of its class's
- * FIFO.  A full FIFO first drops its stale entries (at most cnt[k] are
- * current, and it has room for 2 cnt[k] + 16). */
+ * FIFO.  A full FIFO first drops its stale and repeated entries (at most
+ * cnt[k] survive, and it has room for 2 cnt[k] + 16). */
 static inline __attribute__((always_inline)) void heap_defer(ctx *c, int32_t o)
 {
     swp_ws *w = c->w;
@@ -497,10 +497,17 @@ static inline __attribute__((always_inline)) void heap_defer(ctx *c, int32_t o)
     int32_t k = w->ocls[o];
     uint64_t *q = w->yq + w->hoff[k];
     if (w->ytail[k] == w->hoff[k + 1] - w->hoff[k]) {
+        /* An object that left (yat -1) and came back at the same position
+         * has two entries that both look current: keep the first only. */
         int32_t n = 0;
-        for (int32_t i = w->yhead[k]; i < w->ytail[k]; i++)
-            if (w->yat[entry_obj(q[i])] == (int32_t)(q[i] >> 32))
+        w->stamp++;
+        for (int32_t i = w->yhead[k]; i < w->ytail[k]; i++) {
+            int32_t ob = entry_obj(q[i]);
+            if (w->yat[ob] == (int32_t)(q[i] >> 32) && w->mark[ob] != w->stamp) {
+                w->mark[ob] = w->stamp;
                 q[n++] = q[i];
+            }
+        }
         w->yhead[k] = 0;
         w->ytail[k] = n;
     }
