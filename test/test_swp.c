@@ -186,6 +186,36 @@ static dfg_graph *share_graph(const char *name)
     return g;
 }
 
+/* share_graph's plan by the size-class pool with one pass: class 0 (0.5,
+ * 1 and 3 MiB) two 3 MiB objects, class 1 (4 MiB) `huge_objects`; the pool
+ * must come to `mib` MiB, the device has as much.  The plan is predicted
+ * and strictly valid; the caller frees it. */
+static plan *share_plan(const dfg_graph *g, int32_t huge_objects, int64_t mib)
+{
+    sa_err err = {0};
+    dfg_device d = tu_unit_dev(mib);
+    pool_alloc pa;
+    ck_assert(pool_alloc_init(&pa, g->n_sizes));
+    pa.cls[0] = pa.cls[1] = pa.cls[2] = 0;
+    pa.cls[3] = 1;
+    pa.cnt[0] = 2;
+    pa.cnt[1] = huge_objects;
+    pool_repair_cls(&pa);
+    ck_assert(pool_layout(&pa, g));
+    ck_assert_int_eq(pa.pool_bytes, mib * MB);
+    swp_opts o;
+    swp_opts_default(&o);
+    o.max_passes = 1;
+    swp_ws *ws = swp_ws_new(g);
+    plan *p = plan_new(g, &d);
+    ck_assert_int_eq(swp_plan(g, &d, g->topo, &pa, &o, ws, p, &err), SA_OK);
+    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
+    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    swp_ws_free(ws);
+    pool_alloc_free(&pa);
+    return p;
+}
+
 /* A tensor joining a shared object waits only for the tenants that left it
  * this period where they overlap.  Class 0 has two objects of 3 MiB (big
  * sets the size), class 1 two of 4 MiB (huge; op2 could borrow one).  op0 reads D (0.5 MiB) and
@@ -196,28 +226,10 @@ static dfg_graph *share_graph(const char *name)
  * computes. */
 START_TEST(test_share_waits_for_overlapping_tenants_only)
 {
-    sa_err err = {0};
     dfg_graph *g = share_graph("share2");
-    int32_t D = 0, Q = 1, x = 2, y = 3, w = 4, r = 5, big = 6, huge = 7;
+    int32_t Q = 1, x = 2, y = 3;
     ck_assert_int_eq(g->n_sizes, 4); /* 0.5, 1, 3 and 4 MiB */
-    dfg_device d = tu_unit_dev(14);
-    pool_alloc pa;
-    ck_assert(pool_alloc_init(&pa, g->n_sizes));
-    pa.cls[0] = pa.cls[1] = pa.cls[2] = 0;
-    pa.cls[3] = 1;
-    pa.cnt[0] = 2;
-    pa.cnt[1] = 2;
-    pool_repair_cls(&pa);
-    ck_assert(pool_layout(&pa, g));
-    ck_assert_int_eq(pa.pool_bytes, 14 * MB);
-    swp_opts o;
-    swp_opts_default(&o);
-    o.max_passes = 1;
-    swp_ws *ws = swp_ws_new(g);
-    plan *p = plan_new(g, &d);
-    ck_assert_int_eq(swp_plan(g, &d, g->topo, &pa, &o, ws, p, &err), SA_OK);
-    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
-    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    plan *p = share_plan(g, 2, 14);
     int32_t c1 = find_node(p, PLAN_COMPUTE, 1), sq = find_node(p, PLAN_SWAP_IN, Q);
     ck_assert_int_ge(sq, 0);
     int64_t xo = offset_of(p, x, -2);
@@ -225,12 +237,9 @@ START_TEST(test_share_waits_for_overlapping_tenants_only)
     ck_assert_int_eq(offset_of(p, Q, sq), xo + 2 * MB); /* beside y, where x never was */
     for (int32_t k = 0; k < p->nodes[sq].n_deps; k++)
         ck_assert_int_ne(p->deps[p->nodes[sq].dep_off + k], c1);
-    (void)D, (void)w, (void)r, (void)big, (void)huge;
     /* h2d: D [0, 0.5], Q [0.5, 1.5]; op0 .. op4 back to back from 0.5 */
     ck_assert_double_eq_tol(p->predicted.iteration_us, 5.5, 1e-9);
     plan_free(p);
-    swp_ws_free(ws);
-    pool_alloc_free(&pa);
     dfg_free(g);
 }
 END_TEST
@@ -243,36 +252,15 @@ END_TEST
  * spare ends. */
 START_TEST(test_split_keeps_shared_resident)
 {
-    sa_err err = {0};
     dfg_graph *g = share_graph("share3");
-    int32_t D = 0, Q = 1, x = 2, y = 3, w = 4, r = 5, big = 6, huge = 7;
-    dfg_device d = tu_unit_dev(10);
-    pool_alloc pa;
-    ck_assert(pool_alloc_init(&pa, g->n_sizes));
-    pa.cls[0] = pa.cls[1] = pa.cls[2] = 0;
-    pa.cls[3] = 1;
-    pa.cnt[0] = 2;
-    pa.cnt[1] = 1;
-    pool_repair_cls(&pa);
-    ck_assert(pool_layout(&pa, g));
-    ck_assert_int_eq(pa.pool_bytes, 10 * MB);
-    swp_opts o;
-    swp_opts_default(&o);
-    o.max_passes = 1;
-    swp_ws *ws = swp_ws_new(g);
-    plan *p = plan_new(g, &d);
-    ck_assert_int_eq(swp_plan(g, &d, g->topo, &pa, &o, ws, p, &err), SA_OK);
-    ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
-    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    int32_t Q = 1, y = 3;
+    plan *p = share_plan(g, 1, 10);
     ck_assert_int_eq(find_node(p, PLAN_SWAP_OUT, y), -1);
     ck_assert_int_eq(find_node(p, PLAN_SWAP_IN, y), -1);
     int32_t sq = find_node(p, PLAN_SWAP_IN, Q);
     ck_assert_int_ge(sq, 0);
     ck_assert_int_eq(offset_of(p, Q, sq), offset_of(p, y, -2) + MB); /* beside y */
-    (void)D, (void)x, (void)w, (void)r, (void)big, (void)huge;
     plan_free(p);
-    swp_ws_free(ws);
-    pool_alloc_free(&pa);
     dfg_free(g);
 }
 END_TEST
