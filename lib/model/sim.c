@@ -70,10 +70,15 @@ typedef struct xfer {
     int32_t node;   /* -1 when the stream is idle */
     double lat_end;
     double left;    /* bytes */
+    double crumbs;  /* bytes left that count as done: SIM_EPS (1 + its bytes) */
 } xfer;
 
 /* Relative slack for "has this finished by now": times are sums of many terms. */
 #define SIM_EPS 1e-9
+
+/* fmin(a, b) for the event times, inline: a is never NaN, and a NaN b
+ * leaves a, as fmin does; no time is -0. */
+static inline double min_time(double a, double b) { return b < a ? b : a; }
 
 sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out, sa_err *err)
 {
@@ -97,25 +102,39 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
     int32_t head[PLAN_STREAM_COUNT] = {0, 0, 0};
     int32_t running[PLAN_STREAM_COUNT] = {-1, -1, -1};
     double comp_end = 0;
-    xfer xf[PLAN_STREAM_COUNT] = {{-1, 0, 0}, {-1, 0, 0}, {-1, 0, 0}};
+    xfer xf[PLAN_STREAM_COUNT] = {{-1, 0, 0, 0}, {-1, 0, 0, 0}, {-1, 0, 0, 0}};
     double now = 0, busy = 0;
     int32_t finished = 0;
+    /* the loop's arrays in locals: its stores could alias them for all the
+     * compiler knows */
+    const plan_node *nodes = p->nodes;
+    const int32_t *pdeps = p->deps;
+    unsigned char *done = ws->done;
+    int32_t *next_dep = ws->next_dep;
+    double *t_start = ws->start, *t_end = ws->end;
+    /* the dep a stream's head was last found waiting for (-1: none yet):
+     * until that one is done, the head stays where it is */
+    int32_t wait[PLAN_STREAM_COUNT] = {-1, -1, -1};
     while (finished < n) {
         /* start every stream head whose deps are done */
         for (int s = 0; s < PLAN_STREAM_COUNT; s++) {
-            if (running[s] >= 0 || head[s] >= ws->qlen[s])
+            if (running[s] >= 0 || head[s] >= ws->qlen[s] || (wait[s] >= 0 && !done[wait[s]]))
                 continue;
             int32_t v = ws->queue[s][head[s]];
-            const plan_node *nd = &p->nodes[v];
-            int32_t k = ws->next_dep[v];
-            while (k < nd->n_deps && ws->done[p->deps[nd->dep_off + k]])
+            const plan_node *nd = &nodes[v];
+            const int32_t *dp = pdeps + nd->dep_off;
+            int32_t k = next_dep[v], nk = nd->n_deps;
+            while (k < nk && done[dp[k]])
                 k++;
-            ws->next_dep[v] = k;
-            if (k < nd->n_deps)
+            next_dep[v] = k;
+            if (k < nk) {
+                wait[s] = dp[k];
                 continue;
+            }
+            wait[s] = -1;
             running[s] = v;
             head[s]++;
-            ws->start[v] = now;
+            t_start[v] = now;
             if (s == PLAN_STREAM_COMPUTE) {
                 double d = g->ops[nd->ref].time_us;
                 comp_end = now + (d > 0 ? d : 0);
@@ -124,7 +143,8 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
                     out->n_recompute++;
             } else {
                 int64_t bytes = g->tensors[nd->ref].bytes;
-                xf[s] = (xfer){v, now + dev->transfer_latency_us, (double)bytes};
+                xf[s] = (xfer){v, now + dev->transfer_latency_us, (double)bytes,
+                               SIM_EPS * (1.0 + (double)bytes)};
                 if (s == PLAN_STREAM_H2D) {
                     out->h2d_bytes = sa_add_sat(out->h2d_bytes, bytes);
                     out->n_swap_in++;
@@ -134,24 +154,28 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
                 }
             }
         }
-        /* the next event: a compute end, a latency end, or a transfer end */
-        double next = INFINITY;
-        if (running[PLAN_STREAM_COMPUTE] >= 0)
-            next = comp_end;
-        bool moving[PLAN_STREAM_COUNT] = {false, false, false};
-        for (int s = 1; s < PLAN_STREAM_COUNT; s++)
-            moving[s] = running[s] >= 0 && xf[s].lat_end <= now;
-        double rate[PLAN_STREAM_COUNT] = {0, 0, 0}, fin[PLAN_STREAM_COUNT] = {0, 0, 0};
-        for (int s = 1; s < PLAN_STREAM_COUNT; s++) {
-            if (running[s] < 0)
-                continue;
-            if (!moving[s]) {
-                next = fmin(next, xf[s].lat_end);
-                continue;
+        /* the next event: a compute end, a latency end, or a transfer end
+         * (streams 1 and 2 written out; min_time is fmin here) */
+        double next = running[PLAN_STREAM_COMPUTE] >= 0 ? comp_end : (double)INFINITY;
+        bool mv1 = running[1] >= 0 && xf[1].lat_end <= now, mv2 = running[2] >= 0 && xf[2].lat_end <= now;
+        double rate1 = 0, rate2 = 0, fin1 = 0, fin2 = 0;
+        if (running[1] >= 0) {
+            if (!mv1) {
+                next = min_time(next, xf[1].lat_end);
+            } else {
+                rate1 = mv2 ? rate_shared[1] : rate_alone[1];
+                fin1 = now + xf[1].left / rate1;
+                next = min_time(next, fin1);
             }
-            rate[s] = moving[3 - s] ? rate_shared[s] : rate_alone[s];
-            fin[s] = now + xf[s].left / rate[s];
-            next = fmin(next, fin[s]);
+        }
+        if (running[2] >= 0) {
+            if (!mv2) {
+                next = min_time(next, xf[2].lat_end);
+            } else {
+                rate2 = mv1 ? rate_shared[2] : rate_alone[2];
+                fin2 = now + xf[2].left / rate2;
+                next = min_time(next, fin2);
+            }
         }
         if (!isfinite(next)) {
             int32_t stuck = -1;
@@ -162,32 +186,39 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
                 return sa_fail(err, SA_EINVALID, "the simulated time does not advance past %g us (a time too large "
                                "to simulate)", now);
             return sa_fail(err, SA_EINVALID, "nodes[%d] (%s) can never start: its deps wait on a later node of "
-                           "its own stream (a dependency cycle)", stuck, plan_kind_name(p->nodes[stuck].kind));
+                           "its own stream (a dependency cycle)", stuck, plan_kind_name(nodes[stuck].kind));
         }
         double dt = next - now;
         now = next;
-        for (int s = 1; s < PLAN_STREAM_COUNT; s++)
-            if (moving[s])
-                xf[s].left -= rate[s] * dt;
+        if (mv1)
+            xf[1].left -= rate1 * dt;
+        if (mv2)
+            xf[2].left -= rate2 * dt;
         /* retire what ended */
         if (running[PLAN_STREAM_COMPUTE] >= 0 && comp_end <= now) {
             int32_t v = running[PLAN_STREAM_COMPUTE];
-            ws->end[v] = comp_end;
-            ws->done[v] = 1;
+            t_end[v] = comp_end;
+            done[v] = 1;
             running[PLAN_STREAM_COMPUTE] = -1;
             finished++;
         }
-        for (int s = 1; s < PLAN_STREAM_COUNT; s++) {
-            /* done when its own end was the event (exact even when now is so large
-             * that now + left / rate rounds to now) or when rounding left crumbs */
-            if (!moving[s] ||
-                (fin[s] > now && xf[s].left > SIM_EPS * (1.0 + (double)g->tensors[p->nodes[xf[s].node].ref].bytes)))
-                continue;
-            int32_t v = xf[s].node;
-            ws->end[v] = now;
-            ws->done[v] = 1;
-            running[s] = -1;
-            xf[s].node = -1;
+        /* a transfer is done when its own end was the event (exact even when
+         * now is so large that now + left / rate rounds to now) or when
+         * rounding left crumbs */
+        if (mv1 && !(fin1 > now && xf[1].left > xf[1].crumbs)) {
+            int32_t v = xf[1].node;
+            t_end[v] = now;
+            done[v] = 1;
+            running[1] = -1;
+            xf[1].node = -1;
+            finished++;
+        }
+        if (mv2 && !(fin2 > now && xf[2].left > xf[2].crumbs)) {
+            int32_t v = xf[2].node;
+            t_end[v] = now;
+            done[v] = 1;
+            running[2] = -1;
+            xf[2].node = -1;
             finished++;
         }
     }
