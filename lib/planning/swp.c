@@ -61,6 +61,9 @@ int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int3
         double cost = 0;
         if (g->tensors[t].kind != DFG_ACTIVATION || po < 0 || g->ops[po].phase != DFG_FORWARD)
             continue; /* rule_ok refuses it at once */
+        double tu = g->ops[po].time_us > 0 ? g->ops[po].time_us : 0;
+        if (tu > us_per_mb * ((double)g->tensors[t].bytes / 1e6))
+            continue; /* so does its cost test, whatever the gap */
         dec_gap(g, pos, t, &lf, &nx);
         if (lf < 0 || nx < 0 || !rule_ok(g, pos, us_per_mb, t, nx, 1, &cost, out))
             continue;
@@ -1319,22 +1322,21 @@ static sa_status plan_op(ctx *c)
     int32_t cn = add_node(c, PLAN_COMPUTE, op, w->deps, nd);
     if (cn < 0)
         return oom(c);
-    for (int32_t k = n_in; k < n_use; k++)
-        w->place_begin[use[k]] = cn;
     for (int32_t k = 0; k < n_out; k++) {
         w->host_valid[out[k]] = 0; /* written on the device: the host copy is stale */
         w->host_ready[out[k]] = -1;
     }
+    /* one walk over the op's tensors (distinct, dfg.h): each is used here,
+     * then leaves if past its last use (persistent ones stay); so do those
+     * recomputed later, after their last forward use.  A tensor leaving
+     * reads and writes only its own fields and its object's. */
     for (int32_t k = 0; k < n_use; k++) {
         int32_t t = use[k];
+        if (k >= n_in)
+            w->place_begin[t] = cn;
         w->last_use_node[t] = cn;
         w->last_use_pos[t] = pos;
         w->cursor[t]++;
-    }
-    /* tensors past their last use free their object (persistent ones stay);
-     * so do those recomputed later, after their last forward use */
-    for (int32_t k = 0; k < n_use; k++) {
-        int32_t t = use[k];
         bool drop = false;
         if (w->tpers[t])
             continue;
