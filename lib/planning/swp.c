@@ -798,17 +798,23 @@ static bool share(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
 /* A free object (oldest freed first) or an evicted one, from the smallest
  * class in [k0, k1) that has one; -1 when every object there holds a tensor
  * of the running op. */
+/* The oldest free object of class k (fq_len[k] > 0) leaves its FIFO. */
+static inline int32_t fq_pop(swp_ws *w, const pool_alloc *a, int32_t k)
+{
+    int32_t o = w->fq[a->first_obj[k] + w->fq_head[k]];
+    w->fq_head[k] = w->fq_head[k] + 1 == a->cnt[k] ? 0 : w->fq_head[k] + 1;
+    w->fq_len[k]--;
+    return o;
+}
+
 static inline __attribute__((always_inline)) sa_status take_whole(ctx *c, int32_t k0, int32_t k1, int32_t *obj)
 {
     swp_ws *w = c->w;
     const pool_alloc *a = c->a;
     int32_t o = -1;
     for (int32_t k = k0; k < k1 && o < 0; k++) {
-        int32_t span = a->cnt[k];
         if (w->fq_len[k] > 0) {
-            o = w->fq[a->first_obj[k] + w->fq_head[k]];
-            w->fq_head[k] = w->fq_head[k] + 1 == span ? 0 : w->fq_head[k] + 1;
-            w->fq_len[k]--;
+            o = fq_pop(w, a, k);
         } else if ((o = pick_victim(c, k)) >= 0) {
             sa_status st = evict(c, o);
             if (st)
@@ -844,7 +850,7 @@ static inline void settle(ctx *c, int32_t t, int32_t o)
  * and so on.  Borrowing only then makes the per-op floors of pool_need_shared
  * (suffix sums) enough; sharing first keeps a larger object (vgg-16's 822 MB
  * ones) for what needs it instead of evicting its tenant for a small one. */
-static sa_status acquire(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
+static __attribute__((noinline)) sa_status acquire_slow(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
 {
     int32_t k = class_of(c, t);
     sa_status st = take_whole(c, k, k + 1, obj);
@@ -856,6 +862,18 @@ static sa_status acquire(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
         return st;
     if (*obj < 0)
         return no_room(c, t);
+    settle(c, t, *obj);
+    return SA_OK;
+}
+
+/* acquire_slow with its common case inline: a free object of t's class. */
+static inline __attribute__((always_inline)) sa_status acquire(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
+{
+    swp_ws *w = c->w;
+    int32_t k = class_of(c, t);
+    if (w->fq_len[k] == 0)
+        return acquire_slow(c, op, t, obj);
+    *obj = fq_pop(w, c->a, k);
     settle(c, t, *obj);
     return SA_OK;
 }
