@@ -465,7 +465,7 @@ static void heap_compact(swp_ws *w, int32_t k)
         sift_down(h, n, i, h[i]);
 }
 
-static void push_entry(swp_ws *w, int32_t k, uint64_t e)
+static inline __attribute__((always_inline)) void push_entry(swp_ws *w, int32_t k, uint64_t e)
 {
     if (w->hoff[k] + w->hlen[k] == w->hoff[k + 1])
         heap_compact(w, k); /* full: at most cnt[k] current entries survive */
@@ -547,7 +547,7 @@ static void heap_promote(ctx *c, int32_t k, double now, double thr)
 static inline void heap_remove(ctx *c, int32_t o) { c->w->cur[o] = 0; }
 
 /* The best current entry of class k (stale ones surfacing are dropped); 0 if none. */
-static uint64_t heap_top(swp_ws *w, int32_t k)
+static inline __attribute__((always_inline)) uint64_t heap_top(swp_ws *w, int32_t k)
 {
     uint64_t *h = w->heap + w->hoff[k];
     while (w->hlen[k] > 0) {
@@ -878,7 +878,7 @@ static inline __attribute__((always_inline)) sa_status acquire(ctx *c, const dfg
     return SA_OK;
 }
 
-static void release(ctx *c, int32_t o)
+static inline void release(ctx *c, int32_t o)
 {
     swp_ws *w = c->w;
     int32_t k = w->ocls[o], span = c->a->cnt[k];
