@@ -1,8 +1,14 @@
-/* test_sim.c - the event simulator against hand-computed fluid-model timings. */
+/* test_sim.c - the event simulator against hand-computed fluid-model timings,
+ * and against a plain copy of its loop (every stream head rechecked at every
+ * event) on random plans: the simulator's shortcuts must give the same bits. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "swapadvisor/plan.h"
+#include "swapadvisor/rng.h"
 #include "swapadvisor/sim.h"
 #include "test_util.h"
 
@@ -163,6 +169,169 @@ START_TEST(test_tiny_transfer_late_in_a_long_iteration_finishes)
 }
 END_TEST
 
+/* The simulator's event loop as it was before its shortcuts (every stream
+ * head's deps rescanned at each event, fmin, the streams in a loop): start
+ * and end times into st / en, the result into out.  false when stuck. */
+static bool ref_sim(const plan *p, const dfg_graph *g, double *st, double *en, sim_result *out)
+{
+    enum { NS = PLAN_STREAM_COUNT };
+    int32_t n = p->n_nodes, *q[NS], ql[NS] = {0, 0, 0}, *nxt = calloc((size_t)n + 1, sizeof *nxt);
+    unsigned char *done = calloc((size_t)n + 1, 1);
+    for (int s = 0; s < NS; s++)
+        q[s] = calloc((size_t)n + 1, sizeof *q[s]);
+    for (int32_t i = 0; i < n; i++)
+        q[plan_kind_stream(p->nodes[i].kind)][ql[plan_kind_stream(p->nodes[i].kind)]++] = i;
+    const dfg_device *dev = &p->device;
+    double ra[NS] = {0, dev->h2d_bytes_per_s * 1e-6, dev->d2h_bytes_per_s * 1e-6};
+    double rs[NS] = {0, fmin(ra[1], dev->duplex_bytes_per_s * 0.5e-6), fmin(ra[2], dev->duplex_bytes_per_s * 0.5e-6)};
+    int32_t head[NS] = {0, 0, 0}, run[NS] = {-1, -1, -1}, xn[NS] = {-1, -1, -1}, finished = 0;
+    double comp_end = 0, now = 0, busy = 0, lat[NS] = {0, 0, 0}, left[NS] = {0, 0, 0};
+    bool ok = true;
+    memset(out, 0, sizeof *out);
+    while (finished < n && ok) {
+        for (int s = 0; s < NS; s++) {
+            if (run[s] >= 0 || head[s] >= ql[s])
+                continue;
+            int32_t v = q[s][head[s]];
+            const plan_node *nd = &p->nodes[v];
+            while (nxt[v] < nd->n_deps && done[p->deps[nd->dep_off + nxt[v]]])
+                nxt[v]++;
+            if (nxt[v] < nd->n_deps)
+                continue;
+            run[s] = v;
+            head[s]++;
+            st[v] = now;
+            if (s == PLAN_STREAM_COMPUTE) {
+                double d = g->ops[nd->ref].time_us;
+                comp_end = now + (d > 0 ? d : 0);
+                busy += comp_end - now;
+                out->n_recompute += nd->kind == PLAN_RECOMPUTE;
+            } else {
+                int64_t b = g->tensors[nd->ref].bytes;
+                xn[s] = v;
+                lat[s] = now + dev->transfer_latency_us;
+                left[s] = (double)b;
+                if (s == PLAN_STREAM_H2D) {
+                    out->h2d_bytes += b;
+                    out->n_swap_in++;
+                } else {
+                    out->d2h_bytes += b;
+                    out->n_swap_out++;
+                }
+            }
+        }
+        double next = run[0] >= 0 ? comp_end : (double)INFINITY, rate[NS] = {0, 0, 0}, fin[NS] = {0, 0, 0};
+        bool mv[NS] = {false, false, false};
+        for (int s = 1; s < NS; s++)
+            mv[s] = run[s] >= 0 && lat[s] <= now;
+        for (int s = 1; s < NS; s++) {
+            if (run[s] < 0)
+                continue;
+            if (!mv[s]) {
+                next = fmin(next, lat[s]);
+                continue;
+            }
+            rate[s] = mv[3 - s] ? rs[s] : ra[s];
+            fin[s] = now + left[s] / rate[s];
+            next = fmin(next, fin[s]);
+        }
+        if (!isfinite(next)) {
+            ok = false;
+            break;
+        }
+        double dt = next - now;
+        now = next;
+        for (int s = 1; s < NS; s++)
+            if (mv[s])
+                left[s] -= rate[s] * dt;
+        if (run[0] >= 0 && comp_end <= now) {
+            en[run[0]] = comp_end;
+            done[run[0]] = 1;
+            run[0] = -1;
+            finished++;
+        }
+        for (int s = 1; s < NS; s++) {
+            if (!mv[s] || (fin[s] > now && left[s] > 1e-9 * (1.0 + (double)g->tensors[p->nodes[xn[s]].ref].bytes)))
+                continue;
+            en[xn[s]] = now;
+            done[xn[s]] = 1;
+            run[s] = -1;
+            finished++;
+        }
+    }
+    double makespan = 0;
+    for (int32_t i = 0; ok && i < n; i++)
+        if (en[i] > makespan)
+            makespan = en[i];
+    out->makespan_us = makespan;
+    out->compute_us = busy;
+    out->stall_us = makespan - busy;
+    for (int s = 0; s < NS; s++)
+        free(q[s]);
+    free(nxt);
+    free(done);
+    return ok;
+}
+
+/* Random plans over a random graph: compute and recompute nodes of random
+ * ops, swaps of random tensors, each node waiting on up to four earlier ones
+ * (never a cycle: a stream runs its nodes in id order), some ops taking no
+ * time, latencies and duplex sharing on or off. */
+START_TEST(test_random_plans_match_the_plain_loop)
+{
+    rng r;
+    rng_seed(&r, 9, 0, 0);
+    for (int iter = 0; iter < 300; iter++) {
+        dfg_graph *g = dfg_new("rand");
+        int32_t nt = 2 + rng_below(&r, 12), no = 1 + rng_below(&r, 10);
+        for (int32_t t = 0; t < nt; t++) {
+            char name[16];
+            snprintf(name, sizeof name, "t%d", t);
+            dfg_add_tensor(g, name, t == 0 || t > no ? DFG_INPUT : DFG_ACTIVATION, 1 + rng_below(&r, 1 << 24));
+        }
+        for (int32_t i = 0; i < no; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "op%d", i);
+            int32_t in[] = {0}, out[] = {1 + i};
+            dfg_add_op(g, name, "elementwise", DFG_FORWARD, in, 1, out, i + 1 < nt ? 1 : 0);
+            g->ops[i].time_us = rng_unit(&r) < 0.2 ? 0 : rng_unit(&r) * 3000;
+        }
+        sa_err err;
+        ck_assert_msg(dfg_finalize(g, "rand", &err) == SA_OK, "%s", err.msg);
+        dfg_device d = {"test", 1 << 30, 12e9, 10e9, rng_unit(&r) < 0.5 ? 14e9 : 30e9, rng_unit(&r) < 0.3 ? 0 : 8};
+        plan *p = plan_new(g, &d);
+        int32_t n = 1 + rng_below(&r, 60);
+        for (int32_t v = 0; v < n; v++) {
+            double u = rng_unit(&r);
+            plan_kind k = u < 0.4 ? PLAN_COMPUTE : u < 0.45 ? PLAN_RECOMPUTE : u < 0.75 ? PLAN_SWAP_IN : PLAN_SWAP_OUT;
+            int32_t ref = plan_kind_stream(k) == PLAN_STREAM_COMPUTE ? rng_below(&r, no) : rng_below(&r, nt);
+            int32_t deps[4], nd = v > 0 ? rng_below(&r, 5) : 0;
+            for (int32_t j = 0; j < nd; j++)
+                deps[j] = rng_below(&r, v);
+            ck_assert_int_ge(plan_add_node(p, k, ref, deps, nd), 0);
+        }
+        double *st = calloc((size_t)n, sizeof *st), *en = calloc((size_t)n, sizeof *en);
+        sim_result want, got;
+        ck_assert(ref_sim(p, g, st, en, &want));
+        sim_ws *ws = sim_ws_new();
+        ck_assert_int_eq(sim_run(p, g, ws, &got, &err), SA_OK);
+        ck_assert_msg(want.makespan_us == got.makespan_us && want.compute_us == got.compute_us &&
+                          want.stall_us == got.stall_us, "plan %d: makespan %.17g vs %.17g", iter, want.makespan_us,
+                      got.makespan_us);
+        ck_assert(want.h2d_bytes == got.h2d_bytes && want.d2h_bytes == got.d2h_bytes);
+        ck_assert(want.n_swap_in == got.n_swap_in && want.n_swap_out == got.n_swap_out &&
+                  want.n_recompute == got.n_recompute);
+        ck_assert(memcmp(st, sim_start(ws), (size_t)n * sizeof *st) == 0);
+        ck_assert(memcmp(en, sim_end(ws), (size_t)n * sizeof *en) == 0);
+        sim_ws_free(ws);
+        free(st);
+        free(en);
+        plan_free(p);
+        dfg_free(g);
+    }
+}
+END_TEST
+
 Suite *suite_sim(void)
 {
     Suite *s = suite_create("sim");
@@ -173,6 +342,7 @@ Suite *suite_sim(void)
     tcase_add_test(tc, test_latency_does_not_use_bandwidth);
     tcase_add_test(tc, test_streams_run_in_order_and_deadlock_is_reported);
     tcase_add_test(tc, test_tiny_transfer_late_in_a_long_iteration_finishes);
+    tcase_add_test(tc, test_random_plans_match_the_plain_loop);
     suite_add_tcase(s, tc);
     return s;
 }
