@@ -115,14 +115,12 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
     /* the dep a stream's head was last found waiting for (-1: none yet):
      * until that one is done, the head stays where it is */
     int32_t wait[PLAN_STREAM_COUNT] = {-1, -1, -1};
-    const int32_t qlen[PLAN_STREAM_COUNT] = {ws->qlen[0], ws->qlen[1], ws->qlen[2]};
-    const int32_t *queue[PLAN_STREAM_COUNT] = {ws->queue[0], ws->queue[1], ws->queue[2]};
     while (finished < n) {
         /* start every stream head whose deps are done */
         for (int s = 0; s < PLAN_STREAM_COUNT; s++) {
-            if (running[s] >= 0 || head[s] >= qlen[s] || (wait[s] >= 0 && !done[wait[s]]))
+            if (running[s] >= 0 || head[s] >= ws->qlen[s] || (wait[s] >= 0 && !done[wait[s]]))
                 continue;
-            int32_t v = queue[s][head[s]];
+            int32_t v = ws->queue[s][head[s]];
             const plan_node *nd = &nodes[v];
             const int32_t *dp = pdeps + nd->dep_off;
             int32_t k = next_dep[v], nk = nd->n_deps;
