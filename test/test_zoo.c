@@ -569,13 +569,21 @@ START_TEST(test_inference_graphs)
 }
 END_TEST
 
+/* Fails when p has a recompute node: on an mxnet-engine graph it would re-run
+ * only a map's producer, not the in-place ops after it (docs/zoo.md). */
+static void no_recompute(const plan *p, const char *what)
+{
+    for (int32_t i = 0; i < p->n_nodes; i++)
+        ck_assert_msg(p->nodes[i].kind != PLAN_RECOMPUTE, "%s recomputes on an inference graph", what);
+}
+
 /* Every planner handles an inference graph: the swapping ones plan it below
  * its parameters' size (streaming parameters, which never need a swap-out),
  * strictly valid and replayed on the host; the others plan it at its peak
- * or refuse, naming themselves. */
-START_TEST(test_inference_graphs_plan)
+ * or refuse, naming themselves.  None recomputes, with either engine. */
+static void plan_inference_graph(zoo_engine engine)
 {
-    zoo_opts zo = {.batch = 2, .inference = true};
+    zoo_opts zo = {.batch = 2, .inference = true, .engine = engine};
     dfg_graph *g = NULL;
     sa_err err = {0};
     ck_assert_int_eq(zoo_build("resnet-18", &zo, &g, &err), SA_OK);
@@ -592,6 +600,7 @@ START_TEST(test_inference_graphs_plan)
         plan *p = NULL;
         ck_assert_msg(policy_run_opts(swappers[i], g, &d, &po, &p, &err) == SA_OK, "%s: %s", swappers[i], err.msg);
         tu_check_policy_plan(p, g, swappers[i], true);
+        no_recompute(p, swappers[i]);
         ck_assert_int_gt(p->predicted.h2d_bytes, params / 2); /* parameters stream in */
         plan_free(p);
     }
@@ -608,6 +617,7 @@ START_TEST(test_inference_graphs_plan)
             }
             ck_assert_msg(st == SA_OK, "%s at %.1f: %s", t[i].name, f, err.msg);
             tu_check_policy_plan(p, g, t[i].name, true);
+            no_recompute(p, t[i].name);
             plan_free(p);
         }
     /* capuchin keeps parameters resident and evicts only what a backward pass
@@ -618,6 +628,12 @@ START_TEST(test_inference_graphs_plan)
     tu_check_policy_plan(p, g, "capuchin", true);
     plan_free(p);
     dfg_free(g);
+}
+
+START_TEST(test_inference_graphs_plan)
+{
+    plan_inference_graph(ZOO_ENGINE_FUSED);
+    plan_inference_graph(ZOO_ENGINE_MXNET);
 }
 END_TEST
 
