@@ -263,13 +263,21 @@ int32_t zl_relu_inplace(zb *z, const char *name, int32_t x)
     return zb_op_inplace(z, name, "relu", &x, 1, ZF_RELU * (double)zb_numel(z, x));
 }
 
+/* Do the n addends have one size?  Records the failure when not. */
+static bool addends_match(zb *z, const char *name, const int32_t *xs, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++)
+        if (zb_numel(z, xs[i]) != zb_numel(z, xs[0])) {
+            zb_fail(z, SA_EINTERNAL, "%s: add %s: operand shapes differ", z->g->name, name);
+            return false;
+        }
+    return true;
+}
+
 int32_t zl_add_inplace(zb *z, const char *name, const int32_t *xs, int32_t n)
 {
-    if (!zb_ok(z))
+    if (!zb_ok(z) || !addends_match(z, name, xs, n))
         return -1;
-    for (int32_t i = 1; i < n; i++)
-        if (zb_numel(z, xs[i]) != zb_numel(z, xs[0]))
-            return zb_fail(z, SA_EINTERNAL, "%s: add %s: operand shapes differ", z->g->name, name);
     return zb_op_inplace(z, name, "add", xs, n, (double)(n - 1) * (double)zb_numel(z, xs[0]));
 }
 
@@ -326,11 +334,8 @@ static void add_bwd(zb *z, const zb_entry *e)
 
 int32_t zl_add(zb *z, const char *name, const int32_t *xs, int32_t n)
 {
-    if (!zb_ok(z))
+    if (!zb_ok(z) || !addends_match(z, name, xs, n))
         return -1;
-    for (int32_t i = 1; i < n; i++)
-        if (zb_numel(z, xs[i]) != zb_numel(z, xs[0]))
-            return zb_fail(z, SA_EINTERNAL, "%s: add %s: operand shapes differ", z->g->name, name);
     int32_t y = zb_like(z, DFG_ACTIVATION, xs[0], "%s", name);
     int32_t op = zb_op(z, name, "add", DFG_FORWARD, xs, n, &y, 1, (double)(n - 1) * (double)zb_numel(z, y));
     zb_set_needs(z, y, zb_any_needs(z, xs, n));
