@@ -13,7 +13,7 @@ static const cli_tool TOOL = {
     "dfg-zoo",
     "Usage: dfg-zoo NAME [--batch B] [--dtype f32|f16]\n"
     "               [--optimizer sgd|momentum|adam] [--seq N] [--heads N]\n"
-    "               [--inference] [--stats] [-o OUT]\n"
+    "               [--inference [--engine fused|mxnet]] [--stats] [-o OUT]\n"
     "       dfg-zoo --list\n"
     "\n"
     "Writes one full training iteration (forward, backward, optimizer update) of the\n"
@@ -34,6 +34,10 @@ static const cli_tool TOOL = {
     "                      an inference engine runs them: batchnorm folded into\n"
     "                      the conv's weights and bias, relu and a residual\n"
     "                      add fused into the conv before them\n"
+    "  --engine E          with --inference: fused (default, as above) or mxnet:\n"
+    "                      CNN layers as MXNet's executor runs them, every conv,\n"
+    "                      batchnorm, relu and add its own op, relu and the\n"
+    "                      residual add overwriting their input in place\n"
     "  --stats             print the graph's figures (ops, tensors, total and\n"
     "                      peak bytes, distinct sizes, parameters) on stdout\n"
     "                      instead of the graph; with -o the graph is written too\n"
@@ -93,7 +97,7 @@ static int list_models(void)
 int main(int argc, char **argv)
 {
     enum {
-        OPT_BATCH = 256, OPT_DTYPE, OPT_OPTIMIZER, OPT_SEQ, OPT_HEADS, OPT_INFERENCE, OPT_STATS, OPT_LIST, OPT_HELP,
+        OPT_BATCH = 256, OPT_DTYPE, OPT_OPTIMIZER, OPT_SEQ, OPT_HEADS, OPT_INFERENCE, OPT_ENGINE, OPT_STATS, OPT_LIST, OPT_HELP,
         OPT_VERSION
     };
     static const struct option longopts[] = {
@@ -103,6 +107,7 @@ int main(int argc, char **argv)
         {"seq", required_argument, NULL, OPT_SEQ},
         {"heads", required_argument, NULL, OPT_HEADS},
         {"inference", no_argument, NULL, OPT_INFERENCE},
+        {"engine", required_argument, NULL, OPT_ENGINE},
         {"stats", no_argument, NULL, OPT_STATS},
         {"list", no_argument, NULL, OPT_LIST},
         {"output", required_argument, NULL, 'o'},
@@ -112,7 +117,7 @@ int main(int argc, char **argv)
     };
     zoo_opts opts = {0};
     const char *out = NULL;
-    bool stats = false, list = false, optimizer = false;
+    bool stats = false, list = false, optimizer = false, engine = false;
     int c;
     opterr = 0; /* getopt's own messages would not follow cli_usage's format */
     while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
@@ -139,6 +144,11 @@ int main(int argc, char **argv)
                 return cli_usage(&TOOL, "--heads: expected an integer in 1..65536, got '%s'", optarg);
             break;
         case OPT_INFERENCE: opts.inference = true; break;
+        case OPT_ENGINE:
+            if (!zoo_engine_from_name(optarg, &opts.engine))
+                return cli_usage(&TOOL, "--engine: expected fused or mxnet, got '%s'", optarg);
+            engine = true;
+            break;
         case OPT_STATS: stats = true; break;
         case OPT_LIST: list = true; break;
         case 'o': out = optarg; break;
@@ -160,6 +170,8 @@ int main(int argc, char **argv)
         return cli_usage(&TOOL, "one NAME only, got also '%s'", argv[optind + 1]);
     if (opts.inference && optimizer)
         return cli_usage(&TOOL, "--optimizer: an --inference graph has no optimizer");
+    if (engine && !opts.inference)
+        return cli_usage(&TOOL, "--engine: only with --inference");
     if (stats && out && strcmp(out, "-") == 0)
         return cli_usage(&TOOL, "--stats already prints to stdout; give -o FILE for the graph");
 

@@ -27,7 +27,7 @@ mkdir -p "$dir"
 
 # per batch: ops, sum of op times, ideal iteration time
 measure() { # $1 profile, $2 batch -> "N S I"
-    ./bin/dfg-zoo resnet-152 --inference --batch "$2" | ./bin/dfg-profile - --device "$1" -o "$dir/g.json"
+    ./bin/dfg-zoo resnet-152 --inference --engine mxnet --batch "$2" | ./bin/dfg-profile - --device "$1" -o "$dir/g.json"
     ./bin/swapadvisor-search "$dir/g.json" --policy ideal -q -o "$dir/ideal.json"
     python3 - "$dir/g.json" "$dir/ideal.json" <<'PY'
 import json, sys

@@ -11,6 +11,7 @@
 #include "swapadvisor/plan.h"
 #include "test_util.h"
 #include "swapadvisor/zoo.h"
+#include "zoo/zoo_tape.h"
 
 static dfg_graph *build(const char *name, int64_t batch, int64_t seq)
 {
@@ -568,13 +569,21 @@ START_TEST(test_inference_graphs)
 }
 END_TEST
 
+/* Fails when p has a recompute node: on an mxnet-engine graph it would re-run
+ * only a map's producer, not the in-place ops after it (docs/zoo.md). */
+static void no_recompute(const plan *p, const char *what)
+{
+    for (int32_t i = 0; i < p->n_nodes; i++)
+        ck_assert_msg(p->nodes[i].kind != PLAN_RECOMPUTE, "%s recomputes on an inference graph", what);
+}
+
 /* Every planner handles an inference graph: the swapping ones plan it below
  * its parameters' size (streaming parameters, which never need a swap-out),
  * strictly valid and replayed on the host; the others plan it at its peak
- * or refuse, naming themselves. */
-START_TEST(test_inference_graphs_plan)
+ * or refuse, naming themselves.  None recomputes, with either engine. */
+static void plan_inference_graph(zoo_engine engine)
 {
-    zoo_opts zo = {.batch = 2, .inference = true};
+    zoo_opts zo = {.batch = 2, .inference = true, .engine = engine};
     dfg_graph *g = NULL;
     sa_err err = {0};
     ck_assert_int_eq(zoo_build("resnet-18", &zo, &g, &err), SA_OK);
@@ -591,6 +600,7 @@ START_TEST(test_inference_graphs_plan)
         plan *p = NULL;
         ck_assert_msg(policy_run_opts(swappers[i], g, &d, &po, &p, &err) == SA_OK, "%s: %s", swappers[i], err.msg);
         tu_check_policy_plan(p, g, swappers[i], true);
+        no_recompute(p, swappers[i]);
         ck_assert_int_gt(p->predicted.h2d_bytes, params / 2); /* parameters stream in */
         plan_free(p);
     }
@@ -607,6 +617,7 @@ START_TEST(test_inference_graphs_plan)
             }
             ck_assert_msg(st == SA_OK, "%s at %.1f: %s", t[i].name, f, err.msg);
             tu_check_policy_plan(p, g, t[i].name, true);
+            no_recompute(p, t[i].name);
             plan_free(p);
         }
     /* capuchin keeps parameters resident and evicts only what a backward pass
@@ -617,6 +628,12 @@ START_TEST(test_inference_graphs_plan)
     tu_check_policy_plan(p, g, "capuchin", true);
     plan_free(p);
     dfg_free(g);
+}
+
+START_TEST(test_inference_graphs_plan)
+{
+    plan_inference_graph(ZOO_ENGINE_FUSED);
+    plan_inference_graph(ZOO_ENGINE_MXNET);
 }
 END_TEST
 
@@ -692,28 +709,30 @@ START_TEST(test_inference_fusion)
 }
 END_TEST
 
-/* The point of the fusion: ResNet-152 inference at batch 16 plans in 128 MiB
- * (the paper's Table 2 cell), where a separate residual add would need two
- * 51 MB feature maps in and a third out at once.  The plan is strictly valid
- * and replays on the host. */
-START_TEST(test_inference_resnet152_b16_in_128mib)
+/* ResNet-152 inference at batch 16 plans in 128 MiB (the paper's Table 2
+ * cell) with either engine: fused, the residual op holds x + shortcut + y +
+ * weights; as MXNet runs it, the batchnorm holds its input and output and the
+ * in-place add the sum and the shortcut.  An out-of-place add would need two
+ * 51 MB feature maps in and a third out at once.  The plan is strictly valid,
+ * replays on the host and recomputes nothing (a recompute would re-run only a
+ * map's producer, not the in-place ops after it). */
+static void plan_r152_b16_in_128mib(zoo_engine engine)
 {
-    zoo_opts zo = {.batch = 16, .inference = true};
+    zoo_opts zo = {.batch = 16, .inference = true, .engine = engine};
     dfg_graph *g = NULL;
     sa_err err = {0};
     ck_assert_int_eq(zoo_build("resnet-152", &zo, &g, &err), SA_OK);
     for (int32_t i = 0; i < g->n_ops; i++)
         g->ops[i].time_us = 30 + g->ops[i].flops / 2e13 * 1e6 + g->ops[i].bytes_accessed / 1e12 * 1e6;
-    /* the largest fused residual op alone: x + shortcut + y + weights, over 100 MB */
+    /* the largest op's working set: over 100 MB, under 128 MiB */
     int64_t most = 0;
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dfg_op *op = &g->ops[i];
-        if (strcmp(op->type, "conv2d_bias_add_relu") != 0)
-            continue;
         int64_t ws = 0;
         for (int32_t k = 0; k < op->n_in; k++)
             ws += g->tensors[op->in[k]].bytes;
-        ws += g->tensors[op->out[0]].bytes;
+        for (int32_t k = 0; k < op->n_out; k++)
+            ws += g->tensors[op->out[k]].bytes;
         most = ws > most ? ws : most;
     }
     ck_assert_int_gt(most, 100000000);
@@ -727,8 +746,120 @@ START_TEST(test_inference_resnet152_b16_in_128mib)
     ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
     tu_check_policy_plan(p, g, "swapadvisor on resnet-152 b16 inference in 128 MiB", true);
     ck_assert_int_le(p->arena_bytes, 128 << 20);
+    for (int32_t i = 0; i < p->n_nodes; i++)
+        ck_assert_int_ne(p->nodes[i].kind, PLAN_RECOMPUTE);
     plan_free(p);
     dfg_free(g);
+}
+
+START_TEST(test_inference_resnet152_b16_in_128mib)
+{
+    plan_r152_b16_in_128mib(ZOO_ENGINE_FUSED);
+    plan_r152_b16_in_128mib(ZOO_ENGINE_MXNET);
+}
+END_TEST
+
+/* --engine mxnet: the CNN layers as MXNet's executor runs them (docs/zoo.md,
+ * Inference).  ResNet-152: 155 conv2d, 155 batchnorm (reading the running
+ * statistics, which nothing writes), 151 relu and 50 add, 515 ops.  relu and
+ * the residual add write their first input in place: no outputs, and every op
+ * that reads the map later is ordered after them (reachable through
+ * producer-reader edges and control_deps); nobody reads the map's old value. */
+START_TEST(test_inference_mxnet_engine)
+{
+    zoo_opts o = {.batch = 2, .inference = true, .engine = ZOO_ENGINE_MXNET};
+    dfg_graph *g = NULL;
+    sa_err err = {0};
+    ck_assert_msg(zoo_build("resnet-152", &o, &g, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(g->n_ops, 515);
+    ck_assert_int_eq(count_type(g, "conv2d"), 155);
+    ck_assert_int_eq(count_type(g, "batchnorm"), 155);
+    ck_assert_int_eq(count_type(g, "relu"), 151);
+    ck_assert_int_eq(count_type(g, "add"), 50);
+    ck_assert_ptr_nonnull(strstr(g->extra_json, "\"engine\":\"mxnet\""));
+    for (int32_t k = 0; k < g->n_tensors; k++)
+        if (g->tensors[k].kind == DFG_STATE)
+            ck_assert_int_lt(g->tensors[k].updater, 0);
+    int32_t n = g->n_ops;
+    uint8_t *reach = calloc((size_t)n * (size_t)n, 1); /* reach[a * n + b]: a path a -> b; ops are topological */
+    ck_assert_ptr_nonnull(reach);
+    for (int32_t b = 0; b < n; b++) {
+        const dfg_op *op = &g->ops[b];
+        for (int32_t k = 0; k < op->n_in; k++) {
+            int32_t a = g->tensors[op->in[k]].producer;
+            if (a >= 0)
+                reach[(size_t)a * (size_t)n + (size_t)b] = 1;
+        }
+    }
+    for (int32_t c = 0; c < g->n_control; c++)
+        reach[(size_t)g->control[c][0] * (size_t)n + (size_t)g->control[c][1]] = 1;
+    for (int32_t b = 0; b < n; b++) /* closure in topological order */
+        for (int32_t a = b - 1; a >= 0; a--)
+            if (reach[(size_t)a * (size_t)n + (size_t)b])
+                for (int32_t x = 0; x < a; x++)
+                    if (reach[(size_t)x * (size_t)n + (size_t)a])
+                        reach[(size_t)x * (size_t)n + (size_t)b] = 1;
+    int inplace = 0;
+    for (int32_t k = 0; k < n; k++) {
+        const dfg_op *op = &g->ops[k];
+        bool ip = strcmp(op->type, "relu") == 0 || strcmp(op->type, "add") == 0;
+        ck_assert_int_eq(op->n_out == 0, ip);
+        if (!ip)
+            continue;
+        inplace++;
+        int32_t x = op->in[0];
+        ck_assert_int_eq(g->tensors[x].kind, DFG_ACTIVATION);
+        ck_assert_double_eq_tol(op->bytes_accessed, (double)g->tensors[x].bytes * (op->n_in + 1), 1);
+        for (int32_t r = 0; r < n; r++) {
+            const dfg_op *ro = &g->ops[r];
+            for (int32_t j = 0; j < ro->n_in; j++) {
+                if (ro->in[j] != x || r == k)
+                    continue;
+                if (r < k) /* before: only an earlier in-place op on the same map */
+                    ck_assert_msg(ro->n_out == 0 && ro->in[0] == x, "%s reads %s before %s", ro->name,
+                                  g->tensors[x].name, op->name);
+                else
+                    ck_assert_msg(reach[(size_t)k * (size_t)n + (size_t)r], "%s not ordered after %s", ro->name,
+                                  op->name);
+            }
+        }
+    }
+    ck_assert_int_eq(inplace, 201);
+    free(reach);
+    dfg_free(g);
+    /* the other CNNs build, and an engine without --inference is refused */
+    static const char *cnn[] = {"vgg-11", "inception-0.5", "nasnet-1", "wresnet-50-2"};
+    for (size_t i = 0; i < SA_ARRAY_LEN(cnn); i++) {
+        ck_assert_msg(zoo_build(cnn[i], &o, &g, &err) == SA_OK, "%s: %s", cnn[i], err.msg);
+        ck_assert_int_eq(count_type(g, "conv2d_bias_relu") + count_type(g, "conv2d_bias_add_relu"), 0);
+        dfg_free(g);
+    }
+    o.inference = false;
+    ck_assert_int_eq(zoo_build("resnet-18", &o, &g, &err), SA_EUSAGE);
+    ck_assert_ptr_nonnull(strstr(err.msg, "inference"));
+}
+END_TEST
+
+/* An in-place op on a map another op already reads would overwrite the value
+ * that reader needs: the builder refuses it (an internal error). */
+START_TEST(test_inplace_refuses_a_read_map)
+{
+    zoo_opts o = {.inference = true, .engine = ZOO_ENGINE_MXNET};
+    sa_err err = {0};
+    zb z;
+    zb_init(&z, "t", &o, 1, &err);
+    int64_t shape[] = {1, 4};
+    int32_t i = zb_tensor(&z, DFG_INPUT, 2, shape, "i"), x = zb_tensor(&z, DFG_ACTIVATION, 2, shape, "x");
+    int32_t y = zb_tensor(&z, DFG_ACTIVATION, 2, shape, "y");
+    ck_assert_int_ge(zb_op(&z, "a", "copy", DFG_FORWARD, &i, 1, &x, 1, 0), 0);
+    ck_assert_int_ge(zb_op(&z, "b", "copy", DFG_FORWARD, &x, 1, &y, 1, 0), 0);
+    ck_assert_int_eq(zb_op_inplace(&z, "r", "relu", &y, 1, 0), y); /* y: read by nobody yet */
+    ck_assert_int_eq(zb_op_inplace(&z, "r2", "relu", &y, 1, 0), y); /* after an in-place op: fine */
+    ck_assert_int_eq(zb_op_inplace(&z, "bad", "relu", &x, 1, 0), -1);
+    ck_assert_int_eq(z.st, SA_EINTERNAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "which b also reads"));
+    zb_release(&z);
+    dfg_free(z.g);
 }
 END_TEST
 
@@ -765,6 +896,8 @@ Suite *suite_zoo(void)
     tcase_add_test(tc, test_inference_graphs_plan);
     tcase_add_test(tc, test_inference_fusion);
     tcase_add_test(tc, test_inference_resnet152_b16_in_128mib);
+    tcase_add_test(tc, test_inference_mxnet_engine);
+    tcase_add_test(tc, test_inplace_refuses_a_read_map);
     tcase_add_test(tc, test_lstm_cell_by_hand);
     tcase_add_test(tc, test_attention_by_hand);
     tcase_add_test(tc, test_gradients_match_what_they_differentiate);

@@ -39,6 +39,12 @@
 
 typedef enum zoo_dtype { ZOO_F32 = 0, ZOO_F16 } zoo_dtype;
 typedef enum zoo_optimizer { ZOO_SGD = 0, ZOO_MOMENTUM, ZOO_ADAM } zoo_optimizer;
+/* How an inference graph's CNN layers run (docs/zoo.md, Inference): fused as an
+ * inference engine runs them (batchnorm folded into the convolution, relu and a
+ * residual add fused into it), or as MXNet's executor runs them: every layer its
+ * own op, batchnorm reading its running statistics, relu and the residual add
+ * in place. */
+typedef enum zoo_engine { ZOO_ENGINE_FUSED = 0, ZOO_ENGINE_MXNET } zoo_engine;
 
 /* Build options.  A zero-initialised struct (or NULL) means every default. */
 typedef struct zoo_opts {
@@ -50,6 +56,7 @@ typedef struct zoo_opts {
     bool inference;          /* forward pass only: no labels, loss, gradients, optimizer or
                                 tensors saved for a backward pass (docs/zoo.md, Inference);
                                 optimizer must then be left at its zero value */
+    zoo_engine engine;       /* inference only (else it must stay ZOO_ENGINE_FUSED) */
 } zoo_opts;
 
 /* One family of model names. */
@@ -72,10 +79,12 @@ sa_status zoo_build(const char *name, const zoo_opts *opts, dfg_graph **out, sa_
  * has no sequence).  SA_EUSAGE for unknown names. */
 sa_status zoo_defaults(const char *name, int64_t *batch, int64_t *seq, sa_err *err);
 
-/* Option names: "f32"/"f16", "sgd"/"momentum"/"adam". Static strings. */
+/* Option names: "f32"/"f16", "sgd"/"momentum"/"adam", "fused"/"mxnet". Static strings. */
 const char *zoo_dtype_name(zoo_dtype d);
 const char *zoo_optimizer_name(zoo_optimizer o);
+const char *zoo_engine_name(zoo_engine e);
 bool zoo_dtype_from_name(const char *s, zoo_dtype *out);
 bool zoo_optimizer_from_name(const char *s, zoo_optimizer *out);
+bool zoo_engine_from_name(const char *s, zoo_engine *out);
 
 #endif

@@ -221,6 +221,8 @@ static char *zoo_extra(const char *name, const zoo_opts *o, int64_t seq, int64_t
                                     name, zoo_dtype_name(o->dtype))
                          : snprintf(buf, sizeof buf, "{\"zoo\":{\"model\":\"%s\",\"dtype\":\"%s\",\"optimizer\":\"%s\"",
                                     name, zoo_dtype_name(o->dtype), zoo_optimizer_name(o->optimizer));
+    if (o->inference && o->engine != ZOO_ENGINE_FUSED)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"engine\":\"%s\"", zoo_engine_name(o->engine));
     if (seq > 0)
         n += snprintf(buf + n, sizeof buf - (size_t)n, ",\"seq\":%lld", (long long)seq);
     if (heads > 0)
@@ -247,6 +249,10 @@ sa_status zoo_build(const char *name, const zoo_opts *opts, dfg_graph **out, sa_
         return st;
     if ((unsigned)o->dtype > ZOO_F16 || (unsigned)o->optimizer > ZOO_ADAM)
         return sa_fail(err, SA_EUSAGE, "model '%s': unknown dtype or optimizer value", name);
+    if ((unsigned)o->engine > ZOO_ENGINE_MXNET)
+        return sa_fail(err, SA_EUSAGE, "model '%s': unknown engine value", name);
+    if (!o->inference && o->engine != ZOO_ENGINE_FUSED)
+        return sa_fail(err, SA_EUSAGE, "model '%s': an engine is for inference graphs (add --inference)", name);
     if (o->inference && o->optimizer != ZOO_SGD)
         return sa_fail(err, SA_EUSAGE, "model '%s': an inference graph has no optimizer (drop --optimizer)", name);
     int64_t batch, seq;

@@ -98,7 +98,7 @@ void zoo_resnet(zb *z, int depth, double widen, int64_t batch)
             int st = s > 0 && u == 0 ? 2 : 1;
             snprintf(p, sizeof p, "layer%d.%d", s + 1, u);
             int32_t y;
-            if (z->inference) {
+            if (zb_fuse(z)) {
                 x = resnet_unit_inference(z, p, x, bottleneck, width, out, st);
                 continue;
             }
@@ -123,9 +123,9 @@ void zoo_resnet(zb *z, int depth, double widen, int64_t batch)
             }
             int32_t two[] = {y, sc};
             snprintf(nm, sizeof nm, "%s.add", p);
-            y = zl_add(z, nm, two, 2);
+            y = z->unfused ? zl_add_inplace(z, nm, two, 2) : zl_add(z, nm, two, 2);
             snprintf(nm, sizeof nm, "%s.relu", p);
-            x = zl_relu(z, nm, y);
+            x = z->unfused ? zl_relu_inplace(z, nm, y) : zl_relu(z, nm, y);
         }
     }
     zl_classifier(z, x, 1000, labels);
@@ -368,15 +368,15 @@ static int32_t nas_reduce(zb *z, const char *p, int32_t x, int64_t out)
     /* Inference folds the batchnorm after the concat into the two
      * convolutions: it is per channel, and each channel comes from one. */
     snprintf(nm, sizeof nm, "%s.path1_conv", p);
-    a[0] = zl_conv(z, nm, a[0], out / 2, 1, 1, 1, 1, 0, 0, 1, z->inference);
+    a[0] = zl_conv(z, nm, a[0], out / 2, 1, 1, 1, 1, 0, 0, 1, zb_fuse(z));
     /* path 2 samples the image shifted by one pixel: the shift is a view */
     snprintf(nm, sizeof nm, "%s.path2_pool", p);
     a[1] = zl_pool(z, nm, x, false, 1, 2, ZB_SAME);
     snprintf(nm, sizeof nm, "%s.path2_conv", p);
-    a[1] = zl_conv(z, nm, a[1], out / 2 + out % 2, 1, 1, 1, 1, 0, 0, 1, z->inference);
+    a[1] = zl_conv(z, nm, a[1], out / 2 + out % 2, 1, 1, 1, 1, 0, 0, 1, zb_fuse(z));
     snprintf(nm, sizeof nm, "%s.concat", p);
     int32_t y = zl_concat(z, nm, a, 2, 1);
-    if (z->inference)
+    if (zb_fuse(z))
         return y;
     snprintf(nm, sizeof nm, "%s.bn", p);
     return zl_bn(z, nm, y);

@@ -128,8 +128,8 @@ static void bn_bwd(zb *z, const zb_entry *e) { norm_bwd(z, e, "batchnorm_bwd", Z
  * and beta.  Only the first touches persistent state, so a planner may drop y
  * and recompute it from x and the saved statistics (docs/zoo.md).  Inference:
  * one batchnorm op normalizing with the running statistics, which it only
- * reads (for a batchnorm that follows no convolution: the zoo's CNNs fold
- * theirs into the convolution, zl_conv_bn and zl_conv_bn_relu). */
+ * reads (with the fused engine the zoo's CNNs fold every batchnorm that
+ * follows a convolution into it, zl_conv_bn and zl_conv_bn_relu). */
 int32_t zl_bn(zb *z, const char *name, int32_t x)
 {
     if (!zb_ok(z))
@@ -215,20 +215,20 @@ int32_t zl_mask(zb *z, const char *name, int32_t x) { return unary(z, name, x, "
 int32_t zl_conv_bn_relu(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw, int sh, int sw, int ph,
                         int pw)
 {
-    if (z->inference)
+    if (zb_fuse(z))
         return conv_op(z, name, "conv2d_bias_relu", x, cout, kh, kw, sh, sw, ph, pw, 1, true, -1, 1);
     char nm[300];
     int32_t y = zl_conv(z, name, x, cout, kh, kw, sh, sw, ph, pw, 1, false);
     snprintf(nm, sizeof nm, "%s_bn", name);
     y = zl_bn(z, nm, y);
     snprintf(nm, sizeof nm, "%s_relu", name);
-    return zl_relu(z, nm, y);
+    return z->unfused ? zl_relu_inplace(z, nm, y) : zl_relu(z, nm, y);
 }
 
 int32_t zl_conv_bn(zb *z, const char *name, const char *bn_name, int32_t x, int64_t cout, int kh, int kw, int sh,
                    int sw, int ph, int pw, int64_t groups)
 {
-    if (z->inference)
+    if (zb_fuse(z))
         return conv_op(z, name, "conv2d", x, cout, kh, kw, sh, sw, ph, pw, groups, true, -1, 0);
     int32_t y = zl_conv(z, name, x, cout, kh, kw, sh, sw, ph, pw, groups, false);
     return zl_bn(z, bn_name, y);
@@ -237,10 +237,10 @@ int32_t zl_conv_bn(zb *z, const char *name, const char *bn_name, int32_t x, int6
 int32_t zl_conv_relu(zb *z, const char *name, const char *relu_name, int32_t x, int64_t cout, int kh, int kw, int sh,
                      int sw, int ph, int pw)
 {
-    if (z->inference)
+    if (zb_fuse(z))
         return conv_op(z, name, "conv2d_bias_relu", x, cout, kh, kw, sh, sw, ph, pw, 1, true, -1, 1);
     int32_t y = zl_conv(z, name, x, cout, kh, kw, sh, sw, ph, pw, 1, true);
-    return zl_relu(z, relu_name, y);
+    return z->unfused ? zl_relu_inplace(z, relu_name, y) : zl_relu(z, relu_name, y);
 }
 
 int32_t zl_conv_bias_add_relu(zb *z, const char *name, int32_t x, int32_t sc, int64_t cout, int kh, int kw, int sh,
@@ -248,10 +248,37 @@ int32_t zl_conv_bias_add_relu(zb *z, const char *name, int32_t x, int32_t sc, in
 {
     if (!zb_ok(z))
         return -1;
-    if (!z->inference)
-        return zb_fail(z, SA_EINTERNAL, "%s: conv %s: the fused residual convolution is inference-only", z->g->name,
-                       name);
+    if (!zb_fuse(z))
+        return zb_fail(z, SA_EINTERNAL, "%s: conv %s: the fused residual convolution is for fused inference",
+                       z->g->name, name);
     return conv_op(z, name, "conv2d_bias_add_relu", x, cout, kh, kw, sh, sw, ph, pw, 1, true, sc, 2);
+}
+
+/* MXNet's in-place relu and add (inference with the mxnet engine, zb_op_inplace):
+ * the map x (xs[0]) is overwritten with the result and returned. */
+int32_t zl_relu_inplace(zb *z, const char *name, int32_t x)
+{
+    if (!zb_ok(z))
+        return -1;
+    return zb_op_inplace(z, name, "relu", &x, 1, ZF_RELU * (double)zb_numel(z, x));
+}
+
+/* Do the n addends have one size?  Records the failure when not. */
+static bool addends_match(zb *z, const char *name, const int32_t *xs, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++)
+        if (zb_numel(z, xs[i]) != zb_numel(z, xs[0])) {
+            zb_fail(z, SA_EINTERNAL, "%s: add %s: operand shapes differ", z->g->name, name);
+            return false;
+        }
+    return true;
+}
+
+int32_t zl_add_inplace(zb *z, const char *name, const int32_t *xs, int32_t n)
+{
+    if (!zb_ok(z) || !addends_match(z, name, xs, n))
+        return -1;
+    return zb_op_inplace(z, name, "add", xs, n, (double)(n - 1) * (double)zb_numel(z, xs[0]));
 }
 
 /* args: max, window elements */
@@ -307,11 +334,8 @@ static void add_bwd(zb *z, const zb_entry *e)
 
 int32_t zl_add(zb *z, const char *name, const int32_t *xs, int32_t n)
 {
-    if (!zb_ok(z))
+    if (!zb_ok(z) || !addends_match(z, name, xs, n))
         return -1;
-    for (int32_t i = 1; i < n; i++)
-        if (zb_numel(z, xs[i]) != zb_numel(z, xs[0]))
-            return zb_fail(z, SA_EINTERNAL, "%s: add %s: operand shapes differ", z->g->name, name);
     int32_t y = zb_like(z, DFG_ACTIVATION, xs[0], "%s", name);
     int32_t op = zb_op(z, name, "add", DFG_FORWARD, xs, n, &y, 1, (double)(n - 1) * (double)zb_numel(z, y));
     zb_set_needs(z, y, zb_any_needs(z, xs, n));

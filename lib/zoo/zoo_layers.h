@@ -16,20 +16,26 @@ int32_t zl_conv(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw
                 int64_t groups, bool bias);
 int32_t zl_bn(zb *z, const char *name, int32_t x);
 int32_t zl_relu(zb *z, const char *name, int32_t x);
+/* Inference with the mxnet engine only (SA_EINTERNAL otherwise, and when an op
+ * already reads x / xs[0]): relu and add that overwrite x / xs[0] in place
+ * (zb_op_inplace) and return it. */
+int32_t zl_relu_inplace(zb *z, const char *name, int32_t x);
+int32_t zl_add_inplace(zb *z, const char *name, const int32_t *xs, int32_t n);
 /* conv (no bias) + batchnorm + relu, ops named name, name_bn, name_relu.
- * Inference: one fused op "conv2d_bias_relu" named name, the batchnorm folded
- * into the weights and a bias name.b [cout]. */
+ * Fused inference: one fused op "conv2d_bias_relu" named name, the batchnorm
+ * folded into the weights and a bias name.b [cout].  mxnet-engine inference:
+ * the three ops, the relu in place. */
 int32_t zl_conv_bn_relu(zb *z, const char *name, int32_t x, int64_t cout, int kh, int kw, int sh, int sw, int ph,
                         int pw);
-/* conv (no bias) named name + batchnorm named bn_name.  Inference: one "conv2d"
- * with bias name.b, the batchnorm folded in. */
+/* conv (no bias) named name + batchnorm named bn_name.  Fused inference: one
+ * "conv2d" with bias name.b, the batchnorm folded in. */
 int32_t zl_conv_bn(zb *z, const char *name, const char *bn_name, int32_t x, int64_t cout, int kh, int kw, int sh,
                    int sw, int ph, int pw, int64_t groups);
-/* conv with bias named name + relu named relu_name.  Inference: one
- * "conv2d_bias_relu" named name. */
+/* conv with bias named name + relu named relu_name.  Fused inference: one
+ * "conv2d_bias_relu" named name; mxnet-engine inference: the relu in place. */
 int32_t zl_conv_relu(zb *z, const char *name, const char *relu_name, int32_t x, int64_t cout, int kh, int kw, int sh,
                      int sw, int ph, int pw);
-/* Inference only (SA_EINTERNAL otherwise): a residual block's last
+/* Fused inference only (SA_EINTERNAL otherwise): a residual block's last
  * convolution with its batchnorm folded in, the shortcut sc (shaped like the
  * output) added and the sum's relu applied, as one "conv2d_bias_add_relu" op
  * [x, name.w, name.b, sc] -> [name (, name.ws)]. */

@@ -16,6 +16,19 @@ const char *zoo_optimizer_name(zoo_optimizer o)
     return o == ZOO_MOMENTUM ? "momentum" : o == ZOO_ADAM ? "adam" : "sgd";
 }
 
+const char *zoo_engine_name(zoo_engine e) { return e == ZOO_ENGINE_MXNET ? "mxnet" : "fused"; }
+
+bool zoo_engine_from_name(const char *s, zoo_engine *out)
+{
+    if (strcmp(s, "fused") == 0)
+        *out = ZOO_ENGINE_FUSED;
+    else if (strcmp(s, "mxnet") == 0)
+        *out = ZOO_ENGINE_MXNET;
+    else
+        return false;
+    return true;
+}
+
 bool zoo_dtype_from_name(const char *s, zoo_dtype *out)
 {
     if (strcmp(s, "f32") == 0)
@@ -91,6 +104,7 @@ void zb_init(zb *z, const char *name, const zoo_opts *o, int64_t batch, sa_err *
     z->dtype = zoo_dtype_name(o->dtype);
     z->opt = o->optimizer;
     z->inference = o->inference;
+    z->unfused = o->inference && o->engine == ZOO_ENGINE_MXNET;
     z->g = dfg_new(name);
     if (!z->g) {
         zb_oom(z);
@@ -105,13 +119,14 @@ void zb_release(zb *z)
     free(z->grad);
     free(z->n_contrib);
     free(z->contrib);
+    free(z->inplace);
     free(z->c_tensor);
     free(z->c_next);
     free(z->tape);
     free(z->pool);
     free(z->params);
     z->needs_grad = NULL;
-    z->grad = z->n_contrib = z->contrib = z->c_tensor = z->c_next = z->pool = z->params = NULL;
+    z->grad = z->n_contrib = z->contrib = z->inplace = z->c_tensor = z->c_next = z->pool = z->params = NULL;
     z->tape = NULL;
 }
 
@@ -135,7 +150,10 @@ static bool tensor_room(zb *z, int32_t t)
     int32_t *c = realloc(z->contrib, (size_t)nc * sizeof *c);
     if (c)
         z->contrib = c;
-    if (!ng || !a || !b || !c) {
+    int32_t *d = realloc(z->inplace, (size_t)nc * sizeof *d);
+    if (d)
+        z->inplace = d;
+    if (!ng || !a || !b || !c || !d) {
         zb_oom(z);
         return false;
     }
@@ -166,6 +184,7 @@ static int32_t tensor_v(zb *z, dfg_kind kind, int ndim, const int64_t *shape, in
     z->grad[t] = -1;
     z->n_contrib[t] = 0;
     z->contrib[t] = -1;
+    z->inplace[t] = -1;
     return t;
 }
 
@@ -260,7 +279,36 @@ int32_t zb_op(zb *z, const char *name, const char *type, dfg_phase ph, const int
         return zb_oom(z);
     z->g->ops[op].flops = flops;
     z->g->ops[op].bytes_accessed = bytes;
+    /* A map modified in place is read, from then on, after the op that modified it. */
+    for (int32_t i = 0; i < n_in; i++)
+        if (z->inplace[in[i]] >= 0 && !dfg_add_control(z->g, z->inplace[in[i]], op))
+            return zb_oom(z);
     return op;
+}
+
+int32_t zb_op_inplace(zb *z, const char *name, const char *type, const int32_t *in, int32_t n_in, double flops)
+{
+    if (!zb_ok(z))
+        return -1;
+    if (!z->inference || n_in < 1 || in[0] < 0 || z->g->tensors[in[0]].kind != DFG_ACTIVATION)
+        return zb_fail(z, SA_EINTERNAL, "%s: op %s: in place only on an inference graph's activation", z->g->name,
+                       name);
+    int32_t x = in[0];
+    for (int32_t o = 0; o < z->g->n_ops; o++) {
+        const dfg_op *r = &z->g->ops[o];
+        if (r->n_out == 0 && r->n_in > 0 && r->in[0] == x)
+            continue; /* an earlier in-place op on the map: this one is ordered after it */
+        for (int32_t k = 0; k < r->n_in; k++)
+            if (r->in[k] == x)
+                return zb_fail(z, SA_EINTERNAL, "%s: op %s: in place on %s, which %s also reads", z->g->name, name,
+                               z->g->tensors[x].name, r->name);
+    }
+    int32_t op = zb_op(z, name, type, DFG_FORWARD, in, n_in, in, 0, flops);
+    if (op < 0)
+        return -1;
+    z->g->ops[op].bytes_accessed += (double)z->g->tensors[x].bytes; /* it writes the map back */
+    z->inplace[x] = op;
+    return x;
 }
 
 void zb_tape(zb *z, zb_bwd_fn bwd, int32_t op, const int32_t *in, int32_t n_in, const int32_t *out, int32_t n_out,

@@ -51,12 +51,14 @@ struct zb {
     const char *dtype;
     zoo_optimizer opt;
     bool inference; /* forward only: layers emit no tape and no saved tensors; zb_finish no backward */
+    bool unfused;   /* inference as MXNet runs it (ZOO_ENGINE_MXNET): no fusion, relu and add in place */
     /* per tensor (grown with the graph) */
     int32_t tcap;
     uint8_t *needs_grad;  /* the loss depends on it through a parameter */
     int32_t *grad;        /* summed gradient once known, else -1 */
     int32_t *n_contrib;   /* partial gradients registered so far */
     int32_t *contrib;     /* newest partial: index into c_tensor/c_next, -1 none */
+    int32_t *inplace;     /* the newest op that modified it in place (zb_op_inplace), -1 none */
     int32_t ccap, cn;
     int32_t *c_tensor, *c_next;
     /* the tape */
@@ -82,6 +84,9 @@ int32_t zb_oom(zb *z);
  * before zb_finish.  Safe to call twice. */
 void zb_release(zb *z);
 static inline bool zb_ok(const zb *z) { return z->st == SA_OK; }
+/* Layers fold batchnorm into the convolution and fuse relu and add into it
+ * (inference with the fused engine; docs/zoo.md, Inference). */
+static inline bool zb_fuse(const zb *z) { return z->inference && !z->unfused; }
 
 /* New tensor in the model's float dtype; name from fmt. */
 int32_t zb_tensor(zb *z, dfg_kind kind, int ndim, const int64_t *shape, const char *fmt, ...)
@@ -97,6 +102,13 @@ int32_t zb_like(zb *z, dfg_kind kind, int32_t like, const char *fmt, ...) __attr
 /* Appends an op with flops set and bytes_accessed = input + output bytes. */
 int32_t zb_op(zb *z, const char *name, const char *type, dfg_phase ph, const int32_t *in, int32_t n_in,
               const int32_t *out, int32_t n_out, double flops);
+/* An inference op that modifies in[0], an activation, in place (MXNet's in-place
+ * relu and add): it reads in[0..n_in) and lists no output, and every op added
+ * later that reads in[0] gets a control dependency after it (zb_op), so in[0]
+ * then stands for the modified map.  bytes_accessed counts in[0] twice (read
+ * and written back).  Fails (SA_EINTERNAL) unless no op but an earlier in-place
+ * op reads in[0] yet: nobody may need its old value.  Returns in[0], or -1. */
+int32_t zb_op_inplace(zb *z, const char *name, const char *type, const int32_t *in, int32_t n_in, double flops);
 /* Records a tape entry. */
 void zb_tape(zb *z, zb_bwd_fn bwd, int32_t op, const int32_t *in, int32_t n_in, const int32_t *out,
              int32_t n_out, const int32_t *args, int32_t n_arg);
