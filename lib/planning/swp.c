@@ -795,9 +795,6 @@ static bool share(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
     return true;
 }
 
-/* A free object (oldest freed first) or an evicted one, from the smallest
- * class in [k0, k1) that has one; -1 when every object there holds a tensor
- * of the running op. */
 /* The oldest free object of class k (fq_len[k] > 0) leaves its FIFO. */
 static inline int32_t fq_pop(swp_ws *w, const pool_alloc *a, int32_t k)
 {
@@ -807,6 +804,9 @@ static inline int32_t fq_pop(swp_ws *w, const pool_alloc *a, int32_t k)
     return o;
 }
 
+/* A free object (oldest freed first) or an evicted one, from the smallest
+ * class in [k0, k1) that has one; -1 when every object there holds a tensor
+ * of the running op. */
 static inline __attribute__((always_inline)) sa_status take_whole(ctx *c, int32_t k0, int32_t k1, int32_t *obj)
 {
     swp_ws *w = c->w;
