@@ -72,33 +72,7 @@ done
 t_end=$(date +%s)
 echo "# total run time: $((t_end - t_start)) s on $(nproc) cores" >>"$tmp"
 # issue 15's demand on every cell: the search (swapadvisor) no slower than any
-# other policy that planned it (ideal excluded: it has unlimited memory)
-python3 - "$tmp" >>"$tmp" <<'PY'
-import re, sys
-rows = {}
-for line in open(sys.argv[1]):
-    if line.startswith("#") or line.startswith("model"):
-        continue
-    f = line.split()
-    if len(f) < 3:
-        continue
-    rows.setdefault(f[0], {})[f[1]] = f[2:]
-bad, cells = [], 0
-for m, pols in rows.items():
-    sa = pols.get("swapadvisor")
-    if not sa:
-        continue
-    for j, c in enumerate(sa):
-        best = max(((float(re.match(r"([\d.]+)%", v[j]).group(1)), p) for p, v in pols.items()
-                    if p not in ("swapadvisor", "ideal") and j < len(v) and re.match(r"[\d.]+%", v[j])), default=None)
-        if best is None:
-            continue
-        cells += 1
-        mine = re.match(r"([\d.]+)%", c)
-        if not mine or float(mine.group(1)) < best[0]:
-            bad.append("%s col %d: swapadvisor %s < %s %.1f%%" % (m, j + 1, c, best[1], best[0]))
-print("# cells where another policy planned: %d; the search below the best of them: %d%s" %
-      (cells, len(bad), "".join("\n#   " + b for b in bad)))
-PY
+# other policy that planned it (scripts/policies_table.py check)
+python3 scripts/policies_table.py check "$tmp" >>"$tmp"
 mv "$tmp" "$out"
 cat "$out"
