@@ -122,13 +122,13 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
                 continue;
             int32_t v = ws->queue[s][head[s]];
             const plan_node *nd = &nodes[v];
-            const int32_t *dp = pdeps + nd->dep_off;
-            int32_t k = next_dep[v], nk = nd->n_deps;
-            while (k < nk && done[dp[k]])
+            /* indexed, not pdeps + dep_off: a plan without deps has pdeps NULL */
+            int32_t k = next_dep[v], nk = nd->n_deps, off = nd->dep_off;
+            while (k < nk && done[pdeps[off + k]])
                 k++;
             next_dep[v] = k;
             if (k < nk) {
-                wait[s] = dp[k];
+                wait[s] = pdeps[off + k];
                 continue;
             }
             wait[s] = -1;
