@@ -31,10 +31,7 @@ static dfg_graph *figure3(void)
     dfg_add_op(g, "op1", "matmul", DFG_FORWARD, i1, 1, o1, 1);
     dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i2, 1, o2, 1);
     dfg_add_op(g, "op3", "matmul", DFG_FORWARD, i3, 3, o3, 1);
-    for (int i = 0; i < 3; i++)
-        g->ops[i].time_us = 1.0;
-    sa_err err;
-    ck_assert_int_eq(dfg_finalize(g, "figure3", &err), SA_OK);
+    tu_unit_finalize(g);
     return g;
 }
 
@@ -179,10 +176,7 @@ static dfg_graph *share_graph(const char *name)
     dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i2, 3, o2, 1);
     dfg_add_op(g, "op3", "matmul", DFG_FORWARD, i3, 1, o3, 1);
     dfg_add_op(g, "op4", "matmul", DFG_FORWARD, i4, 1, o4, 1);
-    for (int i = 0; i < 5; i++)
-        g->ops[i].time_us = 1.0;
-    sa_err err = {0};
-    ck_assert_int_eq(dfg_finalize(g, name, &err), SA_OK);
+    tu_unit_finalize(g);
     return g;
 }
 
@@ -884,10 +878,7 @@ static dfg_graph *bn_graph(void)
     dfg_add_op(g, "bn_bwd", "batchnorm_bwd", DFG_BACKWARD, i5, 2, o5, 1);
     dfg_add_op(g, "fc_bwd", "matmul_bwd", DFG_BACKWARD, i6, 3, o6, 1);
     dfg_add_op(g, "sgd", "sgd_update", DFG_UPDATE, i7, 2, o7, 1);
-    for (int32_t i = 0; i < g->n_ops; i++)
-        g->ops[i].time_us = 1.0;
-    sa_err err;
-    ck_assert_msg(dfg_finalize(g, "bn", &err) == SA_OK, "%s", err.msg);
+    tu_unit_finalize(g);
     return g;
 }
 
@@ -1220,10 +1211,7 @@ static dfg_graph *no_params(void)
     dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i1, 1, o2, 1);
     dfg_add_op(g, "op3", "add", DFG_FORWARD, i3, 2, o3, 1);
     dfg_add_op(g, "op4", "add", DFG_FORWARD, i4, 2, o4, 1);
-    for (int i = 0; i < 4; i++)
-        g->ops[i].time_us = 1.0;
-    sa_err err;
-    ck_assert_int_eq(dfg_finalize(g, "no_params", &err), SA_OK);
+    tu_unit_finalize(g);
     return g;
 }
 

@@ -173,6 +173,15 @@ static inline dfg_graph *tu_ladder(int layers)
     return g;
 }
 
+/* Gives every op of the hand-built g 1 us and finalizes it, which must pass. */
+static inline void tu_unit_finalize(dfg_graph *g)
+{
+    for (int32_t i = 0; i < g->n_ops; i++)
+        g->ops[i].time_us = 1.0;
+    sa_err err = {0};
+    ck_assert_msg(dfg_finalize(g, g->name, &err) == SA_OK, "%s: %s", g->name, err.msg);
+}
+
 /* Unit device for hand-computed timelines: 1 MiB tensors move in 1 us each way
  * (full duplex), no latency; memory of `units` MiB. */
 static inline dfg_device tu_unit_dev(int64_t units)

@@ -167,6 +167,26 @@ static int cmp_event(const void *a, const void *b)
     return (x->sub > y->sub) - (x->sub < y->sub);
 }
 
+/* *rank (n_nodes entries, the caller frees it): each node's position in a
+ * topological order of stream order + deps.  SA_ENOMEM, or plan_node_order's
+ * failure; *rank stays NULL then. */
+static sa_status node_ranks(const plan *p, int32_t **rank, sa_err *err)
+{
+    int32_t *r = malloc(((size_t)p->n_nodes + 1) * sizeof *r);
+    int32_t *order = malloc(((size_t)p->n_nodes + 1) * sizeof *order), stuck;
+    sa_status st = r && order ? plan_node_order(p, order, &stuck, err)
+                              : sa_fail(err, SA_ENOMEM, "out of memory building the memory curve");
+    for (int32_t i = 0; !st && i < p->n_nodes; i++)
+        r[order[i]] = i;
+    free(order);
+    if (st) {
+        free(r);
+        return st;
+    }
+    *rank = r;
+    return SA_OK;
+}
+
 sa_status emit_memory_curve(const plan *p, const dfg_graph *g, const emit_timeline *tl, emit_curve *out,
                             sa_err *err)
 {
@@ -177,23 +197,11 @@ sa_status emit_memory_curve(const plan *p, const dfg_graph *g, const emit_timeli
         return st;
     size_t cap = 2 * (size_t)p->n_place + 1;
     mem_event *ev = malloc(cap * sizeof *ev);
-    int32_t *rank = malloc(((size_t)p->n_nodes + 1) * sizeof *rank);
-    int32_t *order = malloc(((size_t)p->n_nodes + 1) * sizeof *order), stuck;
-    if (!ev || !rank || !order || (st = curve_alloc(out, cap, err))) {
+    int32_t *rank = NULL;
+    st = ev ? node_ranks(p, &rank, err) : sa_fail(err, SA_ENOMEM, "out of memory building the memory curve");
+    if (st || (st = curve_alloc(out, cap, err))) {
         free(ev);
         free(rank);
-        free(order);
-        emit_timeline_free(&own);
-        return st ? st : sa_fail(err, SA_ENOMEM, "out of memory building the memory curve");
-    }
-    st = plan_node_order(p, order, &stuck, err); /* cannot fail: the plan simulated */
-    for (int32_t i = 0; !st && i < p->n_nodes; i++)
-        rank[order[i]] = i;
-    free(order);
-    if (st) {
-        free(ev);
-        free(rank);
-        emit_curve_free(out);
         emit_timeline_free(&own);
         return st;
     }

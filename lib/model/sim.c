@@ -80,6 +80,32 @@ typedef struct xfer {
  * leaves a, as fmin does; no time is -0. */
 static inline double min_time(double a, double b) { return b < a ? b : a; }
 
+/* Transfer x's part of the next event: its latency's end, or when it is
+ * moving (at rate) its finish, which *fin receives. */
+static inline __attribute__((always_inline)) double xfer_next(const xfer *x, bool moving, double rate, double now,
+                                                              double next, double *fin)
+{
+    if (!moving)
+        return min_time(next, x->lat_end);
+    *fin = now + x->left / rate;
+    return min_time(next, *fin);
+}
+
+/* A moving transfer is done when its own end was the event (exact even when
+ * now is so large that now + left / rate rounds to now) or when rounding left
+ * crumbs: its node ends at now and its stream goes idle. */
+static inline __attribute__((always_inline)) void xfer_retire(xfer *x, double fin, double now, int32_t *running,
+                                                              double *t_end, unsigned char *done, int32_t *finished)
+{
+    if (fin > now && x->left > x->crumbs)
+        return;
+    t_end[x->node] = now;
+    done[x->node] = 1;
+    *running = -1;
+    x->node = -1;
+    (*finished)++;
+}
+
 sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out, sa_err *err)
 {
     int32_t n = p->n_nodes;
@@ -155,28 +181,15 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
             }
         }
         /* the next event: a compute end, a latency end, or a transfer end
-         * (streams 1 and 2 written out; min_time is fmin here) */
+         * (the two transfer streams written out; min_time is fmin here) */
         double next = running[PLAN_STREAM_COMPUTE] >= 0 ? comp_end : (double)INFINITY;
         bool mv1 = running[1] >= 0 && xf[1].lat_end <= now, mv2 = running[2] >= 0 && xf[2].lat_end <= now;
-        double rate1 = 0, rate2 = 0, fin1 = 0, fin2 = 0;
-        if (running[1] >= 0) {
-            if (!mv1) {
-                next = min_time(next, xf[1].lat_end);
-            } else {
-                rate1 = mv2 ? rate_shared[1] : rate_alone[1];
-                fin1 = now + xf[1].left / rate1;
-                next = min_time(next, fin1);
-            }
-        }
-        if (running[2] >= 0) {
-            if (!mv2) {
-                next = min_time(next, xf[2].lat_end);
-            } else {
-                rate2 = mv1 ? rate_shared[2] : rate_alone[2];
-                fin2 = now + xf[2].left / rate2;
-                next = min_time(next, fin2);
-            }
-        }
+        double rate1 = mv2 ? rate_shared[1] : rate_alone[1], rate2 = mv1 ? rate_shared[2] : rate_alone[2];
+        double fin1 = 0, fin2 = 0;
+        if (running[1] >= 0)
+            next = xfer_next(&xf[1], mv1, rate1, now, next, &fin1);
+        if (running[2] >= 0)
+            next = xfer_next(&xf[2], mv2, rate2, now, next, &fin2);
         if (!isfinite(next)) {
             int32_t stuck = -1;
             for (int s = 0; s < PLAN_STREAM_COUNT && stuck < 0; s++)
@@ -202,25 +215,10 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
             running[PLAN_STREAM_COMPUTE] = -1;
             finished++;
         }
-        /* a transfer is done when its own end was the event (exact even when
-         * now is so large that now + left / rate rounds to now) or when
-         * rounding left crumbs */
-        if (mv1 && !(fin1 > now && xf[1].left > xf[1].crumbs)) {
-            int32_t v = xf[1].node;
-            t_end[v] = now;
-            done[v] = 1;
-            running[1] = -1;
-            xf[1].node = -1;
-            finished++;
-        }
-        if (mv2 && !(fin2 > now && xf[2].left > xf[2].crumbs)) {
-            int32_t v = xf[2].node;
-            t_end[v] = now;
-            done[v] = 1;
-            running[2] = -1;
-            xf[2].node = -1;
-            finished++;
-        }
+        if (mv1)
+            xfer_retire(&xf[1], fin1, now, &running[1], t_end, done, &finished);
+        if (mv2)
+            xfer_retire(&xf[2], fin2, now, &running[2], t_end, done, &finished);
     }
     double makespan = 0;
     for (int32_t i = 0; i < n; i++)

@@ -1610,6 +1610,17 @@ static sa_status finish_pass(ctx *c)
     return SA_OK;
 }
 
+/* One pass: the start state, then every op of the schedule in order. */
+static sa_status walk(ctx *c)
+{
+    sa_status st;
+    start_pass(c);
+    for (c->pos = 0; c->pos < c->g->n_ops; c->pos++)
+        if ((st = plan_op(c)))
+            return st;
+    return SA_OK;
+}
+
 sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
                    const swp_opts *o, swp_ws *w, plan *out, sa_err *err)
 {
@@ -1643,10 +1654,8 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
      * whose last first pass was steady walks its next one in full. */
     for (int pass = 1;; pass++) {
         c.dry = pass == 1 && passes > 1 && !w->p1_steady;
-        start_pass(&c);
-        for (c.pos = 0; c.pos < g->n_ops; c.pos++)
-            if ((st = plan_op(&c)))
-                return st;
+        if ((st = walk(&c)))
+            return st;
         /* the end state: persistent tensors still resident */
         bool steady = true;
         for (int32_t t = 0; t < g->n_tensors; t++) {
@@ -1658,10 +1667,8 @@ sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
             w->p1_steady = steady;
         if (steady && c.dry) {
             c.dry = false;
-            start_pass(&c);
-            for (c.pos = 0; c.pos < g->n_ops; c.pos++)
-                if ((st = plan_op(&c)))
-                    return st;
+            if ((st = walk(&c)))
+                return st;
         }
         if (steady || pass >= passes)
             break;
