@@ -212,7 +212,7 @@ datadir     = $(PREFIX)/share/swapadvisor
 mandir      = $(PREFIX)/share/man/man1
 docdir      = $(PREFIX)/share/doc/swapadvisor
 INSTALL_CMDS = $(CMDS) $(MPI_CMDS)
-MANS        = $(patsubst $(BIN)/%,$(BUILD)/man/%.1,$(INSTALL_CMDS) $(BIN)/dfg-from-torch)
+MANS        = $(patsubst $(BIN)/%,$(BUILD)/man/%.1,$(INSTALL_CMDS) $(addprefix $(BIN)/,$(PY_CMDS)))
 pylibdir    = $(PREFIX)/lib/swapadvisor
 SA_VERSION  = $(shell sed -n 's/^\#define SA_VERSION "\(.*\)"/\1/p' include/swapadvisor/sa_common.h)
 
@@ -239,14 +239,14 @@ install: all $(MANS) $(BUILD)/swapadvisor.pc
 	install -m 644 profiles/*.json $(DESTDIR)$(datadir)/profiles/
 	install -m 644 schemas/*.json $(DESTDIR)$(datadir)/schemas/
 	install -m 644 README.md LICENSE docs/*.md $(DESTDIR)$(docdir)/
-	# dfg-from-torch finds its package beside its real path: both under lib/swapadvisor
+	# the Python tools find their package beside their real path: both under lib/swapadvisor
 	install -d $(DESTDIR)$(pylibdir)/dfg_from_torch
-	install -m 755 tools/dfg-from-torch $(DESTDIR)$(pylibdir)/
+	install -m 755 $(addprefix tools/,$(PY_CMDS)) $(DESTDIR)$(pylibdir)/
 	install -m 644 $(PY_TOOL_SRC) $(DESTDIR)$(pylibdir)/dfg_from_torch/
-	ln -sf ../lib/swapadvisor/dfg-from-torch $(DESTDIR)$(bindir)/dfg-from-torch
+	for c in $(PY_CMDS); do ln -sf ../lib/swapadvisor/$$c $(DESTDIR)$(bindir)/$$c; done
 
 uninstall:
-	rm -f $(foreach c,$(INSTALL_CMDS) dfg-from-torch,$(DESTDIR)$(bindir)/$(notdir $(c)) $(DESTDIR)$(mandir)/$(notdir $(c)).1)
+	rm -f $(foreach c,$(INSTALL_CMDS) $(PY_CMDS),$(DESTDIR)$(bindir)/$(notdir $(c)) $(DESTDIR)$(mandir)/$(notdir $(c)).1)
 	rm -rf $(DESTDIR)$(pylibdir)
 	rm -f $(DESTDIR)$(libdir)/libswapadvisor.a $(DESTDIR)$(libdir)/pkgconfig/swapadvisor.pc
 	rm -rf $(DESTDIR)$(includedir)/swapadvisor $(DESTDIR)$(datadir) $(DESTDIR)$(docdir)
@@ -261,10 +261,11 @@ clean:
 
 # ---- dfg-from-torch (tools/, Python): a copy in $(BIN) with its package beside it;
 # its tests (test/py/, /usr/bin/python3 with Debian's python3-torch) run in `make check`.
+PY_CMDS     = dfg-from-torch swapplan-torch
 PY_TOOL_SRC = $(wildcard tools/dfg_from_torch/*.py)
-PY_TOOL     = $(BIN)/dfg-from-torch $(patsubst tools/%,$(BIN)/%,$(PY_TOOL_SRC))
+PY_TOOL     = $(addprefix $(BIN)/,$(PY_CMDS)) $(patsubst tools/%,$(BIN)/%,$(PY_TOOL_SRC))
 all: $(PY_TOOL)
-$(BIN)/dfg-from-torch: tools/dfg-from-torch | $(BIN)
+$(addprefix $(BIN)/,$(PY_CMDS)): $(BIN)/%: tools/% | $(BIN)
 	cp $< $@ && chmod +x $@
 $(BIN)/dfg_from_torch/%.py: tools/dfg_from_torch/%.py | $(BIN)
 	@mkdir -p $(dir $@)

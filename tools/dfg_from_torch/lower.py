@@ -106,7 +106,7 @@ def _view_nbytes(t):
 
 class Tensor:
     __slots__ = ("id", "name", "kind", "bytes", "shape", "dtype", "producer", "readers", "key",
-                 "param_name", "order")
+                 "param_name", "order", "prev")
 
     def __init__(self, name, kind, nbytes, shape, dtype, key, producer=None):
         self.id = -1
@@ -120,6 +120,7 @@ class Tensor:
         self.key = key
         self.param_name = None
         self.order = 0
+        self.prev = None  # the version of the same storage this one was written over
 
 
 class Group:
@@ -188,6 +189,9 @@ class Lowering:
         self.read_after_update = []  # (reader group, tensor, writer group)
         self.grad_keys = {}     # storage key -> param name
         self.node_groups = {}   # fx node name -> [(group, weight)]: what --measure times
+        # fx node name -> {storage key: Tensor}: the version of each storage the node
+        # reads or writes (after its write), what swapplan-torch binds its arguments to
+        self.node_ver = {}
         self.cur_node = None
 
     # ---- values ----
@@ -382,6 +386,14 @@ class Lowering:
 
     # ---- building groups ----
     def emit(self, base, path, type_, phase, flops, nbytes, aten, known, read_items, fresh, write_keys):
+        self._emit(base, path, type_, phase, flops, nbytes, aten, known, read_items, fresh, write_keys)
+        ver = self.node_ver.setdefault(self.cur_node, {})
+        for k in [k for k, _ in read_items] + list(write_keys) + [f[1] for f in fresh]:
+            st = self.storages.get(k)
+            if st is not None:
+                ver[k] = st.cur
+
+    def _emit(self, base, path, type_, phase, flops, nbytes, aten, known, read_items, fresh, write_keys):
         g = Group(self.pos, base, path, type_, phase, flops, nbytes, aten, known)
         self.node_groups.setdefault(self.cur_node, []).append(
             (g, float(flops) if pkt_split(base) else 1.0))
@@ -454,6 +466,7 @@ class Lowering:
             # a new version of an activation / gradient / input storage
             self.n_versions += 1
             nt = self.new_tensor(None, None, st.nbytes, st.cur.shape, st.cur.dtype, st.key, g)
+            nt.prev = st.cur
             g.outs.append(nt)
             st.cur = nt
         for i, k, v in fresh:
@@ -486,6 +499,10 @@ class Lowering:
                     rr = r.root()
                     if rr is not a and rr.hi >= a.lo:
                         return False
+            elif any(r.root() is not a for r in st.cur.readers):
+                # an op outside a read the contents before this write: folding would
+                # hand it the written contents, so the write makes a new version
+                return False
         return True
 
     def _fold(self, a, g, reads, fresh, writes):
@@ -512,6 +529,7 @@ class Lowering:
             elif st.cur.producer is None or st.cur.producer.root() is not a:
                 self.n_versions += 1
                 nt = self.new_tensor(None, None, st.nbytes, st.cur.shape, st.cur.dtype, st.key, a)
+                nt.prev = st.cur
                 a.outs.append(nt)
                 st.cur = nt
         for i, k, v in fresh:

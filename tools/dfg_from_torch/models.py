@@ -120,6 +120,10 @@ class ModelSpec:
         self.inputs = inputs
         self.targets = targets
         self.loss_fn = loss_fn
+        # built for real (swapplan-torch): the tensors FUNC returned, None where it gave
+        # a shape; else empty
+        self.input_values = []
+        self.target_values = []
 
 
 def parse_shape(text, batch):
@@ -186,7 +190,7 @@ _AUX_WEIGHTS = {"inception_v3": [1.0, 0.4], "googlenet": [1.0, 0.3, 0.3]}
 _IMAGE_SIDE = {"inception_v3": 299}
 
 
-def _torchvision_spec(name, batch, input_shapes):
+def _torchvision_spec(name, batch, input_shapes, real=False):
     import torch
     import torch.nn.functional as F
 
@@ -205,7 +209,7 @@ def _torchvision_spec(name, batch, input_shapes):
                 return builder(pretrained=False)
 
     try:
-        module = build_on_meta(build)
+        module = build() if real else build_on_meta(build)
     except Exception as e:  # a builder that cannot run on meta
         raise TraceError("torchvision:%s: building the model failed: %s: %s"
                          % (name, type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
@@ -272,7 +276,15 @@ def _is_shape(x):
     return isinstance(x, (tuple, list, torch.Size)) and len(x) > 0 and all(isinstance(d, int) for d in x)
 
 
-def _file_spec(path, func, batch, input_shapes):
+class _NoMode:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _file_spec(path, func, batch, input_shapes, real=False):
     import torch
     if not os.path.isfile(path):
         raise IOFailure("%s: cannot read the model file: %s" % (
@@ -282,7 +294,7 @@ def _file_spec(path, func, batch, input_shapes):
         spec = importlib.util.spec_from_file_location(modname, path)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[modname] = mod
-        with MetaDevice():
+        with (_NoMode() if real else MetaDevice()):
             spec.loader.exec_module(mod)
     except OSError as e:
         raise IOFailure("%s: cannot read the model file: %s" % (path, e.strerror or e))
@@ -293,7 +305,8 @@ def _file_spec(path, func, batch, input_shapes):
         raise UsageError("%s has no function %r" % (path, func))
     try:
         takes_arg = _takes_batch(fn)
-        res = build_on_meta(lambda: fn(batch) if takes_arg else fn())
+        call = (lambda: fn(batch)) if takes_arg else fn
+        res = call() if real else build_on_meta(call)
     except Exception as e:
         raise TraceError("%s:%s: building the model failed: %s" % (path, func, _one_line(e)))
     if not isinstance(res, (tuple, list)) or len(res) not in (3, 4):
@@ -314,7 +327,21 @@ def _file_spec(path, func, batch, input_shapes):
                              % (len(input_shapes), path, func, len(in_specs)))
         in_specs = [InputSpec(s, torch_dtype(d), sp.name) for (s, d), sp in zip(input_shapes, in_specs)]
     name = os.path.splitext(os.path.basename(path))[0] + ":" + func
-    return ModelSpec(name, module, in_specs, tg_specs, loss_fn)
+    ms = ModelSpec(name, module, in_specs, tg_specs, loss_fn)
+    if real:
+        ms.input_values = _values(inputs)
+        ms.target_values = _values(targets)
+    return ms
+
+
+def _values(obj):
+    """The tensors among a model file's inputs or targets (None for a shape)."""
+    import torch
+    if obj is None:
+        return []
+    if isinstance(obj, torch.Tensor) or _is_shape(obj):
+        obj = [obj]
+    return [x if isinstance(x, torch.Tensor) and x.device.type != "meta" else None for x in obj]
 
 
 def _takes_batch(fn):
@@ -332,15 +359,16 @@ def _one_line(e):
     return "%s: %s" % (type(e).__name__, msg[0] if msg else "")
 
 
-def load(model, batch, input_texts):
-    """ModelSpec for MODEL (torchvision:NAME or FILE.py:FUNC)."""
+def load(model, batch, input_texts, real=False):
+    """ModelSpec for MODEL (torchvision:NAME or FILE.py:FUNC), built on the meta device,
+    or with real=True as an ordinary module with initialised parameters."""
     shapes = [parse_shape(t, batch) for t in (input_texts or [])]
     if model.startswith("torchvision:"):
         name = model[len("torchvision:"):]
         if not name:
             raise UsageError("torchvision: needs a model name (e.g. torchvision:resnet50)")
-        return _torchvision_spec(name, batch, shapes)
+        return _torchvision_spec(name, batch, shapes, real)
     m = re.match(r"^(.*\.py):([A-Za-z_][A-Za-z0-9_]*)$", model)
     if not m:
         raise UsageError("MODEL %r must be torchvision:NAME or FILE.py:FUNC" % model)
-    return _file_spec(m.group(1), m.group(2), batch, shapes)
+    return _file_spec(m.group(1), m.group(2), batch, shapes, real)

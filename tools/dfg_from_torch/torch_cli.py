@@ -1,0 +1,490 @@
+"""swapplan-torch's command line: options, loading, the run, output, exit codes."""
+
+import json
+import operator
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from .errors import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ExportError, IOFailure,
+                     UsageError)
+
+TOOL = "swapplan-torch"
+
+USAGE = """\
+usage: swapplan-torch PLAN --graph GRAPH MODEL [--batch N] [--device cpu|cuda]
+                      [--iterations N] [--init STATE.pt] [--inputs INPUTS.pt]
+                      [--save-state OUT.pt] [--report FILE.json] [--seed N] [--force] [-q]
+
+Runs a swap plan as real PyTorch training steps: the plan's compute and recompute nodes
+run the aten ops of their graph op on real tensors, its swaps copy between device and
+host buffers, and every tensor is dropped when its placement ends, so the live device
+bytes follow the plan (checked against its memory_bytes). GRAPH must be the graph the plan
+was made for, exported by dfg-from-torch from MODEL (profiled or not); MODEL is traced
+again the same way and must lower to the same ops and tensors. The update is the
+export's optimizer (its "source" block), so N iterations are N training steps.
+
+PLAN, GRAPH            the plan and its graph (- for stdin, one of them)
+MODEL                  torchvision:NAME or FILE.py:FUNC, as given to dfg-from-torch
+
+options
+  --batch N            batch size (default: the graph's "batch")
+  --device D           cpu (default) or cuda (three CUDA streams, pinned host buffers)
+  --iterations N       training steps (default 2)
+  --init STATE.pt      a state_dict() saved with torch.save, loaded before the first step
+                       (default: the model's own initialisation under --seed)
+  --inputs INPUTS.pt   torch.save of (inputs, targets), each a tuple of tensors in the
+                       order the model and the loss take them; used by every step
+                       (default: float tensors from torch.randn under --seed, integer
+                       ones zero, or the tensors FILE.py:FUNC returned)
+  --save-state OUT.pt  the model's state_dict() after the last step (torch.save)
+  --report FILE.json   per-step figures: wall_s, peak_live_bytes, nodes run by kind,
+                       h2d_bytes, d2h_bytes, loss (and max_memory_allocated on CUDA)
+  --seed N             torch.manual_seed(N) before building the model and again before
+                       the first step (default 0)
+  --force              run a plan that fails strict validation (its violations are
+                       printed); a read of a tensor that is not there still fails
+  -q, --quiet          no notes on stderr
+  -h, --help           this help
+
+exit status: 0 ok, 1 internal error, 2 usage (or torch missing), 3 a bad document, or a
+GRAPH that is not MODEL's export, 4 I/O error, 6 the plan fails strict validation,
+7 --device cuda without a CUDA device, 8 the plan, run for real, reads a tensor that is
+not on the device, loses an update, or passes memory_bytes (the message names the tensor
+and the node).
+"""
+
+
+def parse_args(argv):
+    opts = {"plan": None, "graph": None, "model": None, "batch": None, "device": "cpu",
+            "iterations": 2, "init": None, "inputs": None, "save_state": None,
+            "report": None, "seed": 0, "force": False, "quiet": False}
+    pos = []
+    i = 0
+
+    def value(opt):
+        nonlocal i
+        if argv[i].startswith("--") and "=" in argv[i]:
+            return argv[i].split("=", 1)[1]
+        if i + 1 >= len(argv):
+            raise UsageError("option %s needs a value" % opt)
+        i += 1
+        return argv[i]
+
+    def integer(opt, v, lo):
+        try:
+            n = int(v)
+        except ValueError:
+            raise UsageError("%s %r is not an integer" % (opt, v))
+        if n < lo:
+            raise UsageError("%s %r must be at least %d" % (opt, v, lo))
+        return n
+
+    while i < len(argv):
+        a = argv[i]
+        key = a.split("=", 1)[0] if a.startswith("--") else a
+        if key in ("-h", "--help"):
+            opts["help"] = True
+        elif key == "--graph":
+            opts["graph"] = value(key)
+        elif key == "--batch":
+            opts["batch"] = integer(key, value(key), 1)
+        elif key == "--device":
+            v = value(key)
+            if v not in ("cpu", "cuda"):
+                raise UsageError("--device %r: expected cpu or cuda" % v)
+            opts["device"] = v
+        elif key == "--iterations":
+            opts["iterations"] = integer(key, value(key), 1)
+        elif key == "--seed":
+            opts["seed"] = integer(key, value(key), 0)
+        elif key in ("--init", "--inputs", "--report"):
+            opts[key[2:]] = value(key)
+        elif key == "--save-state":
+            opts["save_state"] = value(key)
+        elif key == "--force":
+            opts["force"] = True
+        elif key in ("-q", "--quiet"):
+            opts["quiet"] = True
+        elif a == "-" or not a.startswith("-"):
+            pos.append(a)
+        else:
+            raise UsageError("unknown option %r" % a)
+        i += 1
+    if opts.get("help"):
+        return opts
+    if len(pos) != 2:
+        raise UsageError("expected PLAN and MODEL, got %d argument(s)" % len(pos))
+    opts["plan"], opts["model"] = pos
+    if opts["graph"] is None:
+        raise UsageError("--graph GRAPH is required")
+    if opts["plan"] == "-" and opts["graph"] == "-":
+        raise UsageError("PLAN and GRAPH cannot both be stdin")
+    return opts
+
+
+def read_json(path, what):
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, "r", encoding="utf-8") as f:
+                text = f.read()
+    except UnicodeDecodeError as e:
+        raise ExportError("%s: the %s is not UTF-8 text (byte %d)" % (path, what, e.start), 3)
+    except OSError as e:
+        raise IOFailure("cannot read %s: %s" % (path, e.strerror or e))
+
+    def no_dupes(pairs):
+        d = {}
+        for k, v in pairs:
+            if k in d:
+                raise ValueError("duplicate key %r" % k)
+            d[k] = v
+        return d
+
+    try:
+        return json.loads(text, object_pairs_hook=no_dupes,
+                          parse_constant=lambda c: (_ for _ in ()).throw(ValueError("number %s" % c)))
+    except ValueError as e:
+        raise ExportError("%s: the %s is not valid JSON: %s" % (path, what, e), 3)
+
+
+def find_tool(name):
+    here = os.path.dirname(os.path.abspath(__file__))
+    for d in (os.path.dirname(here), os.path.join(os.path.dirname(os.path.dirname(here)), "bin")):
+        p = os.path.join(d, name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return shutil.which(name)
+
+
+def validate(plan_path, graph_path, plan_text, graph_text, force, note):
+    """Strict validation by swapplan-emit --format check --strict (docs/formats.md
+    section 3): exit 6 with its violations unless --force."""
+    emit = find_tool("swapplan-emit")
+    if emit is None:
+        raise ExportError("cannot find swapplan-emit to validate the plan: build the project "
+                          "(make) or put it on PATH", EXIT_INTERNAL)
+    with tempfile.TemporaryDirectory(prefix="swapplan-torch.") as d:
+        p, g = plan_path, graph_path
+        if plan_path == "-":
+            p = os.path.join(d, "plan.json")
+            with open(p, "w") as f:
+                f.write(plan_text)
+        if graph_path == "-":
+            g = os.path.join(d, "graph.json")
+            with open(g, "w") as f:
+                f.write(graph_text)
+        r = subprocess.run([emit, p, "--graph", g, "--format", "check", "--strict"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    if r.returncode == 0:
+        return
+    lines = [ln for ln in (r.stderr + r.stdout).splitlines() if ln.strip()]
+    if r.returncode == 6 and force:
+        for ln in lines[:10]:
+            note("--force: %s" % ln)
+        return
+    for ln in lines[:10]:
+        sys.stderr.write(ln + "\n")
+    raise ExportError("%s fails strict validation (swapplan-emit exit %d)%s"
+                      % (plan_path, r.returncode, "; --force runs it anyway" if r.returncode == 6 else ""),
+                      r.returncode if r.returncode in (3, 4, 6) else EXIT_INTERNAL)
+
+
+def _torch_load(path, what):
+    import torch
+    try:
+        try:
+            return torch.load(path, map_location="cpu", weights_only=False)
+        except TypeError:
+            return torch.load(path, map_location="cpu")
+    except FileNotFoundError:
+        raise IOFailure("cannot read %s: no such file" % path)
+    except OSError as e:
+        raise IOFailure("cannot read %s: %s" % (path, e.strerror or e))
+    except Exception as e:
+        raise ExportError("%s: not a torch.save file of %s: %s" % (path, what, str(e).splitlines()[0] if str(e) else type(e).__name__), 3)
+
+
+def _as_tensors(obj, specs, path, what):
+    import torch
+    if isinstance(obj, torch.Tensor):
+        obj = (obj,)
+    if not isinstance(obj, (list, tuple)) or len(obj) != len(specs):
+        raise ExportError("%s: %s must be a tuple of %d tensor(s), got %s"
+                          % (path, what, len(specs), type(obj).__name__ if not isinstance(obj, (list, tuple))
+                             else "%d" % len(obj)), 3)
+    for i, (x, s) in enumerate(zip(obj, specs)):
+        if not isinstance(x, torch.Tensor):
+            raise ExportError("%s: %s[%d] is a %s, not a tensor" % (path, what, i, type(x).__name__), 3)
+        if list(x.shape) != list(s.shape) or x.dtype != s.dtype:
+            raise ExportError("%s: %s[%d] (%s) is %s %s; the graph was exported with %s %s"
+                              % (path, what, i, s.name, list(x.shape), str(x.dtype).replace("torch.", ""),
+                                 list(s.shape), str(s.dtype).replace("torch.", "")), 3)
+    return list(obj)
+
+
+def default_values(specs, given):
+    import torch
+    out = []
+    for i, s in enumerate(specs):
+        v = given[i] if i < len(given) else None
+        if v is not None and list(v.shape) == list(s.shape) and v.dtype == s.dtype:
+            out.append(v.detach().clone())
+        elif s.dtype.is_floating_point:
+            out.append(torch.randn(s.shape, dtype=s.dtype))
+        else:
+            out.append(torch.zeros(s.shape, dtype=s.dtype))
+    return out
+
+
+def write_atomic(path, write):
+    """Calls write(tmp_path), then renames tmp_path onto path (same folder)."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise IOFailure("cannot write %s: no such directory %s" % (path, d))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        raise IOFailure("cannot write %s: %s" % (path, e.strerror or e))
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def run(opts, note):
+    import torch
+    from . import execplan, lower, models, trace
+
+    if opts["device"] == "cuda":
+        from . import measure
+        measure.check_cuda()
+    plan_text = graph_text = None
+    if opts["plan"] == "-":
+        plan_text = sys.stdin.read()
+    if opts["graph"] == "-":
+        graph_text = sys.stdin.read()
+    graph = read_json(opts["graph"], "graph") if graph_text is None else _loads(graph_text, "-", "graph")
+    plan = read_json(opts["plan"], "plan") if plan_text is None else _loads(plan_text, "-", "plan")
+    if not isinstance(graph, dict) or graph.get("format") != "dfg":
+        raise ExportError('%s: not a dfg graph ("format" is not "dfg")' % opts["graph"], 3)
+    validate(opts["plan"], opts["graph"], plan_text if plan_text is not None else "",
+             graph_text if graph_text is not None else "", opts["force"], note)
+
+    src = graph.get("source") if isinstance(graph.get("source"), dict) else {}
+    if src.get("tool") != "dfg-from-torch":
+        raise ExportError("%s: not exported by dfg-from-torch (no \"source\" block naming it): "
+                          "swapplan-torch runs graphs of PyTorch models" % opts["graph"], 3)
+    optimizer = src.get("optimizer", "sgd")
+    if optimizer not in ("sgd", "momentum", "adam"):
+        raise ExportError("%s: source.optimizer %r is not sgd, momentum or adam" % (opts["graph"], optimizer), 3)
+    if src.get("dtype", "f32") != "f32":
+        raise ExportError("%s: exported with --dtype %s; swapplan-torch runs f32 exports (the export "
+                          "traces in f32 and relabels the sizes)" % (opts["graph"], src.get("dtype")), 3)
+    batch = opts["batch"] if opts["batch"] is not None else graph.get("batch")
+    if not isinstance(batch, int) or batch <= 0:
+        raise UsageError("the graph has no \"batch\": give --batch")
+    shapes = src.get("inputs")
+
+    # The trace, as the export made it.
+    spec = models.load(opts["model"], batch, [])
+    _set_shapes(spec, shapes, opts["graph"])
+    cap = trace.capture(spec, optimizer, "f32")
+    low, doc = lower.lower(cap, spec.name, batch)
+    execplan.compare(doc, graph, opts["graph"])
+    bind = execplan.Binding(cap, low, doc)
+    p = execplan.Plan(plan, opts["plan"], len(doc["ops"]), len(doc["tensors"]))
+    note("%s: %d ops, %d plan nodes (%d recompute, %d swap_in, %d swap_out), memory %d bytes"
+         % (spec.name, len(doc["ops"]), len(p.kind), p.counts["recompute"], p.counts["swap_in"],
+            p.counts["swap_out"], p.memory_bytes))
+
+    # The real model, its state, the inputs.
+    torch.manual_seed(opts["seed"])
+    real = models.load(opts["model"], batch, [], real=True)
+    _set_shapes(real, shapes, opts["graph"])
+    module = real.module
+    if opts["init"]:
+        sd = _torch_load(opts["init"], "a state_dict")
+        if not isinstance(sd, dict):
+            raise ExportError("%s: not a state_dict (a %s)" % (opts["init"], type(sd).__name__), 3)
+        try:
+            module.load_state_dict(sd)
+        except RuntimeError as e:
+            raise ExportError("%s: does not fit %s: %s" % (opts["init"], spec.name,
+                                                           " ".join(str(e).split())[:300]), 3)
+    if opts["inputs"]:
+        obj = _torch_load(opts["inputs"], "(inputs, targets)")
+        if not isinstance(obj, (list, tuple)) or len(obj) != 2:
+            raise ExportError("%s: expected a tuple (inputs, targets)" % opts["inputs"], 3)
+        inputs = _as_tensors(obj[0], spec.inputs, opts["inputs"], "inputs")
+        targets = _as_tensors(obj[1], spec.targets, opts["inputs"], "targets")
+    else:
+        torch.manual_seed(opts["seed"])
+        inputs = default_values(spec.inputs, real.input_values)
+        targets = default_values(spec.targets, real.target_values)
+
+    dev = execplan.CpuDevice() if opts["device"] == "cpu" else execplan.CudaDevice(len(p.kind))
+    named = {}
+    for n, t in trace._named_tensors(module, "_parameters") + trace._named_tensors(module, "_buffers"):
+        named[n] = t
+    host_init = {}
+    values = {}   # placeholder name -> real tensor (the model's own, written back at the end)
+    phs = [n for n in cap.gm.graph.nodes if n.op == "placeholder"]
+    data = iter(inputs + targets)
+    for node, (kind, name, param_of) in zip(phs, cap.placeholders):
+        if kind == "input":
+            v = next(data)
+        elif param_of is not None:
+            v = torch.zeros_like(named[param_of])
+        else:
+            v = named.get(name)
+            if v is None:
+                raise ExportError("internal: %s has no tensor %r" % (spec.name, name))
+        values[node.name] = (kind, name, param_of, v)
+        t = bind.ph_tensor.get(node.name)
+        if t is not None and t.id >= 0:
+            host_init[t.id] = dev.host_copy(v)
+    for node in cap.gm.graph.nodes:
+        if node.op == "get_attr" and node.name in bind.ph_tensor:
+            v = getattr(cap.gm, node.target)
+            if type(v).__name__ == "FakeTensor" or v.device.type == "meta":
+                raise ExportError("%s: the traced step holds a tensor constant (%s) whose value was not "
+                                  "recorded: swapplan-torch cannot run it" % (spec.name, node.target), 3)
+            host_init[bind.ph_tensor[node.name].id] = dev.host_copy(v)
+    ex = execplan.Executor(bind, p, dev, host_init)
+    ex.static = set()
+    for node in cap.gm.graph.nodes:
+        if node.op in ("placeholder", "get_attr"):
+            fv = node.meta.get("val")
+            if fv is None and node.op == "get_attr":
+                fv = getattr(cap.gm, node.target, None)
+            if execplan._is_tensor(fv):
+                ex.desc[node.name] = ("t", execplan._storage_key(fv), tuple(fv.shape), tuple(fv.stride()),
+                                      fv.storage_offset(), fv.dtype)
+                ex.static.add(node.name)
+    # residents come in before the first iteration
+    ex.placed = set(p.start_open)
+    for tid in p.residents:
+        if tid not in host_init:
+            raise ExportError("%s: resident_at_start holds tensor %d, which is not a parameter or state"
+                              % (opts["plan"], tid), 3)
+        ex._place(tid, dev.to_device(host_init[tid], -1), -1)
+        ex.dev_valid.add(tid)
+    dev.sync()
+
+    ex.loss_node = _loss_node(cap)
+    reports = []
+    torch.manual_seed(opts["seed"])
+    with torch.no_grad():
+        for it in range(opts["iterations"]):
+            st = ex.iteration()
+            reports.append(st)
+            note("step %d: %.3f s, loss %s, peak live %d bytes of %d, %d recomputes, %d swaps in, %d out"
+                 % (it + 1, st["wall_s"], "%.6g" % st["loss"] if st.get("loss") is not None else "?",
+                    st["peak_live_bytes"], p.memory_bytes, st["nodes"]["recompute"],
+                    st["nodes"]["swap_in"], st["nodes"]["swap_out"]))
+    for k in ("compute", "recompute", "swap_in", "swap_out"):
+        if reports[-1]["nodes"][k] != p.counts[k]:
+            raise ExportError("internal: ran %d %s nodes of the plan's %d" % (reports[-1]["nodes"][k], k, p.counts[k]))
+
+    if opts["save_state"]:
+        for node_name, (kind, name, param_of, v) in values.items():
+            t = bind.ph_tensor.get(node_name)
+            if kind == "input" or param_of is not None or t is None or t.id < 0:
+                continue
+            fin = ex.final_value(t.id).to("cpu")
+            with torch.no_grad():
+                v.copy_(fin[:v.numel()].view(v.shape))
+        sd = module.state_dict()
+        write_atomic(opts["save_state"], lambda tmp: torch.save(sd, tmp))
+    if opts["report"]:
+        rep = {"memory_bytes": p.memory_bytes, "device": opts["device"], "model": spec.name,
+               "plan_nodes": p.counts, "iterations": reports}
+        text = json.dumps(rep, indent=1) + "\n"
+        if opts["report"] == "-":
+            sys.stdout.write(text)
+        else:
+            def w(tmp):
+                with open(tmp, "w") as f:
+                    f.write(text)
+            write_atomic(opts["report"], w)
+
+
+def _loads(text, path, what):
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise ExportError("%s: the %s is not valid JSON: %s" % (path, what, e), 3)
+
+
+def _set_shapes(spec, shapes, graph_path):
+    if not isinstance(shapes, list):
+        return
+    if len(shapes) != len(spec.inputs):
+        raise ExportError("%s: source.inputs has %d shape(s), the model takes %d input(s)"
+                          % (graph_path, len(shapes), len(spec.inputs)), 3)
+    for s, sh in zip(spec.inputs, shapes):
+        if not isinstance(sh, list) or not all(isinstance(d, int) and d > 0 for d in sh):
+            raise ExportError("%s: source.inputs: %r is not a shape" % (graph_path, sh), 3)
+        s.shape = list(sh)
+
+
+def _loss_node(cap):
+    import torch.fx
+    for n in cap.gm.graph.nodes:
+        if n.op == "output":
+            from torch.utils._pytree import tree_flatten
+            flat = tree_flatten(n.args[0])[0]
+            if flat and isinstance(flat[0], torch.fx.Node):
+                m = flat[0]
+                if m.op == "call_function" and m.target is operator.getitem:
+                    return (m.args[0], m.args[1])
+                return (m, None)
+    return None
+
+
+def main(argv):
+    def err(msg):
+        sys.stderr.write("%s: %s\n" % (TOOL, msg))
+
+    try:
+        opts = parse_args(argv)
+    except UsageError as e:
+        err("%s (try --help)" % e)
+        return EXIT_USAGE
+    if opts.get("help"):
+        sys.stdout.write(USAGE)
+        return EXIT_OK
+    quiet = opts["quiet"] or not sys.stderr.isatty()
+    note = (lambda m: None) if quiet else err
+    if os.environ.get("DFG_FROM_TORCH_VERBOSE") and not opts["quiet"]:
+        note = err
+    try:
+        run(opts, note)
+    except UsageError as e:
+        err("%s (try --help)" % e)
+        return e.code
+    except ExportError as e:
+        err(str(e))
+        return e.code
+    except KeyboardInterrupt:
+        err("interrupted")
+        return 130
+    except MemoryError:
+        err("out of memory")
+        return EXIT_INTERNAL
+    except Exception as e:
+        if os.environ.get("DFG_FROM_TORCH_DEBUG"):
+            import traceback
+            traceback.print_exc()
+        err("internal error: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+        return EXIT_INTERNAL
+    return EXIT_OK
