@@ -110,3 +110,35 @@ def frozen(batch=2):
 def vector_loss(batch=2):
     """The loss function returns a vector, not a scalar (exit 3)."""
     return nn.Linear(4, 4), [(batch, 4)], lambda out: out.sum(0)
+
+
+class CheckpointedCNN(nn.Module):
+    """Three conv blocks, the middle two under torch.utils.checkpoint: their activations
+    are not kept for backward but recomputed there."""
+
+    def __init__(self, reentrant=False, classes=10):
+        super().__init__()
+        self.reentrant = reentrant
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU())
+        self.block1 = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 16, 3, padding=1))
+        self.block2 = nn.Sequential(nn.Conv2d(16, 32, 3, padding=1, stride=2), nn.ReLU(),
+                                    nn.Conv2d(32, 32, 3, padding=1))
+        self.fc = nn.Linear(32, classes)
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+        x = self.stem(x)
+        x = x + checkpoint(self.block1, x, use_reentrant=self.reentrant)
+        x = checkpoint(self.block2, x, use_reentrant=self.reentrant)
+        return self.fc(x.mean((2, 3)))
+
+
+def checkpointed(batch=4):
+    """torch.utils.checkpoint, non-reentrant (the recomputation is part of the graph)."""
+    return CheckpointedCNN(), [(batch, 3, 32, 32)], F.cross_entropy, [torch.zeros(batch, dtype=torch.long)]
+
+
+def checkpointed_reentrant(batch=4):
+    """torch.utils.checkpoint with use_reentrant=True."""
+    return CheckpointedCNN(reentrant=True), [(batch, 3, 32, 32)], F.cross_entropy, \
+        [torch.zeros(batch, dtype=torch.long)]

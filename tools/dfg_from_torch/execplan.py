@@ -506,10 +506,24 @@ class Executor:
             # a view or metadata node: cheap, run on demand on the bound arguments
             v = m.target(*self.value(m.args, ctx), **self.value(m.kwargs, ctx))
         else:
-            raise PlanFault("%s needs the output of aten node %s (op %s), which has not run"
-                            % (self.nname(ctx.nid), m.name, self._op_of(m)))
+            v = self.standin(m, fake_outputs(m), ctx)
         ctx.memo[m.name] = v
         return v
+
+    def standin(self, m, fv, ctx):
+        """The value of node m, which has not run, for an op that reads only its metadata
+        (ones_like of the loss): tensors of the traced shape and dtype without contents.
+        An op that reads m's contents has an edge to m's op, so this is a plan defect."""
+        import torch
+        if _is_tensor(fv):
+            t = ctx.ver.get(_storage_key(fv))
+            if t is not None and id(t) in self.b.declared[ctx.op]:
+                raise PlanFault("%s reads %s, whose op %s has not run"
+                                % (self.nname(ctx.nid), self.tname(t.id) if t.id >= 0 else t.name, self._op_of(m)))
+            return torch.empty((), dtype=fv.dtype, device=self.d.device).expand(tuple(fv.shape))
+        if isinstance(fv, (list, tuple)):
+            return type(fv)(self.standin(m, x, ctx) for x in fv)
+        return fv
 
     def _op_of(self, m):
         for op, nodes in self.b.op_nodes.items():

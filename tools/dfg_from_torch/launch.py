@@ -29,9 +29,11 @@ def reexec(script):
     if os.environ.get("DFG_PYTHON"):
         cands.append(os.environ["DFG_PYTHON"])
     cands.append("/usr/bin/python3")
-    me = os.path.realpath(sys.executable or "")
+    # a venv's python is a link to its base interpreter but imports the venv's packages:
+    # compare the paths as given, not resolved
+    me = os.path.abspath(sys.executable or "")
     for py in cands:
-        if os.path.isfile(py) and os.access(py, os.X_OK) and os.path.realpath(py) != me:
+        if os.path.isfile(py) and os.access(py, os.X_OK) and os.path.abspath(py) != me:
             env = dict(os.environ, DFG_FROM_TORCH_REEXEC="1")
             os.execve(py, [py, os.path.realpath(script)] + sys.argv[1:], env)
 

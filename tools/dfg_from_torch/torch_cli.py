@@ -407,6 +407,7 @@ def run(opts, note):
         write_atomic(opts["save_state"], lambda tmp: torch.save(sd, tmp))
     if opts["report"]:
         rep = {"memory_bytes": p.memory_bytes, "device": opts["device"], "model": spec.name,
+               "torch": torch.__version__,
                "plan_nodes": p.counts, "iterations": reports}
         text = json.dumps(rep, indent=1) + "\n"
         if opts["report"] == "-":

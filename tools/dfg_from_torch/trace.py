@@ -71,13 +71,13 @@ class Captured:
         self.torch_version = None
 
 
-def _functional_call():
-    try:
-        from torch.func import functional_call  # torch >= 2.0
-        return functional_call
-    except ImportError:
-        from torch.nn.utils.stateless import functional_call  # torch 1.13
-        return functional_call
+def _reparametrized(module, sd):
+    """A context in which module's parameters and buffers are the tensors of sd. It spans
+    the forward and the backward, so a torch.utils.checkpoint region recomputed during the
+    backward runs on the traced tensors too (functional_call would have put the module's
+    own back by then)."""
+    from torch.nn.utils.stateless import _reparametrize_module  # torch 1.13 and 2.x
+    return _reparametrize_module(module, sd)
 
 
 def _make_fx():
@@ -261,7 +261,6 @@ def capture(spec, optimizer="sgd", dtype="f32"):
     for name, b in buffers:
         names_of_b.setdefault(b_by_id[id(b)], []).append(name)
 
-    functional_call = _functional_call()
     tagger = _Tagger()
     paths = _module_paths(module)
     handles = []
@@ -296,21 +295,31 @@ def capture(spec, optimizer="sgd", dtype="f32"):
         for k, names in names_of_b.items():
             for n in names:
                 sd[n] = bv[k]
-        with claim_mode:
-            out = functional_call(module, sd, tuple(iv))
-            tagger.stack.append("loss")
-            loss = spec.loss_fn(out, *tv)
-            tagger.stack.pop()
-        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-            raise TraceError("%s: the loss function must return a scalar tensor, got %s"
-                             % (spec.name, type(loss).__name__ if not isinstance(loss, torch.Tensor)
-                                else "a tensor of shape %s" % list(loss.shape)))
-        if not loss.requires_grad:
-            raise TraceError("%s: the loss does not depend on any trainable parameter" % spec.name)
-        tagger.claim(loss, "loss")
-        tagger.phase = "backward"
-        wrt = [pv[i] for i in trainable]
-        grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+        with _reparametrized(module, sd):
+            with claim_mode:
+                out = module(*iv)
+                tagger.stack.append("loss")
+                loss = spec.loss_fn(out, *tv)
+                tagger.stack.pop()
+            if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+                raise TraceError("%s: the loss function must return a scalar tensor, got %s"
+                                 % (spec.name, type(loss).__name__ if not isinstance(loss, torch.Tensor)
+                                    else "a tensor of shape %s" % list(loss.shape)))
+            if not loss.requires_grad:
+                raise TraceError("%s: the loss does not depend on any trainable parameter" % spec.name)
+            tagger.claim(loss, "loss")
+            tagger.phase = "backward"
+            wrt = [pv[i] for i in trainable]
+            try:
+                grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+            except RuntimeError as e:
+                if "Checkpointing is not compatible with .grad()" in str(e):
+                    raise TraceError(
+                        "%s: torch.utils.checkpoint with use_reentrant=True cannot be exported: it "
+                        "recomputes through .backward(), which the export's torch.autograd.grad "
+                        "cannot follow; use checkpoint(..., use_reentrant=False), whose "
+                        "recomputation the graph shows as backward ops" % spec.name)
+                raise
         tagger.flush("backward")
         tagger.phase = "update"
         rets = [loss]
