@@ -414,6 +414,8 @@ class Executor:
         return "tensor %d (%r)" % (tid, t.name if t is not None else "?")
 
     def nname(self, i):
+        if i < 0:
+            return "the start (residents brought in)"
         k, r = self.p.kind[i], self.p.ref[i]
         if k in ("compute", "recompute"):
             return "nodes[%d] (%s of op %d %r)" % (i, k, r, self.b.groups[r].name)

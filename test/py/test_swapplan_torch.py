@@ -1,0 +1,376 @@
+"""Tests of bin/swapplan-torch (docs/torch.md, "Training with a plan"): a plan made by the
+search for an exported model, run as real training steps on the CPU, must leave the
+model in the state eager PyTorch reaches with the same steps, bit for bit; keep the live
+device bytes within the plan's memory; run every node of the plan; and fail, naming the
+tensor, on plans corrupted by hand.
+
+Run by test/py/run.sh. The tools run under this Python (sys.executable), so
+$DFG_TEST_PYTHON picks the torch tested.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BIN = os.environ.get("DFG_TEST_BIN", os.path.join(ROOT, "bin"))
+PROFILE = os.path.join(ROOT, "profiles", "v100-pcie3-16gb.json")
+MODELS_PY = os.path.join(HERE, "models.py")
+
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from dfg_from_torch import eager, models  # noqa: E402
+
+import torch  # noqa: E402
+
+
+def run(cmd):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+
+
+def tool(name, args):
+    if name in ("dfg-from-torch", "swapplan-torch"):
+        return run([sys.executable, os.path.join(BIN, name)] + list(args))
+    return run([os.path.join(BIN, name)] + list(args))
+
+
+def plan_for(tc, wd, model, batch, memories, extra=(), policy="swapadvisor"):
+    """Exports and profiles model; plans it at the first of memories that plans.
+    Returns (graph path, plan path, plan document)."""
+    g = os.path.join(wd, "g.json")
+    gp = os.path.join(wd, "gp.json")
+    r = tool("dfg-from-torch", [model, "--batch", str(batch), "-o", g] + list(extra))
+    tc.assertEqual(r.returncode, 0, r.stderr)
+    r = tool("dfg-profile", [g, "--device", PROFILE, "-o", gp])
+    tc.assertEqual(r.returncode, 0, r.stderr)
+    plan = os.path.join(wd, "plan.json")
+    for mem in memories:
+        args = [gp, "--memory", mem, "--policy", policy, "-q", "-o", plan]
+        if policy == "swapadvisor":
+            args += ["--generations", "3", "--threads", "2", "--seed", "1"]
+        r = tool("swapadvisor-search", args)
+        if r.returncode == 0:
+            with open(plan) as f:
+                return gp, plan, json.load(f)
+        tc.assertEqual(r.returncode, 5, r.stderr)
+    tc.fail("%s plans at none of %s" % (model, memories))
+
+
+def counts(doc):
+    c = {"compute": 0, "recompute": 0, "swap_in": 0, "swap_out": 0}
+    for n in doc["nodes"]:
+        c[n["kind"]] += 1
+    return c
+
+
+def make_state(wd, model, batch, seed=0):
+    """init.pt (the model's initialisation under seed) and inputs.pt; returns the real
+    spec (its module holds the initial state) and the inputs."""
+    torch.manual_seed(seed)
+    spec = models.load(model, batch, [], real=True)
+    torch.save(spec.module.state_dict(), os.path.join(wd, "init.pt"))
+    gen = torch.Generator().manual_seed(seed + 1)
+
+    def make(s):
+        if s.dtype.is_floating_point:
+            return torch.randn(s.shape, generator=gen, dtype=s.dtype)
+        return torch.randint(0, 10, s.shape, generator=gen, dtype=s.dtype)
+
+    ins = tuple(make(s) for s in spec.inputs)
+    tgs = tuple(make(s) for s in spec.targets)
+    torch.save((ins, tgs), os.path.join(wd, "inputs.pt"))
+    return spec, ins, tgs
+
+
+class Workdir(unittest.TestCase):
+    def setUp(self):
+        self.wd = tempfile.mkdtemp(prefix="swapplan-torch-test.")
+
+    def tearDown(self):
+        shutil.rmtree(self.wd, ignore_errors=True)
+
+
+class TestTrainsLikeEager(Workdir):
+    """Export, profile, search at 0.5x (or the lowest fraction that plans), two steps:
+    the state equals eager PyTorch's bit for bit."""
+
+    def check_model(self, model, batch, memories=("0.5x", "0.6x", "0.7x", "0.8x"), optimizer="sgd",
+                    need_recompute=False):
+        extra = ["--optimizer", optimizer]
+        gp, plan, pdoc = plan_for(self, self.wd, model, batch, memories, extra)
+        c = counts(pdoc)
+        self.assertGreater(c["swap_in"] + c["recompute"], 0, "the plan at %s moves or recomputes nothing"
+                           % pdoc["device"]["memory_bytes"])
+        if need_recompute:
+            self.assertGreater(c["recompute"], 0)
+        spec, ins, tgs = make_state(self.wd, model, batch)
+        out = os.path.join(self.wd, "out.pt")
+        rep = os.path.join(self.wd, "report.json")
+        r = tool("swapplan-torch", [plan, "--graph", gp, model, "--iterations", "2",
+                                    "--init", os.path.join(self.wd, "init.pt"),
+                                    "--inputs", os.path.join(self.wd, "inputs.pt"),
+                                    "--save-state", out, "--report", rep])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        torch.manual_seed(0)
+        losses = eager.eager_steps(spec.module, spec.loss_fn, ins, tgs, optimizer, 2)
+        got = torch.load(out)
+        ref = spec.module.state_dict()
+        self.assertEqual(sorted(got), sorted(ref))
+        differ = [k for k in ref if not torch.equal(got[k], ref[k])]
+        self.assertEqual(differ, [], "%d of %d state tensors differ from eager's" % (len(differ), len(ref)))
+        with open(rep) as f:
+            report = json.load(f)
+        self.assertEqual(report["memory_bytes"], pdoc["device"]["memory_bytes"])
+        self.assertEqual(len(report["iterations"]), 2)
+        for it, loss in zip(report["iterations"], losses):
+            self.assertEqual(it["nodes"], c, "every node of the plan ran")
+            self.assertLessEqual(it["peak_live_bytes"], pdoc["device"]["memory_bytes"])
+            self.assertGreater(it["peak_live_bytes"], 0)
+            self.assertEqual(it["loss"], loss)
+            self.assertGreaterEqual(it["wall_s"], 0)
+            self.assertEqual(it["h2d_bytes"] > 0, c["swap_in"] > 0)
+        return pdoc
+
+    def test_resnet18(self):
+        self.check_model("torchvision:resnet18", 4)
+
+    def test_mobilenet_v2(self):
+        # dropout in the classifier: the recompute and the eager step draw the same mask
+        self.check_model("torchvision:mobilenet_v2", 4)
+
+    def test_vit_b_16(self):
+        self.check_model("torchvision:vit_b_16", 2)
+
+    def test_checkpointed(self):
+        # torch.utils.checkpoint (non-reentrant): its recomputation is in the graph
+        self.check_model(MODELS_PY + ":checkpointed", 4)
+
+    def test_small_cnn_momentum(self):
+        self.check_model(MODELS_PY + ":small_cnn", 4, optimizer="momentum")
+
+    def test_lstm_adam(self):
+        self.check_model(MODELS_PY + ":lstm", 4, optimizer="adam")
+
+    def test_recompute_policy(self):
+        # checkpoint-sqrt recomputes forward activations: every recompute runs for real
+        model = "torchvision:resnet18"
+        gp, plan, pdoc = plan_for(self, self.wd, model, 2, ("0.6x", "0.7x", "0.8x"),
+                                  policy="checkpoint-sqrt")
+        c = counts(pdoc)
+        self.assertGreater(c["recompute"], 0)
+        spec, ins, tgs = make_state(self.wd, model, 2)
+        out = os.path.join(self.wd, "out.pt")
+        r = tool("swapplan-torch", [plan, "--graph", gp, model, "--iterations", "1",
+                                    "--init", os.path.join(self.wd, "init.pt"),
+                                    "--inputs", os.path.join(self.wd, "inputs.pt"), "--save-state", out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        torch.manual_seed(0)
+        eager.eager_steps(spec.module, spec.loss_fn, ins, tgs, "sgd", 1)
+        got, ref = torch.load(out), spec.module.state_dict()
+        self.assertEqual([k for k in ref if not torch.equal(got[k], ref[k])], [])
+
+
+def _renumber(doc, drop):
+    """doc without the nodes in drop: ids, deps and placement ends renumbered; a placement
+    that began or ended with a dropped node begins at the iteration's start / ends with the
+    node before it."""
+    keep = [i for i in range(len(doc["nodes"])) if i not in drop]
+    new = {old: k for k, old in enumerate(keep)}
+    nodes = []
+    for old in keep:
+        n = dict(doc["nodes"][old])
+        n["id"] = new[old]
+        n["deps"] = [new[d] for d in n["deps"] if d in new]
+        nodes.append(n)
+
+    def before(x):
+        while x >= 0 and x not in new:
+            x -= 1
+        return new[x] if x >= 0 else -1
+
+    pls = []
+    for p in doc["placements"]:
+        q = dict(p)
+        q["begin"] = new.get(p["begin"], -1) if p["begin"] >= 0 else -1
+        q["end"] = before(p["end"]) if p["end"] >= 0 else -1
+        pls.append(q)
+    out = dict(doc)
+    out["nodes"], out["placements"] = nodes, pls
+    return out
+
+
+class TestCorruptedPlans(Workdir):
+    """Plans broken by hand and run with --force fail with exit 8, naming the tensor."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.base = tempfile.mkdtemp(prefix="swapplan-torch-corrupt.")
+        tc = unittest.TestCase()
+        cls.model = MODELS_PY + ":small_cnn"
+        cls.gp, cls.plan, cls.doc = plan_for(tc, cls.base, cls.model, 4, ("0.6x", "0.7x", "0.8x"),
+                                             policy="odswap")
+        with open(cls.gp) as f:
+            cls.graph = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.base, ignore_errors=True)
+
+    def run_plan(self, doc, *extra):
+        path = os.path.join(self.wd, "bad.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return tool("swapplan-torch", [path, "--graph", self.gp, self.model, "--iterations", "1"] + list(extra))
+
+    def tname(self, tid):
+        return "tensor %d (%r)" % (tid, self.graph["tensors"][tid]["name"])
+
+    def test_valid_plan_runs(self):
+        r = self.run_plan(self.doc)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_swap_in_removed(self):
+        ins = [i for i, n in enumerate(self.doc["nodes"]) if n["kind"] == "swap_in"
+               and self.graph["tensors"][n["tensor"]]["kind"] in ("activation", "gradient")]
+        self.assertTrue(ins, "the odswap plan swaps an activation in")
+        i = ins[0]
+        tid = self.doc["nodes"][i]["tensor"]
+        bad = _renumber(self.doc, {i})
+        r = self.run_plan(bad)
+        self.assertEqual(r.returncode, 6, "refused without --force: " + r.stderr)
+        r = self.run_plan(bad, "--force")
+        self.assertEqual(r.returncode, 8, r.stderr)
+        self.assertIn(self.tname(tid), r.stderr)
+        self.assertIn("not on the device", r.stderr)
+
+    def test_recompute_reads_freed_tensor(self):
+        # a recompute of the first forward op appended at the end of the compute stream:
+        # its input (the batch) was dropped long before
+        op = 0
+        reads = [t for t in self.graph["ops"][op]["inputs"]
+                 if self.graph["tensors"][t]["kind"] not in ("param", "state")]
+        bad = dict(self.doc)
+        bad["nodes"] = list(self.doc["nodes"]) + [{"id": len(self.doc["nodes"]), "kind": "recompute",
+                                                   "op": op, "deps": []}]
+        r = self.run_plan(bad, "--force")
+        self.assertEqual(r.returncode, 8, r.stderr)
+        self.assertIn("recompute of op 0", r.stderr)
+        self.assertTrue(any(self.tname(t) in r.stderr for t in reads), r.stderr)
+
+    def test_lost_update(self):
+        outs = [i for i, n in enumerate(self.doc["nodes"]) if n["kind"] == "swap_out"
+                and self.graph["tensors"][n["tensor"]]["kind"] == "param"]
+        if not outs:
+            self.skipTest("the plan swaps no parameter out")
+        i = outs[-1]
+        tid = self.doc["nodes"][i]["tensor"]
+        r = self.run_plan(_renumber(self.doc, {i}), "--force")
+        self.assertEqual(r.returncode, 8, r.stderr)
+        self.assertIn(self.tname(tid), r.stderr)
+
+    def test_memory_exceeded(self):
+        bad = json.loads(json.dumps(self.doc))
+        bad["device"]["memory_bytes"] = bad["arena_bytes"] // 2
+        r = self.run_plan(bad, "--force")
+        self.assertEqual(r.returncode, 8, r.stderr)
+        self.assertIn("exceed the plan's memory_bytes", r.stderr)
+
+    def test_swap_in_before_swap_out(self):
+        # an activation's swap_in freed of its deps and its swap_out made to wait for it
+        # (the broken order swapplan-run's tests use): it reads a host copy that holds nothing
+        ins = [i for i, n in enumerate(self.doc["nodes"]) if n["kind"] == "swap_in"
+               and self.graph["tensors"][n["tensor"]]["kind"] in ("activation", "gradient")]
+        bad = json.loads(json.dumps(self.doc))
+        i = ins[0]
+        tid = bad["nodes"][i]["tensor"]
+        outs = [j for j, n in enumerate(bad["nodes"]) if n["kind"] == "swap_out" and n["tensor"] == tid]
+        self.assertTrue(outs)
+        bad["nodes"][i]["deps"] = []
+        bad["nodes"][outs[0]]["deps"].append(i)
+        r = self.run_plan(bad, "--force")
+        self.assertEqual(r.returncode, 8, r.stderr)
+        self.assertIn(self.tname(tid), r.stderr)
+        self.assertIn("host copy holds no valid contents", r.stderr)
+
+
+class TestCommandLine(Workdir):
+    @classmethod
+    def setUpClass(cls):
+        cls.base = tempfile.mkdtemp(prefix="swapplan-torch-cli.")
+        tc = unittest.TestCase()
+        cls.model = MODELS_PY + ":small_cnn"
+        cls.gp, cls.plan, cls.doc = plan_for(tc, cls.base, cls.model, 4, ("0.8x",), policy="odswap")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.base, ignore_errors=True)
+
+    def test_help(self):
+        r = tool("swapplan-torch", ["--help"])
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("usage: swapplan-torch PLAN --graph GRAPH MODEL", r.stdout)
+        self.assertEqual(r.stderr, "")
+
+    def test_usage_errors(self):
+        for args in ([self.plan, self.model], [self.plan, "--graph", self.gp],
+                     [self.plan, "--graph", self.gp, self.model, "--iterations", "0"],
+                     [self.plan, "--graph", self.gp, self.model, "--device", "tpu"],
+                     [self.plan, "--graph", self.gp, self.model, "--bogus"]):
+            r = tool("swapplan-torch", args)
+            self.assertEqual(r.returncode, 2, "%s: %s" % (args, r.stderr))
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_graph_of_another_model(self):
+        r = tool("swapplan-torch", [self.plan, "--graph", self.gp, MODELS_PY + ":checkpointed"])
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("export the graph again", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_missing_files(self):
+        r = tool("swapplan-torch", [os.path.join(self.wd, "nope.json"), "--graph", self.gp, self.model])
+        self.assertEqual(r.returncode, 4, r.stderr)
+        r = tool("swapplan-torch", [self.plan, "--graph", self.gp, self.model,
+                                    "--init", os.path.join(self.wd, "nope.pt")])
+        self.assertEqual(r.returncode, 4, r.stderr)
+
+    def test_bad_inputs(self):
+        bad = os.path.join(self.wd, "in.pt")
+        torch.save(((torch.zeros(4, 3, 16, 16),), (torch.zeros(4, dtype=torch.long),)), bad)
+        r = tool("swapplan-torch", [self.plan, "--graph", self.gp, self.model, "--inputs", bad])
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("inputs[0]", r.stderr)
+
+    def test_cuda_without_gpu(self):
+        if torch.cuda.is_available():
+            self.skipTest("a CUDA device is present")
+        r = tool("swapplan-torch", [self.plan, "--graph", self.gp, self.model, "--device", "cuda"])
+        self.assertEqual(r.returncode, 7, r.stderr)
+        self.assertIn("no CUDA device", r.stderr)
+
+    def test_invalid_plan_refused(self):
+        bad = json.loads(json.dumps(self.doc))
+        bad["device"]["memory_bytes"] = 8
+        path = os.path.join(self.wd, "bad.json")
+        with open(path, "w") as f:
+            json.dump(bad, f)
+        r = tool("swapplan-torch", [path, "--graph", self.gp, self.model])
+        self.assertEqual(r.returncode, 6, r.stderr)
+        self.assertIn("rule", r.stderr)
+
+    def test_report_and_state_written_atomically(self):
+        out = os.path.join(self.wd, "s.pt")
+        rep = os.path.join(self.wd, "r.json")
+        r = tool("swapplan-torch", [self.plan, "--graph", self.gp, self.model, "--iterations", "1",
+                                    "--save-state", out, "--report", rep])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(self.wd)), ["r.json", "s.pt"])
+        with open(rep) as f:
+            self.assertEqual(len(json.load(f)["iterations"]), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
