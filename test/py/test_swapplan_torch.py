@@ -78,7 +78,7 @@ def make_state(wd, model, batch, seed=0):
     def make(s):
         if s.dtype.is_floating_point:
             return torch.randn(s.shape, generator=gen, dtype=s.dtype)
-        return torch.randint(0, 10, s.shape, generator=gen, dtype=s.dtype)
+        return torch.randint(0, 2, s.shape, generator=gen, dtype=s.dtype)  # a valid label or token
 
     ins = tuple(make(s) for s in spec.inputs)
     tgs = tuple(make(s) for s in spec.targets)

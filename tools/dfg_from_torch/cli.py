@@ -3,7 +3,6 @@
 import json
 import os
 import sys
-import tempfile
 import time
 
 from .errors import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ExportError, IOFailure,
@@ -115,38 +114,13 @@ def parse_args(argv):
 
 
 def write_atomic(path, text):
-    """Writes text to path through a temporary file in the same directory, renamed
-    into place; "-" is stdout."""
+    """Writes text to path (outfile.write_output: replaced atomically, or in place for
+    a device or a FIFO); "-" is stdout."""
+    from .outfile import write_output, write_stdout
     if path == "-":
-        try:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        except OSError as e:
-            raise IOFailure("cannot write to stdout: %s" % (e.strerror or e))
-        return
-    d = os.path.dirname(os.path.abspath(path))
-    fd = None
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
-        with os.fdopen(fd, "w") as f:
-            fd = None
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as e:
-        raise IOFailure("cannot write %s: %s" % (path, e.strerror or e))
-    finally:
-        if fd is not None:
-            os.close(fd)
-        if tmp is not None and os.path.exists(tmp):
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        return write_stdout(text)
+    data = text.encode("utf-8")
+    write_output(path, lambda f: f.write(data))
 
 
 def dumps(doc):

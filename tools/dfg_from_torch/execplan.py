@@ -630,9 +630,13 @@ class Executor:
                     args = _conv_bwd_mask(n, args, part)
                 try:
                     r = n.target(*args, **kwargs)
-                except RuntimeError as e:
-                    raise ExportError("internal: %s, aten node %s (%s), failed: %s"
-                                      % (self.nname(i), n.name, n.target, " ".join(str(e).split())[:300]))
+                except ExportError:
+                    raise
+                except Exception as e:
+                    # a kernel refusing the data (a label past the classes) or the binding
+                    raise ExportError("%s: aten node %s (%s) failed: %s: %s"
+                                      % (self.nname(i), n.name, n.target, type(e).__name__,
+                                         " ".join(str(e).split())[:300]), 3)
                 if self.loss_node is not None and n is self.loss_node[0] and not recompute:
                     lv = r if self.loss_node[1] is None else r[self.loss_node[1]]
                     self.loss_val = lv.detach().clone()

@@ -156,6 +156,16 @@ def parse_shape(text, batch):
     return dims, dtype
 
 
+def _torchvision_names(tvm):
+    names = []
+    if hasattr(tvm, "list_models"):
+        try:
+            names = sorted(tvm.list_models())
+        except TypeError:
+            names = []
+    return names
+
+
 def _torchvision_builder(name):
     try:
         import torchvision.models as tvm
@@ -172,15 +182,57 @@ def _torchvision_builder(name):
         if callable(cand) and not inspect.isclass(cand) and name[:1].islower():
             fn = cand
     if fn is None:
-        names = []
-        if hasattr(tvm, "list_models"):
-            try:
-                names = sorted(tvm.list_models(module=tvm))
-            except TypeError:
-                names = sorted(tvm.list_models())
-        hint = (": classification models are " + ", ".join(names)) if names else ""
+        import difflib
+        near = difflib.get_close_matches(name, _torchvision_names(tvm), n=4, cutoff=0.6)
+        hint = (": did you mean %s?" % ", ".join(near)) if near else \
+            " (torchvision.models.list_models() lists them)"
         raise UsageError("torchvision has no model %r%s" % (name, hint))
     return fn
+
+
+def _family(fn):
+    """classification, segmentation or video (what dfg-from-torch exports), or the
+    torchvision subpackage of a model it does not (detection, optical_flow, quantization)."""
+    mod = getattr(fn, "__module__", "") or ""
+    parts = mod.split(".")
+    if len(parts) > 3 and parts[:2] == ["torchvision", "models"] and parts[2] in (
+            "segmentation", "video", "detection", "optical_flow", "quantization"):
+        return parts[2]
+    return "classification"
+
+
+class _NoDownload:
+    """Makes every weight download torchvision could start fail at once: a builder is
+    called with weights=None (and weights_backbone=None), and nothing may reach the
+    network or create ~/.cache/torch/hub."""
+
+    def __init__(self, name):
+        self.name = name
+        self.saved = []
+
+    def __enter__(self):
+        import torch.hub
+
+        def refuse(*a, **k):
+            raise TraceError("torchvision:%s: building the model would download weights; "
+                             "dfg-from-torch builds models without weights" % self.name)
+
+        targets = [(torch.hub, "load_state_dict_from_url"), (torch.hub, "download_url_to_file")]
+        try:
+            import torchvision.models._api as api
+            targets.append((api, "load_state_dict_from_url"))
+        except ImportError:
+            pass
+        for mod, attr in targets:
+            if hasattr(mod, attr):
+                self.saved.append((mod, attr, getattr(mod, attr)))
+                setattr(mod, attr, refuse)
+        return self
+
+    def __exit__(self, *exc):
+        for mod, attr, f in self.saved:
+            setattr(mod, attr, f)
+        return False
 
 
 # Auxiliary classifier heads and their weights in torchvision's reference training
@@ -195,32 +247,57 @@ def _torchvision_spec(name, batch, input_shapes, real=False):
     import torch.nn.functional as F
 
     builder = _torchvision_builder(name)
+    family = _family(builder)
+    if family not in ("classification", "segmentation", "video"):
+        why = {"detection": "its targets are boxes and labels per image, not a tensor",
+               "optical_flow": "it predicts flow between two frames, with no label loss",
+               "quantization": "quantized models run inference only"}[family]
+        raise UsageError("torchvision:%s is a model of torchvision.models.%s, which dfg-from-torch does not export (%s): "
+                         "write a FILE.py:FUNC that returns the model, its inputs and a loss (docs/torch.md)"
+                         % (name, family, why))
     kwargs = {"weights": None}
+    try:
+        params = inspect.signature(builder).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "weights_backbone" in params:
+        kwargs["weights_backbone"] = None
     if name in ("inception_v3", "googlenet"):
         kwargs["init_weights"] = True
     def build():
-        try:
-            return builder(**kwargs)
-        except TypeError:
-            kwargs.pop("init_weights", None)
+        with _NoDownload(name):
             try:
                 return builder(**kwargs)
             except TypeError:
-                return builder(pretrained=False)
+                kwargs.pop("init_weights", None)
+                try:
+                    return builder(**kwargs)
+                except TypeError:
+                    return builder(pretrained=False)
 
     try:
         module = build() if real else build_on_meta(build)
+    except TraceError:
+        raise
     except Exception as e:  # a builder that cannot run on meta
         raise TraceError("torchvision:%s: building the model failed: %s: %s"
                          % (name, type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
     if input_shapes:
         inputs = [InputSpec(s, torch_dtype(d), "input" if i == 0 else "input.%d" % i)
                   for i, (s, d) in enumerate(input_shapes)]
+    elif family == "video":
+        side = 224 if name.startswith(("mvit", "s3d", "swin3d")) else 112
+        inputs = [InputSpec([batch, 3, 16, side, side], torch.float32, "input")]
     else:
         side = _IMAGE_SIDE.get(name, 224)
         inputs = [InputSpec([batch, 3, side, side], torch.float32, "input")]
-    targets = [InputSpec([inputs[0].shape[0]], torch.int64, "target")]
-    weights = _AUX_WEIGHTS.get(name)
+    if family == "segmentation":
+        # a class per pixel; torchvision's reference training weighs the aux head 0.5
+        targets = [InputSpec([inputs[0].shape[0]] + list(inputs[0].shape[2:]), torch.int64, "target")]
+        weights = [1.0, 0.5]
+    else:
+        targets = [InputSpec([inputs[0].shape[0]], torch.int64, "target")]
+        weights = _AUX_WEIGHTS.get(name)
 
     def loss_fn(out, target):
         outs = _tensor_outputs(out)

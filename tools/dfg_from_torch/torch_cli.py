@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 
+from .outfile import write_output, write_stdout
 from .errors import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ExportError, IOFailure,
                      UsageError)
 
@@ -241,25 +242,6 @@ def default_values(specs, given):
     return out
 
 
-def write_atomic(path, write):
-    """Calls write(tmp_path), then renames tmp_path onto path (same folder)."""
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise IOFailure("cannot write %s: no such directory %s" % (path, d))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as e:
-        raise IOFailure("cannot write %s: %s" % (path, e.strerror or e))
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def run(opts, note):
     import torch
     from . import execplan, lower, models, trace
@@ -404,19 +386,16 @@ def run(opts, note):
             with torch.no_grad():
                 v.copy_(fin[:v.numel()].view(v.shape))
         sd = module.state_dict()
-        write_atomic(opts["save_state"], lambda tmp: torch.save(sd, tmp))
+        write_output(opts["save_state"], lambda f: torch.save(sd, f))
     if opts["report"]:
         rep = {"memory_bytes": p.memory_bytes, "device": opts["device"], "model": spec.name,
                "torch": torch.__version__,
                "plan_nodes": p.counts, "iterations": reports}
         text = json.dumps(rep, indent=1) + "\n"
         if opts["report"] == "-":
-            sys.stdout.write(text)
+            write_stdout(text)
         else:
-            def w(tmp):
-                with open(tmp, "w") as f:
-                    f.write(text)
-            write_atomic(opts["report"], w)
+            write_output(opts["report"], lambda f: f.write(text.encode("utf-8")))
 
 
 def _loads(text, path, what):
