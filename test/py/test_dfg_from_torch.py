@@ -457,6 +457,55 @@ class TestErrors(Workdir):
         r = export([os.path.join(self.tmp, "missing.py") + ":build"])
         self.assertOneLine(r, 4, "missing.py")
 
+    def test_output_kinds(self):
+        """-o writes a FIFO in place, follows a symlink (the link stays), keeps a
+        file's mode and its hard links; a closed stdout is an I/O error (exit 4)."""
+        args = [MODELS_PY + ":small_cnn", "--batch", "2"]
+        fifo = os.path.join(self.tmp, "fifo")
+        os.mkfifo(fifo)
+        reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE)
+        r = export(args + ["-o", fifo])
+        data = reader.communicate()[0]
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(fifo) and not os.path.isfile(fifo))
+        self.assertEqual(json.loads(data)["format"], "dfg")
+        target = os.path.join(self.tmp, "target.json")
+        link = os.path.join(self.tmp, "link.json")
+        hard = os.path.join(self.tmp, "hard.json")
+        with open(target, "w") as f:
+            f.write("old")
+        os.chmod(target, 0o600)
+        os.link(target, hard)
+        os.symlink(target, link)
+        r = export(args + ["-o", link])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.islink(link))
+        self.assertEqual(os.stat(target).st_mode & 0o777, 0o600)
+        with open(hard) as f:
+            self.assertEqual(json.load(f)["format"], "dfg", "the hard link sees the new graph")
+        self.assertEqual([f for f in os.listdir(self.tmp) if f.endswith(".tmp")], [])
+        r = subprocess.run([sys.executable, TOOL] + args, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, universal_newlines=True,
+                           preexec_fn=lambda: os.close(1))
+        self.assertOneLine(r, 4, "stdout")
+
+    def test_torchvision_names(self):
+        """Models outside the classification set either export without downloading
+        anything or are refused in one line; an unknown name suggests the nearest."""
+        home = os.path.join(self.tmp, "home")
+        os.mkdir(home)
+        env = dict(os.environ, HOME=home, TORCH_HOME=os.path.join(home, "torch"))
+        r = run([sys.executable, TOOL, "torchvision:fcn_resnet50", "--batch", "2", "--input", "3x64x64",
+                 "--stats"], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("Downloading", r.stderr)
+        self.assertEqual(os.listdir(home), [], "nothing cached under $HOME")
+        r = export(["torchvision:fasterrcnn_resnet50_fpn"])
+        self.assertOneLine(r, 2, "torchvision.models.detection", "FILE.py:FUNC")
+        r = export(["torchvision:resnet51"])
+        self.assertOneLine(r, 2, "did you mean", "resnet50")
+        self.assertLess(len(r.stderr), 300)
+
     def test_missing_torch(self):
         """Without torch (site-packages hidden with -S, no re-exec): how to install it, exit 2."""
         env = dict(os.environ, DFG_FROM_TORCH_REEXEC="1")
