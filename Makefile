@@ -212,6 +212,7 @@ datadir     = $(PREFIX)/share/swapadvisor
 mandir      = $(PREFIX)/share/man/man1
 docdir      = $(PREFIX)/share/doc/swapadvisor
 INSTALL_CMDS = $(CMDS) $(MPI_CMDS)
+PY_CMDS     = dfg-from-torch swapplan-torch
 MANS        = $(patsubst $(BIN)/%,$(BUILD)/man/%.1,$(INSTALL_CMDS) $(addprefix $(BIN)/,$(PY_CMDS)))
 pylibdir    = $(PREFIX)/lib/swapadvisor
 SA_VERSION  = $(shell sed -n 's/^\#define SA_VERSION "\(.*\)"/\1/p' include/swapadvisor/sa_common.h)
@@ -261,7 +262,6 @@ clean:
 
 # ---- dfg-from-torch (tools/, Python): a copy in $(BIN) with its package beside it;
 # its tests (test/py/, /usr/bin/python3 with Debian's python3-torch) run in `make check`.
-PY_CMDS     = dfg-from-torch swapplan-torch
 PY_TOOL_SRC = $(wildcard tools/dfg_from_torch/*.py)
 PY_TOOL     = $(addprefix $(BIN)/,$(PY_CMDS)) $(patsubst tools/%,$(BIN)/%,$(PY_TOOL_SRC))
 all: $(PY_TOOL)

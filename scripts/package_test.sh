@@ -57,7 +57,7 @@ for f in lib/libswapadvisor.a lib/pkgconfig/swapadvisor.pc include/swapadvisor/e
     [ -f "$prefix/$f" ] || bad "make install did not install $f"
 done
 installed=("${tools[@]}")
-[ -x "$BIN/dfg-from-torch" ] && installed+=("$BIN/dfg-from-torch")
+for py in dfg-from-torch swapplan-torch; do [ -x "$BIN/$py" ] && installed+=("$BIN/$py"); done
 for t in "${installed[@]}"; do
     name=$(basename "$t")
     [ -x "$prefix/bin/$name" ] || bad "make install did not install bin/$name"

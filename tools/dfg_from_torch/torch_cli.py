@@ -155,7 +155,10 @@ def read_json(path, what):
 
 def find_tool(name):
     here = os.path.dirname(os.path.abspath(__file__))
-    for d in (os.path.dirname(here), os.path.join(os.path.dirname(os.path.dirname(here)), "bin")):
+    # beside the command as invoked (bin/, or an installed link in $PREFIX/bin), beside
+    # the package, or in the source tree's bin/
+    for d in (os.path.dirname(os.path.abspath(sys.argv[0] or ".")), os.path.dirname(here),
+              os.path.join(os.path.dirname(os.path.dirname(here)), "bin")):
         p = os.path.join(d, name)
         if os.path.isfile(p) and os.access(p, os.X_OK):
             return p
