@@ -5,8 +5,7 @@ import os
 import sys
 import time
 
-from .errors import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ExportError, IOFailure,
-                     UsageError)
+from .errors import EXIT_OK, EXIT_USAGE, IOFailure, UsageError, guarded
 
 TOOL = "dfg-from-torch"
 
@@ -199,24 +198,4 @@ def main(argv):
     note = (lambda m: None) if quiet else (lambda m: err(m))
     if os.environ.get("DFG_FROM_TORCH_VERBOSE"):
         note = err
-    try:
-        run(opts, note)
-    except UsageError as e:
-        err("%s (try --help)" % e)
-        return e.code
-    except ExportError as e:
-        err(str(e))
-        return e.code
-    except KeyboardInterrupt:
-        err("interrupted")
-        return 130
-    except MemoryError:
-        err("out of memory")
-        return EXIT_INTERNAL
-    except Exception as e:  # a bug: one line, the traceback only on request
-        if os.environ.get("DFG_FROM_TORCH_DEBUG"):
-            import traceback
-            traceback.print_exc()
-        err("internal error: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
-        return EXIT_INTERNAL
-    return EXIT_OK
+    return guarded(err, lambda: run(opts, note))

@@ -35,3 +35,30 @@ class IOFailure(ExportError):
 
 class NoCuda(ExportError):
     code = EXIT_GPU
+
+
+def guarded(err, fn):
+    """Calls fn() and returns the exit status: 0, or the code of what it raised, with one
+    line through err (the traceback of an internal error only with DFG_FROM_TORCH_DEBUG)."""
+    import os
+    try:
+        fn()
+    except UsageError as e:
+        err("%s (try --help)" % e)
+        return e.code
+    except ExportError as e:
+        err(str(e))
+        return e.code
+    except KeyboardInterrupt:
+        err("interrupted")
+        return 130
+    except MemoryError:
+        err("out of memory")
+        return EXIT_INTERNAL
+    except Exception as e:  # a bug: one line, the traceback only on request
+        if os.environ.get("DFG_FROM_TORCH_DEBUG"):
+            import traceback
+            traceback.print_exc()
+        err("internal error: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+        return EXIT_INTERNAL
+    return EXIT_OK

@@ -10,7 +10,7 @@ import tempfile
 
 from .outfile import write_output, write_stdout
 from .errors import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ExportError, IOFailure,
-                     UsageError)
+                     UsageError, guarded)
 
 TOOL = "swapplan-torch"
 
@@ -450,24 +450,4 @@ def main(argv):
     note = (lambda m: None) if quiet else err
     if os.environ.get("DFG_FROM_TORCH_VERBOSE") and not opts["quiet"]:
         note = err
-    try:
-        run(opts, note)
-    except UsageError as e:
-        err("%s (try --help)" % e)
-        return e.code
-    except ExportError as e:
-        err(str(e))
-        return e.code
-    except KeyboardInterrupt:
-        err("interrupted")
-        return 130
-    except MemoryError:
-        err("out of memory")
-        return EXIT_INTERNAL
-    except Exception as e:
-        if os.environ.get("DFG_FROM_TORCH_DEBUG"):
-            import traceback
-            traceback.print_exc()
-        err("internal error: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
-        return EXIT_INTERNAL
-    return EXIT_OK
+    return guarded(err, lambda: run(opts, note))
