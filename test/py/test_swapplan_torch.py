@@ -203,6 +203,70 @@ def _renumber(doc, drop):
     return out
 
 
+def _insert_recompute(doc, graph, op, tensor):
+    """doc with tensor dropped after its next-to-last reader and a recompute of op (its
+    producer) inserted just before the compute of its last reader, with a placement
+    from the recompute to that reader."""
+    comp = {n["op"]: i for i, n in enumerate(doc["nodes"]) if n["kind"] == "compute"}
+    readers = [o["id"] for o in graph["ops"] if tensor in o["inputs"]]
+    last = max(readers, key=lambda o: comp[o])
+    r = comp[last]
+    keep = max([comp[o] for o in readers if o != last] + [comp[op]])
+    shift = lambda x: x + 1 if x >= r else x
+    nodes = []
+    for i, n in enumerate(doc["nodes"]):
+        n = dict(n)
+        n["id"] = shift(i)
+        n["deps"] = [shift(d) for d in n["deps"]]
+        nodes.append(n)
+    nodes.insert(r, {"id": r, "kind": "recompute", "op": op, "deps": []})
+    pls = []
+    for p in doc["placements"]:
+        q = dict(p)
+        q["begin"] = shift(p["begin"]) if p["begin"] >= 0 else -1
+        q["end"] = shift(p["end"]) if p["end"] >= 0 else -1
+        if p["tensor"] == tensor:
+            q["end"] = shift(keep)
+            pls.append(dict(q, begin=r, end=r + 1))
+        pls.append(q)
+    out = dict(doc)
+    out["nodes"], out["placements"] = nodes, pls
+    return out
+
+
+class TestRandomRecompute(Workdir):
+    """A recompute of an op that draws random numbers (a dropout mask) draws the same
+    ones: the state after the step still equals eager's."""
+
+    def test_dropout_mask_recomputed(self):
+        model = MODELS_PY + ":transformer"
+        gp, plan, pdoc = plan_for(self, self.wd, model, 2, ("1x",), policy="ideal")
+        with open(gp) as f:
+            graph = json.load(f)
+        masks = [o for o in graph["ops"] if "bernoulli_" in o.get("aten", []) or "native_dropout" in o.get("aten", [])]
+        self.assertTrue(masks, "the transformer draws dropout masks")
+        op = masks[0]
+        tensor = [t for t in op["outputs"] if graph["tensors"][t]["kind"] == "activation"][0]
+        bad = _insert_recompute(pdoc, graph, op["id"], tensor)
+        path = os.path.join(self.wd, "rc.json")
+        with open(path, "w") as f:
+            json.dump(bad, f)
+        spec, ins, tgs = make_state(self.wd, model, 2)
+        out = os.path.join(self.wd, "out.pt")
+        rep = os.path.join(self.wd, "r.json")
+        r = tool("swapplan-torch", [path, "--graph", gp, model, "--iterations", "1", "--force",
+                                    "--init", os.path.join(self.wd, "init.pt"),
+                                    "--inputs", os.path.join(self.wd, "inputs.pt"),
+                                    "--save-state", out, "--report", rep])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(rep) as f:
+            self.assertEqual(json.load(f)["iterations"][0]["nodes"]["recompute"], 1)
+        torch.manual_seed(0)
+        eager.eager_steps(spec.module, spec.loss_fn, ins, tgs, "sgd", 1)
+        got, ref = torch.load(out), spec.module.state_dict()
+        self.assertEqual([k for k in ref if not torch.equal(got[k], ref[k])], [])
+
+
 class TestCorruptedPlans(Workdir):
     """Plans broken by hand and run with --force fail with exit 8, naming the tensor."""
 
