@@ -1,5 +1,5 @@
 /* test_baselines.c - the rule-based policies (smartpool, vdnn, tflms,
- * checkpoint-sqrt, superneurons, and the house's hybrid): valid plans (strict, simulated, replayed on
+ * checkpoint-sqrt, superneurons, memory-budget, and the house's hybrid): valid plans (strict, simulated, replayed on
  * the host) where they apply, clear refusals where they do not. */
 #include <check.h>
 #include <stdlib.h>
@@ -12,7 +12,8 @@
 #include "swapadvisor/zoo.h"
 #include "test_util.h"
 
-static const char *const RULES[] = {"smartpool", "vdnn", "tflms", "checkpoint-sqrt", "superneurons", "hybrid"};
+static const char *const RULES[] = {"smartpool",    "vdnn",   "tflms",        "checkpoint-sqrt",
+                                    "superneurons", "hybrid", "memory-budget"};
 
 START_TEST(test_rules_plan_the_ladder)
 {
@@ -110,6 +111,38 @@ START_TEST(test_rules_refuse_with_reasons)
 }
 END_TEST
 
+/* memory-budget: nothing recomputed where everything fits with room to
+ * spare; below that it recomputes, every plan strictly valid and replayed,
+ * never a swap. */
+START_TEST(test_memory_budget_recomputes_as_memory_falls)
+{
+    dfg_graph *g = tu_zoo_roofline("resnet-18", 32);
+    sa_err err = {0};
+    int32_t last = -1;
+    const double fracs[] = {1.2, 0.95, 0.85};
+    for (size_t i = 0; i < SA_ARRAY_LEN(fracs); i++) {
+        double frac = fracs[i];
+        dfg_device d = tu_policy_dev((int64_t)((double)dfg_peak_bytes(g, NULL) * frac));
+        plan *p = NULL;
+        ck_assert_msg(policy_run("memory-budget", g, &d, &p, &err) == SA_OK, "%.1fx: %s", frac, err.msg);
+        tu_check_policy_plan(p, g, "memory-budget on resnet-18", true);
+        int32_t rc = 0;
+        for (int32_t n = 0; n < p->n_nodes; n++) {
+            rc += p->nodes[n].kind == PLAN_RECOMPUTE;
+            ck_assert(p->nodes[n].kind != PLAN_SWAP_OUT);
+        }
+        if (i == 0)
+            ck_assert_int_eq(rc, 0);
+        else
+            ck_assert_msg(rc > 0, "%.1fx: no recompute (%d at the memory above)", frac, last);
+        ck_assert_ptr_nonnull(strstr(p->search_json, "\"solver\":\"dp\""));
+        last = rc;
+        plan_free(p);
+    }
+    dfg_free(g);
+}
+END_TEST
+
 /* The policy table is the only list of names: every row is unique, findable,
  * summarised within --help's width, and runs; unknown names are usage errors. */
 START_TEST(test_policy_table)
@@ -157,6 +190,7 @@ Suite *suite_baselines(void)
     tcase_add_test(tc, test_rules_plan_a_zoo_model);
     tcase_add_test(tc, test_rules_refuse_with_reasons);
     tcase_add_test(tc, test_hybrid_recomputes_cheap_layers);
+    tcase_add_test(tc, test_memory_budget_recomputes_as_memory_falls);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -26,6 +26,8 @@ static const policy_def TABLE[] = {
     {"capuchin", "Capuchin: swap by FreeTime, recompute by MSPS", POLICY_NEEDS_FIT, policy_run_capuchin},
     {"pooch", "PooCH: swap / keep / recompute classified by timeline", POLICY_NEEDS_FIT, policy_run_pooch},
     {"hybrid", "ours: recompute cheap maps in short chains, swap others", POLICY_NEEDS_FIT, policy_run_hybrid},
+    {"memory-budget", "PyTorch's memory budget: knapsack of saved activations", POLICY_NEEDS_FIT,
+     policy_run_memory_budget},
     {"optimal", "MILP keep / swap / recompute on the default order", POLICY_NEEDS_FIT | POLICY_SEED_MILP, policy_run_optimal},
     {"optimal-search", "the MILP on the genetic search's best order", POLICY_NEEDS_FIT | POLICY_SEED_MILP,
      policy_run_optimal_search},

@@ -155,23 +155,26 @@ class TestTrainsLikeEager(Workdir):
     def test_lstm_adam(self):
         self.check_model(MODELS_PY + ":lstm", 4, optimizer="adam")
 
-    def test_recompute_policy(self):
-        # checkpoint-sqrt recomputes forward activations: every recompute runs for real
+    def test_recompute_policies(self):
+        # checkpoint-sqrt and memory-budget (PyTorch's knapsack) recompute forward
+        # activations: every recompute runs for real
         model = "torchvision:resnet18"
-        gp, plan, pdoc = plan_for(self, self.wd, model, 2, ("0.7x", "0.8x", "0.9x"),
-                                  policy="checkpoint-sqrt")
-        c = counts(pdoc)
-        self.assertGreater(c["recompute"], 0)
-        spec, ins, tgs = make_state(self.wd, model, 2)
-        out = os.path.join(self.wd, "out.pt")
-        r = tool("swapplan-torch", [plan, "--graph", gp, model, "--iterations", "1",
-                                    "--init", os.path.join(self.wd, "init.pt"),
-                                    "--inputs", os.path.join(self.wd, "inputs.pt"), "--save-state", out])
-        self.assertEqual(r.returncode, 0, r.stderr)
-        torch.manual_seed(0)
-        eager.eager_steps(spec.module, spec.loss_fn, ins, tgs, "sgd", 1)
-        got, ref = torch.load(out), spec.module.state_dict()
-        self.assertEqual([k for k in ref if not torch.equal(got[k], ref[k])], [])
+        for policy in ("checkpoint-sqrt", "memory-budget"):
+            wd = os.path.join(self.wd, policy)
+            os.mkdir(wd)
+            gp, plan, pdoc = plan_for(self, wd, model, 2, ("0.7x", "0.8x", "0.9x"), policy=policy)
+            c = counts(pdoc)
+            self.assertGreater(c["recompute"], 0, policy)
+            spec, ins, tgs = make_state(wd, model, 2)
+            out = os.path.join(wd, "out.pt")
+            r = tool("swapplan-torch", [plan, "--graph", gp, model, "--iterations", "1",
+                                        "--init", os.path.join(wd, "init.pt"),
+                                        "--inputs", os.path.join(wd, "inputs.pt"), "--save-state", out])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            torch.manual_seed(0)
+            eager.eager_steps(spec.module, spec.loss_fn, ins, tgs, "sgd", 1)
+            got, ref = torch.load(out), spec.module.state_dict()
+            self.assertEqual([k for k in ref if not torch.equal(got[k], ref[k])], [], policy)
 
 
 def _renumber(doc, drop):
