@@ -459,10 +459,10 @@ class Executor:
                                     % (self.nname(ctx.nid), self.tname(t.prev.id), self._absent(t.prev.id)))
                 flat = old.clone()
             else:
+                # overwritten whole without being read: only its size and type matter
                 import torch
-                ref = old if old is not None else None
                 dt, n = self._storage_shape(t.key)
-                flat = torch.empty(n, dtype=dt if ref is None else ref.dtype, device=self.d.device)
+                flat = torch.empty(n, dtype=dt if old is None else old.dtype, device=self.d.device)
             self._place(tid, flat, ctx.nid)
             self.dev_valid.add(tid)
             return flat
