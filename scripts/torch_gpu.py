@@ -176,14 +176,12 @@ def run_tool(name, args):
     note("$ %s" % " ".join([name] + args))
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=tool_env())
-    err = p.stderr.decode("utf-8", "replace")
-    for line in err.splitlines()[-3:]:
-        if line.strip():
-            note("  %s" % line.strip())
+    err = [l.strip() for l in p.stderr.decode("utf-8", "replace").splitlines() if l.strip()]
     if p.returncode != 0:
-        last = [l for l in err.splitlines() if l.strip()]
         raise Failure("%s failed (exit %d): %s" % (name, p.returncode,
-                                                     last[-1].strip() if last else "no message"))
+                                                     err[-1] if err else "no message"))
+    for line in err[-3:]:
+        note("  %s" % line)
     note("  %s: %.1f s" % (name, time.time() - t0))
     return p.stdout.decode("utf-8", "replace")
 
