@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scripts/torch_gpu.py - a swap plan trained for real on a GPU, beside what a PyTorch
-user would do instead (issue 31, item 5; docs/torch_gpu.md).
+user would do instead (docs/torch_gpu.md).
 
 For each MODEL and batch (default torchvision:resnet50 at 32 and torchvision:vit_b_16 at
 16) it
