@@ -152,7 +152,14 @@ class TestTrainsLikeEager(Workdir):
     def test_small_cnn_momentum(self):
         self.check_model(MODELS_PY + ":small_cnn", 4, optimizer="momentum")
 
-    def test_lstm_adam(self):
+    def test_small_cnn_adam(self):
+        self.check_model(MODELS_PY + ":small_cnn", 4, optimizer="adam")
+
+    def test_lstm(self):
+        if not torch.__version__.startswith("1."):
+            # torch 2.x runs nn.LSTM on the CPU as mkldnn_rnn_layer, whose backward takes
+            # an undefined workspace only autograd's C++ can pass
+            self.skipTest("CPU LSTM under torch %s: refused (exit 3), docs/torch.md" % torch.__version__)
         self.check_model(MODELS_PY + ":lstm", 4, optimizer="adam")
 
     def test_recompute_policies(self):

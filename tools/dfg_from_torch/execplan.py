@@ -538,8 +538,14 @@ class Executor:
             return [self.realize(x, ctx) for x in d]
         if isinstance(d, tuple) and d and d[0] == "t":
             return self.tensor_of(d, ctx)
-        if isinstance(d, tuple) and d and d[0] == "c":
+        if isinstance(d, tuple) and d and d[0] in ("c", "r"):
             return d[1]
+        if isinstance(d, tuple) and d and d[0] == "z":
+            import torch
+            raise ExportError("%s: aten node %s reads an undefined tensor that %s returned, which only "
+                              "autograd's C++ can pass on (torch %s's CPU LSTM workspace): swapplan-torch "
+                              "cannot run this graph under this torch" % (self.nname(ctx.nid), ctx.node.name,
+                                                                          d[1], torch.__version__), 3)
         if isinstance(d, tuple) and d and d[0] == "tuple":
             return tuple(self.realize(x, ctx) for x in d[1])
         return None
@@ -584,7 +590,10 @@ class Executor:
         import torch
         if isinstance(r, torch.Tensor):
             if not _is_tensor(fv):
-                return ("x",)
+                # an output the trace did not record as a tensor (torch 2.x's CPU LSTM
+                # workspace): the graph does not hold it, the node's readers get it as is
+                self.scratch_peak = max(self.scratch_peak, r.numel() * r.element_size())
+                return ("r", r)
             key = _storage_key(fv)
             flat = _flat(r)
             t = ctx.ver.get(key)
@@ -600,6 +609,10 @@ class Executor:
             else:
                 (self.zero if flat.numel() == 0 else ctx.scratch)[key] = flat
             return ("t", key, tuple(r.size()), tuple(r.stride()), r.storage_offset(), r.dtype)
+        if r is None and _is_tensor(fv) and fv.numel() == 0:
+            # an undefined output the trace saw as an empty tensor (torch 2.x's CPU LSTM
+            # workspace): autograd hands it on undefined in C++, Python cannot
+            return ("z", ctx.node.name)
         if isinstance(r, (list, tuple)):
             fl = fv if isinstance(fv, (list, tuple)) else [None] * len(r)
             items = [self.describe(x, fl[i] if i < len(fl) else None, ctx) for i, x in enumerate(r)]
