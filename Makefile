@@ -62,7 +62,7 @@ ifeq ($(HAVE_GLPK),1)
 endif
 
 LAYERS   = core model zoo planning search policies emit cuda runner
-LIB_SRC  = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
+LIB_SRC  = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c lib/$(l)/*/*.c))
 CU_SRC   = $(wildcard lib/cuda/*.cu)
 CMD_SRC  = $(wildcard cmd/*.c)
 CLI_SRC  = $(wildcard cmd/common/*.c)

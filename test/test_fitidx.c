@@ -6,7 +6,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "planning/fitidx.h"
+#include "planning/bestfit/fitidx.h"
 #include "swapadvisor/rng.h"
 #include "test_util.h"
 

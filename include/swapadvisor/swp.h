@@ -91,6 +91,7 @@
 #include "dfg.h"
 #include "plan.h"
 #include "pool.h"
+#include "recompute.h"
 #include "sa_common.h"
 
 typedef enum swp_victim { SWP_BELADY, SWP_LRU } swp_victim;
@@ -113,43 +114,6 @@ typedef struct swp_opts {
 } swp_opts;
 
 void swp_opts_default(swp_opts *o);
-
-/* The default cost rule for swp_opts.recompute on schedule (NULL =
- * g->topo): flags (out, n_tensors entries, each set to 0 or 1) every
- * forward activation t with a use after its last forward use (at position
- * nx) that can be rebuilt at nx by a chain of cheap ops whose total time is
- * below t's round trip over the link (swap-out plus swap-in) on dev.  An op
- * is cheap when it may be re-run at nx (dec_recompute_ok) and takes at most
- * us_per_mb microseconds per megabyte (1e6 bytes) of the output it rebuilds;
- * the chain follows the inputs that are not there anyway at nx (persistent,
- * or used at or after nx), at most SWP_RECOMPUTE_CHAIN_MAX links deep, and
- * flags those intermediates too (GPT's attention: the softmax output is
- * rebuilt from the mask output, rebuilt from the scores, rebuilt from q and
- * k, which the backward pass reads anyway).  pos is scratch of n_ops
- * entries.  Returns how many tensors with a use after their forward ones
- * are flagged (intermediates not counted). */
-int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double us_per_mb,
-                           int32_t *pos, uint8_t *out);
-
-/* Sets out[t] (n_tensors entries; others unchanged) for every forward
- * activation t with forward uses and none after them in the schedule whose
- * positions pos holds (pos[op] = position): the intermediates a flagged
- * tensor's chain may rebuild (a flag on such a tensor alone changes nothing,
- * see "Recomputation" above).  Returns how many it set. */
-int32_t swp_recompute_intermediates(const dfg_graph *g, const int32_t *pos, uint8_t *out);
-
-/* The threshold of the default rule (us per MB).  The topo-rc policy on the
- * V100 profile (docs/benchmarks.md, issue 15) with 10 / 30 / 100: resnet-50
- * at 0.5x plans at 66.1 / 76.0 / 70.1 % of ideal, at 0.25x 22.7 / 25.3 /
- * 23.4 %, vgg-16 at 0.5x 44.8 / 44.8 / 42.6 %, gpt-12-768 at 0.5x 88.3 /
- * 88.3 / 68.3 % (at 100 the chains rebuild convolutions and matrix
- * products, about 30-35 us per MB there). */
-#define SWP_RECOMPUTE_US_PER_MB 30.0
-
-/* The longest recompute chain (a recompute whose dropped inputs are
- * recomputed in turn): a flagged tensor whose chain would be longer is kept
- * to the Belady walk. */
-#define SWP_RECOMPUTE_CHAIN_MAX 4
 
 typedef struct swp_ws swp_ws;
 

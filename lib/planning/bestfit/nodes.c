@@ -1,63 +1,20 @@
-/* decide.c - plans from per-tensor keep / swap / recompute decisions. */
+/* nodes.c - the best-fit layout's node builder: per-tensor keep / swap / recompute
+ * decisions (decide.h) become compute, transfer and recompute nodes whose deps the
+ * strict validator accepts, with one placement per residency at offset 0 (packed
+ * afterwards by pack.c). */
 #include "swapadvisor/decide.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "swapadvisor/sim.h"
-#include "build.h"
+#include "planning/build.h"
 
 void dec_opts_default(dec_opts *o)
 {
     memset(o, 0, sizeof *o);
     pack_opts_default(&o->pack);
     o->pack_offsets = true;
-}
-
-bool dec_recomputable(const dfg_graph *g, int32_t t)
-{
-    int32_t op = g->tensors[t].producer;
-    if (op < 0)
-        return false;
-    for (int32_t k = 0; k < g->ops[op].n_out; k++)
-        if (dfg_kind_persistent(g->tensors[g->ops[op].out[k]].kind))
-            return false; /* the validator forbids re-running an in-place update */
-    return true;
-}
-
-bool dec_recompute_ok(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t next_use)
-{
-    if (!dec_recomputable(g, t))
-        return false;
-    const dfg_op *po = &g->ops[g->tensors[t].producer];
-    for (int32_t k = 0; k < po->n_in; k++) {
-        int32_t u = g->tensors[po->in[k]].updater;
-        if (dfg_kind_persistent(g->tensors[po->in[k]].kind) && u >= 0 && pos[u] <= next_use)
-            return false; /* it would read the updated value */
-    }
-    return true;
-}
-
-void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use)
-{
-    const dfg_tensor *x = &g->tensors[t];
-    int32_t lf = -1;
-    if (x->producer >= 0 && g->ops[x->producer].phase == DFG_FORWARD)
-        lf = pos[x->producer];
-    for (int32_t k = 0; k < x->n_readers; k++) {
-        int32_t op = g->readers[x->reader_off + k];
-        if (g->ops[op].phase == DFG_FORWARD && pos[op] > lf)
-            lf = pos[op];
-    }
-    int32_t nx = -1;
-    if (lf >= 0)
-        for (int32_t k = 0; k < x->n_readers; k++) {
-            int32_t p = pos[g->readers[x->reader_off + k]];
-            if (p > lf && (nx < 0 || p < nx))
-                nx = p;
-        }
-    *last_fwd = lf;
-    *next_use = nx;
 }
 
 typedef struct sync_ent {
@@ -171,7 +128,7 @@ static uint8_t cost_rule(const dctx *c, int32_t t)
         return DEC_KEEP; /* no gap: nothing to evict for */
     int64_t b = c->g->tensors[t].bytes;
     double gap = c->tstart[nx] - c->tstart[lf + 1];
-    double x = sim_transfer_alone_us(c->dev, b, PLAN_STREAM_D2H) + sim_transfer_alone_us(c->dev, b, PLAN_STREAM_H2D);
+    double x = recompute_round_trip_us(c->dev, b);
     if (x <= gap)
         return DEC_SWAP;
     int32_t op = c->g->tensors[t].producer;
