@@ -19,7 +19,7 @@
 #   make clean
 #
 # lib/ is one static library in layers, one folder each (docs/architecture.md):
-#   core < model < zoo < planning < search < policies < emit < cuda < runner
+#   core < model < zoo < planning < search < policies < emit < serve < cuda < runner
 # a layer calls only its own layer or lower ones; `make layers` checks it.
 # CUDA sources (lib/cuda/*.cu) are built when nvcc is on PATH; otherwise
 # lib/cuda/gpu_none.c stands in and the GPU paths report that the build has no CUDA.
@@ -61,7 +61,7 @@ ifeq ($(HAVE_GLPK),1)
   LDLIBS_ALL += -lglpk
 endif
 
-LAYERS   = core model zoo planning search policies emit cuda runner
+LAYERS   = core model zoo planning search policies emit serve cuda runner
 LIB_SRC  = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c lib/$(l)/*/*.c))
 CU_SRC   = $(wildcard lib/cuda/*.cu)
 CMD_SRC  = $(wildcard cmd/*.c)
