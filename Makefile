@@ -155,7 +155,7 @@ $(BUILD)/test/%.o: test/%.c $(BUILD)/test/test_suites.h | $(BUILD)/test
 $(TEST_BIN): $(TEST_OBJ) $(LIBA)
 	$(CC) -o $@ $(TEST_OBJ) $(LIBA) $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -lpthread) $(LDLIBS_ALL)
 
-test: all $(TEST_BIN) layers
+test: all $(TEST_BIN) layers shape
 	SAN="$(SAN)" test/cli/run.sh $(BIN)
 	./$(TEST_BIN)
 	$(if $(SAN),,$(MAKE) --no-print-directory package-test)
@@ -170,9 +170,18 @@ package-test: all
 layers: $(LIBA)
 	scripts/layers.sh $(BUILD)
 
+# The shape of the code: no function over 150 lines without a comment saying
+# why (scripts/long_functions.py), no run of 12 lines written twice
+# (scripts/duplicates.py), no file of lib/ over 800 lines.
+shape:
+	scripts/long_functions.py --check
+	scripts/duplicates.py --check
+	@wc -l $(wildcard lib/*/*.[ch] lib/*/*/*.[ch] lib/*/*.cu) | \
+	  awk '$$2 != "total" && $$1 > 800 { print "shape: " $$2 " has " $$1 " lines, over 800"; bad = 1 } END { exit bad }'
+
 # What CI and the README run: the suite, the suite under the sanitizers, and
 # the GPU paths of a build without CUDA.
-check: test asan-test nocuda-check valgrind fuzz
+check: test shape asan-test nocuda-check valgrind fuzz
 
 # libFuzzer targets (test/fuzz/) under ASan + UBSan with clang: the seed corpus
 # replayed, then FUZZ_RUNS inputs (20000, seed FUZZ_SEED) per target, at most
@@ -269,7 +278,7 @@ $(BIN)/dfg-from-torch: tools/dfg-from-torch | $(BIN)
 $(BIN)/dfg_from_torch/%.py: tools/dfg_from_torch/%.py | $(BIN)
 	@mkdir -p $(dir $@)
 	cp $< $@
-.PHONY: test-py
+.PHONY: test-py shape
 test-py: all
 	test/py/run.sh
 check: test-py

@@ -543,6 +543,40 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
     return SA_OK;
 }
 
+/* The decisions of a solution r: act, late and sync_at per tensor, drop per
+ * reader slot (decide.h's dec_opts), all rewritten. */
+static void take_solution(const octx *o, const milp_result *r, uint8_t *act, uint8_t *late, int32_t *sync_at,
+                          uint8_t *drop)
+{
+    memset(act, DEC_KEEP, (size_t)o->g->n_tensors);
+    memset(late, 0, (size_t)o->g->n_tensors);
+    memset(sync_at, 0, (size_t)o->g->n_tensors * sizeof *sync_at);
+    for (int32_t k = 0; k < o->nc; k++) {
+        const ocand *c = &o->c[k];
+        bool pers = dfg_kind_persistent(o->g->tensors[c->t].kind);
+        /* the op before the one the model frees the memory at waits for
+         * the swap-out (pack.h: a transfer ends at the compute node that
+         * waits for it, so the memory serves placements after it) */
+        if (c->s_col >= 0 && r->x[c->s_col] > 0.5) {
+            act[c->t] = DEC_SWAP;
+            sync_at[c->t] = (pers ? c->s3_from : c->s_from) - 1;
+        } else if (c->l_col >= 0 && r->x[c->l_col] > 0.5) {
+            act[c->t] = DEC_SWAP, late[c->t] = 1;
+            sync_at[c->t] = (pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1;
+        } else if (c->r_col >= 0 && r->x[c->r_col] > 0.5) {
+            act[c->t] = DEC_RECOMPUTE;
+        }
+    }
+    memset(drop, 0, (size_t)o->nslots);
+    for (int32_t k = 0; k < o->ngp; k++) {
+        const ogap *gp = &o->gp[k];
+        if (gp->y_col >= 0 && r->x[gp->y_col] > 0.5)
+            drop[gp->slot] = 1;
+        else if (gp->z_col >= 0 && r->x[gp->z_col] > 0.5)
+            drop[gp->slot] = 2;
+    }
+}
+
 /* One decision space (widen: decide.h's widened one) solved and built;
  * its time limit runs from t0.  Sets *timed_out when the time limit cut a
  * solve or the rounds short (the plan then depends on the machine's speed). */
@@ -613,33 +647,7 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
                              "bytes); raise --time-limit", name, limit, (long long)cap, (long long)dev->memory_bytes);
             break;
         }
-        memset(act, DEC_KEEP, (size_t)g->n_tensors);
-        memset(late, 0, (size_t)g->n_tensors);
-        memset(sync_at, 0, (size_t)g->n_tensors * sizeof *sync_at);
-        for (int32_t k = 0; k < o.nc; k++) {
-            const ocand *c = &o.c[k];
-            bool pers = dfg_kind_persistent(g->tensors[c->t].kind);
-            /* the op before the one the model frees the memory at waits for
-             * the swap-out (pack.h: a transfer ends at the compute node that
-             * waits for it, so the memory serves placements after it) */
-            if (c->s_col >= 0 && r.x[c->s_col] > 0.5) {
-                act[c->t] = DEC_SWAP;
-                sync_at[c->t] = (pers ? c->s3_from : c->s_from) - 1;
-            } else if (c->l_col >= 0 && r.x[c->l_col] > 0.5) {
-                act[c->t] = DEC_SWAP, late[c->t] = 1;
-                sync_at[c->t] = (pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1;
-            } else if (c->r_col >= 0 && r.x[c->r_col] > 0.5) {
-                act[c->t] = DEC_RECOMPUTE;
-            }
-        }
-        memset(drop, 0, (size_t)o.nslots);
-        for (int32_t k = 0; k < o.ngp; k++) {
-            const ogap *gp = &o.gp[k];
-            if (gp->y_col >= 0 && r.x[gp->y_col] > 0.5)
-                drop[gp->slot] = 1;
-            else if (gp->z_col >= 0 && r.x[gp->z_col] > 0.5)
-                drop[gp->slot] = 2;
-        }
+        take_solution(&o, &r, act, late, sync_at, drop);
         dec_opts dop;
         dec_opts_default(&dop);
         dop.swap_persistent = widen; /* the widened space: parameters, state and their gradients may leave */
