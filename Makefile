@@ -247,7 +247,7 @@ install: all $(MANS) $(BUILD)/swapadvisor.pc
 	install -m 644 $(MANS) $(DESTDIR)$(mandir)/
 	install -m 644 profiles/*.json $(DESTDIR)$(datadir)/profiles/
 	install -m 644 schemas/*.json $(DESTDIR)$(datadir)/schemas/
-	install -m 644 README.md LICENSE docs/*.md $(DESTDIR)$(docdir)/
+	install -m 644 README.md LICENSE $(filter-out docs/notes.md,$(wildcard docs/*.md)) $(DESTDIR)$(docdir)/
 	# dfg-from-torch finds its package beside its real path: both under lib/swapadvisor
 	install -d $(DESTDIR)$(pylibdir)/dfg_from_torch
 	install -m 755 tools/dfg-from-torch $(DESTDIR)$(pylibdir)/

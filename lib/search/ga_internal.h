@@ -18,9 +18,9 @@
 
 enum { ORIGIN_NONE = -1, ORIGIN_RULE = -2, ORIGIN_POOL_RULE = -3 };
 
-/* decision changes tried per best-fit child, each with probability 1/2
- * (resnet-50 at 0.5x, seeds 1-4: 4 tries average 60.7 % of ideal, 12 tries
- * 53.4 %: most single changes make a feasible child slower or unfit) */
+/* decision changes tried per best-fit child, each with probability 1/2: most
+ * single changes make a feasible child slower or unfit, so a few per child
+ * search better than many (docs/benchmarks.md has the figures) */
 enum { GA_DECISION_TRIES = 4 };
 
 typedef struct indiv {
