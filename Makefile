@@ -3,8 +3,10 @@
 #   make            library + every CLI into bin/ (warnings shown, not fatal)
 #   make DEV=1      the same with -Werror (the development and CI build)
 #   make test       test/cli/run.sh (CLI behaviours as data), the Check suite (Check's
-#                   summary line), after `make layers`, then the packaging checks
-#                   (scripts/package_test.sh); with -Werror
+#                   summary line), after `make layers` and `make shape`, then the
+#                   packaging checks (scripts/package_test.sh); with -Werror
+#   make shape      no long function without a reason, no code written twice, no
+#                   lib/ file over 800 lines (docs/architecture.md)
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
 #   make nocuda-check  the build without nvcc (build-nocuda/): its GPU paths exit 7
 #                   with gpu_none.c's one message (scripts/nocuda.sh)
@@ -18,7 +20,8 @@
 #   make bench      benchmarks; figures land in bench/results/
 #   make clean
 #
-# lib/ is one static library in layers, one folder each (docs/architecture.md):
+# lib/ is one static library in layers, one folder each, subfolders included
+# (docs/architecture.md):
 #   core < model < zoo < planning < search < policies < emit < serve < cuda < runner
 # a layer calls only its own layer or lower ones; `make layers` checks it.
 # CUDA sources (lib/cuda/*.cu) are built when nvcc is on PATH; otherwise
