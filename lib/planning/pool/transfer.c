@@ -1,6 +1,7 @@
-/* transfer.c - evictions and swap-ins as plan nodes: a tensor leaves by a
- * swap-out only when its host copy is stale, and every node that writes an
- * object waits for its previous tenants to have left the bytes it takes. */
+/* transfer.c - evictions as plan nodes: a tensor leaves by a swap-out only when
+ * its host copy is stale (else it is dropped after its last reader), and an
+ * object is emptied of every tenant.  Swap-ins and the deps of a node that
+ * writes an object, on the hot path, are walk.h's inline helpers. */
 #include "planning/pool/walk.h"
 
 /* Evicts tensor v: a swap-out when the host copy is stale, otherwise a drop

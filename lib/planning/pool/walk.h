@@ -5,16 +5,17 @@
  * lib/planning/pool.
  *
  * Invariant: between two ops, every resident tensor t sits in object
- * obj_of[t] (occ[] lists each object's tenants), every occupied object whose
- * tenant was used at least the recency threshold ago has a current entry in
- * its class's heap or waits young in its class's FIFO, and every free object
- * is in its class's free FIFO exactly once.
+ * obj_of[t] (occ[] lists each object's tenants), every occupied object has
+ * exactly one current entry, in its class's victim heap (cur[o]) or in its
+ * class's young FIFO (yat[o]), and every free object is in its class's free
+ * FIFO exactly once.
  *
  * The files of the walk, each one job: workspace.c (allocation), victim.c
  * (the heap and the young FIFO: which object to empty), place.c (which object
- * a tensor takes), transfer.c (evictions and swap-ins as nodes with their
- * deps), rebuild.c (recomputation inside the walk, with the shared rules of
- * recompute.h), pass.c (one op at a time, the passes, swp_plan).
+ * a tensor takes), transfer.c (evictions as nodes; swap-ins and a writer's
+ * deps are the inline helpers here), rebuild.c (recomputation inside the
+ * walk, with the shared rules of recompute.h), pass.c (one op at a time, the
+ * passes, swp_plan).
  */
 #ifndef SA_PLANNING_POOL_WALK_H
 #define SA_PLANNING_POOL_WALK_H
@@ -104,8 +105,7 @@ struct swp_ws {
     bool p1_steady;
 };
 
-
-
+/* Grows the array *pp to n elements of elem bytes; false (and *pp unchanged) on OOM. */
 static inline bool swp_grow(void *pp, size_t n, size_t elem)
 {
     void *q = realloc(*(void **)pp, n * elem);
