@@ -3,8 +3,10 @@
 #   make            library + every CLI into bin/ (warnings shown, not fatal)
 #   make DEV=1      the same with -Werror (the development and CI build)
 #   make test       test/cli/run.sh (CLI behaviours as data), the Check suite (Check's
-#                   summary line), after `make layers`, then the packaging checks
-#                   (scripts/package_test.sh); with -Werror
+#                   summary line), after `make layers` and `make shape`, then the
+#                   packaging checks (scripts/package_test.sh); with -Werror
+#   make shape      no long function without a reason, no code written twice, no
+#                   lib/ file over 800 lines (docs/architecture.md)
 #   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
 #   make nocuda-check  the build without nvcc (build-nocuda/): its GPU paths exit 7
 #                   with gpu_none.c's one message (scripts/nocuda.sh)
@@ -18,8 +20,9 @@
 #   make bench      benchmarks; figures land in bench/results/
 #   make clean
 #
-# lib/ is one static library in layers, one folder each (docs/architecture.md):
-#   core < model < zoo < planning < search < policies < emit < cuda < runner
+# lib/ is one static library in layers, one folder each, subfolders included
+# (docs/architecture.md):
+#   core < model < zoo < planning < search < policies < emit < serve < cuda < runner
 # a layer calls only its own layer or lower ones; `make layers` checks it.
 # CUDA sources (lib/cuda/*.cu) are built when nvcc is on PATH; otherwise
 # lib/cuda/gpu_none.c stands in and the GPU paths report that the build has no CUDA.
@@ -61,8 +64,8 @@ ifeq ($(HAVE_GLPK),1)
   LDLIBS_ALL += -lglpk
 endif
 
-LAYERS   = core model zoo planning search policies emit cuda runner
-LIB_SRC  = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c))
+LAYERS   = core model zoo planning search policies emit serve cuda runner
+LIB_SRC  = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c lib/$(l)/*/*.c))
 CU_SRC   = $(wildcard lib/cuda/*.cu)
 CMD_SRC  = $(wildcard cmd/*.c)
 CLI_SRC  = $(wildcard cmd/common/*.c)
@@ -155,7 +158,7 @@ $(BUILD)/test/%.o: test/%.c $(BUILD)/test/test_suites.h | $(BUILD)/test
 $(TEST_BIN): $(TEST_OBJ) $(LIBA)
 	$(CC) -o $@ $(TEST_OBJ) $(LIBA) $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm -lpthread) $(LDLIBS_ALL)
 
-test: all $(TEST_BIN) layers
+test: all $(TEST_BIN) layers shape
 	SAN="$(SAN)" test/cli/run.sh $(BIN)
 	./$(TEST_BIN)
 	$(if $(SAN),,$(MAKE) --no-print-directory package-test)
@@ -170,9 +173,18 @@ package-test: all
 layers: $(LIBA)
 	scripts/layers.sh $(BUILD)
 
+# The shape of the code: no function over 150 lines without a comment saying
+# why (scripts/long_functions.py), no run of 12 lines written twice
+# (scripts/duplicates.py), no file of lib/ over 800 lines.
+shape:
+	scripts/long_functions.py --check
+	scripts/duplicates.py --check
+	@wc -l $(wildcard lib/*/*.[ch] lib/*/*/*.[ch] lib/*/*.cu) | \
+	  awk '$$2 != "total" && $$1 > 800 { print "shape: " $$2 " has " $$1 " lines, over 800"; bad = 1 } END { exit bad }'
+
 # What CI and the README run: the suite, the suite under the sanitizers, and
 # the GPU paths of a build without CUDA.
-check: test asan-test nocuda-check valgrind fuzz
+check: test shape asan-test nocuda-check valgrind fuzz
 
 # libFuzzer targets (test/fuzz/) under ASan + UBSan with clang: the seed corpus
 # replayed, then FUZZ_RUNS inputs (20000, seed FUZZ_SEED) per target, at most
@@ -239,7 +251,7 @@ install: all $(MANS) $(BUILD)/swapadvisor.pc
 	install -m 644 $(MANS) $(DESTDIR)$(mandir)/
 	install -m 644 profiles/*.json $(DESTDIR)$(datadir)/profiles/
 	install -m 644 schemas/*.json $(DESTDIR)$(datadir)/schemas/
-	install -m 644 README.md LICENSE docs/*.md $(DESTDIR)$(docdir)/
+	install -m 644 README.md LICENSE $(filter-out docs/notes.md,$(wildcard docs/*.md)) $(DESTDIR)$(docdir)/
 	# the Python tools find their package beside their real path: both under lib/swapadvisor
 	install -d $(DESTDIR)$(pylibdir)/dfg_from_torch
 	install -m 755 $(addprefix tools/,$(PY_CMDS)) $(DESTDIR)$(pylibdir)/
@@ -270,7 +282,7 @@ $(addprefix $(BIN)/,$(PY_CMDS)): $(BIN)/%: tools/% | $(BIN)
 $(BIN)/dfg_from_torch/%.py: tools/dfg_from_torch/%.py | $(BIN)
 	@mkdir -p $(dir $@)
 	cp $< $@
-.PHONY: test-py
+.PHONY: test-py shape
 test-py: all
 	test/py/run.sh
 check: test-py

@@ -12,6 +12,7 @@
 #include "swapadvisor/sa_io.h"
 #include "swapadvisor/validate.h"
 
+/* The help before the views (the view table prints them). */
 static const cli_tool TOOL = {
     "swapplan-emit",
     "Usage: swapplan-emit PLAN --graph GRAPH [--format F] [options] [-o OUT]\n"
@@ -21,25 +22,10 @@ static const cli_tool TOOL = {
     "  PLAN                  swapplan JSON, '-' for stdin\n"
     "  -g, --graph GRAPH     the profiled dfg graph the plan was made for\n"
     "                        (required)\n"
-    "  -f, --format F        what to write (default summary):\n"
-    "      summary           iteration time, % of ideal, stall, traffic, peak\n"
-    "                        arena use, swaps by tensor kind, recomputes, and\n"
-    "                        the ten longest compute stalls with their causes\n"
-    "      check             validate the plan (docs/formats.md section 3): one\n"
-    "                        line per violation to OUT, a verdict on stderr,\n"
-    "                        exit 6 when invalid\n"
-    "      trace             Chrome Trace Event JSON for Perfetto: tracks\n"
-    "                        compute, h2d, d2h, dependency arrows, stall\n"
-    "                        markers and a \"device memory\" counter\n"
-    "      dot               Graphviz DOT of the augmented dataflow graph\n"
-    "      memory            memory in use over time as CSV time_us,bytes\n"
-    "                        (or --svg)\n"
-    "      graph             the augmented graph as \"swapexec\" JSON\n"
-    "      html              one self-contained page: summary, stalls,\n"
-    "                        timeline and per-tensor memory (zoom, hover);\n"
-    "                        with several PLANs also the comparison\n"
-    "      compare           SVG: every PLAN's iteration time, stall, traffic\n"
-    "                        and memory in one picture\n"
+    "  -f, --format F        what to write (default summary):\n"};
+
+/* The help after the views. */
+static const char HELP_TAIL[] =
     "  -o, --output OUT      where to write ('-' = stdout, the default); written\n"
     "                        whole or not at all\n"
     "  --strict              check: also require every ordering the plan relies\n"
@@ -56,10 +42,141 @@ static const cli_tool TOOL = {
     "docs/emit.md describes every format and what to look for in a trace.\n"
     "Exit codes: 0 ok (check: the plan is valid), 1 internal error, 2 usage,\n"
     "3 bad input document (also: the plan is not for GRAPH, or GRAPH lacks op\n"
-    "times), 4 I/O error, 6 the plan is invalid (check) or its nodes deadlock.\n"};
+    "times), 4 I/O error, 6 the plan is invalid (check) or its nodes deadlock.\n";
 
-typedef enum fmt { F_SUMMARY, F_CHECK, F_TRACE, F_DOT, F_MEMORY, F_GRAPH, F_HTML, F_COMPARE } fmt;
-static const char *const FMT_NAMES[] = {"summary", "check", "trace", "dot", "memory", "graph", "html", "compare"};
+/* What a view reads: the plans (one unless the view is VIEW_MULTI), their
+ * labels, the graph, and the options that apply to some view. */
+typedef struct view_args {
+    const plan *const *plans;
+    const char *const *labels;
+    int n_plans;
+    const dfg_graph *g;
+    bool strict, svg;
+    emit_scale scale;
+    int32_t wa, wb;
+    int32_t *n_viol; /* check: the violations written */
+} view_args;
+
+enum {
+    VIEW_MULTI = 1, /* takes several PLANs */
+    VIEW_CHECK = 2, /* a verdict: its lines are kept when the plan is invalid, the verdict goes to stderr */
+};
+
+/* One row per view, as the policy table: --help, the check of --format, the
+ * options' checks and the dispatch read it; nothing else lists the views. */
+typedef struct view {
+    const char *name;
+    const char *summary; /* --help's lines, '\n' between them */
+    int flags;
+    const char *option;  /* the option that applies to this view alone, or NULL */
+    sa_status (*run)(const view_args *a, FILE *fp, sa_err *err);
+} view;
+
+static sa_status run_summary(const view_args *a, FILE *fp, sa_err *err) { return emit_summary(a->plans[0], a->g, fp, err); }
+static sa_status run_check(const view_args *a, FILE *fp, sa_err *err)
+{
+    return emit_check(a->plans[0], a->g, a->strict, 0, fp, a->n_viol, err);
+}
+static sa_status run_trace(const view_args *a, FILE *fp, sa_err *err) { return emit_trace(a->plans[0], a->g, fp, err); }
+static sa_status run_dot(const view_args *a, FILE *fp, sa_err *err)
+{
+    return emit_dot(a->plans[0], a->g, a->wa, a->wb, fp, err);
+}
+static sa_status run_memory(const view_args *a, FILE *fp, sa_err *err)
+{
+    return a->svg ? emit_memory_svg_scaled(a->plans[0], a->g, a->scale, fp, err)
+                  : emit_memory_csv(a->plans[0], a->g, fp, err);
+}
+static sa_status run_graph(const view_args *a, FILE *fp, sa_err *err) { return emit_graph_json(a->plans[0], a->g, fp, err); }
+static sa_status run_html(const view_args *a, FILE *fp, sa_err *err)
+{
+    return emit_html(a->plans, a->labels, a->n_plans, a->g, fp, err);
+}
+static sa_status run_compare(const view_args *a, FILE *fp, sa_err *err)
+{
+    return emit_compare_svg(a->plans, a->labels, a->n_plans, a->g, fp, err);
+}
+
+static const view VIEWS[] = {
+    {"summary",
+     "iteration time, % of ideal, stall, traffic, peak\narena use, swaps by tensor kind, recomputes, and\n"
+     "the ten longest compute stalls with their causes",
+     0, NULL, run_summary},
+    {"check",
+     "validate the plan (docs/formats.md section 3): one\nline per violation to OUT, a verdict on stderr,\n"
+     "exit 6 when invalid",
+     VIEW_CHECK, "--strict", run_check},
+    {"trace",
+     "Chrome Trace Event JSON for Perfetto: tracks\ncompute, h2d, d2h, dependency arrows, stall\n"
+     "markers and a \"device memory\" counter",
+     0, NULL, run_trace},
+    {"dot", "Graphviz DOT of the augmented dataflow graph", 0, "--window", run_dot},
+    {"memory", "memory in use over time as CSV time_us,bytes\n(or --svg)", 0, "--svg", run_memory},
+    {"graph", "the augmented graph as \"swapexec\" JSON", 0, NULL, run_graph},
+    {"html",
+     "one self-contained page: summary, stalls,\ntimeline and per-tensor memory (zoom, hover);\n"
+     "with several PLANs also the comparison",
+     VIEW_MULTI, NULL, run_html},
+    {"compare", "SVG: every PLAN's iteration time, stall, traffic\nand memory in one picture", VIEW_MULTI, NULL,
+     run_compare},
+};
+
+static const view *find_view(const char *name)
+{
+    for (size_t i = 0; i < SA_ARRAY_LEN(VIEWS); i++)
+        if (strcmp(VIEWS[i].name, name) == 0)
+            return &VIEWS[i];
+    return NULL;
+}
+
+static const view *view_with_option(const char *option)
+{
+    for (size_t i = 0; i < SA_ARRAY_LEN(VIEWS); i++)
+        if (VIEWS[i].option && strcmp(VIEWS[i].option, option) == 0)
+            return &VIEWS[i];
+    return NULL;
+}
+
+/* The names of the views with all of flags, joined by sep and, last, by
+ * last ("a, b or c"). */
+static void view_names(int flags, const char *sep, const char *last, char *buf, size_t len)
+{
+    size_t n = 0, k = 0, m = 0;
+    for (size_t i = 0; i < SA_ARRAY_LEN(VIEWS); i++)
+        m += (VIEWS[i].flags & flags) == flags;
+    buf[0] = '\0';
+    for (size_t i = 0; i < SA_ARRAY_LEN(VIEWS) && n < len; i++) {
+        if ((VIEWS[i].flags & flags) != flags)
+            continue;
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", k == 0 ? "" : k + 1 == m ? last : sep, VIEWS[i].name);
+        k++;
+    }
+}
+
+/* --help: the head, the views, the tail. */
+static int help(void)
+{
+    cli_help(&TOOL);
+    for (size_t i = 0; i < SA_ARRAY_LEN(VIEWS); i++) {
+        const char *s = VIEWS[i].summary;
+        printf("      %-17s ", VIEWS[i].name);
+        for (const char *nl; (nl = strchr(s, '\n')); s = nl + 1)
+            printf("%.*s\n%24s", (int)(nl - s), s, "");
+        printf("%s\n", s);
+    }
+    fputs(HELP_TAIL, stdout);
+    return 0;
+}
+
+/* One line of usage when an option set for a view other than v: "--strict
+ * applies to --format check". */
+static int option_misplaced(const view *v, bool set, const char *option)
+{
+    const view *owner = view_with_option(option);
+    if (!set || v == owner)
+        return 0;
+    return cli_usage(&TOOL, "%s applies to --format %s", option, owner ? owner->name : "?");
+}
 
 static bool parse_window(const char *s, int32_t *a, int32_t *b)
 {
@@ -152,7 +269,7 @@ int main(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, O_VERSION},
         {"scale", required_argument, 0, O_SCALE}, {0, 0, 0, 0}};
     const char *gpath = NULL, *out = "-";
-    fmt f = F_SUMMARY;
+    const view *v = &VIEWS[0];
     bool fmt_set = false, strict = false, svg = false, quiet = false, window = false, scale_set = false;
     emit_scale scale = EMIT_SCALE_AUTO;
     int32_t wa = 0, wb = -1;
@@ -163,7 +280,7 @@ int main(int argc, char **argv)
         case 'g': gpath = optarg; break;
         case 'o': out = optarg; break;
         case 'q': quiet = true; break;
-        case 'h': return cli_help(&TOOL);
+        case 'h': return help();
         case O_VERSION: return cli_version(&TOOL);
         case O_STRICT: strict = true; break;
         case O_SVG: svg = true; break;
@@ -178,16 +295,14 @@ int main(int argc, char **argv)
                 return cli_usage(&TOOL, "--scale takes auto, full or zoom, not '%s'", optarg);
             scale_set = true;
             break;
-        case 'f': {
-            size_t i = 0;
-            while (i < SA_ARRAY_LEN(FMT_NAMES) && strcmp(optarg, FMT_NAMES[i]) != 0)
-                i++;
-            if (i == SA_ARRAY_LEN(FMT_NAMES))
-                return cli_usage(&TOOL, "unknown format '%s' (summary, check, trace, dot, memory, graph, html, compare)", optarg);
-            f = (fmt)i;
+        case 'f':
+            if (!(v = find_view(optarg))) {
+                char names[256];
+                view_names(0, ", ", ", ", names, sizeof names);
+                return cli_usage(&TOOL, "unknown format '%s' (%s)", optarg, names);
+            }
             fmt_set = true;
             break;
-        }
         case O_WINDOW:
             if (!parse_window(optarg, &wa, &wb))
                 return cli_usage(&TOOL, "--window takes A:B with 0 <= A <= B, not '%s'", optarg);
@@ -198,11 +313,13 @@ int main(int argc, char **argv)
         }
     }
     int n_plans = argc - optind;
-    bool multi = f == F_HTML || f == F_COMPARE;
     if (n_plans < 1)
         return cli_usage(&TOOL, "missing PLAN");
-    if (n_plans > 1 && !multi)
-        return cli_usage(&TOOL, "several PLANs need --format html or compare");
+    if (n_plans > 1 && !(v->flags & VIEW_MULTI)) {
+        char names[256];
+        view_names(VIEW_MULTI, ", ", " or ", names, sizeof names);
+        return cli_usage(&TOOL, "several PLANs need --format %s", names);
+    }
     if (n_plans > 64)
         return cli_usage(&TOOL, "at most 64 PLANs, got %d", n_plans);
     const char *ppath = argv[optind];
@@ -214,31 +331,32 @@ int main(int argc, char **argv)
     if (stdin_uses > 1)
         return cli_usage(&TOOL, "only one of PLAN and GRAPH can be stdin");
     if (svg && !fmt_set)
-        f = F_MEMORY; /* --svg alone can only mean the memory plot */
-    if (strict && f != F_CHECK)
-        return cli_usage(&TOOL, "--strict applies to --format check");
-    if (window && f != F_DOT)
-        return cli_usage(&TOOL, "--window applies to --format dot");
-    if (svg && f != F_MEMORY)
-        return cli_usage(&TOOL, "--svg applies to --format memory");
+        v = view_with_option("--svg"); /* --svg alone can only mean the memory plot */
+    int bad = option_misplaced(v, strict, "--strict");
+    if (!bad)
+        bad = option_misplaced(v, window, "--window");
+    if (!bad)
+        bad = option_misplaced(v, svg, "--svg");
+    if (bad)
+        return bad;
     if (scale_set && !svg)
         return cli_usage(&TOOL, "--scale applies to --format memory --svg");
 
     sa_err err = {0};
     dfg_graph *g = NULL;
-    plan *plans[64] = {NULL}, *p = NULL;
+    plan *plans[64] = {NULL};
     char label_buf[64][128];
     const char *labels[64];
     int rc = 0;
     const char *pname = strcmp(ppath, "-") == 0 ? "<stdin>" : ppath;
     sa_status st = dfg_load_file(gpath, &g, &err);
     if (!st)
-        st = load_plans(gpath, (const char *const *)argv + optind, n_plans, f != F_CHECK, g, plans, &err);
+        st = load_plans(gpath, (const char *const *)argv + optind, n_plans, !(v->flags & VIEW_CHECK), g, plans,
+                        &err);
     if (st) {
         rc = cli_fail(&TOOL, &err);
         goto done;
     }
-    p = plans[0];
     make_labels(plans, (const char *const *)argv + optind, n_plans, label_buf, labels);
 
     sa_out o;
@@ -248,18 +366,10 @@ int main(int argc, char **argv)
     }
     FILE *fp = o.fp;
     int32_t n_viol = 0;
-    switch (f) {
-    case F_SUMMARY: st = emit_summary(p, g, fp, &err); break;
-    case F_CHECK: st = emit_check(p, g, strict, 0, fp, &n_viol, &err); break;
-    case F_TRACE: st = emit_trace(p, g, fp, &err); break;
-    case F_DOT: st = emit_dot(p, g, wa, wb, fp, &err); break;
-    case F_MEMORY: st = svg ? emit_memory_svg_scaled(p, g, scale, fp, &err) : emit_memory_csv(p, g, fp, &err); break;
-    case F_GRAPH: st = emit_graph_json(p, g, fp, &err); break;
-    case F_HTML: st = emit_html((const plan *const *)plans, labels, n_plans, g, fp, &err); break;
-    case F_COMPARE: st = emit_compare_svg((const plan *const *)plans, labels, n_plans, g, fp, &err); break;
-    }
+    view_args va = {(const plan *const *)plans, labels, n_plans, g, strict, svg, scale, wa, wb, &n_viol};
+    st = v->run(&va, fp, &err);
     /* an invalid plan's violation lines are the check's output: keep them */
-    bool keep = st == SA_OK || (f == F_CHECK && st == SA_EINVALID);
+    bool keep = st == SA_OK || ((v->flags & VIEW_CHECK) && st == SA_EINVALID);
     if (!keep) {
         sa_out_abort(&o);
         rc = cli_fail(&TOOL, &err);
@@ -270,7 +380,7 @@ int main(int argc, char **argv)
         rc = cli_fail(&TOOL, &cerr);
         goto done;
     }
-    if (f == F_CHECK) {
+    if (v->flags & VIEW_CHECK) {
         if (st == SA_OK && !quiet)
             fprintf(stderr, "%s: %s: valid%s\n", TOOL.name, pname, strict ? " (strict: orderings enforced by deps)" : "");
         else if (st && !quiet)

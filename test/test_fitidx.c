@@ -1,4 +1,4 @@
-/* test_fitidx.c - the best-fit index (lib/planning/fitidx.h) against the walk
+/* test_fitidx.c - the best-fit index (lib/planning/bestfit/fitidx.h) against the walk
  * it replaced: for blocks with random sizes and one or two random lifetimes,
  * placed in a given order, every offset must equal the offset the naive walk
  * (every placed block in offset order, the holes between the conflicting
@@ -6,7 +6,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "planning/fitidx.h"
+#include "planning/bestfit/fitidx.h"
 #include "swapadvisor/rng.h"
 #include "test_util.h"
 

@@ -382,7 +382,7 @@ START_TEST(test_search_at_huge_budgets)
 }
 END_TEST
 
-/* ------------------------------------------------------------ decide.c */
+/* ------------------------------------------------------- bestfit/nodes.c */
 
 /* The first op reads only persistent tensors (defect 3: run_pass read an
  * uninitialised status there). */

@@ -368,7 +368,7 @@ END_TEST
  *    gives no time for (b), coarse left-first; ours needs no stall at all:
  *    which schedule is better depends on the pool.
  *
- * Planner rules the timelines below apply (lib/swp.c): ops are planned in
+ * Planner rules the timelines below apply (lib/planning/pool/): ops are planned in
  * schedule order; a tensor takes the oldest-freed object of its class, else
  * evicts a victim of that class, not used by the current op: the one next
  * used farthest ahead (in brackets below; a parameter's next use is in the

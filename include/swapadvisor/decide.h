@@ -73,6 +73,7 @@
 #include "dfg.h"
 #include "pack.h"
 #include "plan.h"
+#include "recompute.h"
 #include "sa_common.h"
 
 typedef enum dec_action { DEC_KEEP = 0, DEC_SWAP, DEC_RECOMPUTE, DEC_EVICT, DEC_ACTION_COUNT } dec_action;
@@ -114,20 +115,6 @@ typedef struct dec_stats {
     int64_t arena_bytes;                 /* after packing (0 when not packed) */
     int64_t pack_work;                   /* pack_stats.work of the packing (0 when not packed) */
 } dec_stats;
-
-/* Is the producer of t an op a recompute node may re-run (see above, the
- * static part: produced by an op that updates no persistent tensor)? */
-bool dec_recomputable(const dfg_graph *g, int32_t t);
-
-/* dec_recomputable, and no persistent input of t's producer is updated in
- * place at or before schedule position next_use (pos[op] = position): a
- * recompute of t before next_use would read the value it was made from.
- * The size-class pool (swp.h) applies the same rule. */
-bool dec_recompute_ok(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t next_use);
-
-/* Position of t's last forward-phase use in pos (pos[op] = schedule position)
- * and of its next use after it (-1 when none: then t has no gap to use). */
-void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use);
 
 /* The node stage: resets out and fills its nodes, deps, placements (offset
  * 0), residents and schedule for schedule (NULL = g->topo) and act

@@ -11,7 +11,7 @@
  * hold (the core answers SA_EINFEASIBLE) score +infinity and die out; out
  * of memory and internal errors end the search as errors.
  *
- * Joint search (issue 15).  An individual is (schedule, layout, pool,
+ * Joint search.  An individual is (schedule, layout, pool,
  * decisions): its layout gene picks the planner core's size-class pool
  * (planned by Belady eviction in its pool genes CLS / CNT) or best fit (its
  * per-tensor keep / swap / recompute genes, laid out by SmartPool's best

@@ -22,7 +22,7 @@
  * packed as one block with two lifetimes, and resident_at_start follows.
  *
  * Cost: the blocks already placed that conflict with the next one are found
- * through an interval index over the lifetimes (lib/planning/fitidx.h), not
+ * through an interval index over the lifetimes (lib/planning/bestfit/fitidx.h), not
  * by walking every placed block: O(log T) short unions of offset ranges per
  * block, T the number of lifetime points, where the walk was quadratic.  The
  * offsets are exactly the walk's.

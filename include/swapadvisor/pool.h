@@ -87,7 +87,7 @@ void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need);
  * objects, so pools are sized by pool_need where memory allows. */
 void pool_need_shared(const pool_alloc *a, const dfg_graph *g, int32_t *need);
 
-/* Splitting an object between tensors (the planner's last resort, swp.c).
+/* Splitting an object between tensors (the planner's last resort, lib/planning/pool/place.c).
  * When an op's tensors outnumber the objects that could hold them whole, the
  * planner places them largest first: an object of the tensor's own class,
  * else the spare end of an object the op already holds (the best fit: the

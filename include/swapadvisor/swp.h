@@ -2,7 +2,8 @@
  * swp.h - the planner core's stages 1-3 for the size-class pool layout
  * (planner.h; SwapAdvisor paper section 4.2).  Policies and the search reach
  * it through planner_plan with PLANNER_POOL; its nodes and deps are built with
- * the same builder (lib/planning/build.h) as decide.h's.
+ * the same builder (lib/planning/build.h) as decide.h's.  The code is
+ * lib/planning/pool/ (walk.h lists its files).
  *
  * Given a schedule (a topological order of the ops) and a laid-out memory pool,
  * it scans the ops in order, keeps every op's tensors in objects of their size
@@ -15,66 +16,57 @@
  * persistent tensors resident at the start equal that at the end; whatever
  * still differs after the last pass is fixed by transfers at the iteration's end.
  *
- * A tensor whose class has no free or evictable object (every one holds a
- * tensor of the running op) first takes the spare end of an object the op
- * holds, above its tenants, where it fits (the tightest such object), and
- * only else borrows an object of a larger class: a small tensor does not
- * empty a large object whose tenant is needed again (vgg-16 at 0.5x: the
- * search's pools hold three 822 MB objects and little else, so every map
- * above about 60 MB takes one, and a 25 MB gradient used to push the
- * updated 411 MB fc6.w out of its own).  A tensor joining an object waits
- * for the tenants that left it since it was last empty only where their
- * bytes overlap its own; the object is evicted as a whole, as a split one
- * (Check tests test_share_spare_end_before_borrowing and
- * test_share_waits_for_overlapping_tenants_only).
- * When an op's tensors outnumber even those (a pool below every
+ * Sharing.  A tensor whose class has no free or evictable object (every one
+ * holds a tensor of the running op) first takes the spare end of an object the
+ * op holds, above its tenants, where it fits (the tightest such object), and
+ * only else borrows an object of a larger class: a small tensor must not empty
+ * a large object whose tenant is needed again (a pool of a few large objects
+ * would otherwise push an updated parameter out for a small gradient).  A
+ * tensor joining an object waits for the tenants that left it since it was
+ * last empty only where their bytes overlap its own; the object is evicted as
+ * a whole.
+ *
+ * Splitting.  When an op's tensors outnumber even those (a pool below every
  * fixed-object floor, see pool_fits_split), the planner splits objects: the
  * op's tensors are placed largest first, a smaller one at the spare end of an
- * object the op already holds.  So is an op that could take whole objects
- * but for a resident tensor away from home (shared or borrowed).  Such
- * residents stay where they are when a dry run of that walk, their objects
- * held, still places every tensor of the op; else they leave and come back
- * (vgg-16's pool2/bwd: pool2 and grad/pool2, shared beside grad/conv3_1, used
- * to cross the link twice more; Check test test_split_keeps_shared_resident).
- * A split object is evicted as a whole, and its next tenants wait for every
- * tensor that left it.
+ * object the op already holds.  So is an op that could take whole objects but
+ * for a resident tensor away from home (shared or borrowed).  Such residents
+ * stay where they are when a dry run of that walk, their objects held, still
+ * places every tensor of the op; else they leave and come back (staying saves
+ * two transfers).  A split object is evicted as a whole, and its next tenants
+ * wait for every tensor that left it.
  *
- * Recomputation (swp_opts.recompute).  A flagged activation is dropped
- * (clean: no swap-out) right after its last forward-phase use and, at its
- * next use, rebuilt by a recompute node of its producer placed on the
- * compute stream just before the consumer.  The recompute is walked like an
- * op: its inputs are resident, swapped in, or (dropped and flagged
- * themselves) recomputed first, chains up to SWP_RECOMPUTE_CHAIN_MAX long;
- * its outputs and workspace take objects; the Belady eviction makes room.
- * A flagged activation with no use after its forward ones is an
- * intermediate: freed after its last use as usual, and rebuilt only inside
- * a chain that needs it (then freed again after the recompute that reads
- * it, or the last of the recomputes under way that read it), where its
- * producer may be re-run at that position; elsewhere the chain's reader
- * extends its life instead.
- * A rebuilt tensor that Belady evicts again before a later use, with a
- * stale host copy, is dropped once more instead of swapped out when its
- * chain can run at that use from inputs, persistent tensors not updated by
- * then and flagged activations alone, and the chain's compute time is below
- * the stall the round trip would cause (the round trip alone less the
- * compute until that use, as decide.h's cost rule); it is then rebuilt
+ * Recomputation (swp_opts.recompute; the rules are recompute.h's).  A flagged
+ * activation is dropped (clean: no swap-out) right after its last
+ * forward-phase use and, at its next use, rebuilt by a recompute node of its
+ * producer placed on the compute stream just before the consumer.  The
+ * recompute is walked like an op: its inputs are resident, swapped in, or
+ * (dropped and flagged themselves) recomputed first, chains up to
+ * SWP_RECOMPUTE_CHAIN_MAX long; its outputs and workspace take objects; the
+ * Belady eviction makes room.  A flagged activation with no use after its
+ * forward ones is an intermediate: freed after its last use as usual, and
+ * rebuilt only inside a chain that needs it (then freed again after the
+ * recompute that reads it, or the last of the recomputes under way that read
+ * it), where its producer may be re-run at that position; elsewhere the
+ * chain's reader extends its life instead.
+ * A rebuilt tensor that Belady evicts again before a later use, with a stale
+ * host copy, is dropped once more instead of swapped out when its chain can
+ * run at that use from inputs, persistent tensors not updated by then and
+ * flagged activations alone, and the chain's compute time is below the stall
+ * the round trip would cause (recompute.h's cost rule); it is then rebuilt
  * again there.  Never a tensor the op being planned reads, nor one a
- * recompute still under way at this position reads (rebuilt or read for
- * it): a chain input whose reader has run may go at once (vgg-16's
- * conv1_1_relu, rebuilt from the batch to rebuild conv1_2 before pool1/bwd,
- * is dropped for conv1_2_relu's room and rebuilt again before
- * conv1_2/bwd_filter).
+ * recompute still under way at this position reads (rebuilt or read for it):
+ * a chain input whose reader has run may go at once.
  * The planner extends the producer's inputs' lives to the recompute (a use
  * at the consumer's position, which Belady's next-use keys see), and writes
  * the producer's other outputs that are not resident to a scratch placement
  * for that node only.  A flag is not carried out (the tensor is left to the
  * walk) for a persistent tensor, an input or workspace, one whose producer
- * updates persistent state in place or reads a persistent tensor updated
- * before the next use
- * (dec_recompute_ok, as the best-fit layout), one whose producer's tensors
- * cannot all take whole objects of the pool (see splitting above), and one
- * whose chain would be too long.  With no flags (NULL) the plans are those
- * of the planner without recomputation, byte for byte.
+ * may not be re-run before the next use (dec_recompute_ok), one whose
+ * producer's tensors cannot all take whole objects of the pool (see
+ * splitting above), and one whose chain would be too long.  With no flags
+ * (NULL) the plans are those of the planner without recomputation, byte for
+ * byte.
  *
  * The result is the augmented graph in a plan: nodes, deps, placements,
  * resident_at_start, schedule and arena_bytes (predicted is left to the caller).
@@ -91,6 +83,7 @@
 #include "dfg.h"
 #include "plan.h"
 #include "pool.h"
+#include "recompute.h"
 #include "sa_common.h"
 
 typedef enum swp_victim { SWP_BELADY, SWP_LRU } swp_victim;
@@ -104,7 +97,7 @@ typedef struct swp_opts {
      * swap the object out) ago */
     double threshold_scale;
     int max_passes;          /* >= 1; 3 = the double pass plus one refinement */
-    /* Recomputation (issue 15): n_tensors flags, nonzero = drop the tensor
+    /* Recomputation: n_tensors flags, nonzero = drop the tensor
      * after its last forward-phase use (no swap-out) and rebuild it just
      * before its next use by a recompute node of its producer; NULL (the
      * default) = nothing is recomputed.  See "Recomputation" above for the
@@ -113,43 +106,6 @@ typedef struct swp_opts {
 } swp_opts;
 
 void swp_opts_default(swp_opts *o);
-
-/* The default cost rule for swp_opts.recompute on schedule (NULL =
- * g->topo): flags (out, n_tensors entries, each set to 0 or 1) every
- * forward activation t with a use after its last forward use (at position
- * nx) that can be rebuilt at nx by a chain of cheap ops whose total time is
- * below t's round trip over the link (swap-out plus swap-in) on dev.  An op
- * is cheap when it may be re-run at nx (dec_recompute_ok) and takes at most
- * us_per_mb microseconds per megabyte (1e6 bytes) of the output it rebuilds;
- * the chain follows the inputs that are not there anyway at nx (persistent,
- * or used at or after nx), at most SWP_RECOMPUTE_CHAIN_MAX links deep, and
- * flags those intermediates too (GPT's attention: the softmax output is
- * rebuilt from the mask output, rebuilt from the scores, rebuilt from q and
- * k, which the backward pass reads anyway).  pos is scratch of n_ops
- * entries.  Returns how many tensors with a use after their forward ones
- * are flagged (intermediates not counted). */
-int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double us_per_mb,
-                           int32_t *pos, uint8_t *out);
-
-/* Sets out[t] (n_tensors entries; others unchanged) for every forward
- * activation t with forward uses and none after them in the schedule whose
- * positions pos holds (pos[op] = position): the intermediates a flagged
- * tensor's chain may rebuild (a flag on such a tensor alone changes nothing,
- * see "Recomputation" above).  Returns how many it set. */
-int32_t swp_recompute_intermediates(const dfg_graph *g, const int32_t *pos, uint8_t *out);
-
-/* The threshold of the default rule (us per MB).  The topo-rc policy on the
- * V100 profile (docs/benchmarks.md, issue 15) with 10 / 30 / 100: resnet-50
- * at 0.5x plans at 66.1 / 76.0 / 70.1 % of ideal, at 0.25x 22.7 / 25.3 /
- * 23.4 %, vgg-16 at 0.5x 44.8 / 44.8 / 42.6 %, gpt-12-768 at 0.5x 88.3 /
- * 88.3 / 68.3 % (at 100 the chains rebuild convolutions and matrix
- * products, about 30-35 us per MB there). */
-#define SWP_RECOMPUTE_US_PER_MB 30.0
-
-/* The longest recompute chain (a recompute whose dropped inputs are
- * recomputed in turn): a flagged tensor whose chain would be longer is kept
- * to the Belady walk. */
-#define SWP_RECOMPUTE_CHAIN_MAX 4
 
 typedef struct swp_ws swp_ws;
 

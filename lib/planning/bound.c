@@ -1,4 +1,6 @@
-/* bound.c - lower bounds on the iteration time (bound.h, docs/bound.md). */
+/* bound.c - lower bounds on the iteration time (bound.h, docs/bound.md): every
+ * term is a time no plan of the schedule within the memory can beat, so the
+ * bound is their maximum. */
 #include "swapadvisor/bound.h"
 
 #include <math.h>

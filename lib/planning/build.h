@@ -1,6 +1,6 @@
 /*
  * build.h - the node and dependency builder shared by the planner core's two
- * node stages (swp.c: evictions chosen online in a size-class pool; decide.c:
+ * node stages (pool/: evictions chosen online in a size-class pool; bestfit/nodes.c:
  * per-tensor keep / swap / recompute decisions).  Internal to lib/planning.
  *
  * Both stages walk the schedule once per pass, emit compute, swap-in,

@@ -1,4 +1,5 @@
-/* milp.c - the model builder and the CBC / GLPK back ends (milp.h). */
+/* milp.c - the model builder and the CBC / GLPK back ends (milp.h): a model is
+ * built once, solver-neutral, and each back end reads the same rows and columns. */
 #include "swapadvisor/milp.h"
 
 #include <math.h>

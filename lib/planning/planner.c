@@ -1,5 +1,6 @@
 /* planner.c - the planner core's entry point, the graph checks and the
- * prediction every plan shares. */
+ * prediction every plan shares: a plan planner_plan returns has been laid out by
+ * one layout and simulated (its predicted block filled), whatever the layout. */
 #include "swapadvisor/planner.h"
 
 #include <stdint.h>

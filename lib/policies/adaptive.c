@@ -2,7 +2,7 @@
  * they share with pooch (pooch.c; adaptive_internal.h).
  *
  * Like the rule-based ones in baselines.c they turn their paper's rule into
- * per-tensor keep / swap / recompute decisions for decide.c, which emits the
+ * per-tensor keep / swap / recompute decisions for decide.h (bestfit/nodes.c), which emits the
  * nodes (swap-outs right after the last forward use, swap-ins prefetched by
  * time: decide.h) and packs the arena with SmartPool's best fit.  Where the
  * papers profile a real iteration, we read the graph's op times and the

@@ -1,6 +1,6 @@
 /* baselines.c - the rule-based baselines over one graph model: each turns its
  * paper's rule into per-tensor keep / swap / recompute decisions for
- * decide.c, which emits and packs the plan.  Where a rule has a knob the
+ * decide.h (lib/planning/bestfit/nodes.c), which emits and packs the plan.  Where a rule has a knob the
  * paper leaves to the user (how many tensors, how far ahead), the policy
  * picks the setting that fits the memory and runs fastest. */
 #include <math.h>

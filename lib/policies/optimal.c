@@ -12,6 +12,7 @@
 #include "swapadvisor/decide.h"
 #include "swapadvisor/ga.h"
 #include "swapadvisor/milp.h"
+#include "optimal_internal.h"
 #include "policies_internal.h"
 #include "swapadvisor/planner.h"
 
@@ -23,55 +24,6 @@
  * the limit (4 left resnet-152 inference at 192 MiB with no fitting plan) */
 #define OPT_EFFORT_ROUNDS 10
 
-/* What the MILP knows of one candidate tensor. */
-typedef struct ocand {
-    int32_t t;
-    int32_t first, last;     /* resident span when kept */
-    int32_t s_from, s_to;    /* positions a swap frees it over its gap (inclusive; s_from > s_to: never) */
-    int32_t l_from, l_to;    /* the same with the late swap-in (decide.h's dec_opts.late; l_to -1: not open) */
-    int32_t s2_from, s2_to;  /* a persistent tensor's further windows (either swap): before its first */
-    int32_t s3_from, s3_to;  /* use and after its last use (the late swap: from l3_from) */
-    int32_t l3_from;
-    int32_t l2_to;           /* the late swap's head: 0 .. l2_to (-1: the hidden swap's head) */
-    bool l_open;             /* the late swap is open */
-    bool late_tail;          /* it frees the tail from l3_from */
-    bool pers;               /* a parameter or state: s and l are its boundary swaps, its gaps are ogaps */
-    int32_t r_from, r_to;    /* positions a recompute frees it */
-    int32_t next_use;        /* where a recompute runs (just before it) */
-    int64_t r_in;            /* bytes of the producer's other inputs a recompute needs there */
-    int64_t r_ext;           /* of those, the bytes of inputs dead before next_use: decide.h keeps them */
-    int32_t r_ext_from;      /* from the earliest of their deaths on (their bytes all counted from there) */
-    int32_t s_col, l_col, r_col; /* columns (swap, late swap, recompute), -1 when the action is not open */
-    double h, d, rc;         /* h2d us, d2h us (0 for inputs), recompute us */
-    double sh, sd, sb;       /* a swap's h2d us, d2h us and bytes over both directions, all transfers */
-    double lh, lsb, stall;   /* the late swap's h2d us and bytes, and the compute stream's estimated wait */
-} ocand;
-
-/* A gap of a persistent candidate: dropped after the use at reader slot
- * `slot`, swapped in again where the compute covers it (y: free from .. y_to)
- * or when the op before the next use ends (z: free from .. z_to). */
-typedef struct ogap {
-    int32_t cand, slot, from, y_to, z_to;
-    int32_t y_col, z_col;
-    double h, b;
-} ogap;
-
-typedef struct octx {
-    const dfg_graph *g;
-    const dfg_device *dev;
-    const int32_t *sch;
-    int32_t n;
-    int32_t *pos;
-    double *tstart;          /* tstart[i] = sum of op times before position i */
-    ocand *c;
-    int32_t nc;
-    int64_t *base;           /* bytes resident at each position whatever the decisions */
-    ogap *gp;                /* the persistent candidates' gaps */
-    int32_t ngp;
-    int32_t *slot_scratch;
-    int32_t nslots;
-    double compute_us, forced_h, forced_bytes, r_comb;
-} octx;
 
 /* a + b modulo 2^64: the base load's difference array and its prefix sums
  * are exact whenever the loads themselves fit, and graphs of absurd sizes
@@ -353,194 +305,38 @@ static void free_ctx(octx *o)
     free(o->slot_scratch);
 }
 
-/* The widened space's gap columns (y, z) and their rows, and the rows that
- * keep a parameter a recompute reads on the device where it runs.  False
- * when out of memory. */
-static bool add_gap_cols(octx *o, milp *m, double eps)
+/* The decisions of a solution r: act, late and sync_at per tensor, drop per
+ * reader slot (decide.h's dec_opts), all rewritten. */
+static void take_solution(const octx *o, const milp_result *r, uint8_t *act, uint8_t *late, int32_t *sync_at,
+                          uint8_t *drop)
 {
-    /* a persistent tensor's gaps: each dropped (y: swapped in where the
-     * compute covers it, z: when the op before the next use ends) only when
-     * it is on the host at the boundary (its host copy is current) */
-    bool ok = true;
-    for (int32_t k = 0; k < o->ngp && ok; k++) {
-        ogap *gp = &o->gp[k];
-        const ocand *c = &o->c[gp->cand];
-        gp->y_col = gp->z_col = -1;
-        if (gp->y_to >= gp->from)
-            ok = (gp->y_col = milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
-        if (ok && gp->z_to > gp->y_to && gp->z_to >= gp->from)
-            ok = (gp->z_col = milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
-        int32_t ix[4], nx = 0;
-        double v[4];
-        if (gp->y_col >= 0)
-            ix[nx] = gp->y_col, v[nx++] = 1;
-        if (gp->z_col >= 0)
-            ix[nx] = gp->z_col, v[nx++] = 1;
-        if (c->s_col >= 0)
-            ix[nx] = c->s_col, v[nx++] = -1;
-        if (c->l_col >= 0)
-            ix[nx] = c->l_col, v[nx++] = -1;
-        if (ok)
-            ok = milp_add_row(m, -HUGE_VAL, 0, nx, ix, v);
-    }
-    /* a recompute whose producer reads a parameter needs it on the device
-     * where it runs: not both the recompute and a drop over that position */
-    for (int32_t k = 0; k < o->nc && ok; k++) {
+    memset(act, DEC_KEEP, (size_t)o->g->n_tensors);
+    memset(late, 0, (size_t)o->g->n_tensors);
+    memset(sync_at, 0, (size_t)o->g->n_tensors * sizeof *sync_at);
+    for (int32_t k = 0; k < o->nc; k++) {
         const ocand *c = &o->c[k];
-        if (c->r_col < 0)
-            continue;
-        const dfg_op *po = &o->g->ops[o->g->tensors[c->t].producer];
-        for (int32_t j = 0; j < o->ngp && ok; j++) {
-            const ogap *gp = &o->gp[j];
-            bool reads = false;
-            for (int32_t q = 0; q < po->n_in; q++)
-                reads |= po->in[q] == o->c[gp->cand].t;
-            if (!reads || c->next_use < gp->from || c->next_use > gp->z_to)
-                continue;
-            for (int32_t w = 0; w < 2 && ok; w++) {
-                int32_t col = w ? gp->z_col : gp->y_col;
-                if (col < 0)
-                    continue;
-                int32_t ix[2] = {c->r_col, col};
-                double v[2] = {1, 1};
-                ok = milp_add_row(m, -HUGE_VAL, 1, 2, ix, v);
-            }
+        bool pers = dfg_kind_persistent(o->g->tensors[c->t].kind);
+        /* the op before the one the model frees the memory at waits for
+         * the swap-out (pack.h: a transfer ends at the compute node that
+         * waits for it, so the memory serves placements after it) */
+        if (c->s_col >= 0 && r->x[c->s_col] > 0.5) {
+            act[c->t] = DEC_SWAP;
+            sync_at[c->t] = (pers ? c->s3_from : c->s_from) - 1;
+        } else if (c->l_col >= 0 && r->x[c->l_col] > 0.5) {
+            act[c->t] = DEC_SWAP, late[c->t] = 1;
+            sync_at[c->t] = (pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1;
+        } else if (c->r_col >= 0 && r->x[c->r_col] > 0.5) {
+            act[c->t] = DEC_RECOMPUTE;
         }
     }
-    return ok;
-}
-
-/* The MILP for memory cap mem: minimize T + eps * (moved time) subject to
- * the memory at each position and T over each resource. */
-static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
-{
-    milp *m = milp_new();
-    int32_t *idx = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
-    double *val = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *val);
-    bool ok = m && idx && val;
-    /* a small weight on the moved time: of two plans with the same bottleneck,
-     * the one that moves less leaves more slack to the simulator */
-    const double EPS = 0.01;
-    int32_t T = ok ? milp_add_col(m, o->compute_us, HUGE_VAL, 1.0, false) : -1;
-    ok = ok && T >= 0;
-    for (int32_t k = 0; k < o->nc && ok; k++) {
-        ocand *c = &o->c[k];
-        c->s_col = c->l_col = c->r_col = -1;
-        if (c->pers || c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to)
-            ok = (c->s_col = milp_add_col(m, 0, 1, EPS * (c->sh + c->sd), true)) >= 0;
-        if (ok && c->l_open)
-            ok = (c->l_col = milp_add_col(m, 0, 1, EPS * (c->lh + c->sd), true)) >= 0;
-        if (ok && c->r_from <= c->r_to)
-            ok = (c->r_col = milp_add_col(m, 0, 1, EPS * c->rc, true)) >= 0;
-        int32_t ix[3], nx = 0;
-        double v[3] = {1, 1, 1};
-        if (c->s_col >= 0)
-            ix[nx++] = c->s_col;
-        if (c->l_col >= 0)
-            ix[nx++] = c->l_col;
-        if (c->r_col >= 0)
-            ix[nx++] = c->r_col;
-        if (ok && nx > 1)
-            ok = milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
+    memset(drop, 0, (size_t)o->nslots);
+    for (int32_t k = 0; k < o->ngp; k++) {
+        const ogap *gp = &o->gp[k];
+        if (gp->y_col >= 0 && r->x[gp->y_col] > 0.5)
+            drop[gp->slot] = 1;
+        else if (gp->z_col >= 0 && r->x[gp->z_col] > 0.5)
+            drop[gp->slot] = 2;
     }
-    ok = ok && add_gap_cols(o, m, EPS);
-    /* memory, in MB: base - freed <= mem */
-    for (int32_t i = 0; i < o->n && ok; i++) {
-        double over = (double)o->base[i] - (double)mem;
-        int32_t k = 0;
-        for (int32_t j = 0; j < o->nc; j++) {
-            const ocand *c = &o->c[j];
-            double b = (double)o->g->tensors[c->t].bytes * 1e-6;
-            bool head = c->s2_from <= i && i <= c->s2_to;
-            bool tail = c->s3_from <= i && i <= c->s3_to;
-            bool ltail = c->late_tail ? c->l3_from <= i && i <= c->s3_to : tail;
-            bool lhead = c->l2_to >= 0 ? i <= c->l2_to : head;
-            if (c->s_col >= 0 && (head || tail || (c->s_from <= i && i <= c->s_to))) {
-                idx[k] = c->s_col;
-                val[k++] = b;
-            }
-            if (c->l_col >= 0 && (lhead || ltail || (c->l_from <= i && i <= c->l_to))) {
-                idx[k] = c->l_col;
-                val[k++] = b;
-            }
-            /* a recompute frees t over its window; its producer's inputs
-             * that died before it stay until it runs, and when it runs (just
-             * before the use) they and the workspace are there too (counted
-             * whole: they may be); one coefficient per column and row */
-            if (c->r_col >= 0) {
-                double rv = 0;
-                if (c->r_from <= i && i <= c->r_to)
-                    rv += b;
-                if (c->r_ext > 0 && c->r_ext_from <= i && i < c->next_use)
-                    rv -= (double)c->r_ext * 1e-6;
-                if (i == c->next_use && c->r_in > 0)
-                    rv -= (double)c->r_in * 1e-6;
-                if (rv != 0) {
-                    idx[k] = c->r_col;
-                    val[k++] = rv;
-                }
-            }
-        }
-        for (int32_t j = 0; j < o->ngp; j++) {
-            const ogap *gp = &o->gp[j];
-            if (gp->y_col >= 0 && gp->from <= i && i <= gp->y_to) {
-                idx[k] = gp->y_col;
-                val[k++] = gp->b * 1e-6;
-            }
-            if (gp->z_col >= 0 && gp->from <= i && i <= gp->z_to) {
-                idx[k] = gp->z_col;
-                val[k++] = gp->b * 1e-6;
-            }
-        }
-        if (over > 0 || k > 0)
-            ok = milp_add_row(m, over * 1e-6, HUGE_VAL, k, idx, val);
-    }
-    /* T over the compute stream, each link direction and the duplex link */
-    for (int res = 0; res < 4 && ok; res++) {
-        int32_t k = 0;
-        idx[k] = T;
-        val[k++] = 1;
-        for (int32_t j = 0; j < o->nc; j++) {
-            const ocand *c = &o->c[j];
-            double cs = res == 1 ? c->sh : res == 2 ? c->sd : res == 3 ? c->sb / o->r_comb : 0;
-            double cl = res == 0 ? c->stall : res == 1 ? c->lh : res == 2 ? c->sd : c->lsb / o->r_comb;
-            if (res == 0 && c->r_col >= 0 && c->rc > 0) {
-                idx[k] = c->r_col;
-                val[k++] = -c->rc;
-            } else if (res > 0 && c->s_col >= 0 && cs > 0) {
-                idx[k] = c->s_col;
-                val[k++] = -cs;
-            }
-            if (c->l_col >= 0 && cl > 0) {
-                idx[k] = c->l_col;
-                val[k++] = -cl;
-            }
-        }
-        for (int32_t j = 0; j < o->ngp; j++) {
-            const ogap *gp = &o->gp[j];
-            /* h2d: the swap-in; duplex: its bytes; compute: z's wait */
-            double cy = res == 1 ? gp->h : res == 3 ? gp->b / o->r_comb : 0;
-            double cz = res == 0 || res == 1 ? gp->h : res == 3 ? gp->b / o->r_comb : 0;
-            if (gp->y_col >= 0 && cy > 0) {
-                idx[k] = gp->y_col;
-                val[k++] = -cy;
-            }
-            if (gp->z_col >= 0 && cz > 0) {
-                idx[k] = gp->z_col;
-                val[k++] = -cz;
-            }
-        }
-        double base = res == 0 ? o->compute_us : res == 1 ? o->forced_h : res == 2 ? 0 : o->forced_bytes / o->r_comb;
-        ok = milp_add_row(m, base, HUGE_VAL, k, idx, val);
-    }
-    free(idx);
-    free(val);
-    if (!ok) {
-        milp_free(m);
-        return sa_fail(err, SA_ENOMEM, "optimal: out of memory building the MILP");
-    }
-    *out = m;
-    return SA_OK;
 }
 
 /* One decision space (widen: decide.h's widened one) solved and built;
@@ -590,7 +386,7 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
     double whole = po->optimal.time_limit_s > 0 ? po->optimal.time_limit_s : 60;
     for (; !st && rounds < (effort ? OPT_EFFORT_ROUNDS : 10); rounds++) {
         milp *m = NULL;
-        if ((st = build_milp(&o, cap, &m, err)))
+        if ((st = opt_build_milp(&o, cap, &m, err)))
             break;
         double left = effort ? whole : limit - (now_s() - t0);
         milp_opts mo = {po->optimal.solver, left > 1 ? left : 1, po->optimal.gap, po->optimal.threads, false,
@@ -613,33 +409,7 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
                              "bytes); raise --time-limit", name, limit, (long long)cap, (long long)dev->memory_bytes);
             break;
         }
-        memset(act, DEC_KEEP, (size_t)g->n_tensors);
-        memset(late, 0, (size_t)g->n_tensors);
-        memset(sync_at, 0, (size_t)g->n_tensors * sizeof *sync_at);
-        for (int32_t k = 0; k < o.nc; k++) {
-            const ocand *c = &o.c[k];
-            bool pers = dfg_kind_persistent(g->tensors[c->t].kind);
-            /* the op before the one the model frees the memory at waits for
-             * the swap-out (pack.h: a transfer ends at the compute node that
-             * waits for it, so the memory serves placements after it) */
-            if (c->s_col >= 0 && r.x[c->s_col] > 0.5) {
-                act[c->t] = DEC_SWAP;
-                sync_at[c->t] = (pers ? c->s3_from : c->s_from) - 1;
-            } else if (c->l_col >= 0 && r.x[c->l_col] > 0.5) {
-                act[c->t] = DEC_SWAP, late[c->t] = 1;
-                sync_at[c->t] = (pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1;
-            } else if (c->r_col >= 0 && r.x[c->r_col] > 0.5) {
-                act[c->t] = DEC_RECOMPUTE;
-            }
-        }
-        memset(drop, 0, (size_t)o.nslots);
-        for (int32_t k = 0; k < o.ngp; k++) {
-            const ogap *gp = &o.gp[k];
-            if (gp->y_col >= 0 && r.x[gp->y_col] > 0.5)
-                drop[gp->slot] = 1;
-            else if (gp->z_col >= 0 && r.x[gp->z_col] > 0.5)
-                drop[gp->slot] = 2;
-        }
+        take_solution(&o, &r, act, late, sync_at, drop);
         dec_opts dop;
         dec_opts_default(&dop);
         dop.swap_persistent = widen; /* the widened space: parameters, state and their gradients may leave */

@@ -30,122 +30,6 @@ const char *ga_mode_name(ga_mode m)
     return m == GA_SCHEDULE_ONLY ? "schedule" : m == GA_ALLOC_ONLY ? "alloc" : "both";
 }
 
-static void tws_free(tws *w)
-{
-    swp_ws_free(w->swp);
-    sim_ws_free(w->sim);
-    pack_ws_free(w->pack);
-    plan_free(w->p);
-    free(w->need); free(w->demand); free(w->ext1); free(w->ext2); free(w->ext); free(w->sum); free(w->num);
-    free(w->mark); free(w->heap); free(w->hpos); free(w->indeg); free(w->rank); free(w->tmp);
-    free(w->rc); free(w->rpos);
-}
-
-static bool tws_init(tws *w, const gctx *c)
-{
-    memset(w, 0, sizeof *w);
-    size_t n = (size_t)c->n + 1, s = (size_t)c->ns + 1;
-    w->swp = swp_ws_new(c->g);
-    w->sim = sim_ws_new();
-    w->pack = pack_ws_new();
-    w->p = plan_new(c->g, c->dev);
-    w->need = calloc(s, sizeof(int32_t)); w->demand = calloc(s, sizeof(int32_t));
-    w->ext1 = calloc(s, sizeof(int32_t));
-    w->ext2 = calloc(s, sizeof(int32_t)); w->ext = calloc(s, sizeof(int32_t));
-    w->sum = calloc(s, sizeof(int32_t)); w->num = calloc(s, sizeof(int32_t));
-    w->mark = calloc(n, sizeof(int32_t)); w->heap = calloc(n, sizeof(int32_t));
-    w->hpos = calloc(n, sizeof(int32_t)); w->indeg = calloc(n, sizeof(int32_t));
-    w->rank = calloc(n, sizeof(int32_t));
-    w->tmp = calloc(n, sizeof(int32_t));
-    w->rc = calloc((size_t)c->g->n_tensors + 1, 1);
-    w->rpos = calloc(n, sizeof(int32_t));
-    return w->rc && w->rpos && w->swp && w->sim && w->pack && w->p && w->need && w->demand && w->ext1 && w->ext2 &&
-           w->ext && w->sum && w->num && w->mark && w->heap && w->hpos && w->indeg && w->rank && w->tmp;
-}
-
-/* ---- evaluation ---- */
-
-/* Plans and simulates x: x->t = the simulated iteration time, or HUGE_VAL
- * when x cannot run in the memory (no pool repair fits, or the planner
- * refuses the pool: SA_EINFEASIBLE).  Returns SA_OK then; SA_ENOMEM or
- * SA_EINTERNAL (err says why) end the search, a pool repair's included. */
-static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err);
-
-/* A pool individual's recompute flags (ga.h, pool_recompute) in w->rc: its
- * decision genes (recompute: flagged; evict: the rule's flag), and every
- * forward activation with no use after its forward ones, so that a gene's
- * recompute has its chain's intermediates (vgg-16's conv2_1_relu rebuilt
- * through conv2_1 from pool1); such a flag alone changes nothing (swp.h,
- * "Recomputation": an intermediate is rebuilt only inside a chain). */
-static const uint8_t *pool_flags(const gctx *c, const tws *w, const indiv *x)
-{
-    swp_recompute_rule(c->g, c->dev, x->sch, SWP_RECOMPUTE_US_PER_MB, w->rpos, w->rc);
-    for (int32_t t = 0; t < c->g->n_tensors; t++)
-        w->rc[t] = x->act[t] == DEC_RECOMPUTE || (x->act[t] == DEC_EVICT && w->rc[t]);
-    swp_recompute_intermediates(c->g, w->rpos, w->rc);
-    return w->rc;
-}
-
-static sa_status evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
-{
-    x->t = HUGE_VAL;
-    if (x->layout == PLANNER_BESTFIT)
-        return evaluate_bestfit(c, w, x, err);
-    sa_err pe;
-    sa_status ps = pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes, c->split, &pe);
-    if (ps == SA_EINFEASIBLE)
-        return SA_OK;
-    if (ps) {
-        *err = pe;
-        return ps;
-    }
-    /* repair only shrinks; memory left unused is never better used idle */
-    pool_top_up(&x->a, c->dev->memory_bytes);
-    if (!pool_layout(&x->a, c->g))
-        return sa_fail(err, SA_ENOMEM, "out of memory laying out a pool");
-    swp_opts so = c->so;
-    if (c->o->pool_recompute)
-        so.recompute = pool_flags(c, w, x);
-    planner_req q = {.schedule = x->sch, .layout = PLANNER_POOL, .pool = &x->a, .evict = &so, .ws = w->swp,
-                     .sim = w->sim};
-    sa_status st = planner_plan(c->g, c->dev, &q, w->p, err);
-    if (st == SA_EINFEASIBLE)
-        return SA_OK;
-    if (st == SA_EINVALID) { /* the planner's own plan deadlocks: a bug, not bad input */
-        char why[sizeof err->msg];
-        snprintf(why, sizeof why, "%s", err->msg);
-        return sa_fail(err, SA_EINTERNAL, "search: a planned individual does not simulate: %s", why);
-    }
-    if (st)
-        return st;
-    x->t = w->p->predicted.iteration_us;
-    return SA_OK;
-}
-
-/* evaluate for the best-fit layout: x's decisions on its schedule, packed;
- * unfit when the packed arena exceeds the memory.  Same contract. */
-static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err)
-{
-    dec_stats ds;
-    dec_opts d = c->dec;
-    d.out_sync = x->sync;
-    planner_req q = {.schedule = x->sch, .layout = PLANNER_BESTFIT, .act = x->act, .dec = &d, .stats = &ds,
-                     .sim = w->sim, .pack = w->pack, .within_memory = true};
-    sa_status st = planner_plan(c->g, c->dev, &q, w->p, err);
-    if (st == SA_EINFEASIBLE)
-        return SA_OK;
-    if (st == SA_EINVALID) {
-        char why[sizeof err->msg];
-        snprintf(why, sizeof why, "%s", err->msg);
-        return sa_fail(err, SA_EINTERNAL, "search: a planned individual does not simulate: %s", why);
-    }
-    if (st)
-        return st;
-    if (ds.arena_bytes <= c->dev->memory_bytes)
-        x->t = w->p->predicted.iteration_us;
-    return SA_OK;
-}
-
 static bool indiv_init(indiv *x, const gctx *c)
 {
     x->sch = calloc((size_t)c->n + 1, sizeof *x->sch);
@@ -290,102 +174,6 @@ static int cmp_time(const void *a, const void *b, void *ctx)
     return i - j;
 }
 
-/* ---- islands: genomes in and out (ga.h, ga_migration) ---- */
-
-int32_t ga_genome_words(const dfg_graph *g)
-{
-    return g->n_ops + 4 + 2 * g->n_sizes + g->n_tensors;
-}
-
-static void genome_export(const gctx *c, const indiv *x, int32_t *w)
-{
-    memcpy(w, x->sch, (size_t)c->n * sizeof *w);
-    w += c->n;
-    *w++ = x->layout;
-    *w++ = x->sync;
-    *w++ = x->origin;
-    *w++ = x->a.n_classes;
-    memcpy(w, x->a.cls, (size_t)c->ns * sizeof *w);
-    w += c->ns;
-    for (int32_t i = 0; i < c->ns; i++)
-        w[i] = i < x->a.n_classes ? x->a.cnt[i] : 0;
-    w += c->ns;
-    for (int32_t t = 0; t < c->g->n_tensors; t++)
-        w[t] = x->act[t];
-}
-
-static void genome_import(const gctx *c, const int32_t *w, indiv *x)
-{
-    memcpy(x->sch, w, (size_t)c->n * sizeof *w);
-    w += c->n;
-    x->layout = (uint8_t)*w++;
-    x->sync = (uint8_t)*w++;
-    x->origin = *w++;
-    x->a.n_classes = *w++;
-    memcpy(x->a.cls, w, (size_t)c->ns * sizeof *w);
-    w += c->ns;
-    for (int32_t i = 0; i < c->ns; i++)
-        x->a.cnt[i] = i < x->a.n_classes ? w[i] : 0;
-    w += c->ns;
-    for (int32_t t = 0; t < c->g->n_tensors; t++)
-        x->act[t] = (uint8_t)w[t];
-}
-
-/* n_seeds: origins -3 .. n_seeds - 1 are well formed.  pos: n_ops scratch words. */
-static sa_status genome_check(const dfg_graph *g, const int32_t *w, int n_seeds, int32_t *pos, sa_err *err)
-{
-    int32_t n = g->n_ops, ns = g->n_sizes;
-    for (int32_t v = 0; v < n; v++)
-        pos[v] = -1;
-    for (int32_t i = 0; i < n; i++) {
-        if (w[i] < 0 || w[i] >= n || pos[w[i]] >= 0)
-            return sa_fail(err, SA_EFORMAT, "genome word %d: op %d is not a new op id below %d", i, w[i], n);
-        pos[w[i]] = i;
-    }
-    for (int32_t v = 0; v < n; v++)
-        for (int32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-            if (pos[g->succ[e]] < pos[v])
-                return sa_fail(err, SA_EFORMAT, "genome word %d: op %d runs before its input op %d",
-                               pos[g->succ[e]], g->succ[e], v);
-    if (w[n] != PLANNER_POOL && w[n] != PLANNER_BESTFIT)
-        return sa_fail(err, SA_EFORMAT, "genome word %d: layout %d is neither pool nor best fit", n, w[n]);
-    if (w[n + 1] != 0 && w[n + 1] != 1)
-        return sa_fail(err, SA_EFORMAT, "genome word %d: swap-out timing %d is not 0 or 1", n + 1, w[n + 1]);
-    if (w[n + 2] < ORIGIN_POOL_RULE || w[n + 2] >= n_seeds)
-        return sa_fail(err, SA_EFORMAT, "genome word %d: origin %d is no seed of %d", n + 2, w[n + 2], n_seeds);
-    int32_t ncls = w[n + 3];
-    const int32_t *cls = w + n + 4, *cnt = cls + ns, *act = cnt + ns;
-    if (ns > 0 && (ncls < 1 || ncls > ns))
-        return sa_fail(err, SA_EFORMAT, "genome word %d: %d classes for %d sizes", n + 3, ncls, ns);
-    for (int32_t i = 0; i < ns; i++) {
-        int32_t step = i ? cls[i] - cls[i - 1] : cls[i] + 1;
-        if (step < 0 || step > 1 || (i == 0 && cls[0] != 0))
-            return sa_fail(err, SA_EFORMAT,
-                           "genome word %d: class %d after class %d (CLS starts at 0 and steps by 0 or 1)", n + 4 + i,
-                           cls[i], i ? cls[i - 1] : 0);
-    }
-    if (ns > 0 && cls[ns - 1] != ncls - 1)
-        return sa_fail(err, SA_EFORMAT, "genome word %d: %d classes but the last size is in class %d", n + 3, ncls,
-                       cls[ns - 1]);
-    for (int32_t k = 0; k < ncls; k++)
-        if (cnt[k] < 0)
-            return sa_fail(err, SA_EFORMAT, "genome word %d: %d objects in class %d", n + 4 + ns + k, cnt[k], k);
-    for (int32_t t = 0; t < g->n_tensors; t++)
-        if (act[t] < 0 || act[t] >= DEC_ACTION_COUNT)
-            return sa_fail(err, SA_EFORMAT, "genome word %d: decision %d for tensor %d", n + 4 + 2 * ns + t, act[t], t);
-    return SA_OK;
-}
-
-sa_status ga_genome_check(const dfg_graph *g, const int32_t *genome, sa_err *err)
-{
-    int32_t *pos = malloc(((size_t)g->n_ops + 1) * sizeof *pos);
-    if (!pos)
-        return sa_fail(err, SA_ENOMEM, "out of memory checking a genome");
-    sa_status st = genome_check(g, genome, INT32_MAX, pos, err);
-    free(pos);
-    return st;
-}
-
 /* ---- the search ---- */
 
 /* The whole search's state: np parents in pop[0 .. np), the generation's
@@ -412,7 +200,7 @@ static void search_free(search *s)
     for (int32_t i = 0; s->pop && i < s->total; i++)
         indiv_free(&s->pop[i]);
     for (int i = 0; s->ws && i < s->threads; i++)
-        tws_free(&s->ws[i]);
+        gx_tws_free(&s->ws[i]);
     free(s->pop); free(s->ws); free(s->order); free(s->pairs); free(s->cands); free(s->keep); free(s->next);
     free(s->est); free(s->eerr); free(s->best_hist); free(s->time_hist); free(s->c.cand);
 }
@@ -454,7 +242,7 @@ static sa_status search_init(search *s, const dfg_graph *g, const dfg_device *de
     for (int32_t i = 0; ok && i < s->total; i++)
         ok = indiv_init(&s->pop[i], &s->c);
     for (int i = 0; ok && i < s->threads; i++)
-        ok = tws_init(&s->ws[i], &s->c);
+        ok = gx_tws_init(&s->ws[i], &s->c);
     return ok ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory starting the search");
 }
 
@@ -476,7 +264,7 @@ static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err
 {
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
     for (int32_t i = from; i < to; i++)
-        s->est[i] = evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], &s->eerr[i]);
+        s->est[i] = gx_evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], &s->eerr[i]);
     return first_error(s, from, to, err);
 }
 
@@ -518,7 +306,7 @@ static sa_status first_generation(search *s, ga_result *res, sa_err *err)
     for (int32_t i = 1; s->c.joint && i < s->np && i - 1 <= o->n_seeds; i++)
         if (!isfinite(s->pop[i].t) && s->pop[i].layout == PLANNER_BESTFIT) {
             s->pop[i].sync = 1;
-            if ((st = evaluate(&s->c, &s->ws[0], &s->pop[i], err)))
+            if ((st = gx_evaluate(&s->c, &s->ws[0], &s->pop[i], err)))
                 return st;
             res->evaluations++;
         }
@@ -664,7 +452,7 @@ static sa_status breed(search *s, int gen, rng *gr, sa_err *err)
         if (s->c.o->mode == GA_SCHEDULE_ONLY && !pool_alloc_copy(&kid->a, &s->pop[s->pairs[j / 4][0]].a))
             s->est[np + j] = sa_fail(&s->eerr[np + j], SA_ENOMEM, "out of memory copying a pool");
         else
-            s->est[np + j] = evaluate(&s->c, w, kid, &s->eerr[np + j]);
+            s->est[np + j] = gx_evaluate(&s->c, w, kid, &s->eerr[np + j]);
     }
     return first_error(s, np, s->total, err);
 }
@@ -751,7 +539,7 @@ static sa_status exchange(search *s, int gen, bool final, bool *stop, ga_result 
         s->order[i] = i;
     qsort_r(s->order, (size_t)np, sizeof *s->order, cmp_time, s->pop);
     for (int i = 0; i < k; i++) {
-        genome_export(&s->c, &s->pop[s->order[i]], out + (size_t)i * (size_t)words);
+        gx_genome_export(&s->c, &s->pop[s->order[i]], out + (size_t)i * (size_t)words);
         out_us[i] = s->pop[s->order[i]].t;
     }
     ga_migration m = {gen, final, words, k, out, out_us, NULL, 0, false};
@@ -766,15 +554,15 @@ static sa_status exchange(search *s, int gen, bool final, bool *stop, ga_result 
     int n_seeds = s->c.joint ? o->n_seeds : 0;
     for (int j = 0; j < m.n_in; j++) {
         sa_err e2 = {0};
-        if ((st = genome_check(s->c.g, m.in + (size_t)j * (size_t)words, n_seeds, s->ws[0].tmp, &e2)))
+        if ((st = gx_genome_check(s->c.g, m.in + (size_t)j * (size_t)words, n_seeds, s->ws[0].tmp, &e2)))
             return sa_fail(err, st, "migrant %d at generation %d: %s", j, gen, e2.msg);
     }
     for (int j = 0; j < m.n_in; j++)
-        genome_import(&s->c, m.in + (size_t)j * (size_t)words, &s->pop[s->order[np - 1 - j]]);
+        gx_genome_import(&s->c, m.in + (size_t)j * (size_t)words, &s->pop[s->order[np - 1 - j]]);
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
     for (int j = 0; j < m.n_in; j++) {
         int32_t i = s->order[np - 1 - j];
-        s->est[i] = evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], &s->eerr[i]);
+        s->est[i] = gx_evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], &s->eerr[i]);
     }
     for (int j = 0; j < m.n_in; j++) /* the first error in migrant order, whatever the threads */
         if ((st = s->est[s->order[np - 1 - j]])) {
@@ -853,7 +641,7 @@ static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
         d.out_sync = pop[bi].sync;
         swp_opts so = s->c.so;
         if (o->pool_recompute && pop[bi].layout == PLANNER_POOL)
-            so.recompute = pool_flags(&s->c, &s->ws[0], &pop[bi]);
+            so.recompute = gx_pool_flags(&s->c, &s->ws[0], &pop[bi]);
         planner_req q = {.schedule = pop[bi].sch, .layout = pop[bi].layout, .pool = &pop[bi].a, .evict = &so,
                          .ws = s->ws[0].swp, .act = pop[bi].act, .dec = &d, .stats = &ds, .sim = s->ws[0].sim,
                          .pack = s->ws[0].pack};

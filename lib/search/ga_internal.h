@@ -18,9 +18,9 @@
 
 enum { ORIGIN_NONE = -1, ORIGIN_RULE = -2, ORIGIN_POOL_RULE = -3 };
 
-/* decision changes tried per best-fit child, each with probability 1/2
- * (resnet-50 at 0.5x, seeds 1-4: 4 tries average 60.7 % of ideal, 12 tries
- * 53.4 %: most single changes make a feasible child slower or unfit) */
+/* decision changes tried per best-fit child, each with probability 1/2: most
+ * single changes make a feasible child slower or unfit, so a few per child
+ * search better than many (docs/benchmarks.md has the figures) */
 enum { GA_DECISION_TRIES = 4 };
 
 typedef struct indiv {
@@ -65,5 +65,25 @@ void gx_cross_schedule(const gctx *c, tws *w, const int32_t *head, const int32_t
                            int32_t *out);
 void gx_cross_alloc(tws *w, const pool_alloc *head, const pool_alloc *tail, int32_t cr, pool_alloc *out);
 void gx_mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a);
+
+/* ga_eval.c: a thread's scratch for c (false on OOM; gx_tws_free frees what
+ * was made); x's fitness, x->t = the simulated iteration time, or HUGE_VAL
+ * when x cannot run in the memory (no pool repair fits, or the planner
+ * refuses: SA_EINFEASIBLE), SA_OK then, SA_ENOMEM or SA_EINTERNAL (err says
+ * why) end the search; a pool individual's recompute flags (ga.h,
+ * pool_recompute) in w->rc. */
+bool gx_tws_init(tws *w, const gctx *c);
+void gx_tws_free(tws *w);
+sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, sa_err *err);
+const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
+
+/* The genes of a genome, in order (ga_genome.c holds their table). */
+enum { GENE_SCHEDULE, GENE_LAYOUT, GENE_SYNC, GENE_ORIGIN, GENE_CLASSES, GENE_CLS, GENE_CNT, GENE_ACT, GENE_COUNT };
+
+/* x as ga_genome_words words at w, and back; the check of a genome's form,
+ * origins -3 .. n_seeds - 1 well formed, pos n_ops words of scratch. */
+void gx_genome_export(const gctx *c, const indiv *x, int32_t *w);
+void gx_genome_import(const gctx *c, const int32_t *w, indiv *x);
+sa_status gx_genome_check(const dfg_graph *g, const int32_t *w, int n_seeds, int32_t *pos, sa_err *err);
 
 #endif

@@ -103,113 +103,178 @@ static bool pnum(const char *s, size_t len, double hi, double *out)
 
 static bool resnet_depth(long d) { return d == 18 || d == 34 || d == 50 || d == 101 || d == 152 || d == 200; }
 
-static sa_status parse_name(const char *name, spec *sp, sa_err *err)
+/* A name split at its dashes: the family (before the first), r (l1 bytes, to
+ * the second dash or the end) and r2 (after the second dash, or NULL). */
+typedef struct parts {
+    const char *name, *r, *r2;
+    size_t l1;
+} parts;
+
+typedef struct family family;
+
+/* One family of names: its prefix, its defaults (seq 0: no sequence), the
+ * parser of the rest of the name and the builder.  Each parser fills sp
+ * (sp->f already set) or fails with the family's usage. */
+struct family {
+    const char *prefix;
+    fam f;
+    int64_t batch, seq;
+    sa_status (*parse)(const family *fm, const parts *n, spec *sp, sa_err *err);
+    void (*build)(zb *z, const spec *sp, int64_t batch, int64_t seq, int64_t heads);
+};
+
+static sa_status parse_resnet(const family *fm, const parts *n, spec *sp, sa_err *err)
+{
+    bool wide = fm->f == F_WRESNET;
+    long v;
+    double x;
+    if (!pint(n->r, n->l1, 1, 1000, &v) || !resnet_depth(v))
+        return sa_fail(err, SA_EUSAGE, "model '%s': ResNet depth must be 18, 34, 50, 101, 152 or 200", n->name);
+    sp->a = (int)v;
+    sp->x = 1;
+    if (wide) {
+        if (!n->r2 || !pnum(n->r2, strlen(n->r2), 64, &x))
+            return sa_fail(err, SA_EUSAGE, "model '%s': expected wresnet-D-X with a width scale X in (0, 64]",
+                           n->name);
+        sp->x = x;
+    } else if (n->r2) {
+        return sa_fail(err, SA_EUSAGE, "model '%s': expected resnet-D (widen with wresnet-D-X)", n->name);
+    }
+    return SA_OK;
+}
+
+static sa_status parse_vgg(const family *fm, const parts *n, spec *sp, sa_err *err)
+{
+    long v;
+    (void)fm;
+    if (n->r2 || !pint(n->r, n->l1, 1, 100, &v) || (v != 11 && v != 13 && v != 16 && v != 19))
+        return sa_fail(err, SA_EUSAGE, "model '%s': VGG depth must be 11, 13, 16 or 19", n->name);
+    sp->a = (int)v;
+    return SA_OK;
+}
+
+static sa_status parse_inception(const family *fm, const parts *n, spec *sp, sa_err *err)
+{
+    double x;
+    (void)fm;
+    if (n->r2 || !pnum(n->r, n->l1, 64, &x))
+        return sa_fail(err, SA_EUSAGE, "model '%s': expected inception-X with a width scale X in (0, 64]", n->name);
+    sp->x = x;
+    return SA_OK;
+}
+
+static sa_status parse_nasnet(const family *fm, const parts *n, spec *sp, sa_err *err)
+{
+    long v;
+    (void)fm;
+    if (n->r2 || !pint(n->r, n->l1, 1, 200, &v))
+        return sa_fail(err, SA_EUSAGE, "model '%s': expected nasnet-R with R in 1..200 (3R normal cells)", n->name);
+    sp->a = (int)v;
+    return SA_OK;
+}
+
+static sa_status parse_rnn(const family *fm, const parts *n, spec *sp, sa_err *err)
+{
+    size_t l2 = n->r2 ? strlen(n->r2) : 0;
+    long v, k;
+    if (!pint(n->r, n->l1, 1, 256, &v) || l2 < 2 || (n->r2[l2 - 1] != 'k' && n->r2[l2 - 1] != 'K') ||
+        !pint(n->r2, l2 - 1, 1, 64, &k))
+        return sa_fail(err, SA_EUSAGE,
+                       "model '%s': expected %s-L-XK with L in 1..256 layers and hidden size X*1024, X in 1..64 "
+                       "(e.g. %s-8-8k)",
+                       n->name, fm->prefix, fm->prefix);
+    sp->a = (int)v;
+    sp->h = k * 1024;
+    return SA_OK;
+}
+
+static sa_status parse_gpt(const family *fm, const parts *n, spec *sp, sa_err *err)
+{
+    long v, h;
+    (void)fm;
+    if (!pint(n->r, n->l1, 1, 1000, &v) || !n->r2 || !pint(n->r2, strlen(n->r2), 1, 65536, &h))
+        return sa_fail(err, SA_EUSAGE,
+                       "model '%s': expected gpt-L-H with L in 1..1000 layers and hidden size H in 1..65536", n->name);
+    sp->a = (int)v;
+    sp->h = h;
+    return SA_OK;
+}
+
+static void build_resnet(zb *z, const spec *sp, int64_t batch, int64_t seq, int64_t heads)
+{
+    (void)seq, (void)heads;
+    zoo_resnet(z, sp->a, sp->x, batch);
+}
+static void build_vgg(zb *z, const spec *sp, int64_t batch, int64_t seq, int64_t heads)
+{
+    (void)seq, (void)heads;
+    zoo_vgg(z, sp->a, batch);
+}
+static void build_inception(zb *z, const spec *sp, int64_t batch, int64_t seq, int64_t heads)
+{
+    (void)seq, (void)heads;
+    zoo_inception(z, sp->x, batch);
+}
+static void build_nasnet(zb *z, const spec *sp, int64_t batch, int64_t seq, int64_t heads)
+{
+    (void)seq, (void)heads;
+    zoo_nasnet(z, sp->a, batch);
+}
+static void build_rnn(zb *z, const spec *sp, int64_t batch, int64_t seq, int64_t heads)
+{
+    (void)heads;
+    zoo_rnn(z, sp->a, sp->h, sp->f == F_BRNN, batch, seq);
+}
+static void build_gpt(zb *z, const spec *sp, int64_t batch, int64_t seq, int64_t heads)
+{
+    zoo_gpt(z, sp->a, sp->h, heads, batch, seq);
+}
+
+/* The families, parsed and built from this table (MODELS describes them). */
+static const family FAMILIES[] = {
+    {"resnet", F_RESNET, 64, 0, parse_resnet, build_resnet},
+    {"wresnet", F_WRESNET, 64, 0, parse_resnet, build_resnet},
+    {"vgg", F_VGG, 64, 0, parse_vgg, build_vgg},
+    {"inception", F_INCEPTION, 64, 0, parse_inception, build_inception},
+    {"nasnet", F_NASNET, 64, 0, parse_nasnet, build_nasnet},
+    {"rnn", F_RNN, 256, RNN_DEFAULT_SEQ, parse_rnn, build_rnn},
+    {"brnn", F_BRNN, 128, BRNN_DEFAULT_SEQ, parse_rnn, build_rnn},
+    {"gpt", F_GPT, 8, GPT_DEFAULT_SEQ, parse_gpt, build_gpt},
+};
+
+static sa_status parse_name(const char *name, spec *sp, const family **fam_out, sa_err *err)
 {
     const char *dash = strchr(name, '-');
     if (!dash)
         return unknown(name, err);
     size_t fl = (size_t)(dash - name);
-    const char *r = dash + 1;
-    const char *d2 = strchr(r, '-');
-    size_t l1 = d2 ? (size_t)(d2 - r) : strlen(r);
-    const char *r2 = d2 ? d2 + 1 : NULL;
-    long v;
-    double x;
+    const char *r = dash + 1, *d2 = strchr(r, '-');
+    parts n = {name, r, d2 ? d2 + 1 : NULL, d2 ? (size_t)(d2 - r) : strlen(r)};
     memset(sp, 0, sizeof *sp);
-#define FAM(s) (fl == strlen(s) && strncmp(name, s, fl) == 0)
-    if (FAM("resnet") || FAM("wresnet")) {
-        bool wide = FAM("wresnet");
-        if (!pint(r, l1, 1, 1000, &v) || !resnet_depth(v))
-            return sa_fail(err, SA_EUSAGE, "model '%s': ResNet depth must be 18, 34, 50, 101, 152 or 200", name);
-        sp->f = wide ? F_WRESNET : F_RESNET;
-        sp->a = (int)v;
-        sp->x = 1;
-        if (wide) {
-            if (!r2 || !pnum(r2, strlen(r2), 64, &x))
-                return sa_fail(err, SA_EUSAGE, "model '%s': expected wresnet-D-X with a width scale X in (0, 64]",
-                               name);
-            sp->x = x;
-        } else if (r2) {
-            return sa_fail(err, SA_EUSAGE, "model '%s': expected resnet-D (widen with wresnet-D-X)", name);
-        }
-        return SA_OK;
+    for (size_t i = 0; i < SA_ARRAY_LEN(FAMILIES); i++) {
+        const family *fm = &FAMILIES[i];
+        if (fl != strlen(fm->prefix) || strncmp(name, fm->prefix, fl) != 0)
+            continue;
+        sp->f = fm->f;
+        *fam_out = fm;
+        return fm->parse(fm, &n, sp, err);
     }
-    if (FAM("vgg")) {
-        if (r2 || !pint(r, l1, 1, 100, &v) || (v != 11 && v != 13 && v != 16 && v != 19))
-            return sa_fail(err, SA_EUSAGE, "model '%s': VGG depth must be 11, 13, 16 or 19", name);
-        sp->f = F_VGG;
-        sp->a = (int)v;
-        return SA_OK;
-    }
-    if (FAM("inception")) {
-        if (r2 || !pnum(r, l1, 64, &x))
-            return sa_fail(err, SA_EUSAGE, "model '%s': expected inception-X with a width scale X in (0, 64]", name);
-        sp->f = F_INCEPTION;
-        sp->x = x;
-        return SA_OK;
-    }
-    if (FAM("nasnet")) {
-        if (r2 || !pint(r, l1, 1, 200, &v))
-            return sa_fail(err, SA_EUSAGE, "model '%s': expected nasnet-R with R in 1..200 (3R normal cells)", name);
-        sp->f = F_NASNET;
-        sp->a = (int)v;
-        return SA_OK;
-    }
-    if (FAM("rnn") || FAM("brnn")) {
-        size_t l2 = r2 ? strlen(r2) : 0;
-        long k;
-        if (!pint(r, l1, 1, 256, &v) || l2 < 2 || (r2[l2 - 1] != 'k' && r2[l2 - 1] != 'K') ||
-            !pint(r2, l2 - 1, 1, 64, &k))
-            return sa_fail(err, SA_EUSAGE,
-                           "model '%s': expected %s-L-XK with L in 1..256 layers and hidden size X*1024, X in 1..64 "
-                           "(e.g. %s-8-8k)",
-                           name, FAM("rnn") ? "rnn" : "brnn", FAM("rnn") ? "rnn" : "brnn");
-        sp->f = FAM("rnn") ? F_RNN : F_BRNN;
-        sp->a = (int)v;
-        sp->h = k * 1024;
-        return SA_OK;
-    }
-    if (FAM("gpt")) {
-        long h;
-        if (!pint(r, l1, 1, 1000, &v) || !r2 || !pint(r2, strlen(r2), 1, 65536, &h))
-            return sa_fail(err, SA_EUSAGE,
-                           "model '%s': expected gpt-L-H with L in 1..1000 layers and hidden size H in 1..65536", name);
-        sp->f = F_GPT;
-        sp->a = (int)v;
-        sp->h = h;
-        return SA_OK;
-    }
-#undef FAM
     return unknown(name, err);
 }
 
-static void defaults(const spec *sp, int64_t *batch, int64_t *seq)
+static void defaults(const family *fm, int64_t *batch, int64_t *seq)
 {
-    *seq = 0;
-    switch (sp->f) {
-    case F_RNN:
-        *batch = 256;
-        *seq = RNN_DEFAULT_SEQ;
-        break;
-    case F_BRNN:
-        *batch = 128;
-        *seq = BRNN_DEFAULT_SEQ;
-        break;
-    case F_GPT:
-        *batch = 8;
-        *seq = GPT_DEFAULT_SEQ;
-        break;
-    default:
-        *batch = 64;
-    }
+    *batch = fm->batch;
+    *seq = fm->seq;
 }
 
 sa_status zoo_defaults(const char *name, int64_t *batch, int64_t *seq, sa_err *err)
 {
     spec sp;
-    sa_status st = parse_name(name ? name : "", &sp, err);
+    const family *fm = NULL;
+    sa_status st = parse_name(name ? name : "", &sp, &fm, err);
     if (st == SA_OK)
-        defaults(&sp, batch, seq);
+        defaults(fm, batch, seq);
     return st;
 }
 
@@ -244,7 +309,8 @@ sa_status zoo_build(const char *name, const zoo_opts *opts, dfg_graph **out, sa_
               *p == '.'))
             return unknown(name, err);
     spec sp;
-    sa_status st = parse_name(name, &sp, err);
+    const family *fm = NULL;
+    sa_status st = parse_name(name, &sp, &fm, err);
     if (st)
         return st;
     if ((unsigned)o->dtype > ZOO_F16 || (unsigned)o->optimizer > ZOO_ADAM)
@@ -256,7 +322,7 @@ sa_status zoo_build(const char *name, const zoo_opts *opts, dfg_graph **out, sa_
     if (o->inference && o->optimizer != ZOO_SGD)
         return sa_fail(err, SA_EUSAGE, "model '%s': an inference graph has no optimizer (drop --optimizer)", name);
     int64_t batch, seq;
-    defaults(&sp, &batch, &seq);
+    defaults(fm, &batch, &seq);
     if (o->batch < 0 || o->batch > (1 << 20))
         return sa_fail(err, SA_EUSAGE, "model '%s': batch must be in 1..%d, got %lld", name, 1 << 20,
                        (long long)o->batch);
@@ -264,7 +330,7 @@ sa_status zoo_build(const char *name, const zoo_opts *opts, dfg_graph **out, sa_
         batch = o->batch;
     if (o->seq < 0 || o->seq > (1 << 20))
         return sa_fail(err, SA_EUSAGE, "model '%s': seq must be in 1..%d, got %lld", name, 1 << 20, (long long)o->seq);
-    if (o->seq && sp.f != F_RNN && sp.f != F_BRNN && sp.f != F_GPT)
+    if (o->seq && fm->seq == 0)
         return sa_fail(err, SA_EUSAGE, "model '%s' has no sequence length (--seq is for rnn, brnn and gpt)", name);
     if (o->seq)
         seq = o->seq;
@@ -291,16 +357,7 @@ sa_status zoo_build(const char *name, const zoo_opts *opts, dfg_graph **out, sa_
             zb_fail(&z, SA_ENOMEM, "out of memory building %s", name);
     }
     if (zb_ok(&z)) {
-        switch (sp.f) {
-        case F_RESNET:
-        case F_WRESNET: zoo_resnet(&z, sp.a, sp.x, batch); break;
-        case F_VGG: zoo_vgg(&z, sp.a, batch); break;
-        case F_INCEPTION: zoo_inception(&z, sp.x, batch); break;
-        case F_NASNET: zoo_nasnet(&z, sp.a, batch); break;
-        case F_RNN:
-        case F_BRNN: zoo_rnn(&z, sp.a, sp.h, sp.f == F_BRNN, batch, seq); break;
-        case F_GPT: zoo_gpt(&z, sp.a, sp.h, heads, batch, seq); break;
-        }
+        fm->build(&z, &sp, batch, seq, heads);
     }
     if (!z.g) {
         zb_release(&z);

@@ -1,63 +1,20 @@
-/* decide.c - plans from per-tensor keep / swap / recompute decisions. */
+/* nodes.c - the best-fit layout's node builder: per-tensor keep / swap / recompute
+ * decisions (decide.h) become compute, transfer and recompute nodes whose deps the
+ * strict validator accepts, with one placement per residency at offset 0 (packed
+ * afterwards by pack.c). */
 #include "swapadvisor/decide.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "swapadvisor/sim.h"
-#include "build.h"
+#include "planning/build.h"
 
 void dec_opts_default(dec_opts *o)
 {
     memset(o, 0, sizeof *o);
     pack_opts_default(&o->pack);
     o->pack_offsets = true;
-}
-
-bool dec_recomputable(const dfg_graph *g, int32_t t)
-{
-    int32_t op = g->tensors[t].producer;
-    if (op < 0)
-        return false;
-    for (int32_t k = 0; k < g->ops[op].n_out; k++)
-        if (dfg_kind_persistent(g->tensors[g->ops[op].out[k]].kind))
-            return false; /* the validator forbids re-running an in-place update */
-    return true;
-}
-
-bool dec_recompute_ok(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t next_use)
-{
-    if (!dec_recomputable(g, t))
-        return false;
-    const dfg_op *po = &g->ops[g->tensors[t].producer];
-    for (int32_t k = 0; k < po->n_in; k++) {
-        int32_t u = g->tensors[po->in[k]].updater;
-        if (dfg_kind_persistent(g->tensors[po->in[k]].kind) && u >= 0 && pos[u] <= next_use)
-            return false; /* it would read the updated value */
-    }
-    return true;
-}
-
-void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use)
-{
-    const dfg_tensor *x = &g->tensors[t];
-    int32_t lf = -1;
-    if (x->producer >= 0 && g->ops[x->producer].phase == DFG_FORWARD)
-        lf = pos[x->producer];
-    for (int32_t k = 0; k < x->n_readers; k++) {
-        int32_t op = g->readers[x->reader_off + k];
-        if (g->ops[op].phase == DFG_FORWARD && pos[op] > lf)
-            lf = pos[op];
-    }
-    int32_t nx = -1;
-    if (lf >= 0)
-        for (int32_t k = 0; k < x->n_readers; k++) {
-            int32_t p = pos[g->readers[x->reader_off + k]];
-            if (p > lf && (nx < 0 || p < nx))
-                nx = p;
-        }
-    *last_fwd = lf;
-    *next_use = nx;
 }
 
 typedef struct sync_ent {
@@ -171,7 +128,7 @@ static uint8_t cost_rule(const dctx *c, int32_t t)
         return DEC_KEEP; /* no gap: nothing to evict for */
     int64_t b = c->g->tensors[t].bytes;
     double gap = c->tstart[nx] - c->tstart[lf + 1];
-    double x = sim_transfer_alone_us(c->dev, b, PLAN_STREAM_D2H) + sim_transfer_alone_us(c->dev, b, PLAN_STREAM_H2D);
+    double x = recompute_round_trip_us(c->dev, b);
     if (x <= gap)
         return DEC_SWAP;
     int32_t op = c->g->tensors[t].producer;
@@ -570,6 +527,84 @@ static int cmp_trig(const void *a, const void *b)
     return x->t - y->t;
 }
 
+/* The context's arrays for g (c->g, n, nt set), zeroed; *tr the pass-2
+ * triggers.  false on OOM (free_dctx frees what was allocated). */
+static bool alloc_dctx(dctx *c, trig **tr)
+{
+    const dfg_graph *g = c->g;
+    size_t nt = (size_t)c->nt + 1, n = (size_t)c->n + 2;
+    c->pos = calloc(n, sizeof *c->pos);
+    c->tstart = calloc(n, sizeof *c->tstart);
+    c->last_fwd = calloc(nt, sizeof(int32_t));
+    c->next_after = calloc(nt, sizeof(int32_t));
+    c->last_use = calloc(nt, sizeof(int32_t));
+    c->act = calloc(nt, 1);
+    c->req = calloc(nt, 1);
+    c->need_first = calloc(nt, sizeof(int32_t));
+    c->need_gap = calloc(nt, sizeof(int32_t));
+    c->present = calloc(nt, 1);
+    c->loaded = calloc(nt, 1);
+    c->evicted = calloc(nt, 1);
+    c->touched = calloc(nt, 1);
+    c->done = calloc(nt, 1);
+    c->dirty = calloc(nt, 1);
+    c->drop_at = calloc(nt, sizeof(int32_t));
+    c->drop_slot = calloc(nt, sizeof(int32_t));
+    for (int32_t t = 0; t < c->nt; t++)
+        if (g->tensors[t].reader_off + g->tensors[t].n_readers > c->n_slots)
+            c->n_slots = g->tensors[t].reader_off + g->tensors[t].n_readers;
+    c->drop = calloc((size_t)c->n_slots + 1, 1);
+    c->src = calloc(nt, sizeof(int32_t));
+    c->pbeg = calloc(nt, sizeof(int32_t));
+    c->luser = calloc(nt, sizeof(int32_t));
+    c->hsrc = calloc(nt, sizeof(int32_t));
+    c->touch_list = calloc(nt, sizeof(int32_t));
+    c->sync_head = calloc(n, sizeof(int32_t));
+    c->in_off = calloc(n + 1, sizeof(int32_t));
+    c->in_list = calloc(2 * nt + (size_t)c->n_slots, sizeof(int32_t));
+    *tr = calloc(2 * nt + (size_t)c->n_slots, sizeof **tr);
+    int32_t maxuse = 0;
+    for (int32_t i = 0; i < c->n; i++)
+        if (g->ops[i].n_use > maxuse)
+            maxuse = g->ops[i].n_use;
+    c->rdeps = calloc((size_t)maxuse + 1, sizeof *c->rdeps);
+    return c->pos && c->tstart && c->last_fwd && c->next_after && c->last_use && c->act && c->req &&
+           c->need_first && c->need_gap && c->present && c->loaded && c->evicted && c->touched && c->done &&
+           c->dirty && c->drop_at && c->drop_slot && c->drop && c->src && c->pbeg && c->luser && c->hsrc &&
+           c->touch_list && c->sync_head && c->in_off && c->in_list && *tr && c->rdeps;
+}
+
+static void free_dctx(dctx *c, trig *tr)
+{
+    free(c->pos); free(c->tstart); free(c->last_fwd); free(c->next_after); free(c->last_use); free(c->act); free(c->req);
+    free(c->need_first); free(c->need_gap); free(c->present); free(c->loaded); free(c->evicted); free(c->touched);
+    free(c->done); free(c->dirty);
+    free(c->drop_at); free(c->drop_slot); free(c->drop); free(c->ptr);
+    free(c->src); free(c->pbeg); free(c->luser); free(c->hsrc); free(c->touch_list); free(c->sync_head);
+    free(c->sync); free(c->in_off); free(c->in_list); free(tr); free(c->rdeps);
+}
+
+/* The counts of dec_stats from the decisions as carried out. */
+static void count_decisions(dctx *c)
+{
+    const dfg_graph *g = c->g;
+    for (int32_t t = 0; t < c->nt; t++) {
+        dfg_kind kd = g->tensors[t].kind;
+        if (c->req[t] != DEC_KEEP && c->act[t] == DEC_KEEP && !dfg_kind_persistent(kd) && kd != DFG_WORKSPACE)
+            c->st.n_demoted++;
+        if (pswap(c, t)) {
+            c->st.n_persistent_swapped++;
+            c->st.persistent_swapped_bytes += g->tensors[t].bytes;
+        } else if (c->act[t] == DEC_SWAP && !dfg_kind_persistent(kd) && kd != DFG_INPUT) {
+            c->st.n_swapped++;
+            c->st.swapped_bytes += g->tensors[t].bytes;
+        } else if (c->act[t] == DEC_RECOMPUTE) {
+            c->st.n_recomputed++;
+            c->st.recomputed_bytes += g->tensors[t].bytes;
+        }
+    }
+}
+
 sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const uint8_t *act,
                     const dec_opts *opts, plan *out, dec_stats *stats, sa_err *err)
 {
@@ -586,50 +621,12 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     c.err = err;
     c.n = g->n_ops;
     c.nt = g->n_tensors;
-    size_t nt = (size_t)c.nt + 1, n = (size_t)c.n + 2;
+    size_t n = (size_t)c.n + 2;
     sa_status st = SA_OK;
     trig *tr = NULL;
     c.p = out;
     out->device = *dev;
-    c.pos = calloc(n, sizeof *c.pos);
-    c.tstart = calloc(n, sizeof *c.tstart);
-    c.last_fwd = calloc(nt, sizeof(int32_t));
-    c.next_after = calloc(nt, sizeof(int32_t));
-    c.last_use = calloc(nt, sizeof(int32_t));
-    c.act = calloc(nt, 1);
-    c.req = calloc(nt, 1);
-    c.need_first = calloc(nt, sizeof(int32_t));
-    c.need_gap = calloc(nt, sizeof(int32_t));
-    c.present = calloc(nt, 1);
-    c.loaded = calloc(nt, 1);
-    c.evicted = calloc(nt, 1);
-    c.touched = calloc(nt, 1);
-    c.done = calloc(nt, 1);
-    c.dirty = calloc(nt, 1);
-    c.drop_at = calloc(nt, sizeof(int32_t));
-    c.drop_slot = calloc(nt, sizeof(int32_t));
-    for (int32_t t = 0; t < c.nt; t++)
-        if (g->tensors[t].reader_off + g->tensors[t].n_readers > c.n_slots)
-            c.n_slots = g->tensors[t].reader_off + g->tensors[t].n_readers;
-    c.drop = calloc((size_t)c.n_slots + 1, 1);
-    c.src = calloc(nt, sizeof(int32_t));
-    c.pbeg = calloc(nt, sizeof(int32_t));
-    c.luser = calloc(nt, sizeof(int32_t));
-    c.hsrc = calloc(nt, sizeof(int32_t));
-    c.touch_list = calloc(nt, sizeof(int32_t));
-    c.sync_head = calloc(n, sizeof(int32_t));
-    c.in_off = calloc(n + 1, sizeof(int32_t));
-    c.in_list = calloc(2 * nt + (size_t)c.n_slots, sizeof(int32_t));
-    tr = calloc(2 * nt + (size_t)c.n_slots, sizeof *tr);
-    int32_t maxuse = 0;
-    for (int32_t i = 0; i < c.n; i++)
-        if (g->ops[i].n_use > maxuse)
-            maxuse = g->ops[i].n_use;
-    c.rdeps = calloc((size_t)maxuse + 1, sizeof *c.rdeps);
-    if (!c.pos || !c.tstart || !c.last_fwd || !c.next_after || !c.last_use || !c.act || !c.req || !c.need_first ||
-        !c.need_gap || !c.present || !c.loaded || !c.evicted || !c.touched || !c.done || !c.dirty || !c.drop_at ||
-        !c.drop_slot || !c.drop || !c.src || !c.pbeg || !c.luser || !c.hsrc || !c.touch_list || !c.sync_head ||
-        !c.in_off || !c.in_list || !tr || !c.rdeps) {
+    if (!alloc_dctx(&c, &tr)) {
         st = oom(&c);
         goto out;
     }
@@ -695,29 +692,10 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     c.pass = 2;
     if ((st = run_pass(&c)))
         goto out;
-    for (int32_t t = 0; t < c.nt; t++) {
-        dfg_kind kd = g->tensors[t].kind;
-        if (c.req[t] != DEC_KEEP && c.act[t] == DEC_KEEP && !dfg_kind_persistent(kd) && kd != DFG_WORKSPACE)
-            c.st.n_demoted++;
-        if (pswap(&c, t)) {
-            c.st.n_persistent_swapped++;
-            c.st.persistent_swapped_bytes += g->tensors[t].bytes;
-        } else if (c.act[t] == DEC_SWAP && !dfg_kind_persistent(kd) && kd != DFG_INPUT) {
-            c.st.n_swapped++;
-            c.st.swapped_bytes += g->tensors[t].bytes;
-        } else if (c.act[t] == DEC_RECOMPUTE) {
-            c.st.n_recomputed++;
-            c.st.recomputed_bytes += g->tensors[t].bytes;
-        }
-    }
+    count_decisions(&c);
     if (stats)
         *stats = c.st;
 out:
-    free(c.pos); free(c.tstart); free(c.last_fwd); free(c.next_after); free(c.last_use); free(c.act); free(c.req);
-    free(c.need_first); free(c.need_gap); free(c.present); free(c.loaded); free(c.evicted); free(c.touched);
-    free(c.done); free(c.dirty);
-    free(c.drop_at); free(c.drop_slot); free(c.drop); free(c.ptr);
-    free(c.src); free(c.pbeg); free(c.luser); free(c.hsrc); free(c.touch_list); free(c.sync_head);
-    free(c.sync); free(c.in_off); free(c.in_list); free(tr); free(c.rdeps);
+    free_dctx(&c, tr);
     return st;
 }

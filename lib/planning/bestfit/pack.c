@@ -1,4 +1,6 @@
-/* pack.c - SmartPool's offline best-fit packing of a plan's placements. */
+/* pack.c - SmartPool's offline best-fit packing of a plan's placements: each block
+ * takes the best-fitting hole among the blocks already placed whose lifetimes overlap
+ * its own, so no two placements live at the same time share a byte. */
 #include "swapadvisor/pack.h"
 
 #include <stdlib.h>

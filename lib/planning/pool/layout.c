@@ -1,4 +1,5 @@
-/* pool.c - size classes, object counts and the arena layout of the memory pool. */
+/* layout.c - size classes, object counts and the arena layout of the memory pool: a
+ * pool that passes pool_fits_split (or a fixed-object floor) lets the walk place every op. */
 #include "swapadvisor/pool.h"
 
 #include <math.h>
@@ -612,7 +613,7 @@ sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *sc
     if (shared) {
         /* The last resorts: one class per size again, with floors that count
          * on tensors borrowing larger objects when their own class is full
-         * (swp.c does).  The smallest floor of any fixed-object pool: sharing
+         * (place.c does).  The smallest floor of any fixed-object pool: sharing
          * a class only pads small tensors up to larger objects.  Below it,
          * the planner splits objects between an op's smaller tensors, and
          * the floors drop the objects that makes unnecessary. */

@@ -1,5 +1,6 @@
 /* fitidx.c - the best-fit index: a segment tree over time points whose nodes
- * keep unions of offset ranges (fitidx.h). */
+ * keep unions of offset ranges (fitidx.h); a query sees exactly the blocks placed
+ * so far whose lifetimes meet the interval asked about. */
 #include "fitidx.h"
 
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 /* serve.c - the serving planner: plans each model at every share of the
  * memory, simulates Poisson arrivals batched per model on one GPU, and
- * searches the memory split (serve.h).  It sits in the emit layer because it
- * runs the policies (and draws a figure, serve_svg.c). */
+ * searches the memory split (serve.h).  Its own layer, above the policies it
+ * runs; the figure is serve_svg.c's. */
 #include "swapadvisor/serve.h"
 
 #include <math.h>

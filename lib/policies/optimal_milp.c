@@ -1,0 +1,198 @@
+/* optimal_milp.c - the optimal planner's MILP (docs/bound.md, "The optimal
+ * planner"): one column per open action of each candidate, one memory row per
+ * position, so that every integer solution's decisions fit the cap the model
+ * was built for, before packing. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "optimal_internal.h"
+
+/* The widened space's gap columns (y, z) and their rows, and the rows that
+ * keep a parameter a recompute reads on the device where it runs.  False
+ * when out of memory. */
+static bool add_gap_cols(octx *o, milp *m, double eps)
+{
+    /* a persistent tensor's gaps: each dropped (y: swapped in where the
+     * compute covers it, z: when the op before the next use ends) only when
+     * it is on the host at the boundary (its host copy is current) */
+    bool ok = true;
+    for (int32_t k = 0; k < o->ngp && ok; k++) {
+        ogap *gp = &o->gp[k];
+        const ocand *c = &o->c[gp->cand];
+        gp->y_col = gp->z_col = -1;
+        if (gp->y_to >= gp->from)
+            ok = (gp->y_col = milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
+        if (ok && gp->z_to > gp->y_to && gp->z_to >= gp->from)
+            ok = (gp->z_col = milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
+        int32_t ix[4], nx = 0;
+        double v[4];
+        if (gp->y_col >= 0)
+            ix[nx] = gp->y_col, v[nx++] = 1;
+        if (gp->z_col >= 0)
+            ix[nx] = gp->z_col, v[nx++] = 1;
+        if (c->s_col >= 0)
+            ix[nx] = c->s_col, v[nx++] = -1;
+        if (c->l_col >= 0)
+            ix[nx] = c->l_col, v[nx++] = -1;
+        if (ok)
+            ok = milp_add_row(m, -HUGE_VAL, 0, nx, ix, v);
+    }
+    /* a recompute whose producer reads a parameter needs it on the device
+     * where it runs: not both the recompute and a drop over that position */
+    for (int32_t k = 0; k < o->nc && ok; k++) {
+        const ocand *c = &o->c[k];
+        if (c->r_col < 0)
+            continue;
+        const dfg_op *po = &o->g->ops[o->g->tensors[c->t].producer];
+        for (int32_t j = 0; j < o->ngp && ok; j++) {
+            const ogap *gp = &o->gp[j];
+            bool reads = false;
+            for (int32_t q = 0; q < po->n_in; q++)
+                reads |= po->in[q] == o->c[gp->cand].t;
+            if (!reads || c->next_use < gp->from || c->next_use > gp->z_to)
+                continue;
+            for (int32_t w = 0; w < 2 && ok; w++) {
+                int32_t col = w ? gp->z_col : gp->y_col;
+                if (col < 0)
+                    continue;
+                int32_t ix[2] = {c->r_col, col};
+                double v[2] = {1, 1};
+                ok = milp_add_row(m, -HUGE_VAL, 1, 2, ix, v);
+            }
+        }
+    }
+    return ok;
+}
+
+/* The MILP for memory cap mem: minimize T + eps * (moved time) subject to
+ * the memory at each position and T over each resource. */
+sa_status opt_build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
+{
+    milp *m = milp_new();
+    int32_t *idx = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
+    double *val = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *val);
+    bool ok = m && idx && val;
+    /* a small weight on the moved time: of two plans with the same bottleneck,
+     * the one that moves less leaves more slack to the simulator */
+    const double EPS = 0.01;
+    int32_t T = ok ? milp_add_col(m, o->compute_us, HUGE_VAL, 1.0, false) : -1;
+    ok = ok && T >= 0;
+    for (int32_t k = 0; k < o->nc && ok; k++) {
+        ocand *c = &o->c[k];
+        c->s_col = c->l_col = c->r_col = -1;
+        if (c->pers || c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to)
+            ok = (c->s_col = milp_add_col(m, 0, 1, EPS * (c->sh + c->sd), true)) >= 0;
+        if (ok && c->l_open)
+            ok = (c->l_col = milp_add_col(m, 0, 1, EPS * (c->lh + c->sd), true)) >= 0;
+        if (ok && c->r_from <= c->r_to)
+            ok = (c->r_col = milp_add_col(m, 0, 1, EPS * c->rc, true)) >= 0;
+        int32_t ix[3], nx = 0;
+        double v[3] = {1, 1, 1};
+        if (c->s_col >= 0)
+            ix[nx++] = c->s_col;
+        if (c->l_col >= 0)
+            ix[nx++] = c->l_col;
+        if (c->r_col >= 0)
+            ix[nx++] = c->r_col;
+        if (ok && nx > 1)
+            ok = milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
+    }
+    ok = ok && add_gap_cols(o, m, EPS);
+    /* memory, in MB: base - freed <= mem */
+    for (int32_t i = 0; i < o->n && ok; i++) {
+        double over = (double)o->base[i] - (double)mem;
+        int32_t k = 0;
+        for (int32_t j = 0; j < o->nc; j++) {
+            const ocand *c = &o->c[j];
+            double b = (double)o->g->tensors[c->t].bytes * 1e-6;
+            bool head = c->s2_from <= i && i <= c->s2_to;
+            bool tail = c->s3_from <= i && i <= c->s3_to;
+            bool ltail = c->late_tail ? c->l3_from <= i && i <= c->s3_to : tail;
+            bool lhead = c->l2_to >= 0 ? i <= c->l2_to : head;
+            if (c->s_col >= 0 && (head || tail || (c->s_from <= i && i <= c->s_to))) {
+                idx[k] = c->s_col;
+                val[k++] = b;
+            }
+            if (c->l_col >= 0 && (lhead || ltail || (c->l_from <= i && i <= c->l_to))) {
+                idx[k] = c->l_col;
+                val[k++] = b;
+            }
+            /* a recompute frees t over its window; its producer's inputs
+             * that died before it stay until it runs, and when it runs (just
+             * before the use) they and the workspace are there too (counted
+             * whole: they may be); one coefficient per column and row */
+            if (c->r_col >= 0) {
+                double rv = 0;
+                if (c->r_from <= i && i <= c->r_to)
+                    rv += b;
+                if (c->r_ext > 0 && c->r_ext_from <= i && i < c->next_use)
+                    rv -= (double)c->r_ext * 1e-6;
+                if (i == c->next_use && c->r_in > 0)
+                    rv -= (double)c->r_in * 1e-6;
+                if (rv != 0) {
+                    idx[k] = c->r_col;
+                    val[k++] = rv;
+                }
+            }
+        }
+        for (int32_t j = 0; j < o->ngp; j++) {
+            const ogap *gp = &o->gp[j];
+            if (gp->y_col >= 0 && gp->from <= i && i <= gp->y_to) {
+                idx[k] = gp->y_col;
+                val[k++] = gp->b * 1e-6;
+            }
+            if (gp->z_col >= 0 && gp->from <= i && i <= gp->z_to) {
+                idx[k] = gp->z_col;
+                val[k++] = gp->b * 1e-6;
+            }
+        }
+        if (over > 0 || k > 0)
+            ok = milp_add_row(m, over * 1e-6, HUGE_VAL, k, idx, val);
+    }
+    /* T over the compute stream, each link direction and the duplex link */
+    for (int res = 0; res < 4 && ok; res++) {
+        int32_t k = 0;
+        idx[k] = T;
+        val[k++] = 1;
+        for (int32_t j = 0; j < o->nc; j++) {
+            const ocand *c = &o->c[j];
+            double cs = res == 1 ? c->sh : res == 2 ? c->sd : res == 3 ? c->sb / o->r_comb : 0;
+            double cl = res == 0 ? c->stall : res == 1 ? c->lh : res == 2 ? c->sd : c->lsb / o->r_comb;
+            if (res == 0 && c->r_col >= 0 && c->rc > 0) {
+                idx[k] = c->r_col;
+                val[k++] = -c->rc;
+            } else if (res > 0 && c->s_col >= 0 && cs > 0) {
+                idx[k] = c->s_col;
+                val[k++] = -cs;
+            }
+            if (c->l_col >= 0 && cl > 0) {
+                idx[k] = c->l_col;
+                val[k++] = -cl;
+            }
+        }
+        for (int32_t j = 0; j < o->ngp; j++) {
+            const ogap *gp = &o->gp[j];
+            /* h2d: the swap-in; duplex: its bytes; compute: z's wait */
+            double cy = res == 1 ? gp->h : res == 3 ? gp->b / o->r_comb : 0;
+            double cz = res == 0 || res == 1 ? gp->h : res == 3 ? gp->b / o->r_comb : 0;
+            if (gp->y_col >= 0 && cy > 0) {
+                idx[k] = gp->y_col;
+                val[k++] = -cy;
+            }
+            if (gp->z_col >= 0 && cz > 0) {
+                idx[k] = gp->z_col;
+                val[k++] = -cz;
+            }
+        }
+        double base = res == 0 ? o->compute_us : res == 1 ? o->forced_h : res == 2 ? 0 : o->forced_bytes / o->r_comb;
+        ok = milp_add_row(m, base, HUGE_VAL, k, idx, val);
+    }
+    free(idx);
+    free(val);
+    if (!ok) {
+        milp_free(m);
+        return sa_fail(err, SA_ENOMEM, "optimal: out of memory building the MILP");
+    }
+    *out = m;
+    return SA_OK;
+}
