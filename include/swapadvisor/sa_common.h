@@ -51,6 +51,11 @@ int sa_exit_code(sa_status status);
 /* Short name of a status ("format error", ...). Static string. */
 const char *sa_status_name(sa_status status);
 
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC; an arbitrary origin):
+ * the one clock that deadlines (policy_opts.deadline_s, ga_opts.deadline_s)
+ * are stated in. */
+double sa_now_s(void);
+
 /* Allocation helpers: they return NULL on failure like malloc; callers check. */
 void *sa_calloc(size_t n, size_t size);
 char *sa_strdup(const char *s);

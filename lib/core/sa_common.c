@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void sa_escape_controls(char *s, size_t cap)
 {
@@ -119,4 +120,11 @@ char *sa_strdup(const char *s)
     if (p)
         memcpy(p, s, n);
     return p;
+}
+
+double sa_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

@@ -18,9 +18,9 @@
 /* the largest model optimal builds: positions x candidates (see its use) */
 #define OPT_MAX_CELLS 2.0e7
 /* under an effort limit (optimal.max_nodes > 0) the solves per decision
- * space: their number ends the rounds, the clock (the whole time limit per
- * space, reported as timed_out) only as a safety net; as many as without
- * the limit (4 left resnet-152 inference at 192 MiB with no fitting plan) */
+ * space: their number ends the rounds, and no clock does unless
+ * policy_opts.deadline_s is set; as many as without the limit (4 left
+ * resnet-152 inference at 192 MiB with no fitting plan) */
 #define OPT_EFFORT_ROUNDS 10
 
 /* What the MILP knows of one candidate tensor. */
@@ -544,8 +544,10 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
 }
 
 /* One decision space (widen: decide.h's widened one) solved and built;
- * its time limit runs from t0.  Sets *timed_out when the time limit cut a
- * solve or the rounds short (the plan then depends on the machine's speed). */
+ * its time limit runs from t0 (without an effort limit), and no solve runs
+ * past policy_opts.deadline_s.  Sets *timed_out when a clock cut a solve or
+ * the rounds short (the plan then depends on the machine's speed); under an
+ * effort limit without a deadline no clock is read. */
 static sa_status run_space(const policy_call *pc, const char *name, const int32_t *sch, const char *extra, bool widen,
                            double t0, double limit, plan **out, bool *timed_out, sa_err *err)
 {
@@ -582,18 +584,26 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
     /* solve; pack the plan; when the packed arena (fragmentation, the
      * transfers' real timing, recompute inputs) overshoots the memory, solve
      * again for a cap lowered by the overshoot */
-    /* under an effort limit every solve gets the whole time limit as its
-     * own safety net and the count of rounds ends them (the clock only past
-     * the whole limit, reported), so that the plan does not depend on the
-     * machine's speed while no limit of time is reached */
+    /* under an effort limit the node count ends each solve and the count of
+     * rounds ends them, no clock (but a deadline), so that the plan depends
+     * on the inputs only */
     bool effort = po->optimal.max_nodes > 0;
-    double whole = po->optimal.time_limit_s > 0 ? po->optimal.time_limit_s : 60;
+    double dl = po->deadline_s;
     for (; !st && rounds < (effort ? OPT_EFFORT_ROUNDS : 10); rounds++) {
+        double left = effort ? 0 : fmax(1.0, limit - (now_s() - t0)); /* 0: no time limit */
+        if (dl > 0) {
+            double to_dl = dl - now_s();
+            if (to_dl <= 0) {
+                *timed_out = true;
+                st = sa_fail(err, SA_EINFEASIBLE, "%s: cut at the time limit", name);
+                break;
+            }
+            left = left > 0 ? fmin(left, to_dl) : to_dl;
+        }
         milp *m = NULL;
         if ((st = build_milp(&o, cap, &m, err)))
             break;
-        double left = effort ? whole : limit - (now_s() - t0);
-        milp_opts mo = {po->optimal.solver, left > 1 ? left : 1, po->optimal.gap, po->optimal.threads, false,
+        milp_opts mo = {po->optimal.solver, left, po->optimal.gap, po->optimal.threads, false,
                         po->optimal.max_nodes};
         milp_result r;
         st = milp_solve(m, &mo, &r, err);
@@ -672,7 +682,8 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
         else
             smallest = ds.arena_bytes;
         cap -= (over / 2 + 1) * (stuck + 1);
-        if (now_s() - t0 > (effort ? whole : limit) || cap <= 0) {
+        bool overdue = dl > 0 ? now_s() >= dl : !effort && now_s() - t0 > limit;
+        if (overdue || cap <= 0) {
             if (cap > 0)
                 *timed_out = true;
             rounds++;
@@ -780,16 +791,26 @@ sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *er
         return optimal_on_schedule(c, c->name, c->g->topo, NULL, out, &(bool){false}, err); /* the same refusal */
     /* the time limit covers both: the search gets at most half of it, the
      * solves what the search left */
+    /* under an effort limit (a seed of the swapadvisor row) the search
+     * stops on its generation count (and the deadline), the solves on node
+     * counts; otherwise the time limit covers both: the search gets at most
+     * half of it, the solves what the search left */
     policy_opts po = *c->opts;
+    bool effort = po.optimal.max_nodes > 0;
     double limit = po.optimal.time_limit_s > 0 ? po.optimal.time_limit_s : 60;
-    if (po.search.time_limit_s <= 0 || po.search.time_limit_s > limit / 2)
+    if (effort)
+        po.search.time_limit_s = 0;
+    else if (po.search.time_limit_s <= 0 || po.search.time_limit_s > limit / 2)
         po.search.time_limit_s = limit / 2;
+    if (po.deadline_s > 0 && (!(po.search.deadline_s > 0) || po.search.deadline_s > po.deadline_s))
+        po.search.deadline_s = po.deadline_s;
     double t0 = now_s();
     ga_result res;
     sa_status st = ga_search(c->g, c->dev, &po.search, &res, err);
     if (st)
         return st;
-    po.optimal.time_limit_s = fmax(1.0, limit - (now_s() - t0));
+    if (!effort)
+        po.optimal.time_limit_s = fmax(1.0, limit - (now_s() - t0));
     policy_call pc = *c;
     pc.opts = &po;
     c = &pc;
