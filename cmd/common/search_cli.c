@@ -154,6 +154,10 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
     if (optind != argc - 1)
         return cli_usage(tool, optind >= argc ? "missing GRAPH" : "too many arguments");
     a->graph = argv[optind];
+    if (cli_same_file(a->logpath, a->graph))
+        return cli_usage(tool, "--log %s is the input graph: it would be overwritten", a->logpath);
+    if (cli_same_file(a->out, a->graph))
+        return cli_usage(tool, "-o %s is the input graph: it would be overwritten", a->out);
     if (go->time_limit_s > 0 && !gens_set)
         go->generations = 1000000; /* the time limit alone decides */
     if (!policy_find(a->policy)) {

@@ -222,7 +222,7 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
                  : o.time_limit_s > 0 ? b.start + o.time_limit_s : 0;
     if (b.deadline > 0)
         o.time_limit_s = 0;
-    b.seed_deadline = b.start + 0.5 * (b.deadline - b.start);
+    b.seed_deadline = b.deadline > 0 ? b.start + 0.5 * (b.deadline - b.start) : 0;
     bool with_milp = false;
     if (c->opts->search_seeds) {
         double cells;
