@@ -694,17 +694,22 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
         st = sa_fail(err, SA_EINFEASIBLE, "%s: the packed arena needs %lld bytes, more than the %lld bytes of memory, "
                      "after %d solves", name, (long long)ds.arena_bytes, (long long)dev->memory_bytes, rounds);
     if (!st) {
-        char search[1024];
-        double gap = best.objective > 0 && isfinite(best.best_bound)
+        char search[1024], bound[64] = "";
+        /* a solver without a bound reports COIN_DBL_MAX or an infinity: the
+         * member is left out (JSON has no infinity, and 1.8e308 written with
+         * fewer digits reads back as one) */
+        bool has_bound = isfinite(best.best_bound) && fabs(best.best_bound) < 1e300;
+        if (has_bound)
+            snprintf(bound, sizeof bound, ",\"milp_bound_us\":%.17g", best.best_bound);
+        double gap = best.objective > 0 && has_bound
                          ? fmax(0.0, (best.objective - best.best_bound) / best.objective) : -1;
         snprintf(search, sizeof search,
                  "{\"algorithm\":\"%s\",\"space\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\","
-                 "\"milp_objective_us\":%.17g,\"milp_bound_us\":%.17g,\"milp_gap\":%.6f,\"candidates\":%d,"
+                 "\"milp_objective_us\":%.17g%s,\"milp_gap\":%.6f,\"candidates\":%d,"
                  "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
                  "\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
                  name, widen ? "widened" : "narrow", best.solver,
-                 best.status == MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective,
-                 isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0), (long long)cap,
+                 best.status == MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective, bound, gap, o.nc, rounds + (rounds == 0), (long long)cap,
                  ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
                  (long long)ds.arena_bytes, now_s() - t0, extra ? "," : "", extra ? extra : "");
         if (!plan_set_search_json(p, search))
