@@ -43,11 +43,12 @@ const char *eu_fmt_time(char *buf, size_t size, double us)
 
 void eu_print_us(FILE *out, int64_t ns)
 {
+    uint64_t m = (uint64_t)ns; /* the magnitude, exact even for INT64_MIN */
     if (ns < 0) {
         fputc('-', out);
-        ns = -ns;
+        m = 0 - m;
     }
-    fprintf(out, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+    fprintf(out, "%llu.%03llu", (unsigned long long)(m / 1000), (unsigned long long)(m % 1000));
 }
 
 const char *eu_time_unit(double max_us, double *div)
