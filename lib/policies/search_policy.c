@@ -55,6 +55,13 @@ typedef struct budget {
     const char *polish;          /* "ran", "cut", "skipped" or NULL (not attempted) */
 } budget;
 
+/* Under a deadline the MILP (the optimal rows as seeds, the polish) runs only
+ * with at least this many seconds left for it: CBC reads its time limit
+ * between nodes, and its root alone (model, relaxation, cuts) has overrun
+ * a short budget by seconds (inception-4, wresnet-152-10 under
+ * --time-limit 5). */
+#define BUDGET_MILP_MIN_S 30.0
+
 static void budget_note(char *list, size_t cap, const char *name)
 {
     size_t at = strlen(list);
@@ -97,7 +104,8 @@ static sa_status run_seed_rows(const policy_call *c, bool with_milp, budget *b, 
             continue;
         phase(c, t[i].name, index++, count);
         double t0 = b->deadline > 0 ? sa_now_s() : 0;
-        if (b->deadline > 0 && t0 + b->one_plan >= b->seed_deadline) {
+        if (b->deadline > 0 && (t0 + b->one_plan >= b->seed_deadline ||
+                                ((t[i].flags & POLICY_SEED_MILP) && b->seed_deadline - t0 < BUDGET_MILP_MIN_S))) {
             budget_note(b->skipped, sizeof b->skipped, t[i].name);
             continue;
         }
@@ -236,11 +244,11 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
         o.pool_recompute = true; /* with every other row as a seed, topo-rc's among them */
     }
     /* the search leaves time for its last plan and the caller's checks
-     * (about two plans' worth) and, when the polish may run, a quarter of
-     * what is left for it */
+     * (about two plans' worth) and, when the polish may run (a quarter of
+     * what is left is at least BUDGET_MILP_MIN_S), that quarter for it */
     if (b.deadline > 0) {
         double left = b.deadline - sa_now_s() - 2 * b.one_plan;
-        o.deadline_s = b.deadline - 2 * b.one_plan - (with_milp ? 0.25 * fmax(left, 0.0) : 0.0);
+        o.deadline_s = b.deadline - 2 * b.one_plan - (with_milp && 0.25 * left >= BUDGET_MILP_MIN_S ? 0.25 * left : 0.0);
         if (!(o.deadline_s > 0))
             o.deadline_s = 1e-9; /* already past: positive, so still a deadline */
     }
@@ -262,7 +270,7 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
     /* --generations 0 asks for the seeds' plans only: no polish either */
     if (!milp_seed && o.generations != 0 &&
         !(st = milp_fits(c, res.best->schedule, c->opts->seed_milp.polish_cells, &fits, &cells, err)) && fits) {
-        if (pd > 0 && sa_now_s() + b.one_plan >= pd) {
+        if (pd > 0 && (sa_now_s() + b.one_plan >= pd || pd - sa_now_s() < BUDGET_MILP_MIN_S)) {
             b.polish = "skipped";
         } else {
             phase(c, "polish", 0, 1);
