@@ -547,9 +547,9 @@ static sa_status build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
  * its time limit runs from t0 (without an effort limit), and no solve runs
  * past policy_opts.deadline_s.  Sets *timed_out when a clock cut a solve or
  * the rounds short (the plan then depends on the machine's speed); under an
- * effort limit without a deadline no clock is read.  Longer than 150 lines:
- * the solve / pack / lower-the-cap rounds share their state (cap, best,
- * rounds, the decision arrays) in one frame. */
+ * effort limit without a deadline no clock is read.  The solve / pack /
+ * lower-the-cap rounds share their state (cap, best, rounds, the decision
+ * arrays) in one frame: it is longer than 150 lines. */
 static sa_status run_space(const policy_call *pc, const char *name, const int32_t *sch, const char *extra, bool widen,
                            double t0, double limit, plan **out, bool *timed_out, sa_err *err)
 {
