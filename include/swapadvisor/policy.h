@@ -85,7 +85,8 @@ typedef struct policy_opts {
      * polish included (the seeds share the first half of what is left when the row starts, the
      * search and the polish the rest; a seed that would overrun is skipped or cut, the search
      * stops at it, the MILP solves are limited by it; the plan's search block records what was
-     * cut in its "time_limit" member).  0 (the default): no clock shapes the swapadvisor row's
+     * cut in its "time_limit" member; with search.migrate, islands, the search itself stops at the
+     * exchanges instead).  0 (the default): no clock shapes the swapadvisor row's
      * plan: its seeds' and polish's solves stop on node counts only, optimal-search's search on
      * its generation count.  The search CLI sets it from --time-limit.  The other rows read it
      * as a bound on their own run (a rule-based row past it refuses) */

@@ -228,7 +228,7 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
     budget b = {.start = sa_now_s()};
     b.deadline = c->opts->deadline_s > 0 ? c->opts->deadline_s
                  : o.time_limit_s > 0 ? b.start + o.time_limit_s : 0;
-    if (b.deadline > 0)
+    if (b.deadline > 0 && !o.migrate)
         o.time_limit_s = 0;
     b.seed_deadline = b.deadline > 0 ? b.start + 0.5 * (b.deadline - b.start) : 0;
     bool with_milp = false;
@@ -246,7 +246,9 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
     /* the search leaves time for its last plan and the caller's checks
      * (about two plans' worth) and, when the polish may run (a quarter of
      * what is left is at least BUDGET_MILP_MIN_S), that quarter for it */
-    if (b.deadline > 0) {
+    /* islands (ga_opts.migrate) stop together at an exchange, by their
+     * hook's clock: no rank's search may stop on its own */
+    if (b.deadline > 0 && !o.migrate) {
         double left = b.deadline - sa_now_s() - 2 * b.one_plan;
         o.deadline_s = b.deadline - 2 * b.one_plan - (with_milp && 0.25 * left >= BUDGET_MILP_MIN_S ? 0.25 * left : 0.0);
         if (!(o.deadline_s > 0))
