@@ -55,14 +55,17 @@ ifeq ($(NO_SOLVER),)
   HAVE_CBC  := $(shell pkg-config --exists cbc 2>/dev/null && echo 1)
   HAVE_GLPK := $(shell test -f /usr/include/glpk.h && echo 1)
 endif
+# SOLVER_LIBS are also in swapadvisor.pc's Libs: the static library calls them.
+SOLVER_LIBS :=
 ifeq ($(HAVE_CBC),1)
   CFLAGS_ALL += -DSA_HAVE_CBC=1 $(patsubst -I%,-isystem %,$(shell pkg-config --cflags cbc))
-  LDLIBS_ALL += $(shell pkg-config --libs cbc)
+  SOLVER_LIBS += $(shell pkg-config --libs cbc)
 endif
 ifeq ($(HAVE_GLPK),1)
   CFLAGS_ALL += -DSA_HAVE_GLPK=1
-  LDLIBS_ALL += -lglpk
+  SOLVER_LIBS += -lglpk
 endif
+LDLIBS_ALL += $(SOLVER_LIBS)
 
 LAYERS   = core model zoo planning search policies emit serve cuda runner
 LIB_SRC  = $(foreach l,$(LAYERS),$(wildcard lib/$(l)/*.c lib/$(l)/*/*.c))
@@ -238,7 +241,7 @@ man: $(MANS)
 # The library is static: its own dependencies go in Libs, not Libs.private.
 $(BUILD)/swapadvisor.pc: swapadvisor.pc.in FORCE
 	@mkdir -p $(dir $@)
-	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(SA_VERSION)|' -e 's|@LIBS@|$(BASE_LIBS) $(CUDA_LIBS)|' $< > $@.tmp
+	@sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(SA_VERSION)|' -e 's|@LIBS@|$(BASE_LIBS) $(SOLVER_LIBS) $(CUDA_LIBS)|' $< > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 install: all $(MANS) $(BUILD)/swapadvisor.pc

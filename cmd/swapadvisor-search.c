@@ -1,4 +1,5 @@
 /* swapadvisor-search - profiled graph -> swap plan. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@ static const cli_tool TOOL = {
 
 int main(int argc, char **argv)
 {
+    double start = sa_now_s(); /* --time-limit counts from here: loading and writing are in it */
     search_args a;
     search_args_init(&a);
     int rc = search_parse_args(argc, argv, &TOOL, false, &a);
@@ -39,6 +41,14 @@ int main(int argc, char **argv)
     a.po.optimal.threads = a.po.search.threads;
     a.po.search.on_generation = search_log_generation;
     a.po.search.ctx = &lg;
+    a.po.on_phase = search_log_phase;
+    a.po.phase_ctx = &lg;
+    /* the search ends early enough to leave the plan's checks and writing
+     * about as long as loading the graph took (both are linear in its size) */
+    if (a.po.search.time_limit_s > 0 && strcmp(a.policy, "swapadvisor") == 0) {
+        double limit = a.po.search.time_limit_s, load = sa_now_s() - start;
+        a.po.deadline_s = start + limit - fmin(load, 0.5 * limit);
+    }
     sa_err err = {0};
     plan *p = NULL;
     sa_status st = policy_run_opts(a.policy, g, &dev, &a.po, &p, &err);

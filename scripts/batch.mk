@@ -45,8 +45,8 @@ ROWS := $(foreach g,$(GRAPHS),$(foreach m,$(MEMORIES),$(foreach p,$(POLICIES),$(
 
 .PHONY: all clean-failed FORCE
 all: $(OUT)/batch.csv
-	@awk -F, 'NR > 1 && ($$6 != "valid" || $$7 != 0) { n++; \
-	   printf "batch: failed: %s at %s with %s (exit %s, %s)\n", $$1, $$2, $$3, $$7, $$6 > "/dev/stderr" } \
+	@awk -F, 'NR > 1 && ($$(NF - 1) != "valid" || $$NF != 0) { n++; \
+	   printf "batch: failed: %s (exit %s, %s)\n", $$0, $$NF, $$(NF - 1) > "/dev/stderr" } \
 	   END { if (n) printf "batch: %d of %d cells failed (%s)\n", n, NR - 1, FILENAME > "/dev/stderr"; exit n > 0 }' $<
 
 # rebuilt every run (a concatenation): it lists exactly this run's cells
@@ -68,7 +68,7 @@ $(OUT)/rows $(OUT)/plans:
 clean-failed:
 	@for r in $(OUT)/rows/*.csv; do \
 	   [ -e "$$r" ] || continue; \
-	   awk -F, '$$6 != "valid" || $$7 != 0 { exit 1 }' "$$r" || { echo "batch: removing $$r"; rm -f "$$r"; }; \
+	   awk -F, '$$(NF - 1) != "valid" || $$NF != 0 { exit 1 }' "$$r" || { echo "batch: removing $$r"; rm -f "$$r"; }; \
 	 done
 
 FORCE:

@@ -74,20 +74,35 @@ done
 # a program built with pkg-config alone, from outside the source tree
 cat > "$tmp/hello.c" <<'C'
 #include <stdio.h>
-#include "swapadvisor/zoo.h"
+#include "swapadvisor/cost.h"
+#include "swapadvisor/devprof.h"
 #include "swapadvisor/emit.h"
-int main(void)
+#include "swapadvisor/policy.h"
+#include "swapadvisor/zoo.h"
+/* argv[1]: a device profile.  Plans with a policy, so that the link needs
+ * the whole policy table and the MILP solvers it calls. */
+int main(int argc, char **argv)
 {
     dfg_graph *g;
+    devprof *dp = NULL;
+    plan *p = NULL;
     sa_err err;
     zoo_opts zo = {0};
     zo.batch = 2;
-    if (zoo_build("resnet-18", &zo, &g, &err) != SA_OK) {
+    if (argc < 2 || zoo_build("resnet-18", &zo, &g, &err) != SA_OK) {
+        fprintf(stderr, "%s\n", argc < 2 ? "usage: hello PROFILE" : err.msg);
+        return 1;
+    }
+    if (devprof_load_file(argv[1], &dp, &err) || cost_profile_graph(g, dp, 0, &err) ||
+        policy_run("topo", g, &g->device, &p, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
     char b[64];
-    printf("%s: %d ops, peak %s\n", g->name, g->n_ops, emit_fmt_bytes(b, sizeof b, dfg_peak_bytes(g, NULL), false));
+    printf("%s: %d ops, peak %s, topo %.0f us\n", g->name, g->n_ops,
+           emit_fmt_bytes(b, sizeof b, dfg_peak_bytes(g, NULL), false), p->predicted.iteration_us);
+    plan_free(p);
+    devprof_free(dp);
     dfg_free(g);
     return 0;
 }
@@ -101,7 +116,7 @@ else
     (cd "$tmp" && ${CC:-cc} -std=c11 -Wall -Werror hello.c -o hello $flags) 2> "$tmp/cc.err" ||
         bad "a program does not build with pkg-config alone: $(head -5 "$tmp/cc.err")"
     if [ -x "$tmp/hello" ]; then
-        out=$("$tmp/hello") || bad "the pkg-config program fails"
+        out=$("$tmp/hello" "$prefix/share/swapadvisor/profiles/v100-pcie3-16gb.json") || bad "the pkg-config program fails"
         [[ "$out" == resnet-18:*ops* ]] || bad "the pkg-config program printed '$out'"
     fi
 fi

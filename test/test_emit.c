@@ -530,6 +530,64 @@ START_TEST(test_trace_zoo_plans_never_overlap)
 }
 END_TEST
 
+/* A stall names the transfer that held the compute stream up: when the
+ * waiting node's last dependency is a transfer queued behind others on its
+ * stream, the one of them that ran longest inside the stall (a small swap-in
+ * behind a large one is not blamed for the large one's time).  Checked on
+ * odswap's zoo plans: no transfer overlapping the stall from that queue ran
+ * longer in it, and at least one stall blames a transfer other than a direct
+ * dependency (the last dependency was named before). */
+START_TEST(test_stall_blames_the_queue_ahead)
+{
+    devprof *prof;
+    sa_err err = {0};
+    ck_assert_int_eq(devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
+    dfg_graph *g;
+    zoo_opts zo = {0};
+    zo.batch = 8;
+    ck_assert_int_eq(zoo_build("resnet-50", &zo, &g, &err), SA_OK);
+    ck_assert_int_eq(cost_profile_graph(g, prof, 0, &err), SA_OK);
+    int indirect = 0;
+    for (int frac = 2; frac <= 4; frac *= 2) {
+        dfg_device d = g->device;
+        d.memory_bytes = dfg_peak_bytes(g, NULL) / frac;
+        plan *p = NULL;
+        ck_assert_int_eq(policy_run("odswap", g, &d, &p, &err), SA_OK);
+        emit_timeline tl;
+        emit_stall *st = NULL;
+        int32_t n = 0;
+        ck_assert_int_eq(emit_timeline_run(p, g, &tl, &err), SA_OK);
+        ck_assert_int_eq(emit_stalls(p, &tl, &st, &n, &err), SA_OK);
+        for (int32_t i = 0; i < n; i++) {
+            int32_t v = st[i].node, w = st[i].waited_for;
+            if (w < 0 || plan_kind_stream(p->nodes[w].kind) == PLAN_STREAM_COMPUTE)
+                continue;
+            double s0 = tl.start[v] - st[i].gap_us, s1 = tl.start[v];
+            double mine = fmin(tl.end[w], s1) - fmax(tl.start[w], s0);
+            int32_t last = -1; /* the dependency that finished last */
+            for (int32_t k = 0; k < p->nodes[v].n_deps; k++) {
+                int32_t u = p->deps[p->nodes[v].dep_off + k];
+                if (last < 0 || tl.end[u] > tl.end[last])
+                    last = u;
+            }
+            indirect += last != w;
+            for (int32_t u = 0; u < p->n_nodes; u++)
+                if (plan_kind_stream(p->nodes[u].kind) == plan_kind_stream(p->nodes[w].kind) &&
+                    tl.end[u] <= tl.end[last] && tl.end[u] > s0 && u != w)
+                    ck_assert_msg(fmin(tl.end[u], s1) - fmax(tl.start[u], s0) <= mine + 1e-9,
+                                  "stall before node %d blames node %d (%.3f us in it), node %d ran longer in it", v, w,
+                                  mine, u);
+        }
+        free(st);
+        emit_timeline_free(&tl);
+        plan_free(p);
+    }
+    ck_assert_int_gt(indirect, 0);
+    dfg_free(g);
+    devprof_free(prof);
+}
+END_TEST
+
 static char *dot_str(const plan *p, const dfg_graph *g, int32_t a, int32_t b, sa_status want)
 {
     char *buf = NULL;
@@ -998,6 +1056,7 @@ Suite *suite_emit(void)
     tcase_add_test(tc, test_memory_peak_counts_zero_time_placements);
     tcase_add_test(tc, test_trace_parses_with_tracks_and_counter);
     tcase_add_test(tc, test_trace_zoo_plans_never_overlap);
+    tcase_add_test(tc, test_stall_blames_the_queue_ahead);
     tcase_add_test(tc, test_dot_renders_and_windows);
     tcase_add_test(tc, test_memory_svg_is_xml);
     tcase_add_test(tc, test_memory_svg_legend_and_units);

@@ -552,6 +552,98 @@ START_TEST(test_search_errors_are_errors)
 }
 END_TEST
 
+/* No clock shapes the seeded search's plan: with the MILP's time limit at a
+ * millisecond (a machine so loaded that every limit of time is reached), the
+ * optimal-search seed (under the seeds' node limit) still runs every
+ * generation of its search, and the swapadvisor row's plan is byte for byte
+ * the one of the default limits. */
+START_TEST(test_no_clock_shapes_the_seeded_plan)
+{
+    dfg_graph *g = tu_ladder(12);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    sa_err err = {0};
+    if (milp_have(MILP_AUTO)) {
+        policy_opts po;
+        short_search_opts(&po, 1);
+        po.optimal.max_nodes = POLICY_SEED_MILP_NODES; /* as the seeds run it */
+        po.optimal.time_limit_s = 1e-3;
+        plan *p = NULL;
+        ck_assert_msg(policy_run_opts("optimal-search", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+        ck_assert_msg(strstr(p->search_json, "\"search_generations\":3") ||
+                          (strstr(p->search_json, "\"algorithm\":\"swapadvisor\"") &&
+                           strstr(p->search_json, "\"generations\":3")),
+                      "%s", p->search_json);
+        ck_assert_ptr_null(strstr(p->search_json, "\"milp_status\":\"time_limit\""));
+        plan_free(p);
+    }
+    char *json[2];
+    for (int k = 0; k < 2; k++) {
+        policy_opts po;
+        short_search_opts(&po, 1);
+        if (k)
+            po.optimal.time_limit_s = 1e-3;
+        plan *p = NULL;
+        ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+        ck_assert_ptr_null(strstr(p->search_json, "\"timed_out\":true"));
+        ck_assert_ptr_null(strstr(p->search_json, "\"time_limit\""));
+        plan_set_search_json(p, NULL); /* wall-clock fields differ */
+        ck_assert_int_eq(plan_to_json(p, &json[k], &err), SA_OK);
+        plan_free(p);
+    }
+    ck_assert_str_eq(json[0], json[1]);
+    free(json[0]);
+    free(json[1]);
+    dfg_free(g);
+}
+END_TEST
+
+/* A deadline already past: the swapadvisor row still answers with a valid
+ * plan, at once, and its search block says what the deadline cut (every
+ * seed skipped, the search cut); the search alone (no seeds) answers with
+ * its first individual.  --generations 0 (no deadline) is the seeds only:
+ * no generation and no polish. */
+START_TEST(test_deadline_cuts_and_is_recorded)
+{
+    dfg_graph *g = tu_ladder(12);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    sa_err err = {0};
+    policy_opts po;
+    short_search_opts(&po, 2);
+    po.search.generations = 1000000;
+    po.deadline_s = sa_now_s();
+    double t0 = sa_now_s();
+    plan *p = NULL;
+    ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_now_s() - t0 < 30, "a past deadline took %.1f s", sa_now_s() - t0); /* a hang guard */
+    tu_check_policy_plan(p, g, "swapadvisor past its deadline", false);
+    ck_assert_msg(strstr(p->search_json, "\"time_limit\":{") && strstr(p->search_json, "\"search_cut\":true") &&
+                      strstr(p->search_json, "\"seeds_skipped\":[\"topo\",") && strstr(p->search_json, "\"cut\":true"),
+                  "%s", p->search_json);
+    plan_free(p);
+
+    ga_opts o;
+    ga_opts_default(&o);
+    o.population = 8;
+    o.generations = 1000000;
+    o.deadline_s = sa_now_s();
+    ga_result res;
+    ck_assert_msg(ga_search(g, &d, &o, &res, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(res.generations, 0);
+    ck_assert_msg(strstr(res.best->search_json, "\"cut\":true"), "%s", res.best->search_json);
+    tu_check_policy_plan(res.best, g, "search past its deadline", false);
+    plan_free(res.best);
+
+    short_search_opts(&po, 1);
+    po.search.generations = 0;
+    ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(strstr(p->search_json, "\"generations\":0,") && !strstr(p->search_json, "\"polish\"") &&
+                      !strstr(p->search_json, "\"cut\""),
+                  "%s", p->search_json);
+    plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
 Suite *suite_ga(void)
 {
     Suite *s = suite_create("ga");
@@ -569,6 +661,8 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_search_from_recompute_seed_replays);
     tcase_add_test(tc, test_no_recompute_of_in_place_updates);
     tcase_add_test(tc, test_search_errors_are_errors);
+    tcase_add_test(tc, test_no_clock_shapes_the_seeded_plan);
+    tcase_add_test(tc, test_deadline_cuts_and_is_recorded);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,13 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "swapadvisor/sa_io.h"
 
 /* ---- what every tool gets by linking this file ---- */
 
-/* SIGINT/SIGTERM/SIGHUP: remove the temporary output files, then die of the
+/* The signals whose default action ends the process and that a user or a
+ * job runner sends: remove the temporary output files, then die of the
  * signal as before. */
 static void cli_on_signal(int sig)
 {
@@ -46,9 +48,18 @@ __attribute__((constructor)) static void cli_init(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = cli_on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF};
+    for (size_t i = 0; i < SA_ARRAY_LEN(fatal); i++) {
+        struct sigaction was;
+        /* a signal the caller ignores stays ignored (nohup's SIGHUP) */
+        if (sigaction(fatal[i], NULL, &was) == 0 && was.sa_handler == SIG_IGN)
+            continue;
+        sigaction(fatal[i], &sa, NULL);
+    }
+    /* a closed pipe and a file size limit (ulimit -f) become write errors,
+     * reported and exited with 4 like any other, the temporary file removed */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
     atexit(cli_close_stdout);
 }
 
@@ -158,4 +169,13 @@ int cli_threads(int64_t requested)
         return (int)requested;
     int n = omp_get_max_threads();
     return n > 0 ? n : 1;
+}
+
+bool cli_same_file(const char *output, const char *input)
+{
+    struct stat a, b;
+    if (!output || !input || strcmp(output, "-") == 0 || strcmp(input, "-") == 0)
+        return false;
+    return stat(output, &a) == 0 && stat(input, &b) == 0 && S_ISREG(a.st_mode) && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
 }

@@ -36,6 +36,10 @@ int cli_fail(const cli_tool *t, const sa_err *err);
 /* True when stderr is a terminal (progress and colour only then). */
 bool cli_stderr_tty(void);
 
+/* Whether output names the same existing file as input (both not "-"): a
+ * tool refuses to write over one of its inputs (exit 2). */
+bool cli_same_file(const char *output, const char *input);
+
 /* Parses an integer in [min, max]. */
 bool cli_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 /* Parses a finite number in [min, max]. */

@@ -154,8 +154,12 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
     if (optind != argc - 1)
         return cli_usage(tool, optind >= argc ? "missing GRAPH" : "too many arguments");
     a->graph = argv[optind];
+    if (cli_same_file(a->logpath, a->graph))
+        return cli_usage(tool, "--log %s is the input graph: it would be overwritten", a->logpath);
+    if (cli_same_file(a->out, a->graph))
+        return cli_usage(tool, "-o %s is the input graph: it would be overwritten", a->out);
     if (go->time_limit_s > 0 && !gens_set)
-        go->generations = 0; /* the time limit alone decides */
+        go->generations = 1000000; /* the time limit alone decides */
     if (!policy_find(a->policy)) {
         char names[512];
         return cli_usage(tool, "unknown policy '%s' (%s)", a->policy, policy_names(names, sizeof names));
@@ -209,6 +213,17 @@ int search_log_open(const cli_tool *tool, const search_args *a, bool tty, search
     setvbuf(l->f, NULL, _IOLBF, 0); /* whole lines only, even when interrupted */
     fprintf(l->f, "generation,evaluations,elapsed_s,best_us,mean_us,worst_us\n");
     return -1;
+}
+
+void search_log_phase(const char *what, int index, int count, void *ctx)
+{
+    search_log *l = ctx;
+    if (!l->tty)
+        return;
+    if (strcmp(what, "search") == 0 || strcmp(what, "polish") == 0)
+        fprintf(stderr, "\r%-78s", strcmp(what, "search") == 0 ? "search: first generation" : "polish: MILP on the best order");
+    else
+        fprintf(stderr, "\rseed %2d/%-2d %-66s", index + 1, count, what);
 }
 
 void search_log_generation(const ga_gen_stats *s, void *ctx)

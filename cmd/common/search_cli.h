@@ -32,9 +32,14 @@
     "  --seed N              random seed (default 1); same seed, same plan,\n" \
     "                        whatever --threads is\n" \
     "  --threads N           worker threads (default OMP_NUM_THREADS or all cores)\n" \
-    "  --generations N       stop after N generations (default 30)\n" \
-    "  --time-limit S        stop after the first generation ending past S seconds;\n" \
-    "                        optimal, optimal-search: the solver's limit (60)\n" \
+    "  --generations N       stop after N generations (default 30; with\n" \
+    "                        --time-limit, none); 0: the seeds' plans only\n" \
+    "                        (the first generation)\n" \
+    "  --time-limit S        swapadvisor: the whole run ends within S seconds,\n" \
+    "                        seeds and polish included (what it cut is in the\n" \
+    "                        plan's search block); optimal, optimal-search: the\n" \
+    "                        solver's limit (60).  Without it no clock shapes\n" \
+    "                        the swapadvisor plan\n" \
     "  --solver NAME         optimal's MILP solver: cbc or glpk (default: cbc\n" \
     "                        when built in)\n" \
     "  --population N        N_p, individuals surviving a generation (default 24)\n" \
@@ -94,6 +99,10 @@ typedef struct search_log {
     FILE *f;
     bool tty;
 } search_log;
+
+/* policy_opts.on_phase: on a terminal, the phase under way (a seed row, the
+ * search, the polish) on the progress line. */
+void search_log_phase(const char *what, int index, int count, void *ctx);
 
 /* Opens a->logpath (when given) and writes its header; tty: show progress.
  * Returns -1 to go on, else the exit code after printing. */

@@ -246,6 +246,10 @@ static int run(int argc, char **argv, const island *is0)
         o->migrate_every = a.migrate_every;
         o->migrants = a.migrants;
     }
+    /* the seed policies and the polish share the time limit with the search
+     * (an island search stops at the exchanges, by rank 0's clock instead) */
+    if ((is.time_limit_s > 0 || o->time_limit_s > 0) && strcmp(a.policy, "swapadvisor") == 0)
+        a.po.deadline_s = sa_now_s() + (is.time_limit_s > 0 ? is.time_limit_s : o->time_limit_s);
     sa_err err = {0};
     plan *p = NULL;
     is.t0 = MPI_Wtime();

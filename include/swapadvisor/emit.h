@@ -45,9 +45,11 @@ sa_status emit_timeline_run(const plan *p, const dfg_graph *g, emit_timeline *tl
 void emit_timeline_free(emit_timeline *tl);
 
 /* A stall: the compute stream idle before a compute or recompute node.  The
- * stream stood still from gap_us before the node's start; waited_for is the
- * node's dependency that finished last (the one it waited for), -1 when it
- * has none. */
+ * stream stood still from gap_us before the node's start; waited_for is what
+ * it waited for: the node's dependency that finished last or, when that is a
+ * transfer, of it and the transfers queued ahead of it on its stream the one
+ * that ran longest within the stall (a small swap-in queued behind a large
+ * one is not blamed for the large one's time); -1 when it has none. */
 typedef struct emit_stall {
     int32_t node;
     int32_t waited_for;

@@ -108,6 +108,11 @@ typedef struct ga_opts {
     int population;        /* N_p, even, >= 2 */
     int generations;       /* > 0: stop after this many */
     double time_limit_s;   /* > 0: stop after the first generation past it */
+    double deadline_s;     /* > 0: a time on sa_now_s()'s clock.  Past it no further individual is
+                            * evaluated (one that is not counts as unplanned), the generation under
+                            * way is dropped and the search ends; the search block then says
+                            * "cut":true.  0: no clock (with time_limit_s 0 the plan depends on the
+                            * inputs and the seed only) */
     double mutation;       /* P: per-pick / per-element mutation probability */
     double temperature;    /* softmax temperature on t_norm (1 = the paper) */
     ga_mode mode;

@@ -81,6 +81,20 @@ typedef struct policy_opts {
                            * safety net (docs/policies.md, "The MILP rows as seeds, and
                            * the polish") */
     } seed_milp;        /* the swapadvisor row's use of the MILP (search_policy.c) */
+    /* > 0: a time on sa_now_s()'s clock by which the swapadvisor row returns, seeds, search and
+     * polish included (the seeds share the first half of what is left when the row starts, the
+     * search and the polish the rest; a seed that would overrun is skipped or cut, the search
+     * stops at it, the MILP solves are limited by it; the plan's search block records what was
+     * cut in its "time_limit" member; with search.migrate, islands, the search itself stops at the
+     * exchanges instead).  0 (the default): no clock shapes the swapadvisor row's
+     * plan: its seeds' and polish's solves stop on node counts only, optimal-search's search on
+     * its generation count.  The search CLI sets it from --time-limit.  The other rows read it
+     * as a bound on their own run (a rule-based row past it refuses) */
+    double deadline_s;
+    /* called from the calling thread as each phase of the swapadvisor row starts ("seed NAME",
+     * "search", "polish"), with its position among the seeds; may be NULL */
+    void (*on_phase)(const char *phase, int index, int count, void *ctx);
+    void *phase_ctx;
 } policy_opts;
 
 typedef struct policy_call {

@@ -51,6 +51,20 @@ int sa_exit_code(sa_status status);
 /* Short name of a status ("format error", ...). Static string. */
 const char *sa_status_name(sa_status status);
 
+/* Whether s[0 .. len) is well-formed UTF-8 (no overlong forms, surrogates
+ * or code points past U+10FFFF); when not, *bad (may be NULL) gets the
+ * offset of the first byte of the bad sequence. */
+int sa_utf8_valid(const char *s, size_t len, size_t *bad);
+
+/* Copies the NUL-terminated UTF-8 string src into dst (cap bytes of room,
+ * cap >= 1), cut to fit on a character boundary, never inside a sequence. */
+void sa_utf8_copy(char *dst, size_t cap, const char *src);
+
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC; an arbitrary origin):
+ * the one clock that deadlines (policy_opts.deadline_s, ga_opts.deadline_s)
+ * are stated in. */
+double sa_now_s(void);
+
 /* Allocation helpers: they return NULL on failure like malloc; callers check. */
 void *sa_calloc(size_t n, size_t size);
 char *sa_strdup(const char *s);

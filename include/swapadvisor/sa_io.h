@@ -22,7 +22,10 @@ sa_status sa_write_file(const char *path, const char *data, size_t len, sa_err *
  * the temporary file.  The sa_out owns the FILE*.  A symlink is followed (the
  * file it names is replaced and the link kept); a target that is not a regular
  * file (a device such as /dev/stdout or /dev/null, a FIFO) is written in place,
- * without a temporary file; a directory is refused (SA_EIO). */
+ * without a temporary file; a directory is refused (SA_EIO).  A regular file
+ * that is replaced keeps its mode (and its owner where the caller may set
+ * it); one with other hard links is written in place, so that every name
+ * sees the new contents. */
 typedef struct sa_out {
     void *fp;          /* FILE* */
     char *path;        /* final path, NULL for stdout */
@@ -33,8 +36,9 @@ sa_status sa_out_commit(sa_out *o, sa_err *err);
 void sa_out_abort(sa_out *o);
 
 /* Unlinks the temporary files of every sa_out still open: async-signal-safe,
- * for a SIGINT/SIGTERM handler (the CLIs install one), so an interrupted
- * write leaves no OUT.tmp.XXXXXX behind. */
+ * for the CLIs' handler of the signals that end a process (SIGINT, SIGTERM,
+ * SIGHUP, SIGQUIT, SIGUSR1/2, SIGALRM, SIGVTALRM, SIGPROF), so an
+ * interrupted write leaves no OUT.tmp.XXXXXX behind. */
 void sa_out_remove_temps(void);
 
 #endif

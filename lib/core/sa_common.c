@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void sa_escape_controls(char *s, size_t cap)
 {
@@ -119,4 +120,69 @@ char *sa_strdup(const char *s)
     if (p)
         memcpy(p, s, n);
     return p;
+}
+
+double sa_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The length of the UTF-8 sequence at s (at most n bytes), 0 when invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len;
+    unsigned cp;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, cp = c & 0x07;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3fu);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+        return 0;
+    return len;
+}
+
+int sa_utf8_valid(const char *s, size_t len, size_t *bad)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_seq(u + i, len - i);
+        if (!k) {
+            if (bad)
+                *bad = i;
+            return 0;
+        }
+        i += k;
+    }
+    return 1;
+}
+
+void sa_utf8_copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src), at = 0;
+    while (at < n) {
+        size_t k = utf8_seq((const unsigned char *)src + at, n - at);
+        if (!k)
+            k = 1; /* not UTF-8: a byte at a time (the loaders refuse such text) */
+        if (at + k >= cap)
+            break;
+        at += k;
+    }
+    memcpy(dst, src, at);
+    dst[at] = '\0';
 }

@@ -137,13 +137,18 @@ sa_status sa_out_open(sa_out *o, const char *path, sa_err *err)
     o->path = real ? real : sa_strdup(path);
     if (!o->path)
         return sa_fail(err, SA_ENOMEM, "%s: out of memory", path);
-    if (stat(o->path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    bool exists = stat(o->path, &sb) == 0;
+    if (exists && !S_ISREG(sb.st_mode)) {
         if (S_ISDIR(sb.st_mode)) {
             sa_out_abort(o);
             return sa_fail(err, SA_EIO, "%s: cannot write output: it is a directory", path);
         }
         return open_direct(o, o->path, err);
     }
+    /* a file with other hard links is written in place: a rename would
+     * leave the other names on the old contents */
+    if (exists && sb.st_nlink > 1)
+        return open_direct(o, o->path, err);
     size_t n = strlen(o->path);
     o->tmp = malloc(n + 16);
     if (!o->tmp) {
@@ -158,6 +163,12 @@ sa_status sa_out_open(sa_out *o, const char *path, sa_err *err)
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGHUP);
+    sigaddset(&block, SIGQUIT);
+    sigaddset(&block, SIGUSR1);
+    sigaddset(&block, SIGUSR2);
+    sigaddset(&block, SIGALRM);
+    sigaddset(&block, SIGVTALRM);
+    sigaddset(&block, SIGPROF);
     sigprocmask(SIG_BLOCK, &block, &old);
     int fd = mkstemp(o->tmp);
     if (fd >= 0)
@@ -170,10 +181,14 @@ sa_status sa_out_open(sa_out *o, const char *path, sa_err *err)
         sa_out_abort(o);
         return sa_fail(err, SA_EIO, "%s: cannot create output: %s", path, strerror(e));
     }
-    /* mkstemp makes the file 0600; give it the mode a plain fopen would */
+    /* mkstemp makes the file 0600; give it the mode of the file it replaces
+     * (and, where allowed, its owner), else the mode a plain fopen would */
     mode_t um = umask(0);
     umask(um);
-    if (fchmod(fd, 0666 & ~um) != 0) {
+    if (exists && fchown(fd, sb.st_uid, sb.st_gid) != 0) {
+        /* not ours to give away: the new file keeps our ownership */
+    }
+    if (fchmod(fd, exists ? sb.st_mode & 07777 : 0666 & ~um) != 0) {
         int e = errno;
         close(fd);
         sa_out_abort(o);

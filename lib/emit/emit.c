@@ -400,7 +400,19 @@ sa_status emit_stalls(const plan *p, const emit_timeline *tl, emit_stall **out, 
     *n = 0;
     int32_t count = 0;
     double prev_end = 0;
-    /* nodes are listed in stream order, so this walks the compute stream */
+    /* each node's predecessor on its own stream (nodes are listed in stream
+     * order): a transfer the compute stream waits for may itself have waited
+     * in its stream's queue, behind the transfer that really held it up */
+    int32_t *before = malloc(((size_t)p->n_nodes + 1) * sizeof *before);
+    if (!before)
+        return sa_fail(err, SA_ENOMEM, "out of memory listing stalls");
+    int32_t last_on[PLAN_STREAM_COUNT] = {-1, -1, -1};
+    for (int32_t v = 0; v < p->n_nodes; v++) {
+        plan_stream s = plan_kind_stream(p->nodes[v].kind);
+        before[v] = last_on[s];
+        last_on[s] = v;
+    }
+    /* walks the compute stream */
     for (int pass = 0; pass < 2; pass++) {
         prev_end = 0;
         count = 0;
@@ -419,18 +431,35 @@ sa_status emit_stalls(const plan *p, const emit_timeline *tl, emit_stall **out, 
                     if (dep < 0 || tl->end[u] > tl->end[dep])
                         dep = u;
                 }
+                /* a transfer: of it and the transfers queued ahead of it on
+                 * its stream, the one that ran longest inside the stall */
+                double s0 = tl->start[v] - gap, s1 = tl->start[v], best = -1;
+                for (int32_t w = dep; w >= 0 && plan_kind_stream(p->nodes[w].kind) != PLAN_STREAM_COMPUTE &&
+                                      tl->end[w] > s0;
+                     w = before[w]) {
+                    double ov = fmin(tl->end[w], s1) - fmax(tl->start[w], s0);
+                    if (ov > best) {
+                        best = ov;
+                        dep = w;
+                    }
+                }
                 (*out)[count] = (emit_stall){v, dep, gap};
             }
             count++;
         }
         if (pass == 0) {
-            if (count == 0)
+            if (count == 0) {
+                free(before);
                 return SA_OK;
+            }
             *out = malloc((size_t)count * sizeof **out);
-            if (!*out)
+            if (!*out) {
+                free(before);
                 return sa_fail(err, SA_ENOMEM, "out of memory listing %d stalls", count);
+            }
         }
     }
+    free(before);
     *n = count;
     return SA_OK;
 }

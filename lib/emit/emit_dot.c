@@ -4,11 +4,22 @@
 
 #include "swapadvisor/emit.h"
 
+/* The longest name a label shows, in bytes: Graphviz refuses a label past
+ * 16384 bytes, and a longer one would not be read anyway. */
+#define DOT_NAME_MAX 200
+
 /* Writes s inside a DOT double-quoted string: quotes and backslashes escaped
- * (a lone backslash would start a DOT escape such as \n or \N). */
+ * (a lone backslash would start a DOT escape such as \n or \N); past
+ * DOT_NAME_MAX bytes the name is cut, between UTF-8 characters, and ends
+ * with "...". */
 static void dot_str(FILE *out, const char *s)
 {
-    for (const char *c = s ? s : ""; *c; c++) {
+    size_t n = 0;
+    for (const char *c = s ? s : ""; *c; c++, n++) {
+        if (n >= DOT_NAME_MAX && ((unsigned char)*c & 0xc0) != 0x80) {
+            fputs("...", out);
+            break;
+        }
         if (*c == '"' || *c == '\\')
             fputc('\\', out);
         if (*c == '\n')

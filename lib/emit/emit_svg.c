@@ -318,7 +318,9 @@ sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, in
         free(rows);
         return st;
     }
-    const double row_h = 34, bars_y = 70, left = fmax(PAD_L, 16 + label_w + 12);
+    /* a long label (a plan's file name) takes at most what leaves the bars
+     * 200 px: it is clipped at the left edge, a bar never has a negative width */
+    const double row_h = 34, bars_y = 70, left = fmin(fmax(PAD_L, 16 + label_w + 12), SVG_W - PAD_R - 330 - 200);
     double bar_w = SVG_W - PAD_R - left - 330;
     double mem_y = bars_y + row_h * n + 40;
     int height = (int)(mem_y + PLOT_H + 64 + 20 * ((n + 3) / 4));

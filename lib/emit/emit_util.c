@@ -1,7 +1,9 @@
 /* emit_util.c - escaping, number formats and axis steps the emitters share. */
 #include "emit/emit_util.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 void eu_json_str(FILE *out, const char *s)
 {
@@ -20,6 +22,21 @@ void eu_json_str(FILE *out, const char *s)
 void eu_xml_str(FILE *out, const char *s)
 {
     for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+        if (*c >= 0x80) {
+            /* a whole, valid UTF-8 character that XML allows is copied; a
+             * broken or cut sequence, U+FFFE and U+FFFF become '?', so the
+             * document stays well-formed whatever the name */
+            size_t len = *c >= 0xf0 ? 4 : *c >= 0xe0 ? 3 : 2, have = strnlen((const char *)c, len);
+            bool ok = have == len && sa_utf8_valid((const char *)c, len, NULL) &&
+                      !(len == 3 && c[0] == 0xef && c[1] == 0xbf && (c[2] == 0xbe || c[2] == 0xbf));
+            if (ok) {
+                fwrite(c, 1, len, out);
+                c += len - 1;
+            } else {
+                fputc('?', out);
+            }
+            continue;
+        }
         switch (*c) {
         case '&': fputs("&amp;", out); break;
         case '<': fputs("&lt;", out); break;
@@ -43,11 +60,12 @@ const char *eu_fmt_time(char *buf, size_t size, double us)
 
 void eu_print_us(FILE *out, int64_t ns)
 {
+    uint64_t m = (uint64_t)ns; /* the magnitude, exact even for INT64_MIN */
     if (ns < 0) {
         fputc('-', out);
-        ns = -ns;
+        m = 0 - m;
     }
-    fprintf(out, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+    fprintf(out, "%llu.%03llu", (unsigned long long)(m / 1000), (unsigned long long)(m % 1000));
 }
 
 const char *eu_time_unit(double max_us, double *div)

@@ -21,10 +21,20 @@ void eu_xml_str(FILE *out, const char *s);
 /* "9.500 us", "12.345 ms", "1.234 s" into buf; returns buf. */
 const char *eu_fmt_time(char *buf, size_t size, double us);
 
-/* Integer nanoseconds of a time in microseconds (round half away from zero).
- * Monotone: a <= b gives eu_ns(a) <= eu_ns(b), so rounded slices that did not
- * overlap still do not. */
-static inline int64_t eu_ns(double us) { return (int64_t)llround(us * 1000.0); }
+/* Integer nanoseconds of a time in microseconds (round half away from zero),
+ * clamped to +-(2^63 - 1024) ns (about 292 years: times up to 1e30 us are
+ * valid; past the clamp a view draws them at its edge, and llround would be
+ * undefined).  Monotone: a <= b gives eu_ns(a) <= eu_ns(b), so rounded slices
+ * that did not overlap still do not. */
+static inline int64_t eu_ns(double us)
+{
+    double ns = us * 1000.0;
+    if (!(ns < 9.2233720368547748e18))
+        return ns != ns ? 0 : INT64_MAX - 1023;
+    if (!(ns > -9.2233720368547748e18))
+        return -(INT64_MAX - 1023);
+    return (int64_t)llround(ns);
+}
 
 /* Prints ns as microseconds with exactly three decimals ("12.345"), exact. */
 void eu_print_us(FILE *out, int64_t ns);

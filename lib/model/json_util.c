@@ -122,6 +122,16 @@ static void line_col(const char *text, const char *at, int *line, int *col)
 sa_status ju_parse(const char *text, size_t len, const char *src, cJSON **out, sa_err *err)
 {
     const char *end = NULL;
+    size_t bad;
+    *out = NULL;
+    /* JSON text is UTF-8 (RFC 8259): names copied from invalid text would make
+     * every document and view written from them invalid too */
+    if (!sa_utf8_valid(text, len, &bad)) {
+        int line, col;
+        line_col(text, text + bad, &line, &col);
+        return sa_fail(err, SA_EFORMAT, "%s: invalid UTF-8 at line %d column %d (byte 0x%02x)", src, line, col,
+                       (unsigned)(unsigned char)text[bad]);
+    }
     *out = cJSON_ParseWithLengthOpts(text, len, &end, false);
     if (*out) {
         /* one document: nothing but white space after it */
@@ -374,7 +384,7 @@ sa_status ju_device(const cJSON *o, dfg_device *dev, ju_where w, sa_err *err)
         (st = ju_num(o, "duplex_bytes_per_s", 1, true, &dev->duplex_bytes_per_s, w, err)) ||
         (st = ju_time(o, "transfer_latency_us", true, &dev->transfer_latency_us, w, err)))
         return st;
-    snprintf(dev->name, sizeof dev->name, "%s", name);
+    sa_utf8_copy(dev->name, sizeof dev->name, name); /* a long name is cut between characters */
     return SA_OK;
 }
 

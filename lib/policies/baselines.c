@@ -59,6 +59,9 @@ sa_status bl_oom(rctx *r) { return sa_fail(r->err, SA_ENOMEM, "out of memory pla
  * the arena) is computed. */
 sa_status bl_build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats *ds)
 {
+    *p = NULL;
+    if (r->deadline_s > 0 && sa_now_s() >= r->deadline_s)
+        return sa_fail(r->err, SA_EINFEASIBLE, "%s: cut at the time limit", r->name);
     dec_opts o = *base;
     o.pack_offsets = pack;
     *p = plan_new(r->g, r->dev);
@@ -435,7 +438,7 @@ sa_status bl_rule_run(const policy_call *c, bl_rule_fn fn, plan **out, sa_err *e
     const dfg_graph *g = c->g;
     const dfg_device *dev = c->dev;
     *out = NULL;
-    rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL, 0};
+    rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL, 0, c->opts->deadline_s};
     int64_t pers = dfg_persistent_bytes(g);
     if (pers > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE,

@@ -28,6 +28,7 @@ typedef struct rctx {
     uint8_t *marks;     /* convolution ops (vDNN's and SuperNeurons' layer boundaries), or NULL */
     int64_t work;       /* what bl_build has cost so far: ops + tensors per build, plus the packing's
                          * dec_stats.pack_work (a rule's budget) */
+    double deadline_s;  /* policy_opts.deadline_s: past it bl_build refuses (the row is cut) */
 } rctx;
 
 bool bl_is_conv(const dfg_op *o);
@@ -38,7 +39,8 @@ int32_t bl_gap_len(const rctx *r, int32_t t);
 void bl_forward_activations(rctx *r, bool gap_only);
 void bl_all_keep(rctx *r);
 sa_status bl_oom(rctx *r);
-/* act's plan on the default order; pack false: only the peak load (ds->peak_load). */
+/* act's plan on the default order; pack false: only the peak load (ds->peak_load).
+ * SA_EINFEASIBLE ("cut at the time limit") once r->deadline_s has passed. */
 sa_status bl_build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats *ds);
 
 /* A family of decisions set(r, k, arg) whose memory falls as k grows, k in

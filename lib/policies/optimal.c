@@ -19,9 +19,9 @@
 /* the largest model optimal builds: positions x candidates (see its use) */
 #define OPT_MAX_CELLS 2.0e7
 /* under an effort limit (optimal.max_nodes > 0) the solves per decision
- * space: their number ends the rounds, the clock (the whole time limit per
- * space, reported as timed_out) only as a safety net; as many as without
- * the limit (4 left resnet-152 inference at 192 MiB with no fitting plan) */
+ * space: their number ends the rounds, and no clock does unless
+ * policy_opts.deadline_s is set; as many as without the limit (4 left
+ * resnet-152 inference at 192 MiB with no fitting plan) */
 #define OPT_EFFORT_ROUNDS 10
 
 
@@ -340,8 +340,12 @@ static void take_solution(const octx *o, const milp_result *r, uint8_t *act, uin
 }
 
 /* One decision space (widen: decide.h's widened one) solved and built;
- * its time limit runs from t0.  Sets *timed_out when the time limit cut a
- * solve or the rounds short (the plan then depends on the machine's speed). */
+ * its time limit runs from t0 (without an effort limit), and no solve runs
+ * past policy_opts.deadline_s.  Sets *timed_out when a clock cut a solve or
+ * the rounds short (the plan then depends on the machine's speed); under an
+ * effort limit without a deadline no clock is read.  The solve / pack /
+ * lower-the-cap rounds share their state (cap, best, rounds, the decision
+ * arrays) in one frame: it is longer than 150 lines. */
 static sa_status run_space(const policy_call *pc, const char *name, const int32_t *sch, const char *extra, bool widen,
                            double t0, double limit, plan **out, bool *timed_out, sa_err *err)
 {
@@ -378,18 +382,26 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
     /* solve; pack the plan; when the packed arena (fragmentation, the
      * transfers' real timing, recompute inputs) overshoots the memory, solve
      * again for a cap lowered by the overshoot */
-    /* under an effort limit every solve gets the whole time limit as its
-     * own safety net and the count of rounds ends them (the clock only past
-     * the whole limit, reported), so that the plan does not depend on the
-     * machine's speed while no limit of time is reached */
+    /* under an effort limit the node count ends each solve and the count of
+     * rounds ends them, no clock (but a deadline), so that the plan depends
+     * on the inputs only */
     bool effort = po->optimal.max_nodes > 0;
-    double whole = po->optimal.time_limit_s > 0 ? po->optimal.time_limit_s : 60;
+    double dl = po->deadline_s;
     for (; !st && rounds < (effort ? OPT_EFFORT_ROUNDS : 10); rounds++) {
+        double left = effort ? 0 : fmax(1.0, limit - (now_s() - t0)); /* 0: no time limit */
+        if (dl > 0) {
+            double to_dl = dl - now_s();
+            if (to_dl <= 0) {
+                *timed_out = true;
+                st = sa_fail(err, SA_EINFEASIBLE, "%s: cut at the time limit", name);
+                break;
+            }
+            left = left > 0 ? fmin(left, to_dl) : to_dl;
+        }
         milp *m = NULL;
         if ((st = opt_build_milp(&o, cap, &m, err)))
             break;
-        double left = effort ? whole : limit - (now_s() - t0);
-        milp_opts mo = {po->optimal.solver, left > 1 ? left : 1, po->optimal.gap, po->optimal.threads, false,
+        milp_opts mo = {po->optimal.solver, left, po->optimal.gap, po->optimal.threads, false,
                         po->optimal.max_nodes};
         milp_result r;
         st = milp_solve(m, &mo, &r, err);
@@ -442,7 +454,8 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
         else
             smallest = ds.arena_bytes;
         cap -= (over / 2 + 1) * (stuck + 1);
-        if (now_s() - t0 > (effort ? whole : limit) || cap <= 0) {
+        bool overdue = dl > 0 ? now_s() >= dl : !effort && now_s() - t0 > limit;
+        if (overdue || cap <= 0) {
             if (cap > 0)
                 *timed_out = true;
             rounds++;
@@ -453,17 +466,22 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
         st = sa_fail(err, SA_EINFEASIBLE, "%s: the packed arena needs %lld bytes, more than the %lld bytes of memory, "
                      "after %d solves", name, (long long)ds.arena_bytes, (long long)dev->memory_bytes, rounds);
     if (!st) {
-        char search[1024];
-        double gap = best.objective > 0 && isfinite(best.best_bound)
+        char search[1024], bound[64] = "";
+        /* a solver without a bound reports COIN_DBL_MAX or an infinity: the
+         * member is left out (JSON has no infinity, and 1.8e308 written with
+         * fewer digits reads back as one) */
+        bool has_bound = isfinite(best.best_bound) && fabs(best.best_bound) < 1e300;
+        if (has_bound)
+            snprintf(bound, sizeof bound, ",\"milp_bound_us\":%.17g", best.best_bound);
+        double gap = best.objective > 0 && has_bound
                          ? fmax(0.0, (best.objective - best.best_bound) / best.objective) : -1;
         snprintf(search, sizeof search,
                  "{\"algorithm\":\"%s\",\"space\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\","
-                 "\"milp_objective_us\":%.17g,\"milp_bound_us\":%.17g,\"milp_gap\":%.6f,\"candidates\":%d,"
+                 "\"milp_objective_us\":%.17g%s,\"milp_gap\":%.6f,\"candidates\":%d,"
                  "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
                  "\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
                  name, widen ? "widened" : "narrow", best.solver,
-                 best.status == MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective,
-                 isfinite(best.best_bound) ? best.best_bound : 0.0, gap, o.nc, rounds + (rounds == 0), (long long)cap,
+                 best.status == MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective, bound, gap, o.nc, rounds + (rounds == 0), (long long)cap,
                  ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
                  (long long)ds.arena_bytes, now_s() - t0, extra ? "," : "", extra ? extra : "");
         if (!plan_set_search_json(p, search))
@@ -550,16 +568,26 @@ sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *er
         return optimal_on_schedule(c, c->name, c->g->topo, NULL, out, &(bool){false}, err); /* the same refusal */
     /* the time limit covers both: the search gets at most half of it, the
      * solves what the search left */
+    /* under an effort limit (a seed of the swapadvisor row) the search
+     * stops on its generation count (and the deadline), the solves on node
+     * counts; otherwise the time limit covers both: the search gets at most
+     * half of it, the solves what the search left */
     policy_opts po = *c->opts;
+    bool effort = po.optimal.max_nodes > 0;
     double limit = po.optimal.time_limit_s > 0 ? po.optimal.time_limit_s : 60;
-    if (po.search.time_limit_s <= 0 || po.search.time_limit_s > limit / 2)
+    if (effort)
+        po.search.time_limit_s = 0;
+    else if (po.search.time_limit_s <= 0 || po.search.time_limit_s > limit / 2)
         po.search.time_limit_s = limit / 2;
+    if (po.deadline_s > 0 && (!(po.search.deadline_s > 0) || po.search.deadline_s > po.deadline_s))
+        po.search.deadline_s = po.deadline_s;
     double t0 = now_s();
     ga_result res;
     sa_status st = ga_search(c->g, c->dev, &po.search, &res, err);
     if (st)
         return st;
-    po.optimal.time_limit_s = fmax(1.0, limit - (now_s() - t0));
+    if (!effort)
+        po.optimal.time_limit_s = fmax(1.0, limit - (now_s() - t0));
     policy_call pc = *c;
     pc.opts = &po;
     c = &pc;

@@ -17,8 +17,8 @@
 
 /* c's options for the seeding and polishing solves: a node limit and one
  * solver thread whatever the search's thread count, so that their plans do
- * not depend on --threads (nor, while the time limit is not reached, on
- * the machine's speed). */
+ * not depend on --threads nor, without a deadline, on the machine's speed
+ * (optimal.c reads no clock under a node limit unless deadline_s is set). */
 static void milp_effort(const policy_call *c, policy_opts *po)
 {
     po->optimal.threads = 1;
@@ -45,7 +45,37 @@ static sa_status milp_fits(const policy_call *c, const int32_t *sch, double max_
  * that fit go to seeds (n_rows entries), the rows that refuse
  * (SA_EINFEASIBLE) are left out.  On any other error returns it with the
  * plans made so far in seeds[0 .. *n). */
-static sa_status run_seed_rows(const policy_call *c, bool with_milp, ga_seed *seeds, int *n, sa_err *err)
+/* The row's clock (policy_opts.deadline_s): the deadline, the seeds' share
+ * of it, what one plan of the first seed took (the estimate of a row's
+ * cost: a row is skipped when it would not end before its deadline), and
+ * what the clock did, for the search block. */
+typedef struct budget {
+    double start, deadline, seed_deadline, one_plan;
+    char cut[256], skipped[512]; /* JSON arrays' contents: the seed rows cut and skipped */
+    const char *polish;          /* "ran", "cut", "skipped" or NULL (not attempted) */
+} budget;
+
+/* Under a deadline the MILP (the optimal rows as seeds, the polish) runs only
+ * with at least this many seconds left for it: CBC reads its time limit
+ * between nodes, and its root alone (model, relaxation, cuts) has overrun
+ * a short budget by seconds (inception-4, wresnet-152-10 under
+ * --time-limit 5). */
+#define BUDGET_MILP_MIN_S 30.0
+
+static void budget_note(char *list, size_t cap, const char *name)
+{
+    size_t at = strlen(list);
+    if (at + strlen(name) + 4 < cap)
+        snprintf(list + at, cap - at, "%s\"%s\"", at ? "," : "", name);
+}
+
+static void phase(const policy_call *c, const char *what, int index, int count)
+{
+    if (c->opts->on_phase)
+        c->opts->on_phase(what, index, count, c->opts->phase_ctx);
+}
+
+static sa_status run_seed_rows(const policy_call *c, bool with_milp, budget *b, ga_seed *seeds, int *n, sa_err *err)
 {
     int n_rows;
     const policy_def *t = policy_table(&n_rows);
@@ -60,14 +90,35 @@ static sa_status run_seed_rows(const policy_call *c, bool with_milp, ga_seed *se
     so.search.seeds = NULL;
     so.search.n_seeds = 0;
     milp_effort(c, &so);
+    so.on_phase = NULL;
+    so.search.time_limit_s = 0; /* the seed deadline instead */
+    so.search.deadline_s = so.deadline_s = b->seed_deadline;
+    int count = 0, index = 0;
+    for (int i = 0; i < n_rows; i++)
+        count += !(!strcmp(t[i].name, c->name) || (t[i].flags & POLICY_NO_SEED) ||
+                   ((t[i].flags & POLICY_SEED_MILP) && !with_milp));
     *n = 0;
     for (int i = 0; i < n_rows; i++) {
         if (!strcmp(t[i].name, c->name) || (t[i].flags & POLICY_NO_SEED) ||
             ((t[i].flags & POLICY_SEED_MILP) && !with_milp))
             continue;
+        phase(c, t[i].name, index++, count);
+        double t0 = b->deadline > 0 ? sa_now_s() : 0;
+        if (b->deadline > 0 && (t0 + b->one_plan >= b->seed_deadline ||
+                                ((t[i].flags & POLICY_SEED_MILP) && b->seed_deadline - t0 < BUDGET_MILP_MIN_S))) {
+            budget_note(b->skipped, sizeof b->skipped, t[i].name);
+            continue;
+        }
         plan *p = NULL;
         sa_err e = {0};
         sa_status st = policy_run_opts(t[i].name, c->g, c->dev, &so, &p, &e);
+        if (b->deadline > 0 && !(b->one_plan > 0))
+            b->one_plan = sa_now_s() - t0;
+        if (st && b->deadline > 0 && sa_now_s() >= b->seed_deadline) {
+            plan_free(p);
+            budget_note(b->cut, sizeof b->cut, t[i].name);
+            continue; /* cut by the deadline, whatever it said */
+        }
         if (st == SA_EINFEASIBLE)
             continue; /* refused */
         if (st) {
@@ -84,10 +135,11 @@ static sa_status run_seed_rows(const policy_call *c, bool with_milp, ga_seed *se
  * search's) gains a "polish" member saying what the MILP reached.  A MILP
  * refusal (SA_EINFEASIBLE) leaves *best's plan; other errors are returned
  * with *best untouched. */
-static sa_status polish(const policy_call *c, double cells, plan **best, sa_err *err)
+static sa_status polish(const policy_call *c, double cells, double deadline, plan **best, sa_err *err)
 {
     policy_opts po = *c->opts;
     milp_effort(c, &po);
+    po.deadline_s = deadline;
     policy_call pc = *c;
     pc.opts = &po;
     plan *m = NULL;
@@ -134,6 +186,35 @@ static sa_status polish(const policy_call *c, double cells, plan **best, sa_err 
     return SA_OK;
 }
 
+/* Appends member (`"name":value`) to p's search block.  SA_ENOMEM. */
+static sa_status append_member(plan *p, const char *member, sa_err *err)
+{
+    const char *sj = p->search_json ? p->search_json : "{}";
+    size_t gl = strlen(sj);
+    while (gl > 0 && sj[gl - 1] != '}')
+        gl--;
+    size_t len = gl + strlen(member) + 4;
+    char *json = malloc(len);
+    if (!json)
+        return sa_fail(err, SA_ENOMEM, "out of memory");
+    snprintf(json, len, "%.*s%s%s}", (int)(gl ? gl - 1 : 0), sj, gl > 2 ? "," : "", member);
+    bool ok = plan_set_search_json(p, json);
+    free(json);
+    return ok ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory");
+}
+
+/* The search block's "time_limit" member: the budget, what it cut. */
+static sa_status note_budget(const budget *b, bool search_cut, plan *p, sa_err *err)
+{
+    char m[1024];
+    snprintf(m, sizeof m,
+             "\"time_limit\":{\"budget_s\":%.3f,\"used_s\":%.3f,\"seeds_cut\":[%s],\"seeds_skipped\":[%s],"
+             "\"search_cut\":%s,\"polish\":\"%s\"}",
+             b->deadline - b->start, sa_now_s() - b->start, b->cut, b->skipped, search_cut ? "true" : "false",
+             b->polish ? b->polish : "none");
+    return append_member(p, m, err);
+}
+
 sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
 {
     ga_opts o = c->opts->search;
@@ -142,19 +223,39 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
     ga_seed *seeds = NULL;
     sa_status st = SA_OK;
     *out = NULL;
+    /* the whole row runs to the deadline: policy_opts.deadline_s, or the
+     * search's time limit from now; the search's own clock is replaced by it */
+    budget b = {.start = sa_now_s()};
+    b.deadline = c->opts->deadline_s > 0 ? c->opts->deadline_s
+                 : o.time_limit_s > 0 ? b.start + o.time_limit_s : 0;
+    if (b.deadline > 0 && !o.migrate)
+        o.time_limit_s = 0;
+    b.seed_deadline = b.deadline > 0 ? b.start + 0.5 * (b.deadline - b.start) : 0;
+    bool with_milp = false;
     if (c->opts->search_seeds) {
-        bool with_milp;
         double cells;
         if (!(seeds = calloc((size_t)n_rows, sizeof *seeds)))
             return sa_fail(err, SA_ENOMEM, "out of memory");
         st = milp_fits(c, c->g->topo, c->opts->seed_milp.max_cells, &with_milp, &cells, err);
         if (!st)
-            st = run_seed_rows(c, with_milp, seeds, &n, err);
+            st = run_seed_rows(c, with_milp, &b, seeds, &n, err);
         o.seeds = seeds;
         o.n_seeds = n;
         o.pool_recompute = true; /* with every other row as a seed, topo-rc's among them */
     }
+    /* the search leaves time for its last plan and the caller's checks
+     * (about two plans' worth) and, when the polish may run (a quarter of
+     * what is left is at least BUDGET_MILP_MIN_S), that quarter for it */
+    /* islands (ga_opts.migrate) stop together at an exchange, by their
+     * hook's clock: no rank's search may stop on its own */
+    if (b.deadline > 0 && !o.migrate) {
+        double left = b.deadline - sa_now_s() - 2 * b.one_plan;
+        o.deadline_s = b.deadline - 2 * b.one_plan - (with_milp && 0.25 * left >= BUDGET_MILP_MIN_S ? 0.25 * left : 0.0);
+        if (!(o.deadline_s > 0))
+            o.deadline_s = 1e-9; /* already past: positive, so still a deadline */
+    }
     ga_result res = {0};
+    phase(c, "search", 0, 1);
     if (!st)
         st = ga_search(c->g, c->dev, &o, &res, err);
     for (int i = 0; i < n; i++)
@@ -166,11 +267,22 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
      * same model again */
     const char *sj = res.best->search_json;
     bool milp_seed = sj && strstr(sj, "\"answer\":\"seed\"") && strstr(sj, "\"best_seed\":\"optimal");
-    bool fits = false;
-    double cells;
-    if (!milp_seed &&
-        !(st = milp_fits(c, res.best->schedule, c->opts->seed_milp.polish_cells, &fits, &cells, err)) && fits)
-        st = polish(c, cells, &res.best, err);
+    bool fits = false, search_cut = sj && strstr(sj, "\"cut\":true");
+    double cells, pd = b.deadline > 0 ? b.deadline - b.one_plan : 0;
+    /* --generations 0 asks for the seeds' plans only: no polish either */
+    if (!milp_seed && o.generations != 0 &&
+        !(st = milp_fits(c, res.best->schedule, c->opts->seed_milp.polish_cells, &fits, &cells, err)) && fits) {
+        if (pd > 0 && (sa_now_s() + b.one_plan >= pd || pd - sa_now_s() < BUDGET_MILP_MIN_S)) {
+            b.polish = "skipped";
+        } else {
+            phase(c, "polish", 0, 1);
+            st = polish(c, cells, pd, &res.best, err);
+            const char *pj = st ? NULL : strstr(res.best->search_json ? res.best->search_json : "", "\"polish\":");
+            b.polish = pj && strstr(pj, "\"timed_out\":true") ? "cut" : "ran";
+        }
+    }
+    if (!st && b.deadline > 0)
+        st = note_budget(&b, search_cut, res.best, err);
     if (st) {
         plan_free(res.best);
         return st;

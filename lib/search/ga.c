@@ -193,6 +193,7 @@ typedef struct search {
     double *best_hist, *time_hist;
     int hist_cap;
     double tbest;
+    bool cut;               /* the deadline stopped an evaluation (ga_opts.deadline_s) */
 } search;
 
 static void search_free(search *s)
@@ -259,12 +260,26 @@ static sa_status first_error(const search *s, int32_t from, int32_t to, sa_err *
     return SA_OK;
 }
 
+/* Whether individual i goes unevaluated: the deadline has passed.  Without
+ * seeds individual 0 (the topo policy's) is always evaluated, so that the
+ * search has an answer however early the deadline. */
+static bool skip_eval(search *s, int32_t i)
+{
+    double d = s->c.o->deadline_s;
+    if (!(d > 0) || (i == 0 && !s->c.joint) || sa_now_s() < d)
+        return false;
+#pragma omp atomic write
+    s->cut = true;
+    s->pop[i].t = HUGE_VAL; /* unplanned, as an individual that fits no memory */
+    return true;
+}
+
 /* Evaluates individuals [from, to) in parallel; the first error, if any. */
 static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err)
 {
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
     for (int32_t i = from; i < to; i++)
-        s->est[i] = gx_evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], &s->eerr[i]);
+        s->est[i] = skip_eval(s, i) ? SA_OK : gx_evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], &s->eerr[i]);
     return first_error(s, from, to, err);
 }
 
@@ -304,7 +319,7 @@ static sa_status first_generation(search *s, ga_result *res, sa_err *err)
     /* a seed that timed swap-outs cannot fit tries synchronous ones (as the
      * baselines fall back to them) */
     for (int32_t i = 1; s->c.joint && i < s->np && i - 1 <= o->n_seeds; i++)
-        if (!isfinite(s->pop[i].t) && s->pop[i].layout == PLANNER_BESTFIT) {
+        if (!isfinite(s->pop[i].t) && s->pop[i].layout == PLANNER_BESTFIT && !skip_eval(s, i)) {
             s->pop[i].sync = 1;
             if ((st = gx_evaluate(&s->c, &s->ws[0], &s->pop[i], err)))
                 return st;
@@ -350,7 +365,8 @@ static sa_status end_of_generation(search *s, int gen, const ga_result *res, boo
         o->on_generation(&gs, o->ctx);
     }
     *stop = (o->generations > 0 && gen >= o->generations) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
-            (o->generations <= 0 && o->time_limit_s <= 0);
+            (o->generations <= 0 && o->time_limit_s <= 0) || s->cut ||
+            (o->deadline_s > 0 && sa_now_s() >= o->deadline_s);
     return SA_OK;
 }
 
@@ -452,7 +468,7 @@ static sa_status breed(search *s, int gen, rng *gr, sa_err *err)
         if (s->c.o->mode == GA_SCHEDULE_ONLY && !pool_alloc_copy(&kid->a, &s->pop[s->pairs[j / 4][0]].a))
             s->est[np + j] = sa_fail(&s->eerr[np + j], SA_ENOMEM, "out of memory copying a pool");
         else
-            s->est[np + j] = gx_evaluate(&s->c, w, kid, &s->eerr[np + j]);
+            s->est[np + j] = skip_eval(s, np + j) ? SA_OK : gx_evaluate(&s->c, w, kid, &s->eerr[np + j]);
     }
     return first_error(s, np, s->total, err);
 }
@@ -655,17 +671,21 @@ static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
             res->time_to_1pct_s = s->time_hist[k];
             break;
         }
-    char joint[512], json[1024];
+    char joint[512], json[1024], first[64] = "";
+    /* JSON has no infinity: without a planned individual (every one cut by
+     * the deadline) the member is left out */
+    if (isfinite(res->first_us))
+        snprintf(first, sizeof first, ",\"first_generation_us\":%.3f", res->first_us);
     seed_json(s, &pop[bi], bs, seed_won, joint, sizeof joint);
     snprintf(json, sizeof json,
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
              "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
-             "\"time_to_1pct_s\":%.3f,\"first_generation_us\":%.3f,\"size_classes\":%d,\"objects\":%d,"
-             "\"pool_bytes\":%lld%s%s}",
+             "\"time_to_1pct_s\":%.3f%s,\"size_classes\":%d,\"objects\":%d,"
+             "\"pool_bytes\":%lld%s%s%s}",
              ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations, o->mutation,
-             o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, res->first_us, pop[bi].a.n_classes,
+             o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, first, pop[bi].a.n_classes,
              pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, joint,
-             o->pool_recompute ? ",\"pool_recompute\":true" : "");
+             o->pool_recompute ? ",\"pool_recompute\":true" : "", s->cut ? ",\"cut\":true" : "");
     if (!plan_set_search_json(res->best, json))
         return sa_fail(err, SA_ENOMEM, "out of memory");
     return SA_OK;
@@ -697,6 +717,10 @@ sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o,
         rng_seed(&gr, o->seed, (uint64_t)gen, UINT64_C(0xfeed));
         if ((st = breed(&s, gen, &gr, err)))
             goto done;
+        if (s.cut) { /* the deadline fell inside the generation: it is dropped, the parents stay */
+            gen--;
+            break;
+        }
         res->evaluations += s.nkids;
         survive(&s, &gr);
         if (o->migrate && gen % o->migrate_every == 0 && (st = exchange(&s, gen, false, &asked, res, err)))

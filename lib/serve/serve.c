@@ -146,11 +146,21 @@ sa_status serve_table_build(const serve_model *m, int32_t k, const serve_opts *o
     t->nv = nv;
     t->steps = o->steps;
     t->memory_bytes = o->memory_bytes;
-    double wsum = 0;
-    for (int32_t i = 0; i < k; i++)
+    /* weights are relative: when their sum overflows (1e308 each) they are
+     * first divided by the largest, so that none becomes 0 */
+    double wsum = 0, wmax = 0, scale = 1;
+    for (int32_t i = 0; i < k; i++) {
         wsum += m[i].weight > 0 ? m[i].weight : 1.0;
+        wmax = fmax(wmax, m[i].weight > 0 ? m[i].weight : 1.0);
+    }
+    if (!isfinite(wsum)) {
+        scale = 1 / wmax;
+        wsum = 0;
+        for (int32_t i = 0; i < k; i++)
+            wsum += (m[i].weight > 0 ? m[i].weight : 1.0) * scale;
+    }
     for (int32_t i = 0, v = 0; i < k; i++) {
-        t->weight[i] = (m[i].weight > 0 ? m[i].weight : 1.0) / wsum;
+        t->weight[i] = (m[i].weight > 0 ? m[i].weight : 1.0) * scale / wsum;
         t->voff[i] = v;
         for (int32_t j = 0; j < m[i].n; j++, v++) {
             seen[v] = m[i].g[j];
@@ -191,6 +201,7 @@ typedef struct sim_ctx {
     int32_t *lastv;   /* [k] the variant of the model's previous batch, -1 none */
     double *lat;      /* [n] latency (us) */
     int32_t *share;   /* [k] units of memory of each model in this run */
+    int64_t *maxb;    /* [k] the largest batch among the model's variants */
 } sim_ctx;
 
 static int cmp_double(const void *a, const void *b)
@@ -269,7 +280,10 @@ static void simulate(sim_ctx *c, bool time_shared, serve_stats *s)
         }
         int32_t sh = c->share[pick];
         int64_t h = c->head[pick], e = h;
-        while (e < c->off[pick + 1] && c->arr[c->idx[e]] <= now)
+        /* count the waiting requests only up to one past the largest batch:
+         * pick_variant answers the same for any count past it, and a scan of
+         * every waiting request would make a saturated run quadratic */
+        while (e < c->off[pick + 1] && e - h <= c->maxb[pick] && c->arr[c->idx[e]] <= now)
             e++;
         int32_t v = pick_variant(t, pick, sh, e - h);
         if (e - h > t->batch[v])
@@ -371,11 +385,15 @@ sa_status serve_eval(const serve_table *t, double rate_rps, const serve_opts *o,
     c.lat = malloc((size_t)n * sizeof *c.lat);
     c.share = malloc((size_t)k * sizeof *c.share);
     c.lastv = malloc((size_t)k * sizeof *c.lastv);
+    c.maxb = calloc((size_t)k, sizeof *c.maxb);
     sa_status st = SA_OK;
-    if (!model || !cur || !c.arr || !c.off || !c.idx || !c.head || !c.lat || !c.share || !c.lastv) {
+    if (!model || !cur || !c.arr || !c.off || !c.idx || !c.head || !c.lat || !c.share || !c.lastv || !c.maxb) {
         st = sa_fail(err, SA_ENOMEM, "serve: out of memory");
         goto done;
     }
+    for (int32_t i = 0; i < k; i++)
+        for (int32_t v = t->voff[i]; v < t->voff[i + 1]; v++)
+            c.maxb[i] = c.maxb[i] > t->batch[v] ? c.maxb[i] : t->batch[v];
     /* arrivals: exponential gaps, model by weight; one stream per rate */
     rng r;
     rng_seed(&r, o->seed, (uint64_t)llround(rate_rps * 1000), 0x5e7e);
@@ -426,5 +444,6 @@ done:
     free(c.lat);
     free(c.share);
     free(c.lastv);
+    free(c.maxb);
     return st;
 }
