@@ -33,7 +33,7 @@ typedef struct knap {
 /* Saves the most valuable items that fit cap units (the rest are recomputed):
  * the classic 0/1 knapsack, items in producer order, ties kept by the earlier
  * choice so the answer does not depend on anything but the graph. */
-static void knap_solve(rctx *r, knap *k, int32_t cap)
+static void knap_solve(rctx *r, const knap *k, int32_t cap)
 {
     const size_t w = (size_t)k->cap + 1;
     for (int32_t c = 0; c <= cap; c++)
@@ -63,9 +63,8 @@ static void knap_solve(rctx *r, knap *k, int32_t cap)
 /* step s of BUDGET_STEPS: a budget of (BUDGET_STEPS - s) % of the items'
  * bytes; the maps backward does not read may be rebuilt for a chain (they
  * are dropped after their forward use either way) */
-static void budget_set(rctx *r, int32_t s, const void *arg)
+static void budget_set(rctx *r, int32_t s, const knap *k)
 {
-    knap *k = (knap *)arg;
     bl_all_keep(r);
     for (int32_t i = k->n; i < k->n + k->n_rest; i++)
         r->act[r->cand[i]] = DEC_RECOMPUTE;

@@ -28,6 +28,9 @@ from .errors import ExportError
 
 EXIT_VERIFY = 8
 
+# the stream each node kind runs on: compute, h2d, d2h
+STREAM = {"compute": 0, "recompute": 0, "swap_in": 1, "swap_out": 2}
+
 # aten ops that draw from the random generator
 _RANDOM = {"bernoulli", "bernoulli_", "native_dropout", "dropout", "rand", "rand_like", "randn",
            "randn_like", "randint", "randint_like", "randperm", "normal", "normal_", "uniform_",
@@ -53,7 +56,6 @@ def _storage_key(t):
 def fake_outputs(node):
     """The traced (fake) value of a node's output, rebuilt from its getitem users where
     torch 1.13 kept none on a multi-output node."""
-    import torch
     v = node.meta.get("val")
     if v is not None:
         return v
@@ -63,7 +65,7 @@ def fake_outputs(node):
             items[u.args[1]] = u.meta.get("val")
     if items:
         return tuple(items.get(i) for i in range(max(items) + 1))
-    return v if not isinstance(v, torch.Tensor) else v
+    return v
 
 
 class Binding:
@@ -212,7 +214,7 @@ class Plan:
         """One topological order of stream order + deps, the smallest ready id first."""
         import heapq
         n = len(self.kind)
-        stream = {"compute": 0, "recompute": 0, "swap_in": 1, "swap_out": 2}
+        stream = STREAM
         succ = [[] for _ in range(n)]
         indeg = [0] * n
         last = [-1, -1, -1]
@@ -301,7 +303,6 @@ class CudaDevice:
         self.device = torch.device("cuda")
         self.streams = [torch.cuda.Stream(), torch.cuda.Stream(), torch.cuda.Stream()]
         self.events = [None] * n_nodes
-        self.kind_stream = {"compute": 0, "recompute": 0, "swap_in": 1, "swap_out": 2}
         self.ctx = None
 
     def begin(self, i, stream, deps):
@@ -701,7 +702,7 @@ class Executor:
         self.scratch_peak = 0
         self.d.reset_peak()
         self.desc = {k: v for k, v in self.desc.items() if k in self.static}
-        stream = {"compute": 0, "recompute": 0, "swap_in": 1, "swap_out": 2}
+        stream = STREAM
         t0 = time.time()
         for i in p.order:
             k, r = p.kind[i], p.ref[i]

@@ -146,9 +146,11 @@ def read_json(path, what):
             d[k] = v
         return d
 
+    def no_constant(c):
+        raise ValueError("number %s" % c)
+
     try:
-        return json.loads(text, object_pairs_hook=no_dupes,
-                          parse_constant=lambda c: (_ for _ in ()).throw(ValueError("number %s" % c)))
+        return json.loads(text, object_pairs_hook=no_dupes, parse_constant=no_constant)
     except ValueError as e:
         raise ExportError("%s: the %s is not valid JSON: %s" % (path, what, e), 3)
 
