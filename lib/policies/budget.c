@@ -32,7 +32,8 @@ typedef struct knap {
 
 /* Saves the most valuable items that fit cap units (the rest are recomputed):
  * the classic 0/1 knapsack, items in producer order, ties kept by the earlier
- * choice so the answer does not depend on anything but the graph. */
+ * choice so the answer does not depend on anything but the graph; an item
+ * that fits is saved even when it is worth nothing (a zero-time producer). */
 static void knap_solve(rctx *r, const knap *k, int32_t cap)
 {
     const size_t w = (size_t)k->cap + 1;
@@ -43,7 +44,7 @@ static void knap_solve(rctx *r, const knap *k, int32_t cap)
         memset(tk, 0, w);
         for (int32_t c = cap; c >= k->units[i]; c--) {
             double v = k->best[c - k->units[i]] + k->val[i];
-            if (v > k->best[c]) {
+            if (v >= k->best[c]) {
                 k->best[c] = v;
                 tk[c] = 1;
             }
@@ -61,14 +62,18 @@ static void knap_solve(rctx *r, const knap *k, int32_t cap)
 }
 
 /* step s of BUDGET_STEPS: a budget of (BUDGET_STEPS - s) % of the items'
- * bytes; the maps backward does not read may be rebuilt for a chain (they
- * are dropped after their forward use either way) */
+ * bytes.  The maps backward does not read are rebuilt only as links of a
+ * chain, so only once some item is recomputed: with every item saved the
+ * plan recomputes nothing, as the partitioner at a budget of 1. */
 static void budget_set(rctx *r, int32_t s, const knap *k)
 {
     bl_all_keep(r);
-    for (int32_t i = k->n; i < k->n + k->n_rest; i++)
-        r->act[r->cand[i]] = DEC_RECOMPUTE;
     knap_solve(r, k, (int32_t)((int64_t)k->cap * (BUDGET_STEPS - s) / BUDGET_STEPS));
+    bool any = false;
+    for (int32_t i = 0; i < k->n && !any; i++)
+        any = r->act[r->cand[i]] == DEC_RECOMPUTE;
+    for (int32_t i = k->n; any && i < k->n + k->n_rest; i++)
+        r->act[r->cand[i]] = DEC_RECOMPUTE;
 }
 
 static sa_status run_budget(rctx *r, const dec_opts *o, plan **out)
@@ -144,7 +149,7 @@ static sa_status run_budget(rctx *r, const dec_opts *o, plan **out)
     }
     if (!p) {
         char what[160];
-        snprintf(what, sizeof what, "no budget of saved feature maps fits (%d recomputable; at a budget of 0 %%)", n);
+        snprintf(what, sizeof what, "no budget of saved feature maps fits, from 100 %% down to 0 %% (%d recomputable),", n);
         st = bl_too_big(r, what, &ds);
         goto out;
     }
