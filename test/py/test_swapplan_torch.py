@@ -346,6 +346,19 @@ class TestCorruptedPlans(Workdir):
         self.assertEqual(r.returncode, 8, r.stderr)
         self.assertIn(self.tname(tid), r.stderr)
 
+    def test_update_node_removed(self):
+        # the compute node of a parameter's update taken out: the parameter would stay stale
+        ups = [i for i, n in enumerate(self.doc["nodes"]) if n["kind"] == "compute"
+               and self.graph["ops"][n["op"]].get("phase") == "update"]
+        self.assertTrue(ups, "the plan has update ops")
+        i = ups[-1]
+        op = self.doc["nodes"][i]["op"]
+        r = self.run_plan(_renumber(self.doc, {i}), "--force")
+        self.assertEqual(r.returncode, 8, r.stderr)
+        self.assertIn("op %d" % op, r.stderr)
+        self.assertIn("never runs", r.stderr)
+        self.assertIn("the update of", r.stderr)
+
     def test_memory_exceeded(self):
         bad = json.loads(json.dumps(self.doc))
         bad["device"]["memory_bytes"] = bad["arena_bytes"] // 2

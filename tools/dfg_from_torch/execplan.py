@@ -704,10 +704,16 @@ class Executor:
         self.desc = {k: v for k, v in self.desc.items() if k in self.static}
         stream = STREAM
         t0 = time.time()
+        computed = set()
         for i in p.order:
             k, r = p.kind[i], p.ref[i]
             for t in p.opens[i]:
                 self.placed.add(t)
+            if k == "compute":
+                if r in computed:
+                    raise PlanFault("%s runs op %d a second time (rule 1: one compute node per op)"
+                                    % (self.nname(i), r))
+                computed.add(r)
             self.d.begin(i, stream[k], p.deps[i])
             try:
                 if k == "compute" or k == "recompute":
@@ -724,6 +730,13 @@ class Executor:
                 self._drop(t, "its placement ended with %s" % self.nname(i))
         self.d.sync()
         wall = time.time() - t0
+        # rule 1: every op once; a missing update would leave its parameter stale
+        for op in sorted(self.b.groups):
+            if op not in computed:
+                g = self.b.groups[op]
+                what = ("the update of %s is lost: " % self.tname(g.pwrites[0].id)) if g.pwrites else ""
+                raise PlanFault("%sop %d %r never runs: the plan has no compute node for it (rule 1)"
+                                % (what, op, g.name))
         self.finish_iteration()
         self.stats["wall_s"] = wall
         self.stats["loss"] = float(self.loss_val) if self.loss_val is not None else None
