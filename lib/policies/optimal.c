@@ -566,8 +566,6 @@ sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *er
     *out = NULL;
     if (!milp_have(c->opts->optimal.solver))
         return optimal_on_schedule(c, c->name, c->g->topo, NULL, out, &(bool){false}, err); /* the same refusal */
-    /* the time limit covers both: the search gets at most half of it, the
-     * solves what the search left */
     /* under an effort limit (a seed of the swapadvisor row) the search
      * stops on its generation count (and the deadline), the solves on node
      * counts; otherwise the time limit covers both: the search gets at most
@@ -582,10 +580,20 @@ sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *er
     if (po.deadline_s > 0 && (!(po.search.deadline_s > 0) || po.search.deadline_s > po.deadline_s))
         po.search.deadline_s = po.deadline_s;
     double t0 = now_s();
-    ga_result res;
-    sa_status st = ga_search(c->g, c->dev, &po.search, &res, err);
+    /* the MILP's answer depends on the order it is given, not monotonically
+     * in the search's fitness: it also solves on the first generation's best
+     * order, so that more generations never give a slower plan */
+    ga_opts first = po.search;
+    first.generations = 0;
+    first.time_limit_s = 0;
+    ga_result res, res0;
+    sa_status st = ga_search(c->g, c->dev, &first, &res0, err);
     if (st)
         return st;
+    if ((st = ga_search(c->g, c->dev, &po.search, &res, err))) {
+        plan_free(res0.best);
+        return st;
+    }
     if (!effort)
         po.optimal.time_limit_s = fmax(1.0, limit - (now_s() - t0));
     policy_call pc = *c;
@@ -594,18 +602,32 @@ sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *er
     char extra[160];
     snprintf(extra, sizeof extra, "\"search_us\":%.17g,\"search_generations\":%d", res.best->predicted.iteration_us,
              res.generations);
-    bool to = false;
-    st = run_optimal(c, c->name, res.best->schedule, extra, out, &to, err);
-    /* the MILP's decisions on the search's schedule, or the search's own plan
-     * when that is faster */
-    if (st == SA_OK && (*out)->predicted.iteration_us > res.best->predicted.iteration_us) {
-        plan_free(*out);
-        *out = NULL;
+    /* the fastest of: the MILP's decisions on the search's order, on the
+     * first generation's order (when it differs), the search's own plan */
+    plan *best = res.best;
+    const int32_t *orders[2] = {res.best->schedule, res0.best->schedule};
+    bool same = memcmp(orders[0], orders[1], (size_t)c->g->n_ops * sizeof *orders[0]) == 0;
+    for (int k = 0; k < (same ? 1 : 2) && st == SA_OK; k++) {
+        plan *p = NULL;
+        bool to = false;
+        st = run_optimal(c, c->name, orders[k], extra, &p, &to, err);
+        if (st == SA_EINFEASIBLE) {
+            st = SA_OK;
+        } else if (st == SA_OK && p->predicted.iteration_us < best->predicted.iteration_us) {
+            if (best != res.best)
+                plan_free(best);
+            best = p;
+        } else {
+            plan_free(p);
+        }
     }
-    if (st == SA_EINFEASIBLE || (st == SA_OK && !*out)) {
-        *out = res.best;
-        return SA_OK;
+    if (best != res.best)
+        plan_free(res.best);
+    plan_free(res0.best);
+    if (st) {
+        plan_free(best);
+        return st;
     }
-    plan_free(res.best);
-    return st;
+    *out = best;
+    return SA_OK;
 }
