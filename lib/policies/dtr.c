@@ -318,10 +318,12 @@ static bool make_room(dtr *d, int64_t need)
 }
 
 /* Frees t (not persistent, no reader left, not in use): dead, though still
- * rebuildable should an evicted tensor's rebuild read it. */
+ * rebuildable should an evicted tensor's rebuild read it.  The inputs stay
+ * all iteration, as the runtime's constants do: every rebuild may read them. */
 static void maybe_free(dtr *d, int32_t t)
 {
-    if (dfg_kind_persistent(d->g->tensors[t].kind) || d->rem[t] > 0 || d->lock[t] > 0 || d->state[t] != T_RES ||
+    dfg_kind k = d->g->tensors[t].kind;
+    if (dfg_kind_persistent(k) || k == DFG_INPUT || d->rem[t] > 0 || d->lock[t] > 0 || d->state[t] != T_RES ||
         d->keep[t] > d->cur)
         return;
     res_del(d, t);

@@ -28,7 +28,7 @@ static const policy_def TABLE[] = {
     {"hybrid", "ours: recompute cheap maps in short chains, swap others", POLICY_NEEDS_FIT, policy_run_hybrid},
     {"memory-budget", "PyTorch's memory budget: knapsack of saved activations", POLICY_NEEDS_FIT,
      policy_run_memory_budget},
-    {"dtr", "DTR: evict least cost / (bytes x staleness), rebuild on demand", POLICY_NEEDS_FIT, policy_run_dtr},
+    {"dtr", "DTR: evict least cost/(bytes x staleness), rebuild", POLICY_NEEDS_FIT, policy_run_dtr},
     {"optimal", "MILP keep / swap / recompute on the default order", POLICY_NEEDS_FIT | POLICY_SEED_MILP, policy_run_optimal},
     {"optimal-search", "the MILP on the genetic search's best order", POLICY_NEEDS_FIT | POLICY_SEED_MILP,
      policy_run_optimal_search},
