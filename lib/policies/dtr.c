@@ -78,6 +78,8 @@ typedef struct dtr {
     int32_t *luser;     /* ... the last node that used t */
     int32_t *src;       /* ... the node that made t valid */
     int32_t *deps;      /* a node's deps (the most tensors an op uses) */
+    void *own[32];      /* the arrays above (dtr_free frees them) */
+    int n_own;
 } dtr;
 
 enum { EV_COMPUTE, EV_REBUILD, EV_OUT };
@@ -536,49 +538,38 @@ static bool dtr_run(dtr *d)
     return !d->oom;
 }
 
+/* calloc of n x sz bytes, owned by d (dtr_free frees it); NULL when out of memory */
+static void *take(dtr *d, size_t n, size_t sz)
+{
+    void *p = calloc(n, sz);
+    if (p)
+        d->own[d->n_own++] = p;
+    return p;
+}
+
 static sa_status dtr_alloc(rctx *r, dtr *d)
 {
     const dfg_graph *g = r->g;
-    size_t n = (size_t)g->n_tensors + 1;
+    size_t n = (size_t)g->n_tensors + 1, i4 = sizeof(int32_t), edges = 1;
+    int32_t most = 1; /* the most tensors one op uses: a node's deps */
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        edges += (size_t)g->ops[i].n_in;
+        most = g->ops[i].n_use > most ? g->ops[i].n_use : most;
+    }
     memset(d, 0, sizeof *d);
     d->g = g;
     d->pos = r->pos;
-    d->state = calloc(n, 1);
-    d->can = calloc(n, 1);
-    d->ever = calloc(n, 1);
-    d->gv = calloc(n, 1);
-    d->lock = calloc(n, sizeof(int32_t));
-    d->rem = calloc(n, sizeof(int32_t));
-    d->last = calloc(n, sizeof(int32_t));
-    d->uf = calloc(n, sizeof(int32_t));
-    d->res = calloc(n, sizeof(int32_t));
-    d->ridx = calloc(n, sizeof(int32_t));
-    d->stack = calloc(DTR_DEPTH_MAX + 1, sizeof(int32_t));
-    d->hbase = calloc(DTR_DEPTH_MAX + 1, sizeof(int32_t));
-    d->dfs = calloc(n, sizeof(int32_t));
-    /* a frame or the op holds each distinct input once: at most every edge once per frame level */
-    size_t edges = 1;
-    for (int32_t i = 0; i < g->n_ops; i++)
-        edges += (size_t)g->ops[i].n_in;
-    d->hold = calloc(edges * 2 + DTR_DEPTH_MAX + 1, sizeof(int32_t));
-    d->opheld = calloc(n, sizeof(int32_t));
-    d->keep = calloc(n, sizeof(int32_t));
-    d->gepoch = calloc(n, sizeof(int32_t));
-    d->kept = calloc(n, sizeof(int32_t));
-    int32_t most = 1;
-    for (int32_t i = 0; i < g->n_ops; i++)
-        most = g->ops[i].n_use > most ? g->ops[i].n_use : most;
-    d->deps = calloc((size_t)most, sizeof(int32_t));
-    d->gp = calloc(n, sizeof(int32_t));
-    d->mark = calloc(n, sizeof(int32_t));
-    d->touch = calloc(n, sizeof(double));
-    d->pbeg = calloc(n, sizeof(int32_t));
-    d->luser = calloc(n, sizeof(int32_t));
-    d->src = calloc(n, sizeof(int32_t));
-    d->ucost = calloc(n, sizeof(double));
-    if (!d->state || !d->can || !d->ever || !d->gv || !d->lock || !d->rem || !d->last || !d->uf || !d->res ||
-        !d->ridx || !d->stack || !d->hbase || !d->dfs || !d->hold || !d->opheld || !d->keep || !d->kept || !d->gepoch || !d->gp || !d->mark || !d->touch || !d->ucost ||
-        !d->pbeg || !d->luser || !d->src || !d->deps)
+    if (!(d->state = take(d, n, 1)) || !(d->can = take(d, n, 1)) || !(d->ever = take(d, n, 1)) ||
+        !(d->gv = take(d, n, 1)) || !(d->lock = take(d, n, i4)) || !(d->rem = take(d, n, i4)) ||
+        !(d->last = take(d, n, i4)) || !(d->uf = take(d, n, i4)) || !(d->res = take(d, n, i4)) ||
+        !(d->ridx = take(d, n, i4)) || !(d->stack = take(d, DTR_DEPTH_MAX + 1, i4)) ||
+        !(d->hbase = take(d, DTR_DEPTH_MAX + 1, i4)) || !(d->dfs = take(d, n, i4)) ||
+        /* a frame or the op holds each distinct input once: at most every edge once per frame level */
+        !(d->hold = take(d, edges * 2 + DTR_DEPTH_MAX + 1, i4)) || !(d->opheld = take(d, n, i4)) ||
+        !(d->keep = take(d, n, i4)) || !(d->gepoch = take(d, n, i4)) || !(d->kept = take(d, n, i4)) ||
+        !(d->deps = take(d, (size_t)most, i4)) || !(d->gp = take(d, n, i4)) || !(d->mark = take(d, n, i4)) ||
+        !(d->touch = take(d, n, sizeof(double))) || !(d->ucost = take(d, n, sizeof(double))) ||
+        !(d->pbeg = take(d, n, i4)) || !(d->luser = take(d, n, i4)) || !(d->src = take(d, n, i4)))
         return bl_oom(r);
     for (int32_t t = 0; t < g->n_tensors; t++) {
         const dfg_tensor *x = &g->tensors[t];
@@ -597,34 +588,10 @@ static sa_status dtr_alloc(rctx *r, dtr *d)
 
 static void dtr_free(dtr *d)
 {
-    free(d->state);
-    free(d->can);
-    free(d->ever);
-    free(d->gv);
-    free(d->lock);
-    free(d->rem);
-    free(d->last);
-    free(d->uf);
-    free(d->res);
-    free(d->ridx);
-    free(d->stack);
-    free(d->hbase);
-    free(d->dfs);
-    free(d->hold);
-    free(d->opheld);
-    free(d->keep);
-    free(d->gepoch);
-    free(d->kept);
-    free(d->gp);
-    free(d->mark);
-    free(d->touch);
-    free(d->pbeg);
-    free(d->luser);
-    free(d->src);
-    free(d->deps);
+    for (int i = 0; i < d->n_own; i++)
+        free(d->own[i]);
     free(d->ev_kind);
     free(d->ev_ref);
-    free(d->ucost);
 }
 
 /* The node that writes or reads the tensors of op (compute or recompute):
