@@ -1,5 +1,5 @@
 /* test_baselines.c - the rule-based policies (smartpool, vdnn, tflms,
- * checkpoint-sqrt, superneurons, memory-budget, and the house's hybrid): valid plans (strict, simulated, replayed on
+ * checkpoint-sqrt, superneurons, memory-budget, dtr, and the house's hybrid): valid plans (strict, simulated, replayed on
  * the host) where they apply, clear refusals where they do not. */
 #include <check.h>
 #include <stdlib.h>
@@ -12,8 +12,8 @@
 #include "swapadvisor/zoo.h"
 #include "test_util.h"
 
-static const char *const RULES[] = {"smartpool",    "vdnn",   "tflms",        "checkpoint-sqrt",
-                                    "superneurons", "hybrid", "memory-budget"};
+static const char *const RULES[] = {"smartpool",    "vdnn",   "tflms",         "checkpoint-sqrt",
+                                    "superneurons", "hybrid", "memory-budget", "dtr"};
 
 START_TEST(test_rules_plan_the_ladder)
 {
@@ -143,6 +143,75 @@ START_TEST(test_memory_budget_recomputes_as_memory_falls)
 }
 END_TEST
 
+/* dtr's plan at frac of g's peak: valid (strict, simulated; replayed when
+ * replay), nothing swapped but the inputs, the heuristic named; *rc gets
+ * the recompute nodes.  NULL where dtr refuses (err then names it). */
+static plan *dtr_plan_at(const dfg_graph *g, double frac, bool replay, int32_t *rc, sa_err *err)
+{
+    dfg_device d = tu_policy_dev((int64_t)((double)dfg_peak_bytes(g, NULL) * frac));
+    plan *p = NULL;
+    if (policy_run("dtr", g, &d, &p, err) != SA_OK)
+        return NULL;
+    tu_check_policy_plan(p, g, "dtr", replay);
+    *rc = 0;
+    for (int32_t n = 0; n < p->n_nodes; n++) {
+        *rc += p->nodes[n].kind == PLAN_RECOMPUTE;
+        ck_assert(p->nodes[n].kind != PLAN_SWAP_OUT);
+        if (p->nodes[n].kind == PLAN_SWAP_IN)
+            ck_assert_int_eq(g->tensors[p->nodes[n].ref].kind, DFG_INPUT);
+    }
+    ck_assert_ptr_nonnull(strstr(p->search_json, "\"heuristic\":\"h_dtr_eq\""));
+    return p;
+}
+
+/* dtr on a zoo model: nothing recomputed with memory to spare; at 0.5x and
+ * 0.25x of the peak valid plans that recompute, more at the lower memory;
+ * the same plan on every run. */
+START_TEST(test_dtr_plans_a_zoo_model)
+{
+    dfg_graph *g = tu_zoo_roofline("inception-1", 32);
+    sa_err err = {0};
+    int32_t rc[3];
+    const double fracs[] = {2.0, 0.5, 0.25};
+    char *first = NULL;
+    for (size_t i = 0; i < SA_ARRAY_LEN(fracs); i++) {
+        plan *p = dtr_plan_at(g, fracs[i], i < 2, &rc[i], &err);
+        ck_assert_msg(p, "%.2fx: %s", fracs[i], err.msg);
+        if (i == 2) {
+            ck_assert_int_eq(plan_to_json(p, &first, &err), SA_OK);
+            plan_free(p);
+            ck_assert_ptr_nonnull(p = dtr_plan_at(g, fracs[i], false, &rc[i], &err));
+            char *again = NULL;
+            ck_assert_int_eq(plan_to_json(p, &again, &err), SA_OK);
+            ck_assert_str_eq(first, again);
+            free(again);
+        }
+        plan_free(p);
+    }
+    ck_assert_int_eq(rc[0], 0);
+    ck_assert_int_gt(rc[1], 0);
+    ck_assert_int_gt(rc[2], rc[1]);
+    free(first);
+    dfg_free(g);
+}
+END_TEST
+
+/* Where one op's needs and what may not be evicted exceed the memory, dtr
+ * refuses naming the op (the CLI's exit 5). */
+START_TEST(test_dtr_refuses_when_an_op_cannot_fit)
+{
+    dfg_graph *g = tu_zoo_roofline("inception-1", 32);
+    dfg_device d = tu_policy_dev(dfg_persistent_bytes(g) + dfg_persistent_bytes(g) / 50);
+    plan *p = NULL;
+    sa_err err = {0};
+    ck_assert_int_eq(policy_run_unchecked("dtr", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
+    ck_assert_ptr_null(p);
+    ck_assert_msg(strstr(err.msg, "dtr: op ") == err.msg, "%s", err.msg);
+    ck_assert_msg_contains(err, "cannot run within");
+    dfg_free(g);
+}
+END_TEST
+
 /* The policy table is the only list of names: every row is unique, findable,
  * summarised within --help's width, and runs; unknown names are usage errors. */
 START_TEST(test_policy_table)
@@ -191,6 +260,8 @@ Suite *suite_baselines(void)
     tcase_add_test(tc, test_rules_refuse_with_reasons);
     tcase_add_test(tc, test_hybrid_recomputes_cheap_layers);
     tcase_add_test(tc, test_memory_budget_recomputes_as_memory_falls);
+    tcase_add_test(tc, test_dtr_plans_a_zoo_model);
+    tcase_add_test(tc, test_dtr_refuses_when_an_op_cannot_fit);
     suite_add_tcase(s, tc);
     return s;
 }

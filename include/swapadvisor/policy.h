@@ -110,9 +110,12 @@ enum {
     POLICY_NEEDS_FIT = 1u << 0,  /* refuse up front an op whose own tensors exceed memory */
     POLICY_POOL_LAYOUT = 1u << 1, /* plans with the core's size-class pool (the search seeds it as such) */
     POLICY_NO_SEED = 1u << 2,     /* not among the search's seeds (ideal: it raises the memory) */
-    POLICY_SEED_MILP = 1u << 3    /* a MILP row: a seed only while the model is small
+    POLICY_SEED_MILP = 1u << 3,   /* a MILP row: a seed only while the model is small
                                    * (policy_opts.seed_milp.max_cells), solved under a node limit on
                                    * one solver thread so that the seed is deterministic */
+    POLICY_SEED_FIRST = 1u << 4   /* a peer the search is held to (dtr, memory-budget): run before
+                                   * the other seeds, so that a time limit does not skip it (the
+                                   * seeds still reach the search in the table's order) */
 };
 
 typedef struct policy_def {

@@ -36,6 +36,9 @@ sa_status policy_run_hybrid(const policy_call *c, plan **out, sa_err *err);
 /* budget.c */
 sa_status policy_run_memory_budget(const policy_call *c, plan **out, sa_err *err);
 
+/* dtr.c */
+sa_status policy_run_dtr(const policy_call *c, plan **out, sa_err *err);
+
 /* optimal.c */
 sa_status policy_run_optimal(const policy_call *c, plan **out, sa_err *err);
 sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *err);

@@ -41,7 +41,8 @@ static sa_status milp_fits(const policy_call *c, const int32_t *sch, double max_
 }
 
 /* Runs every row but this one and those flagged POLICY_NO_SEED (and the
- * POLICY_SEED_MILP rows unless with_milp) on c's graph and memory; the plans
+ * POLICY_SEED_MILP rows unless with_milp) on c's graph and memory, the
+ * POLICY_SEED_FIRST rows before the others; the plans
  * that fit go to seeds (n_rows entries), the rows that refuse
  * (SA_EINFEASIBLE) are left out.  On any other error returns it with the
  * plans made so far in seeds[0 .. *n). */
@@ -97,37 +98,46 @@ static sa_status run_seed_rows(const policy_call *c, bool with_milp, budget *b, 
     for (int i = 0; i < n_rows; i++)
         count += !(!strcmp(t[i].name, c->name) || (t[i].flags & POLICY_NO_SEED) ||
                    ((t[i].flags & POLICY_SEED_MILP) && !with_milp));
+    plan **got = calloc((size_t)n_rows, sizeof *got); /* each row's plan, handed on in the table's order */
+    if (!got)
+        return sa_fail(err, SA_ENOMEM, "out of memory");
+    sa_status st = SA_OK;
+    /* the POLICY_SEED_FIRST rows first, then the rest */
+    for (int pass = 0; pass < 2 && !st; pass++)
+        for (int i = 0; i < n_rows && !st; i++) {
+            if (!strcmp(t[i].name, c->name) || (t[i].flags & POLICY_NO_SEED) ||
+                ((t[i].flags & POLICY_SEED_MILP) && !with_milp) ||
+                ((t[i].flags & POLICY_SEED_FIRST) != 0) != (pass == 0))
+                continue;
+            phase(c, t[i].name, index++, count);
+            double t0 = b->deadline > 0 ? sa_now_s() : 0;
+            if (b->deadline > 0 && (t0 + b->one_plan >= b->seed_deadline ||
+                                    ((t[i].flags & POLICY_SEED_MILP) && b->seed_deadline - t0 < BUDGET_MILP_MIN_S))) {
+                budget_note(b->skipped, sizeof b->skipped, t[i].name);
+                continue;
+            }
+            sa_err e = {0};
+            sa_status rs = policy_run_opts(t[i].name, c->g, c->dev, &so, &got[i], &e);
+            /* one plan's time: the first ordinary row's (a peer row may build many) */
+            if (b->deadline > 0 && pass == 1 && !(b->one_plan > 0))
+                b->one_plan = sa_now_s() - t0;
+            if (rs && b->deadline > 0 && sa_now_s() >= b->seed_deadline) {
+                plan_free(got[i]);
+                got[i] = NULL;
+                budget_note(b->cut, sizeof b->cut, t[i].name);
+                continue; /* cut by the deadline, whatever it said */
+            }
+            if (rs && rs != SA_EINFEASIBLE) { /* SA_EINFEASIBLE: refused */
+                *err = e;
+                st = rs;
+            }
+        }
     *n = 0;
-    for (int i = 0; i < n_rows; i++) {
-        if (!strcmp(t[i].name, c->name) || (t[i].flags & POLICY_NO_SEED) ||
-            ((t[i].flags & POLICY_SEED_MILP) && !with_milp))
-            continue;
-        phase(c, t[i].name, index++, count);
-        double t0 = b->deadline > 0 ? sa_now_s() : 0;
-        if (b->deadline > 0 && (t0 + b->one_plan >= b->seed_deadline ||
-                                ((t[i].flags & POLICY_SEED_MILP) && b->seed_deadline - t0 < BUDGET_MILP_MIN_S))) {
-            budget_note(b->skipped, sizeof b->skipped, t[i].name);
-            continue;
-        }
-        plan *p = NULL;
-        sa_err e = {0};
-        sa_status st = policy_run_opts(t[i].name, c->g, c->dev, &so, &p, &e);
-        if (b->deadline > 0 && !(b->one_plan > 0))
-            b->one_plan = sa_now_s() - t0;
-        if (st && b->deadline > 0 && sa_now_s() >= b->seed_deadline) {
-            plan_free(p);
-            budget_note(b->cut, sizeof b->cut, t[i].name);
-            continue; /* cut by the deadline, whatever it said */
-        }
-        if (st == SA_EINFEASIBLE)
-            continue; /* refused */
-        if (st) {
-            *err = e;
-            return st;
-        }
-        seeds[(*n)++] = (ga_seed){t[i].name, p, (t[i].flags & POLICY_POOL_LAYOUT) != 0};
-    }
-    return SA_OK;
+    for (int i = 0; i < n_rows; i++)
+        if (got[i])
+            seeds[(*n)++] = (ga_seed){t[i].name, got[i], (t[i].flags & POLICY_POOL_LAYOUT) != 0};
+    free(got);
+    return st;
 }
 
 /* The polish: the MILP's decisions on *best's schedule; *best becomes that

@@ -1,0 +1,768 @@
+/* dtr.c - Dynamic Tensor Rematerialization (Kirisame et al., ICLR'21) as a
+ * policy.  DTR's runtime is simulated ahead of time over the graph's program
+ * order (g->topo) with the profile's op times as its clock: every op's inputs
+ * are made resident (an evicted one rebuilt on demand, its evicted inputs
+ * first, recursively), its outputs allocated, and whenever an allocation does
+ * not fit the byte budget the resident, unlocked, evictable tensor of least
+ *     h_DTR-eq(t) = (cost(t) + cost of the evicted classes adjacent to t)
+ *                   / (bytes(t) x staleness(t))
+ * is evicted; the evicted tensors form union-find classes (the paper's
+ * equivalence-class approximation of e*: a class is never split when one of
+ * its members is rebuilt).  Parameters, optimizer state, inputs and every
+ * tensor recompute.h may not rebuild are never evicted, and a tensor is
+ * evicted only where recompute.h allows rebuilding it (and, in turn, its
+ * evicted inputs) at its next use.
+ *
+ * The plan replays the run: a compute node per op, a recompute node per
+ * rebuild (the op re-run, its other outputs written to scratch), one
+ * placement per stay of a tensor on the device, the inputs swapped in at the
+ * start (they are the host's), nothing else moved.  Best-fit packing of those
+ * placements can need more than DTR's byte count (fragmentation), so the
+ * budget DTR runs under falls in 1 % steps from the memory until the packed
+ * plan fits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swapadvisor/decide.h"
+#include "swapadvisor/pack.h"
+#include "swapadvisor/planner.h"
+#include "baselines_internal.h"
+#include "policies_internal.h"
+
+enum { DTR_STEPS = 100, DTR_DEPTH_MAX = 4096 };
+enum { T_NEW = 0, T_RES, T_EVICTED, T_DEAD };
+
+typedef struct dtr {
+    const dfg_graph *g;
+    const int32_t *pos;
+    int64_t budget, used;
+    double clock;       /* the sum of the op and rebuild times run so far (us) */
+    int32_t cur;        /* the program position of the op being run */
+    uint8_t *state;     /* T_* per tensor */
+    uint8_t *can;       /* a forward activation recompute.h lets us rebuild */
+    uint8_t *ever;      /* rebuilt at least once */
+    int32_t *lock;      /* > 0: in use by the op or a rebuild under way */
+    int32_t *rem;       /* readers (compute nodes) still to run */
+    int32_t *last;      /* the program position of the last reader (-1: none) */
+    double *touch;      /* the clock of the last access */
+    int32_t *uf;        /* union-find parent over evicted tensors (-1: never evicted) */
+    double *ucost;      /* a class root's summed compute cost */
+    int32_t *res;       /* the resident evictable tensors, res[0 .. n_res) */
+    int32_t *ridx;      /* t's index in res, or -1 */
+    int32_t n_res;
+    int32_t *stack;     /* rebuilds under way (frames) */
+    int32_t *dfs;       /* pin_chain's walk (each tensor once) */
+    int32_t *hbase;     /* a frame's first entry in hold */
+    int32_t *hold;      /* the locks taken for frames and the op being run */
+    int32_t n_hold;
+    int32_t *opheld;    /* the position of the op that holds t (-1: none) */
+    int32_t *keep;      /* not freed before this position (pin_chain; -1: none) */
+    int32_t *kept;      /* the tensors pin_chain kept, freed once past it: kept[0 .. n_kept) */
+    int32_t n_kept;
+    int32_t *gp;        /* gettable's memo: the position checked for t (-1: none) */
+    uint8_t *gv;        /* ... and the answer */
+    int32_t *gepoch;    /* ... valid while epoch (one per eviction choice: what is resident changes) holds */
+    int32_t epoch;
+    int32_t *mark;      /* a stamp per tensor: the neighbour classes already counted */
+    int32_t stamp;
+    int32_t n_evict, n_remat;
+    double remat_us;
+    int32_t fail_op;    /* the op whose needs did not fit (-1: none) */
+    /* the run's events, replayed into the plan: EV_* in ev_kind, an op or tensor in ev_ref */
+    uint8_t *ev_kind;
+    int32_t *ev_ref;
+    int64_t n_ev, cap_ev;
+    bool oom;           /* an event could not be recorded */
+    int32_t *pbeg;      /* the plan: the node that opened t's placement (-2: none open) */
+    int32_t *luser;     /* ... the last node that used t */
+    int32_t *src;       /* ... the node that made t valid */
+    int32_t *deps;      /* a node's deps (the most tensors an op uses) */
+    void *own[32];      /* the arrays above (dtr_free frees them) */
+    int n_own;
+} dtr;
+
+enum { EV_COMPUTE, EV_REBUILD, EV_OUT };
+
+static void ev_push(dtr *d, uint8_t kind, int32_t ref)
+{
+    if (d->n_ev == d->cap_ev) {
+        int64_t nc = d->cap_ev ? 2 * d->cap_ev : 1024;
+        uint8_t *k = realloc(d->ev_kind, (size_t)nc);
+        if (k)
+            d->ev_kind = k;
+        int32_t *r = realloc(d->ev_ref, (size_t)nc * sizeof *r);
+        if (r)
+            d->ev_ref = r;
+        if (!k || !r) {
+            d->oom = true;
+            return;
+        }
+        d->cap_ev = nc;
+    }
+    d->ev_kind[d->n_ev] = kind;
+    d->ev_ref[d->n_ev++] = ref;
+}
+
+static double op_cost(const dfg_graph *g, int32_t t)
+{
+    double tu = g->ops[g->tensors[t].producer].time_us;
+    return tu > 0 ? tu : 0;
+}
+
+/* Whether in[k] of op po appeared before (an op may read one tensor twice). */
+static bool dup_in(const dfg_op *po, int32_t k)
+{
+    for (int32_t j = 0; j < k; j++)
+        if (po->in[j] == po->in[k])
+            return true;
+    return false;
+}
+
+static int32_t uf_find(dtr *d, int32_t t)
+{
+    while (d->uf[t] != t) {
+        d->uf[t] = d->uf[d->uf[t]];
+        t = d->uf[t];
+    }
+    return t;
+}
+
+static void uf_join(dtr *d, int32_t a, int32_t b)
+{
+    a = uf_find(d, a);
+    b = uf_find(d, b);
+    if (a == b)
+        return;
+    if (b < a) { /* the smaller id is the root: the classes do not depend on the join order */
+        int32_t x = a;
+        a = b;
+        b = x;
+    }
+    d->uf[b] = a;
+    d->ucost[a] += d->ucost[b];
+}
+
+static void res_add(dtr *d, int32_t t)
+{
+    if (!d->can[t] || d->ridx[t] >= 0)
+        return;
+    d->ridx[t] = d->n_res;
+    d->res[d->n_res++] = t;
+}
+
+static void res_del(dtr *d, int32_t t)
+{
+    int32_t i = d->ridx[t];
+    if (i < 0)
+        return;
+    int32_t last = d->res[--d->n_res];
+    d->res[i] = last;
+    d->ridx[last] = i;
+    d->ridx[t] = -1;
+}
+
+/* The next program position after cur that reads t (-1: none). */
+static int32_t next_use(const dtr *d, int32_t t)
+{
+    const dfg_graph *g = d->g;
+    int32_t nx = -1;
+    for (int32_t k = 0; k < g->tensors[t].n_readers; k++) {
+        int32_t p = d->pos[g->readers[g->tensors[t].reader_off + k]];
+        if (p > d->cur && (nx < 0 || p < nx))
+            nx = p;
+    }
+    return nx;
+}
+
+/* Whether t could be rebuilt at (or before) position p whatever is evicted
+ * meanwhile: recompute.h allows re-running its producer then, and each input
+ * is persistent, alive until p (never evicted, freed after its last reader),
+ * or gettable in turn. */
+static bool gettable(dtr *d, int32_t t, int32_t p, int depth)
+{
+    if (d->gp[t] == p && d->gepoch[t] == d->epoch)
+        return d->gv[t];
+    const dfg_graph *g = d->g;
+    bool ok = d->can[t] && depth < DTR_DEPTH_MAX && dec_recompute_ok(g, d->pos, t, p);
+    const dfg_op *po = ok ? &g->ops[g->tensors[t].producer] : NULL;
+    for (int32_t k = 0; ok && k < po->n_in; k++) {
+        int32_t u = po->in[k];
+        if (dfg_kind_persistent(g->tensors[u].kind) || (!d->can[u] && (d->last[u] >= p || d->state[u] == T_RES)))
+            continue; /* there at p (pin_chain keeps a tensor past its last reader for this) */
+        ok = d->can[u] && gettable(d, u, p, depth + 1);
+    }
+    d->gp[t] = p;
+    d->gepoch[t] = d->epoch;
+    d->gv[t] = ok;
+    return ok;
+}
+
+/* cost(t) plus the cost of each distinct evicted class next to t (its
+ * producer's inputs, its readers' outputs). */
+static double neighbourhood_cost(dtr *d, int32_t t)
+{
+    const dfg_graph *g = d->g;
+    const dfg_tensor *x = &g->tensors[t];
+    double c = op_cost(g, t);
+    d->stamp++;
+    const dfg_op *po = &g->ops[x->producer];
+    for (int32_t k = 0; k < po->n_in; k++) {
+        int32_t u = po->in[k];
+        if (d->state[u] != T_EVICTED)
+            continue;
+        int32_t r = uf_find(d, u);
+        if (d->mark[r] != d->stamp) {
+            d->mark[r] = d->stamp;
+            c += d->ucost[r];
+        }
+    }
+    for (int32_t k = 0; k < x->n_readers; k++) {
+        const dfg_op *ro = &g->ops[g->readers[x->reader_off + k]];
+        for (int32_t j = 0; j < ro->n_out; j++) {
+            int32_t u = ro->out[j];
+            if (d->state[u] != T_EVICTED)
+                continue;
+            int32_t r = uf_find(d, u);
+            if (d->mark[r] != d->stamp) {
+                d->mark[r] = d->stamp;
+                c += d->ucost[r];
+            }
+        }
+    }
+    return c;
+}
+
+/* Keeps the tensors t's rebuild at p would read that may not be rebuilt
+ * themselves (inputs, unrecomputable activations) until p: the runtime keeps
+ * what an evicted tensor's rebuild needs. */
+static void pin_chain(dtr *d, int32_t t, int32_t p)
+{
+    const dfg_graph *g = d->g;
+    int32_t sp = 0;
+    d->stamp++;
+    d->dfs[sp++] = t;
+    while (sp > 0) {
+        const dfg_op *po = &g->ops[g->tensors[d->dfs[--sp]].producer];
+        for (int32_t k = 0; k < po->n_in; k++) {
+            int32_t u = po->in[k];
+            if (dfg_kind_persistent(g->tensors[u].kind) || d->mark[u] == d->stamp)
+                continue;
+            d->mark[u] = d->stamp;
+            if (!d->can[u]) {
+                if (d->keep[u] < 0)
+                    d->kept[d->n_kept++] = u;
+                if (d->keep[u] < p)
+                    d->keep[u] = p;
+            } else {
+                d->dfs[sp++] = u;
+            }
+        }
+    }
+}
+
+static void evict(dtr *d, int32_t t)
+{
+    const dfg_graph *g = d->g;
+    res_del(d, t);
+    ev_push(d, EV_OUT, t);
+    d->state[t] = T_EVICTED;
+    d->used -= g->tensors[t].bytes;
+    d->n_evict++;
+    if (d->uf[t] < 0) {
+        d->uf[t] = t;
+        d->ucost[t] = op_cost(g, t);
+    }
+    int32_t nx = next_use(d, t);
+    if (nx >= 0)
+        pin_chain(d, t, nx);
+    const dfg_op *po = &g->ops[g->tensors[t].producer];
+    for (int32_t k = 0; k < po->n_in; k++)
+        if (d->state[po->in[k]] == T_EVICTED)
+            uf_join(d, t, po->in[k]);
+    const dfg_tensor *x = &g->tensors[t];
+    for (int32_t k = 0; k < x->n_readers; k++) {
+        const dfg_op *ro = &g->ops[g->readers[x->reader_off + k]];
+        for (int32_t j = 0; j < ro->n_out; j++)
+            if (d->state[ro->out[j]] == T_EVICTED)
+                uf_join(d, t, ro->out[j]);
+    }
+}
+
+/* Makes room for need more bytes by evicting the least h first; false when
+ * nothing more may be evicted.  Ties fall to the lower tensor id. */
+static bool make_room(dtr *d, int64_t need)
+{
+    const dfg_graph *g = d->g;
+    while (d->used + need > d->budget) {
+        int32_t best = -1;
+        double best_h = 0;
+        d->epoch++;
+        for (int32_t i = 0; i < d->n_res; i++) {
+            int32_t t = d->res[i];
+            if (d->lock[t] > 0)
+                continue;
+            double stale = d->clock - d->touch[t] + 1.0; /* +1 us: no division by zero */
+            double h = neighbourhood_cost(d, t) / ((double)g->tensors[t].bytes * stale);
+            if (best >= 0 && (h > best_h || (h == best_h && t > best)))
+                continue;
+            int32_t nx = next_use(d, t);
+            if (nx >= 0 && !gettable(d, t, nx, 0))
+                continue;
+            best = t;
+            best_h = h;
+        }
+        if (best < 0)
+            return false;
+        evict(d, best);
+    }
+    return true;
+}
+
+/* Frees t (not persistent, no reader left, not in use): dead, though still
+ * rebuildable should an evicted tensor's rebuild read it.  The inputs stay
+ * all iteration, as the runtime's constants do: every rebuild may read them. */
+static void maybe_free(dtr *d, int32_t t)
+{
+    dfg_kind k = d->g->tensors[t].kind;
+    if (dfg_kind_persistent(k) || k == DFG_INPUT || d->rem[t] > 0 || d->lock[t] > 0 || d->state[t] != T_RES ||
+        d->keep[t] > d->cur)
+        return;
+    res_del(d, t);
+    ev_push(d, EV_OUT, t);
+    d->state[t] = T_DEAD;
+    d->used -= d->g->tensors[t].bytes;
+}
+
+/* A lock taken for a rebuild under way or the op being run, on d->hold so
+ * that it is released when that rebuild or op has run. */
+static void hold_push(dtr *d, int32_t t)
+{
+    d->lock[t]++;
+    d->hold[d->n_hold++] = t;
+}
+
+static void hold_release(dtr *d, int32_t base)
+{
+    while (d->n_hold > base) {
+        int32_t t = d->hold[--d->n_hold];
+        d->lock[t]--;
+        maybe_free(d, t);
+    }
+}
+
+static void frame_push(dtr *d, int32_t *sp, int32_t t)
+{
+    const dfg_op *po = &d->g->ops[d->g->tensors[t].producer];
+    d->hbase[*sp] = d->n_hold;
+    d->stack[(*sp)++] = t;
+    for (int32_t k = 0; k < po->n_in; k++)
+        if (!dup_in(po, k) && d->state[po->in[k]] == T_RES)
+            hold_push(d, po->in[k]);
+}
+
+/* Runs t's producer again for t: its inputs (all resident) locked while
+ * room is made; false when the budget cannot hold t. */
+static bool rerun(dtr *d, int32_t t)
+{
+    const dfg_graph *g = d->g;
+    const dfg_op *po = &g->ops[g->tensors[t].producer];
+    for (int32_t k = 0; k < po->n_in; k++)
+        if (!dup_in(po, k))
+            d->lock[po->in[k]]++;
+    /* the op writes its other outputs again too: room for those not resident, for the run only */
+    int64_t scratch = 0;
+    for (int32_t k = 0; k < po->n_out; k++)
+        if (po->out[k] != t && d->state[po->out[k]] != T_RES)
+            scratch += g->tensors[po->out[k]].bytes;
+    bool ok = make_room(d, g->tensors[t].bytes + scratch);
+    if (ok) {
+        ev_push(d, EV_REBUILD, t);
+        d->used += g->tensors[t].bytes;
+        d->clock += op_cost(g, t);
+        d->remat_us += op_cost(g, t);
+        d->state[t] = T_RES;
+        d->touch[t] = d->clock;
+        d->ever[t] = 1;
+        d->n_remat++;
+        res_add(d, t);
+    }
+    for (int32_t k = 0; k < po->n_in; k++)
+        if (!dup_in(po, k)) {
+            d->lock[po->in[k]]--;
+            maybe_free(d, po->in[k]);
+        }
+    return ok;
+}
+
+/* Rebuilds t, its missing inputs first (an explicit stack: chains may be
+ * long); each frame holds its inputs as they become resident until its
+ * tensor is rebuilt.  false when the budget cannot hold a rebuild (or, as a
+ * guard, the rebuild runs past DTR_DEPTH_MAX frames or 4 x n_tensors steps). */
+static bool rebuild(dtr *d, int32_t t)
+{
+    const dfg_graph *g = d->g;
+    int32_t sp = 0;
+    int64_t steps = 0;
+    frame_push(d, &sp, t);
+    while (sp > 0) {
+        int32_t x = d->stack[sp - 1];
+        const dfg_op *po = &g->ops[g->tensors[x].producer];
+        int32_t miss = -1;
+        for (int32_t k = 0; k < po->n_in && miss < 0; k++)
+            if (d->state[po->in[k]] != T_RES)
+                miss = po->in[k];
+        if (++steps > 4 * (int64_t)g->n_tensors + DTR_DEPTH_MAX)
+            return false;
+        if (miss >= 0) {
+            if (!d->can[miss] || sp >= DTR_DEPTH_MAX)
+                return false; /* gettable rules this out */
+            frame_push(d, &sp, miss);
+            continue;
+        }
+        if (!rerun(d, x))
+            return false;
+        hold_release(d, d->hbase[--sp]);
+        if (sp > 0)
+            hold_push(d, x); /* an input of the frame below */
+    }
+    return true;
+}
+
+/* Runs the op at program position i; false when its needs do not fit. */
+static bool run_op(dtr *d, int32_t i)
+{
+    const dfg_graph *g = d->g;
+    const dfg_op *o = &g->ops[g->topo[i]];
+    int32_t base = d->n_hold;
+    d->cur = i;
+    for (int32_t k = 0; k < o->n_in; k++)
+        if (!dup_in(o, k) && d->state[o->in[k]] == T_RES) {
+            hold_push(d, o->in[k]);
+            d->opheld[o->in[k]] = i;
+        }
+    for (int32_t k = 0; k < o->n_in; k++) {
+        int32_t u = o->in[k];
+        if (d->opheld[u] == i)
+            continue;
+        if (d->state[u] != T_RES && !rebuild(d, u))
+            return false;
+        hold_push(d, u);
+        d->opheld[u] = i;
+    }
+    int64_t need = 0;
+    for (int32_t k = 0; k < o->n_out; k++)
+        if (!dfg_kind_persistent(g->tensors[o->out[k]].kind) && d->state[o->out[k]] != T_RES)
+            need += g->tensors[o->out[k]].bytes;
+    if (!make_room(d, need))
+        return false;
+    d->used += need;
+    ev_push(d, EV_COMPUTE, g->topo[i]);
+    d->clock += o->time_us > 0 ? o->time_us : 0;
+    for (int32_t k = 0; k < o->n_in; k++)
+        d->touch[o->in[k]] = d->clock;
+    for (int32_t k = 0; k < o->n_out; k++) {
+        int32_t t = o->out[k];
+        d->touch[t] = d->clock;
+        if (d->state[t] != T_RES) {
+            d->state[t] = T_RES;
+            res_add(d, t);
+        }
+    }
+    for (int32_t k = 0; k < o->n_in; k++)
+        if (!dup_in(o, k))
+            d->rem[o->in[k]]--;
+    hold_release(d, base);
+    for (int32_t k = 0; k < o->n_out; k++)
+        maybe_free(d, o->out[k]);
+    for (int32_t k = 0; k < d->n_kept;) { /* kept for rebuilds up to here: free now as their readers would */
+        int32_t t = d->kept[k];
+        if (d->keep[t] > i) {
+            k++;
+            continue;
+        }
+        d->keep[t] = -1;
+        d->kept[k] = d->kept[--d->n_kept];
+        maybe_free(d, t);
+    }
+    return true;
+}
+
+/* One run of DTR over the program order under d->budget: false (d->fail_op
+ * set) when some op's needs could not be made to fit. */
+static bool dtr_run(dtr *d)
+{
+    const dfg_graph *g = d->g;
+    const int32_t nt = g->n_tensors;
+    memset(d->state, T_NEW, (size_t)nt);
+    memset(d->ever, 0, (size_t)nt);
+    memset(d->lock, 0, (size_t)nt * sizeof *d->lock);
+    for (int32_t t = 0; t < nt; t++) {
+        d->rem[t] = g->tensors[t].n_readers;
+        d->uf[t] = -1;
+        d->ridx[t] = -1;
+        d->gp[t] = -1;
+        d->mark[t] = 0;
+        d->touch[t] = 0;
+        d->opheld[t] = -1;
+        d->keep[t] = -1;
+        d->gepoch[t] = 0;
+    }
+    d->epoch = 0;
+    d->n_kept = 0;
+    d->n_hold = 0;
+    d->used = 0;
+    d->clock = 0;
+    d->n_res = d->n_evict = d->n_remat = 0;
+    d->stamp = 0;
+    d->remat_us = 0;
+    d->fail_op = -1;
+    d->n_ev = 0;
+    d->oom = false;
+    /* parameters, optimizer state and inputs are there from the start (never evicted) */
+    for (int32_t t = 0; t < nt; t++)
+        if (g->tensors[t].producer < 0) {
+            d->state[t] = T_RES;
+            d->used += g->tensors[t].bytes;
+        }
+    if (d->used > d->budget) {
+        d->fail_op = g->n_ops > 0 ? g->topo[0] : -1;
+        return false;
+    }
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        if (!run_op(d, i)) {
+            d->fail_op = g->topo[i];
+            return false;
+        }
+    }
+    return !d->oom;
+}
+
+/* calloc of n x sz bytes, owned by d (dtr_free frees it); NULL when out of memory */
+static void *take(dtr *d, size_t n, size_t sz)
+{
+    void *p = calloc(n, sz);
+    if (p)
+        d->own[d->n_own++] = p;
+    return p;
+}
+
+static sa_status dtr_alloc(rctx *r, dtr *d)
+{
+    const dfg_graph *g = r->g;
+    size_t n = (size_t)g->n_tensors + 1, i4 = sizeof(int32_t), edges = 1;
+    int32_t most = 1; /* the most tensors one op uses: a node's deps */
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        edges += (size_t)g->ops[i].n_in;
+        most = g->ops[i].n_use > most ? g->ops[i].n_use : most;
+    }
+    memset(d, 0, sizeof *d);
+    d->g = g;
+    d->pos = r->pos;
+    if (!(d->state = take(d, n, 1)) || !(d->can = take(d, n, 1)) || !(d->ever = take(d, n, 1)) ||
+        !(d->gv = take(d, n, 1)) || !(d->lock = take(d, n, i4)) || !(d->rem = take(d, n, i4)) ||
+        !(d->last = take(d, n, i4)) || !(d->uf = take(d, n, i4)) || !(d->res = take(d, n, i4)) ||
+        !(d->ridx = take(d, n, i4)) || !(d->stack = take(d, DTR_DEPTH_MAX + 1, i4)) ||
+        !(d->hbase = take(d, DTR_DEPTH_MAX + 1, i4)) || !(d->dfs = take(d, n, i4)) ||
+        /* a frame or the op holds each distinct input once: at most every edge once per frame level */
+        !(d->hold = take(d, edges * 2 + DTR_DEPTH_MAX + 1, i4)) || !(d->opheld = take(d, n, i4)) ||
+        !(d->keep = take(d, n, i4)) || !(d->gepoch = take(d, n, i4)) || !(d->kept = take(d, n, i4)) ||
+        !(d->deps = take(d, (size_t)most, i4)) || !(d->gp = take(d, n, i4)) || !(d->mark = take(d, n, i4)) ||
+        !(d->touch = take(d, n, sizeof(double))) || !(d->ucost = take(d, n, sizeof(double))) ||
+        !(d->pbeg = take(d, n, i4)) || !(d->luser = take(d, n, i4)) || !(d->src = take(d, n, i4)))
+        return bl_oom(r);
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        const dfg_tensor *x = &g->tensors[t];
+        /* any tensor DTR's runtime could rebuild: an activation or gradient, forward or backward, whose
+         * producer recompute.h lets us re-run (gettable checks its inputs at the use) */
+        d->can[t] = (x->kind == DFG_ACTIVATION || x->kind == DFG_GRADIENT) && dec_recomputable(g, t);
+        d->last[t] = -1;
+        for (int32_t k = 0; k < x->n_readers; k++) {
+            int32_t p = r->pos[g->readers[x->reader_off + k]];
+            if (p > d->last[t])
+                d->last[t] = p;
+        }
+    }
+    return SA_OK;
+}
+
+static void dtr_free(dtr *d)
+{
+    for (int i = 0; i < d->n_own; i++)
+        free(d->own[i]);
+    free(d->ev_kind);
+    free(d->ev_ref);
+}
+
+/* The node that writes or reads the tensors of op (compute or recompute):
+ * deps on the swap-ins of the inputs it reads (the compute stream orders the
+ * rest); its inputs' last user becomes the node.  -1 on out of memory. */
+static int32_t emit_node(dtr *d, plan *q, plan_kind kind, int32_t op)
+{
+    const dfg_op *o = &d->g->ops[op];
+    int32_t nd = 0;
+    int32_t *deps = d->deps;
+    for (int32_t k = 0; k < o->n_use; k++) {
+        int32_t s = d->src[o->use[k]];
+        if (d->pbeg[o->use[k]] != -2 && s >= 0 && q->nodes[s].kind == PLAN_SWAP_IN)
+            deps[nd++] = s;
+    }
+    int32_t v = plan_add_node(q, kind, op, deps, nd);
+    for (int32_t k = 0; v >= 0 && k < o->n_in; k++)
+        d->luser[o->in[k]] = v;
+    return v;
+}
+
+static bool open_place(dtr *d, int32_t t, int32_t v)
+{
+    d->pbeg[t] = d->luser[t] = d->src[t] = v;
+    return true;
+}
+
+static bool close_place(dtr *d, plan *q, int32_t t)
+{
+    bool ok = plan_add_placement(q, t, 0, d->pbeg[t], d->luser[t]);
+    d->pbeg[t] = -2;
+    return ok;
+}
+
+/* Replays the run's events as a plan: the inputs swapped in at the start,
+ * parameters and state resident all iteration, a compute node per op and a
+ * recompute node per rebuild, one placement per stay on the device. */
+static sa_status dtr_emit(rctx *r, dtr *d, plan *q, dec_stats *ds)
+{
+    const dfg_graph *g = r->g;
+    bool ok = true;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        d->pbeg[t] = -2;
+        d->src[t] = -1;
+        if (g->tensors[t].producer < 0 && !dfg_kind_persistent(g->tensors[t].kind)) {
+            int32_t v = plan_add_node(q, PLAN_SWAP_IN, t, NULL, 0);
+            ok = ok && v >= 0 && open_place(d, t, v);
+        }
+    }
+    for (int64_t e = 0; ok && e < d->n_ev; e++) {
+        int32_t ref = d->ev_ref[e];
+        if (d->ev_kind[e] == EV_OUT) {
+            ok = close_place(d, q, ref);
+            continue;
+        }
+        bool re = d->ev_kind[e] == EV_REBUILD;
+        int32_t op = re ? g->tensors[ref].producer : ref;
+        int32_t v = emit_node(d, q, re ? PLAN_RECOMPUTE : PLAN_COMPUTE, op);
+        ok = v >= 0;
+        const dfg_op *o = &g->ops[op];
+        for (int32_t k = 0; ok && k < o->n_out; k++) {
+            int32_t u = o->out[k];
+            if (dfg_kind_persistent(g->tensors[u].kind))
+                continue;
+            if (d->pbeg[u] != -2)
+                d->luser[u] = v; /* resident: the same contents written again */
+            else if (!re || u == ref)
+                ok = open_place(d, u, v);
+            else
+                ok = plan_add_placement(q, u, 0, v, v); /* scratch for this run only */
+        }
+        if (re) {
+            ds->n_recompute_nodes++;
+            ds->n_recomputed += !d->mark[ref];
+            ds->recomputed_bytes += d->mark[ref] ? 0 : g->tensors[ref].bytes;
+            d->mark[ref] = 1;
+        }
+    }
+    for (int32_t t = 0; ok && t < g->n_tensors; t++) {
+        if (dfg_kind_persistent(g->tensors[t].kind))
+            ok = plan_add_placement(q, t, 0, -1, -1) && plan_add_resident(q, t, 0);
+        else if (d->pbeg[t] != -2)
+            ok = close_place(d, q, t);
+    }
+    if (!ok || !plan_set_schedule(q, g->topo, g->n_ops))
+        return bl_oom(r);
+    return SA_OK;
+}
+
+/* The run's plan, packed and simulated; *p is NULL when it does not fit the
+ * memory. */
+static sa_status dtr_plan(rctx *r, dtr *d, const dec_opts *o, plan **p, dec_stats *ds)
+{
+    const dfg_graph *g = r->g;
+    memset(ds, 0, sizeof *ds);
+    memset(d->mark, 0, (size_t)g->n_tensors * sizeof *d->mark); /* dtr_emit: rebuilt already counted */
+    plan *q = plan_new(g, r->dev);
+    if (!q)
+        return bl_oom(r);
+    sa_status st = dtr_emit(r, d, q, ds);
+    pack_stats ps;
+    if (!st) {
+        st = pack_plan_ws(q, g, &o->pack, NULL, r->dev->memory_bytes, &ps, r->err);
+        ds->peak_load = ps.peak_load;
+        ds->arena_bytes = ps.arena_after;
+        ds->pack_work = ps.work;
+        r->work += (int64_t)g->n_ops + g->n_tensors + ps.work;
+    }
+    if (st == SA_EINFEASIBLE || (!st && ps.arena_after > r->dev->memory_bytes)) {
+        plan_free(q);
+        return SA_OK;
+    }
+    if (!st)
+        st = planner_predict(q, g, NULL, NULL, r->err);
+    if (st) {
+        plan_free(q);
+        return st;
+    }
+    *p = q;
+    return SA_OK;
+}
+
+static sa_status run_dtr(rctx *r, const dec_opts *o, plan **out)
+{
+    const dfg_graph *g = r->g;
+    int64_t mem = r->dev->memory_bytes;
+    dtr d;
+    sa_status st = dtr_alloc(r, &d);
+    plan *p = NULL;
+    dec_stats ds;
+    memset(&ds, 0, sizeof ds);
+    int32_t s = 0;
+    for (; !st && s < DTR_STEPS; s++) {
+        d.budget = (int64_t)((double)mem * (DTR_STEPS - s) / DTR_STEPS);
+        if (r->deadline_s > 0 && sa_now_s() >= r->deadline_s) {
+            st = sa_fail(r->err, SA_EINFEASIBLE, "%s: cut at the time limit", r->name);
+            break;
+        }
+        if (!dtr_run(&d)) {
+            if (d.oom) {
+                st = bl_oom(r);
+                break;
+            }
+            int32_t op = d.fail_op;
+            if (s == 0)
+                st = sa_fail(r->err, SA_EINFEASIBLE,
+                             "%s: op %d (\"%s\") cannot run within %lld bytes: its inputs, outputs and what may not "
+                             "be evicted (parameters, optimizer state, inputs, tensors not recomputable) do not fit",
+                             r->name, op, op >= 0 ? g->ops[op].name : "", (long long)mem);
+            break; /* a smaller budget fails too: no step below fits */
+        }
+        if ((st = dtr_plan(r, &d, o, &p, &ds)) || p)
+            break;
+    }
+    if (!st && !p)
+        st = bl_too_big(r, "no budget DTR runs under gives a plan that fits:", &ds);
+    if (!st) {
+        char extra[256];
+        snprintf(extra, sizeof extra,
+                 "\"heuristic\":\"h_dtr_eq\",\"dtr_budget\":%lld,\"evictions\":%d,\"rebuilds\":%d,\"rebuild_us\":%.3f",
+                 (long long)d.budget, d.n_evict, d.n_remat, d.remat_us);
+        if ((st = bl_finish(r, p, &ds, extra)))
+            plan_free(p);
+        else
+            *out = p;
+    }
+    dtr_free(&d);
+    return st;
+}
+
+sa_status policy_run_dtr(const policy_call *c, plan **out, sa_err *err)
+{
+    return bl_rule_run(c, run_dtr, out, err);
+}
