@@ -9,6 +9,7 @@
 # on whatever a timed run happened to reach; set FUZZ_RUNS=-1 to fuzz for
 # SECONDS and explore (found inputs go to build-fuzz/fuzz/, and once fixed
 # into the corpus).
+# FUZZ_JOBS (default 1) is the build's make -j.
 # Needs clang with libFuzzer (clang 14 here); skips, saying so, without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ if ! command -v "$CLANG" > /dev/null; then
     exit 0
 fi
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-make -s BUILD=build-fuzz BIN=build-fuzz/bin CC="$CLANG" NVCC= OPT=-O1 WARN=-Wall \
+make -s -j"${FUZZ_JOBS:-1}" BUILD=build-fuzz BIN=build-fuzz/bin CC="$CLANG" NVCC= OPT=-O1 WARN=-Wall \
     SAN="$SAN -fsanitize=fuzzer-no-link" build-fuzz/libswapadvisor.a
 mkdir -p build-fuzz/fuzz
 # cJSON, libm, OpenMP and the optional MILP solvers, as the Makefile links them
