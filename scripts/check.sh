@@ -22,6 +22,9 @@ MAKE=${MAKE:-make}
 JOBS=${CHECK_JOBS:-2}
 LANES=${CHECK_LANES:-2}
 PHASES=(asan-test test test-py valgrind fuzz nocuda-check)
+# Two phases share the cores, so the Check suite's per-test timeouts (hang
+# guards, not timing tests) get three times their length unless set.
+[ "$LANES" -le 1 ] || export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-3}
 mkdir -p build
 
 # The command of phase $1.
