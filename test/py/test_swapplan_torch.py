@@ -8,6 +8,7 @@ Run by test/py/run.sh. The tools run under this Python (sys.executable), so
 $DFG_TEST_PYTHON picks the torch tested.
 """
 
+import io
 import json
 import os
 import shutil
@@ -402,8 +403,35 @@ class TestCommandLine(Workdir):
         self.assertIn("usage: swapplan-torch PLAN --graph GRAPH MODEL", r.stdout)
         self.assertEqual(r.stderr, "")
 
+    def test_help_write_errors(self):
+        for name in ("swapplan-torch", "dfg-from-torch"):
+            with open("/dev/full", "w") as full:
+                r = subprocess.run([sys.executable, os.path.join(BIN, name), "--help"], stdout=full,
+                                   stderr=subprocess.PIPE, universal_newlines=True)
+            self.assertEqual(r.returncode, 4, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_stdin_and_stdout(self):
+        # --save-state - writes the state to stdout, --init - reads it back from stdin
+        args = [self.plan, "--graph", self.gp, self.model, "--iterations", "1"]
+        r = subprocess.run([sys.executable, os.path.join(BIN, "swapplan-torch")] + args + ["--save-state", "-"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.wd)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.wd, "-")))
+        state = torch.load(io.BytesIO(r.stdout))
+        out = os.path.join(self.wd, "s.pt")
+        r2 = subprocess.run([sys.executable, os.path.join(BIN, "swapplan-torch")] + args
+                            + ["--init", "-", "--iterations", "1", "--save-state", out],
+                            input=r.stdout, stderr=subprocess.PIPE)
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        self.assertEqual(sorted(torch.load(out)), sorted(state))
+        for bad in (["--init", "-", "--inputs", "-"], ["--report", "-", "--save-state", "-"]):
+            r = tool("swapplan-torch", args + bad)
+            self.assertEqual(r.returncode, 2, r.stderr)
+
     def test_usage_errors(self):
         for args in ([self.plan, self.model], [self.plan, "--graph", self.gp],
+                     [self.plan, "--graph", self.gp, self.model, "--seed", "9" * 23],
                      [self.plan, "--graph", self.gp, self.model, "--iterations", "0"],
                      [self.plan, "--graph", self.gp, self.model, "--device", "tpu"],
                      [self.plan, "--graph", self.gp, self.model, "--bogus"]):

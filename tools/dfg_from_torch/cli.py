@@ -5,7 +5,8 @@ import os
 import sys
 import time
 
-from .errors import EXIT_OK, EXIT_USAGE, IOFailure, UsageError, guarded
+from .errors import EXIT_USAGE, IOFailure, UsageError, guarded
+from .outfile import write_stdout
 
 TOOL = "dfg-from-torch"
 
@@ -187,8 +188,8 @@ def main(argv):
         err("%s (try --help)" % e)
         return EXIT_USAGE
     if opts.get("help"):
-        sys.stdout.write(USAGE)
-        return EXIT_OK
+        # a full disk or a closed pipe is exit 4 with one line, as for any output
+        return guarded(err, lambda: write_stdout(USAGE))
     if opts["output"] != "-":
         d = os.path.dirname(os.path.abspath(opts["output"]))
         if not os.path.isdir(d):

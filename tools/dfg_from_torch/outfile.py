@@ -79,12 +79,18 @@ def write_output(path, write):
 
 
 def write_stdout(text):
-    """Writes text to standard output; a closed or broken stdout is an I/O error (exit 4)."""
+    """Writes text (str, or bytes as they are) to standard output; a closed or broken stdout
+    is an I/O error (exit 4)."""
     import sys
     if sys.stdout is None:
         raise IOFailure("cannot write to stdout: it is closed")
     try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        if isinstance(text, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+            sys.stdout.buffer.flush()
+        else:
+            sys.stdout.write(text)
+            sys.stdout.flush()
     except (OSError, ValueError) as e:
         raise IOFailure("cannot write to stdout: %s" % (getattr(e, "strerror", None) or e))

@@ -41,6 +41,7 @@ options
                        (default: float tensors from torch.randn under --seed, integer
                        ones zero, or the tensors FILE.py:FUNC returned)
   --save-state OUT.pt  the model's state_dict() after the last step (torch.save)
+                       (--init, --inputs: - is stdin; --save-state, --report: stdout)
   --report FILE.json   per-step figures: wall_s, peak_live_bytes, nodes run by kind,
                        h2d_bytes, d2h_bytes, loss (and max_memory_allocated on CUDA)
   --seed N             torch.manual_seed(N) before building the model and again before
@@ -74,13 +75,13 @@ def parse_args(argv):
         i += 1
         return argv[i]
 
-    def integer(opt, v, lo):
+    def integer(opt, v, lo, hi=2**31 - 1):
         try:
             n = int(v)
         except ValueError:
             raise UsageError("%s %r is not an integer" % (opt, v))
-        if n < lo:
-            raise UsageError("%s %r must be at least %d" % (opt, v, lo))
+        if n < lo or n > hi:
+            raise UsageError("%s %r must be from %d to %d" % (opt, v, lo, hi))
         return n
 
     while i < len(argv):
@@ -100,7 +101,7 @@ def parse_args(argv):
         elif key == "--iterations":
             opts["iterations"] = integer(key, value(key), 1)
         elif key == "--seed":
-            opts["seed"] = integer(key, value(key), 0)
+            opts["seed"] = integer(key, value(key), 0, 2**63 - 1)  # torch.manual_seed's range
         elif key in ("--init", "--inputs", "--report"):
             opts[key[2:]] = value(key)
         elif key == "--save-state":
@@ -121,8 +122,12 @@ def parse_args(argv):
     opts["plan"], opts["model"] = pos
     if opts["graph"] is None:
         raise UsageError("--graph GRAPH is required")
-    if opts["plan"] == "-" and opts["graph"] == "-":
-        raise UsageError("PLAN and GRAPH cannot both be stdin")
+    ins = [k for k in ("plan", "graph", "init", "inputs") if opts[k] == "-"]
+    if len(ins) > 1:
+        raise UsageError("only one of PLAN, GRAPH, --init and --inputs can be stdin (-), not %s"
+                         % " and ".join(ins))
+    if opts["report"] == "-" and opts["save_state"] == "-":
+        raise UsageError("--report and --save-state cannot both be stdout (-)")
     return opts
 
 
@@ -201,7 +206,13 @@ def validate(plan_path, graph_path, plan_text, graph_text, force, note):
 
 
 def _torch_load(path, what):
+    import io
     import torch
+    if path == "-":  # torch.load seeks: stdin is read whole first
+        try:
+            path = io.BytesIO(sys.stdin.buffer.read())
+        except OSError as e:
+            raise IOFailure("cannot read stdin: %s" % (e.strerror or e))
     try:
         try:
             return torch.load(path, map_location="cpu", weights_only=False)
@@ -391,7 +402,13 @@ def run(opts, note):
             with torch.no_grad():
                 v.copy_(fin[:v.numel()].view(v.shape))
         sd = module.state_dict()
-        write_output(opts["save_state"], lambda f: torch.save(sd, f))
+        if opts["save_state"] == "-":
+            import io
+            buf = io.BytesIO()
+            torch.save(sd, buf)
+            write_stdout(buf.getvalue())
+        else:
+            write_output(opts["save_state"], lambda f: torch.save(sd, f))
     if opts["report"]:
         rep = {"memory_bytes": p.memory_bytes, "device": opts["device"], "model": spec.name,
                "torch": torch.__version__,
@@ -446,8 +463,8 @@ def main(argv):
         err("%s (try --help)" % e)
         return EXIT_USAGE
     if opts.get("help"):
-        sys.stdout.write(USAGE)
-        return EXIT_OK
+        # a full disk or a closed pipe is exit 4 with one line, as for any output
+        return guarded(err, lambda: write_stdout(USAGE))
     quiet = opts["quiet"] or not sys.stderr.isatty()
     note = (lambda m: None) if quiet else err
     if os.environ.get("DFG_FROM_TORCH_VERBOSE") and not opts["quiet"]:
