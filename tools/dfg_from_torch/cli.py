@@ -6,6 +6,7 @@ import sys
 import time
 
 from .errors import EXIT_OK, EXIT_USAGE, IOFailure, UsageError, guarded
+from .outfile import input_named, model_file
 
 TOOL = "dfg-from-torch"
 
@@ -189,6 +190,10 @@ def main(argv):
     if opts.get("help"):
         sys.stdout.write(USAGE)
         return EXIT_OK
+    clash = input_named(opts["output"], [model_file(opts["model"])])
+    if clash:
+        err("-o %s is the input %s: it would be overwritten (try --help)" % (opts["output"], clash))
+        return EXIT_USAGE
     if opts["output"] != "-":
         d = os.path.dirname(os.path.abspath(opts["output"]))
         if not os.path.isdir(d):

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 
-from .outfile import write_output, write_stdout
+from .outfile import input_named, model_file, write_output, write_stdout
 from .errors import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ExportError, IOFailure,
                      UsageError, guarded)
 
@@ -123,6 +123,11 @@ def parse_args(argv):
         raise UsageError("--graph GRAPH is required")
     if opts["plan"] == "-" and opts["graph"] == "-":
         raise UsageError("PLAN and GRAPH cannot both be stdin")
+    inputs = [opts["plan"], opts["graph"], opts["init"], opts["inputs"], model_file(opts["model"])]
+    for key, flag in (("save_state", "--save-state"), ("report", "--report")):
+        clash = input_named(opts[key], inputs)
+        if clash:
+            raise UsageError("%s %s is the input %s: it would be overwritten" % (flag, opts[key], clash))
     return opts
 
 
