@@ -56,6 +56,7 @@ typedef struct dctx {
     int32_t cprev;                  /* compute node of the previous position */
     int32_t *rdeps;                 /* a recompute node's deps (the most uses of an op + 1) */
     dec_stats st;
+    sa_deadline dl;                 /* dec_opts.deadline_s, counted in positions walked */
 } dctx;
 
 static sa_status oom(dctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory building the plan"); }
@@ -370,6 +371,10 @@ static sa_status run_pass(dctx *c)
     int32_t *deps = NULL;
     int32_t cap = 0;
     for (int32_t i = 0; i < c->n; i++) {
+        if (sa_deadline_passed(&c->dl, 1)) {
+            st = sa_fail(c->err, SA_EINFEASIBLE, "cut at the time limit");
+            goto out;
+        }
         if (c->pass == 2)
             for (int32_t k = c->in_off[i]; k < c->in_off[i + 1]; k++)
                 if ((st = swap_in(c, c->in_list[k], c->cprev)))
@@ -630,6 +635,7 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     c.dev = dev;
     c.sch = sch;
     c.o = o;
+    c.dl = sa_deadline_at(o->deadline_s);
     c.err = err;
     c.n = g->n_ops;
     c.nt = g->n_tensors;
