@@ -642,6 +642,13 @@ START_TEST(test_deadline_cuts_and_is_recorded)
     ck_assert_msg(strstr(p->search_json, "\"generations\":0,") && !strstr(p->search_json, "\"polish\"") &&
                       !strstr(p->search_json, "\"cut\""),
                   "%s", p->search_json);
+    /* the seeds that ran are named; the MILP rows are left out (a rule of
+     * the options: with a solver in the build they would seed --generations 1) */
+    ck_assert_msg(strstr(p->search_json, "\"seed_rows\":{\"ran\":[\"topo\",") &&
+                      strstr(p->search_json, milp_have(MILP_AUTO) ? "\"left_out\":[\"optimal\",\"optimal-search\"]}"
+                                                                  : "\"left_out\":[]}") &&
+                      !strstr(p->search_json, "\"best_seed\":\"optimal"),
+                  "%s", p->search_json);
     plan_free(p);
     dfg_free(g);
 }
