@@ -56,7 +56,6 @@ sa_status planner_ideal_pool(const dfg_graph *g, const int32_t *schedule, pool_a
     return pool_fine_grained(a, g, schedule, INT64_MAX / 4, err);
 }
 
-/* Stages 1-3 of the size-class layout: swp decides, builds and places. */
 /* Whether r's deadline has passed (no clock read without one). */
 static bool past(const planner_req *r) { return r->deadline_s > 0 && sa_now_s() >= r->deadline_s; }
 
@@ -67,6 +66,7 @@ static sa_status cut(const planner_req *r, sa_err *err)
     return sa_fail(err, SA_EINFEASIBLE, "cut at the time limit");
 }
 
+/* Stages 1-3 of the size-class layout: swp decides, builds and places. */
 static sa_status plan_pool(const dfg_graph *g, const dfg_device *dev, const int32_t *sch, const planner_req *r,
                            plan *out, sa_err *err)
 {
