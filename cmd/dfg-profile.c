@@ -97,6 +97,13 @@ int main(int argc, char **argv)
             return cli_usage(&TOOL, "%s", err.msg);
         device = device_path;
     }
+    /* the resolved profile path: a bundled name is an input file too */
+    const char *inputs[2] = {graph_path, device};
+    int refused = cli_refuse_input_output(&TOOL, "-o", out, inputs, 2);
+    if (refused < 0)
+        refused = cli_refuse_input_output(&TOOL, "--measured-profile", measured_out, inputs, 2);
+    if (refused >= 0)
+        return refused;
     dfg_graph *g = NULL;
     devprof *prof = NULL, *measured = NULL;
     int rc = 0;

@@ -48,6 +48,13 @@ int main(int argc, char **argv)
     if (a.po.search.time_limit_s > 0 && strcmp(a.policy, "swapadvisor") == 0) {
         double limit = a.po.search.time_limit_s, load = sa_now_s() - start;
         a.po.deadline_s = start + limit - fmin(load, 0.5 * limit);
+        /* the floor is loading, one plan, its checks and writing, none of
+         * which can be cut: past half the limit it cannot hold */
+        if (load > 0.5 * limit)
+            fprintf(stderr,
+                    "%s: warning: loading %s took %.1f s of the %.1f s --time-limit; the run will overrun it "
+                    "(one plan, and checking and writing it, cannot be cut)\n",
+                    TOOL.name, a.graph, load, limit);
     }
     sa_err err = {0};
     plan *p = NULL;

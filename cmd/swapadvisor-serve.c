@@ -80,6 +80,27 @@ static int parse_weights(const char *s, args *a)
     return a->n_weights ? 0 : -1;
 }
 
+/* Refuses -o or --svg naming one of the models' graph files (exit 2), before
+ * anything is written; 0 when neither does. */
+static int refuse_input_outputs(const args *a)
+{
+    for (int32_t m = 0; m < a->k; m++) {
+        char path[4096];
+        for (const char *p = a->models[m]; *p;) {
+            size_t len = strcspn(p, ",");
+            snprintf(path, sizeof path, "%.*s", (int)(len < sizeof path ? len : sizeof path - 1), p);
+            const char *in = path;
+            int rc = cli_refuse_input_output(&TOOL, "-o", a->out, &in, 1);
+            if (rc < 0)
+                rc = cli_refuse_input_output(&TOOL, "--svg", a->svg, &in, 1);
+            if (rc >= 0)
+                return rc;
+            p += len + (p[len] == ',');
+        }
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, args *a)
 {
     enum { O_MEM = 256, O_RATE, O_WEIGHTS, O_STEPS, O_POLICY, O_GENS, O_THREADS, O_REQ, O_SEED, O_SVG, O_VERSION };
@@ -161,7 +182,7 @@ static int parse_args(int argc, char **argv, args *a)
     sa_err err = {0};
     if (cli_parse_size(a->memory, -1, &a->o.memory_bytes, &err))
         return cli_usage(&TOOL, "--memory: %s", err.msg);
-    return 0;
+    return refuse_input_outputs(a);
 }
 
 static void print_point(FILE *f, const serve_table *t, const serve_point *pt)

@@ -341,6 +341,11 @@ int main(int argc, char **argv)
         return bad;
     if (scale_set && !svg)
         return cli_usage(&TOOL, "--scale applies to --format memory --svg");
+    int refused = cli_refuse_input_output(&TOOL, "-o", out, (const char *const *)argv + optind, n_plans);
+    if (refused < 0)
+        refused = cli_refuse_input_output(&TOOL, "-o", out, &gpath, 1);
+    if (refused >= 0)
+        return refused;
 
     sa_err err = {0};
     dfg_graph *g = NULL;

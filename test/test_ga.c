@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "swapadvisor/decide.h"
 #include "swapadvisor/ga.h"
+#include "swapadvisor/planner.h"
+#include "swapadvisor/pool.h"
 #include "swapadvisor/policy.h"
 #include "swapadvisor/validate.h"
 #include "test_util.h"
@@ -640,7 +643,60 @@ START_TEST(test_deadline_cuts_and_is_recorded)
     ck_assert_msg(strstr(p->search_json, "\"generations\":0,") && !strstr(p->search_json, "\"polish\"") &&
                       !strstr(p->search_json, "\"cut\""),
                   "%s", p->search_json);
+    /* the seeds that ran are named; the MILP rows are left out (a rule of
+     * the options: with a solver in the build they would seed --generations 1) */
+    ck_assert_msg(strstr(p->search_json, "\"seed_rows\":{\"ran\":[\"topo\",") &&
+                      strstr(p->search_json, milp_have(MILP_AUTO) ? "\"left_out\":[\"optimal\",\"optimal-search\"]}"
+                                                                  : "\"left_out\":[]}") &&
+                      !strstr(p->search_json, "\"best_seed\":\"optimal"),
+                  "%s", p->search_json);
     plan_free(p);
+    dfg_free(g);
+}
+END_TEST
+
+/* A plan already started is cut when its deadline passes, inside the
+ * layouts' walks (the clock is read at a walk's first position, so a
+ * deadline already past cuts it deterministically): SA_EINFEASIBLE "cut at
+ * the time limit" and planner_req.cut set, for both layouts; without a
+ * deadline the same requests plan. */
+START_TEST(test_started_plan_is_cut_at_its_deadline)
+{
+    dfg_graph *g = tu_ladder(12);
+    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    sa_err err = {0};
+    uint8_t *act = calloc((size_t)g->n_tensors + 1, 1);
+    pool_alloc a;
+    ck_assert(act && pool_alloc_init(&a, g->n_sizes));
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        act[t] = g->tensors[t].kind == DFG_ACTIVATION ? DEC_SWAP : DEC_KEEP;
+    ck_assert_msg(pool_fine_grained(&a, g, g->topo, d.memory_bytes, &err) == SA_OK, "%s", err.msg);
+    plan *p = plan_new(g, &d);
+    ck_assert_ptr_nonnull(p);
+    for (int layout = 0; layout < 2; layout++) {
+        for (int past = 0; past < 2; past++) {
+            bool cut = false;
+            planner_req q = {.layout = layout ? PLANNER_BESTFIT : PLANNER_POOL, .pool = &a, .act = act,
+                             .deadline_s = past ? sa_now_s() : 0, .cut = &cut};
+            sa_status st = planner_plan(g, &d, &q, p, &err);
+            if (past) {
+                ck_assert_int_eq(st, SA_EINFEASIBLE);
+                ck_assert_msg(cut && strstr(err.msg, "cut at the time limit"), "layout %d: %s", layout, err.msg);
+            } else {
+                ck_assert_msg(st == SA_OK && !cut, "layout %d: %s", layout, err.msg);
+            }
+        }
+    }
+    /* the walk itself: the best-fit builder stops at its first position */
+    dec_opts o;
+    dec_opts_default(&o);
+    o.deadline_s = sa_now_s();
+    dec_stats ds;
+    ck_assert_int_eq(dec_nodes(g, &d, g->topo, act, &o, p, &ds, &err), SA_EINFEASIBLE);
+    ck_assert_msg(strstr(err.msg, "cut at the time limit"), "%s", err.msg);
+    plan_free(p);
+    pool_alloc_free(&a);
+    free(act);
     dfg_free(g);
 }
 END_TEST
@@ -664,6 +720,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_search_errors_are_errors);
     tcase_add_test(tc, test_no_clock_shapes_the_seeded_plan);
     tcase_add_test(tc, test_deadline_cuts_and_is_recorded);
+    tcase_add_test(tc, test_started_plan_is_cut_at_its_deadline);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -179,3 +179,12 @@ bool cli_same_file(const char *output, const char *input)
     return stat(output, &a) == 0 && stat(input, &b) == 0 && S_ISREG(a.st_mode) && a.st_dev == b.st_dev &&
            a.st_ino == b.st_ino;
 }
+
+int cli_refuse_input_output(const cli_tool *t, const char *option, const char *output, const char *const *inputs,
+                            int n)
+{
+    for (int i = 0; i < n; i++)
+        if (cli_same_file(output, inputs[i]))
+            return cli_usage(t, "%s %s is the input %s: it would be overwritten", option, output, inputs[i]);
+    return -1;
+}

@@ -39,6 +39,11 @@ bool cli_stderr_tty(void);
 /* Whether output names the same existing file as input (both not "-"): a
  * tool refuses to write over one of its inputs (exit 2). */
 bool cli_same_file(const char *output, const char *input);
+/* Refuses (cli_usage, exit 2) an output that is one of the n inputs (by
+ * device and inode, cli_same_file), before anything is written; option names
+ * the output in the message ("-o").  Returns -1 when none is. */
+int cli_refuse_input_output(const cli_tool *t, const char *option, const char *output, const char *const *inputs,
+                            int n);
 
 /* Parses an integer in [min, max]. */
 bool cli_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);

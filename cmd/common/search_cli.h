@@ -33,8 +33,8 @@
     "                        whatever --threads is\n" \
     "  --threads N           worker threads (default OMP_NUM_THREADS or all cores)\n" \
     "  --generations N       stop after N generations (default 30; with\n" \
-    "                        --time-limit, none); 0: the seeds' plans only\n" \
-    "                        (the first generation)\n" \
+    "                        --time-limit, none); 0: at once, the seeds\n" \
+    "                        that need no MILP only (in seed_rows)\n" \
     "  --time-limit S        swapadvisor: the whole run ends within S seconds,\n" \
     "                        seeds and polish included (what it cut is in the\n" \
     "                        plan's search block); optimal, optimal-search: the\n" \

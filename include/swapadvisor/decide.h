@@ -100,6 +100,9 @@ typedef struct dec_opts {
                             * after which t is swapped out (over its gap, or a persistent tensor's last)
                             * makes the op at p the one that waits for it, whatever out_sync, late and the
                             * auto estimate say; 0 or earlier: as they say */
+    double deadline_s;     /* > 0: a time on sa_now_s()'s clock; past it dec_nodes stops with
+                            * SA_EINFEASIBLE ("cut at the time limit"), the clock read once per
+                            * SA_DEADLINE_STRIDE positions; 0 (the default): no clock */
 } dec_opts;
 
 void dec_opts_default(dec_opts *o);

@@ -58,6 +58,12 @@ typedef struct planner_req {
                                * fitness: such an individual is unfit whatever it would predict) */
     /* simulation */
     sim_ws *sim;              /* NULL = one is made for this call */
+    /* > 0: a time on sa_now_s()'s clock.  Past it the plan is cut: checked
+     * between the stages and inside the layouts' walks (dec_opts.deadline_s,
+     * swp_opts.deadline_s, which it overrides), SA_EINFEASIBLE "cut at the
+     * time limit" and *cut (when not NULL) set.  0: no clock is read. */
+    double deadline_s;
+    bool *cut;
 } planner_req;
 
 /* Plans one iteration of g on dev as r asks into out (reset and refilled; its

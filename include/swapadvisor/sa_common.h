@@ -8,6 +8,7 @@
 #ifndef SA_COMMON_H
 #define SA_COMMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,31 @@ void sa_utf8_copy(char *dst, size_t cap, const char *src);
  * the one clock that deadlines (policy_opts.deadline_s, ga_opts.deadline_s)
  * are stated in. */
 double sa_now_s(void);
+
+/* A deadline checked inside a long loop at no cost: the loop counts its work
+ * (positions walked) and the clock is read once per SA_DEADLINE_STRIDE units;
+ * once passed it stays passed.  at <= 0: no deadline, no clock read. */
+#define SA_DEADLINE_STRIDE 2048
+typedef struct sa_deadline {
+    double at;
+    int64_t work, next;
+    bool passed;
+} sa_deadline;
+
+static inline sa_deadline sa_deadline_at(double at) { return (sa_deadline){at, 0, 0, false}; }
+
+static inline bool sa_deadline_passed(sa_deadline *d, int64_t units)
+{
+    if (!(d->at > 0))
+        return false;
+    if (d->passed)
+        return true;
+    d->work += units;
+    if (d->work < d->next)
+        return false;
+    d->next = d->work + SA_DEADLINE_STRIDE;
+    return d->passed = sa_now_s() >= d->at;
+}
 
 /* Allocation helpers: they return NULL on failure like malloc; callers check. */
 void *sa_calloc(size_t n, size_t size);

@@ -103,6 +103,8 @@ typedef struct swp_opts {
      * default) = nothing is recomputed.  See "Recomputation" above for the
      * flags the planner does not carry out.  Stays the caller's. */
     const uint8_t *recompute;
+    double deadline_s;       /* > 0: a time on sa_now_s()'s clock; past it swp_plan stops between
+                              * passes with SA_EINFEASIBLE ("cut at the time limit"); 0: no clock */
 } swp_opts;
 
 void swp_opts_default(swp_opts *o);

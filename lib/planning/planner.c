@@ -56,16 +56,31 @@ sa_status planner_ideal_pool(const dfg_graph *g, const int32_t *schedule, pool_a
     return pool_fine_grained(a, g, schedule, INT64_MAX / 4, err);
 }
 
+/* Whether r's deadline has passed (no clock read without one). */
+static bool past(const planner_req *r) { return r->deadline_s > 0 && sa_now_s() >= r->deadline_s; }
+
+static sa_status cut(const planner_req *r, sa_err *err)
+{
+    if (r->cut)
+        *r->cut = true;
+    return sa_fail(err, SA_EINFEASIBLE, "cut at the time limit");
+}
+
 /* Stages 1-3 of the size-class layout: swp decides, builds and places. */
 static sa_status plan_pool(const dfg_graph *g, const dfg_device *dev, const int32_t *sch, const planner_req *r,
                            plan *out, sa_err *err)
 {
-    swp_opts def;
-    swp_opts_default(&def);
+    swp_opts o;
+    if (r->evict)
+        o = *r->evict;
+    else
+        swp_opts_default(&o);
+    if (r->deadline_s > 0)
+        o.deadline_s = r->deadline_s;
     swp_ws *own = r->ws ? NULL : swp_ws_new(g);
     if (!r->ws && !own)
         return sa_fail(err, SA_ENOMEM, "out of memory while planning");
-    sa_status st = swp_plan(g, dev, sch, r->pool, r->evict ? r->evict : &def, r->ws ? r->ws : own, out, err);
+    sa_status st = swp_plan(g, dev, sch, r->pool, &o, r->ws ? r->ws : own, out, err);
     swp_ws_free(own);
     return st;
 }
@@ -76,11 +91,18 @@ static sa_status plan_bestfit(const dfg_graph *g, const dfg_device *dev, const i
                               plan *out, dec_stats *ds, sa_err *err)
 {
     dec_opts def;
-    dec_opts_default(&def);
-    const dec_opts *o = r->dec ? r->dec : &def;
+    if (r->dec)
+        def = *r->dec;
+    else
+        dec_opts_default(&def);
+    if (r->deadline_s > 0)
+        def.deadline_s = r->deadline_s;
+    const dec_opts *o = &def;
     sa_status st = dec_nodes(g, dev, sch, r->act, o, out, ds, err);
     if (st)
         return st;
+    if (past(r))
+        return cut(r, err);
     if (!o->pack_offsets)
         return pack_peak_load_ws(out, g, &o->pack, r->pack, &ds->peak_load, err);
     pack_stats ps;
@@ -115,6 +137,10 @@ sa_status planner_plan(const dfg_graph *g, const dfg_device *dev, const planner_
     default:
         st = sa_fail(err, SA_EINTERNAL, "planner: unknown layout %d", (int)r->layout);
     }
+    if (st == SA_EINFEASIBLE && past(r))
+        return cut(r, err); /* a layout's walk stopped by the deadline, or anything refused past it */
+    if (!st && past(r))
+        return cut(r, err);
     if (!st)
         st = planner_predict(out, g, r->sim, NULL, err);
     if (!st && r->layout == PLANNER_BESTFIT && r->stats)

@@ -67,7 +67,9 @@ sa_status bl_build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats
     *p = plan_new(r->g, r->dev);
     if (!*p)
         return bl_oom(r);
-    planner_req q = {.schedule = r->g->topo, .layout = PLANNER_BESTFIT, .act = r->act, .dec = &o, .stats = ds};
+    /* a build the deadline stops part-way is cut as one that starts past it */
+    planner_req q = {.schedule = r->g->topo, .layout = PLANNER_BESTFIT, .act = r->act, .dec = &o, .stats = ds,
+                     .deadline_s = r->deadline_s};
     sa_status st = planner_plan(r->g, r->dev, &q, *p, r->err);
     if (st) {
         plan_free(*p);

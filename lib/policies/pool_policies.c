@@ -34,7 +34,8 @@ static sa_status run_pool(const policy_call *c, bool ideal, const swp_opts *o, p
     plan *p = st ? NULL : plan_new(g, &d);
     if (!st && !p)
         st = sa_fail(err, SA_ENOMEM, "out of memory");
-    planner_req q = {.schedule = g->topo, .layout = PLANNER_POOL, .pool = &a, .evict = o};
+    planner_req q = {.schedule = g->topo, .layout = PLANNER_POOL, .pool = &a, .evict = o,
+                     .deadline_s = c->opts->deadline_s};
     if (!st)
         st = planner_plan(g, &d, &q, p, err);
     if (!st) {

@@ -225,6 +225,23 @@ static sa_status note_budget(const budget *b, bool search_cut, plan *p, sa_err *
     return append_member(p, m, err);
 }
 
+/* The search block's "seed_rows" member for --generations 0 (into m): the
+ * rows whose plans were the seeds, and the MILP rows left out.  SA_ENOMEM
+ * never; SA_EINTERNAL when m is too small. */
+static sa_status note_seed_rows(const ga_seed *seeds, int n, bool milp_left_out, char *m, size_t cap, sa_err *err)
+{
+    char ran[768] = "", out[256] = "";
+    for (int i = 0; i < n; i++)
+        budget_note(ran, sizeof ran, seeds[i].name);
+    int n_rows;
+    const policy_def *t = policy_table(&n_rows);
+    for (int i = 0; milp_left_out && i < n_rows; i++)
+        if (t[i].flags & POLICY_SEED_MILP)
+            budget_note(out, sizeof out, t[i].name);
+    int len = snprintf(m, cap, "\"seed_rows\":{\"ran\":[%s],\"left_out\":[%s]}", ran, out);
+    return len > 0 && (size_t)len < cap ? SA_OK : sa_fail(err, SA_EINTERNAL, "seed rows: member too long");
+}
+
 sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
 {
     ga_opts o = c->opts->search;
@@ -241,14 +258,21 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
     if (b.deadline > 0 && !o.migrate)
         o.time_limit_s = 0;
     b.seed_deadline = b.deadline > 0 ? b.start + 0.5 * (b.deadline - b.start) : 0;
-    bool with_milp = false;
+    bool with_milp = false, milp_left_out = false;
+    char seed_rows[1024] = "";
     if (c->opts->search_seeds) {
         double cells;
         if (!(seeds = calloc((size_t)n_rows, sizeof *seeds)))
             return sa_fail(err, SA_ENOMEM, "out of memory");
         st = milp_fits(c, c->g->topo, c->opts->seed_milp.max_cells, &with_milp, &cells, err);
+        /* --generations 0 asks for the seeds' plans at once: the rows that
+         * need no solver (a rule of the options, never of the clock) */
+        milp_left_out = with_milp && o.generations == 0;
+        with_milp &= !milp_left_out;
         if (!st)
             st = run_seed_rows(c, with_milp, &b, seeds, &n, err);
+        if (!st && o.generations == 0)
+            st = note_seed_rows(seeds, n, milp_left_out, seed_rows, sizeof seed_rows, err);
         o.seeds = seeds;
         o.n_seeds = n;
         o.pool_recompute = true; /* with every other row as a seed, topo-rc's among them */
@@ -293,6 +317,8 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
     }
     if (!st && b.deadline > 0)
         st = note_budget(&b, search_cut, res.best, err);
+    if (!st && seed_rows[0])
+        st = append_member(res.best, seed_rows, err);
     if (st) {
         plan_free(res.best);
         return st;

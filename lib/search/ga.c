@@ -274,12 +274,29 @@ static bool skip_eval(search *s, int32_t i)
     return true;
 }
 
+/* Evaluates individual i in workspace w unless the deadline has passed; an
+ * evaluation the deadline stops part-way leaves it unplanned too (s->cut),
+ * but never the one skip_eval always evaluates. */
+static sa_status evaluate_one(search *s, tws *w, int32_t i, sa_err *err)
+{
+    if (skip_eval(s, i))
+        return SA_OK;
+    bool cut = false;
+    double d = i == 0 && !s->c.joint ? 0 : s->c.o->deadline_s;
+    sa_status st = gx_evaluate(&s->c, w, &s->pop[i], d, &cut, err);
+    if (cut) {
+#pragma omp atomic write
+        s->cut = true;
+    }
+    return st;
+}
+
 /* Evaluates individuals [from, to) in parallel; the first error, if any. */
 static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err)
 {
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
     for (int32_t i = from; i < to; i++)
-        s->est[i] = skip_eval(s, i) ? SA_OK : gx_evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], &s->eerr[i]);
+        s->est[i] = evaluate_one(s, &s->ws[omp_get_thread_num()], i, &s->eerr[i]);
     return first_error(s, from, to, err);
 }
 
@@ -319,9 +336,9 @@ static sa_status first_generation(search *s, ga_result *res, sa_err *err)
     /* a seed that timed swap-outs cannot fit tries synchronous ones (as the
      * baselines fall back to them) */
     for (int32_t i = 1; s->c.joint && i < s->np && i - 1 <= o->n_seeds; i++)
-        if (!isfinite(s->pop[i].t) && s->pop[i].layout == PLANNER_BESTFIT && !skip_eval(s, i)) {
+        if (!isfinite(s->pop[i].t) && s->pop[i].layout == PLANNER_BESTFIT && !s->cut) {
             s->pop[i].sync = 1;
-            if ((st = gx_evaluate(&s->c, &s->ws[0], &s->pop[i], err)))
+            if ((st = evaluate_one(s, &s->ws[0], i, err)))
                 return st;
             res->evaluations++;
         }
@@ -468,7 +485,7 @@ static sa_status breed(search *s, int gen, rng *gr, sa_err *err)
         if (s->c.o->mode == GA_SCHEDULE_ONLY && !pool_alloc_copy(&kid->a, &s->pop[s->pairs[j / 4][0]].a))
             s->est[np + j] = sa_fail(&s->eerr[np + j], SA_ENOMEM, "out of memory copying a pool");
         else
-            s->est[np + j] = skip_eval(s, np + j) ? SA_OK : gx_evaluate(&s->c, w, kid, &s->eerr[np + j]);
+            s->est[np + j] = evaluate_one(s, w, np + j, &s->eerr[np + j]);
     }
     return first_error(s, np, s->total, err);
 }
@@ -578,7 +595,7 @@ static sa_status exchange(search *s, int gen, bool final, bool *stop, ga_result 
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1)
     for (int j = 0; j < m.n_in; j++) {
         int32_t i = s->order[np - 1 - j];
-        s->est[i] = gx_evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], &s->eerr[i]);
+        s->est[i] = gx_evaluate(&s->c, &s->ws[omp_get_thread_num()], &s->pop[i], 0, NULL, &s->eerr[i]);
     }
     for (int j = 0; j < m.n_in; j++) /* the first error in migrant order, whatever the threads */
         if ((st = s->est[s->order[np - 1 - j]])) {

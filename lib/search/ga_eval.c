@@ -72,13 +72,13 @@ static sa_status planned(sa_status st, sa_err *err)
 
 /* evaluate for the best-fit layout: x's decisions on its schedule, packed;
  * unfit when the packed arena exceeds the memory.  Same contract. */
-static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err)
+static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, double deadline_s, bool *cut, sa_err *err)
 {
     dec_stats ds;
     dec_opts d = c->dec;
     d.out_sync = x->sync;
     planner_req q = {.schedule = x->sch, .layout = PLANNER_BESTFIT, .act = x->act, .dec = &d, .stats = &ds,
-                     .sim = w->sim, .pack = w->pack, .within_memory = true};
+                     .sim = w->sim, .pack = w->pack, .within_memory = true, .deadline_s = deadline_s, .cut = cut};
     sa_status st = planned(planner_plan(c->g, c->dev, &q, w->p, err), err);
     if (st)
         return st == SA_EINFEASIBLE ? SA_OK : st;
@@ -87,11 +87,11 @@ static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, sa_err *err)
     return SA_OK;
 }
 
-sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
+sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, double deadline_s, bool *cut, sa_err *err)
 {
     x->t = HUGE_VAL;
     if (x->layout == PLANNER_BESTFIT)
-        return evaluate_bestfit(c, w, x, err);
+        return evaluate_bestfit(c, w, x, deadline_s, cut, err);
     sa_err pe;
     sa_status ps = pool_repair_any(&x->a, c->g, w->need, c->dev->memory_bytes, c->split, &pe);
     if (ps == SA_EINFEASIBLE)
@@ -108,7 +108,7 @@ sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, sa_err *err)
     if (c->o->pool_recompute)
         so.recompute = gx_pool_flags(c, w, x);
     planner_req q = {.schedule = x->sch, .layout = PLANNER_POOL, .pool = &x->a, .evict = &so, .ws = w->swp,
-                     .sim = w->sim};
+                     .sim = w->sim, .deadline_s = deadline_s, .cut = cut};
     sa_status st = planned(planner_plan(c->g, c->dev, &q, w->p, err), err);
     if (st)
         return st == SA_EINFEASIBLE ? SA_OK : st;

@@ -71,10 +71,11 @@ void gx_mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a);
  * when x cannot run in the memory (no pool repair fits, or the planner
  * refuses: SA_EINFEASIBLE), SA_OK then, SA_ENOMEM or SA_EINTERNAL (err says
  * why) end the search; a pool individual's recompute flags (ga.h,
- * pool_recompute) in w->rc. */
+ * pool_recompute) in w->rc.  deadline_s > 0 (sa_now_s()'s clock) stops the
+ * planner part-way past it: x is then unplanned too and *cut is set. */
 bool gx_tws_init(tws *w, const gctx *c);
 void gx_tws_free(tws *w);
-sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, sa_err *err);
+sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, double deadline_s, bool *cut, sa_err *err);
 const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
 
 /* The genes of a genome, in order (ga_genome.c holds their table). */

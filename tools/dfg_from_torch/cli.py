@@ -6,7 +6,7 @@ import sys
 import time
 
 from .errors import EXIT_USAGE, IOFailure, UsageError, guarded
-from .outfile import write_stdout
+from .outfile import input_named, model_file, write_stdout
 
 TOOL = "dfg-from-torch"
 
@@ -190,6 +190,10 @@ def main(argv):
     if opts.get("help"):
         # a full disk or a closed pipe is exit 4 with one line, as for any output
         return guarded(err, lambda: write_stdout(USAGE))
+    clash = input_named(opts["output"], [model_file(opts["model"])])
+    if clash:
+        err("-o %s is the input %s: it would be overwritten (try --help)" % (opts["output"], clash))
+        return EXIT_USAGE
     if opts["output"] != "-":
         d = os.path.dirname(os.path.abspath(opts["output"]))
         if not os.path.isdir(d):

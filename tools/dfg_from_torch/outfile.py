@@ -11,6 +11,37 @@ import tempfile
 from .errors import IOFailure
 
 
+def model_file(model):
+    """The file a MODEL argument reads (FILE.py:FUNC), or None (torchvision:NAME)."""
+    if model is None or model.startswith("torchvision:") or ":" not in model:
+        return None
+    return model.rsplit(":", 1)[0]
+
+
+def input_named(output, inputs):
+    """The first of inputs that output names as well (the same regular file, by device and
+    inode: another name or a hard link counts), or None; "-" and missing files never match.
+    A tool refuses such an output before writing anything (it would destroy its input)."""
+    if not output or output == "-":
+        return None
+    try:
+        o = os.stat(output)
+    except OSError:
+        return None
+    if not stat.S_ISREG(o.st_mode):
+        return None
+    for i in inputs:
+        if not i or i == "-":
+            continue
+        try:
+            s = os.stat(i)
+        except OSError:
+            continue
+        if (s.st_dev, s.st_ino) == (o.st_dev, o.st_ino):
+            return i
+    return None
+
+
 def _direct(path, write):
     try:
         with open(path, "wb") as f:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 
-from .outfile import write_output, write_stdout
+from .outfile import input_named, model_file, write_output, write_stdout
 from .errors import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ExportError, IOFailure,
                      UsageError, guarded)
 
@@ -128,6 +128,14 @@ def parse_args(argv):
                          % " and ".join(ins))
     if opts["report"] == "-" and opts["save_state"] == "-":
         raise UsageError("--report and --save-state cannot both be stdout (-)")
+    inputs = [opts["plan"], opts["graph"], opts["init"], opts["inputs"], model_file(opts["model"])]
+    for key, flag in (("save_state", "--save-state"), ("report", "--report")):
+        clash = input_named(opts[key], inputs)
+        if clash:
+            raise UsageError("%s %s is the input %s: it would be overwritten" % (flag, opts[key], clash))
+    rep, st = opts["report"], opts["save_state"]
+    if rep and st and rep != "-" and (os.path.realpath(rep) == os.path.realpath(st) or input_named(rep, [st])):
+        raise UsageError("--report and --save-state name the same file %s: one would be lost" % st)
     return opts
 
 

@@ -56,6 +56,7 @@ typedef struct dctx {
     int32_t cprev;                  /* compute node of the previous position */
     int32_t *rdeps;                 /* a recompute node's deps (the most uses of an op + 1) */
     dec_stats st;
+    sa_deadline dl;                 /* dec_opts.deadline_s, counted in positions walked */
 } dctx;
 
 static sa_status oom(dctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory building the plan"); }
@@ -313,8 +314,17 @@ static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn, bool now)
         double x = sim_transfer_alone_us(c->dev, g->tensors[t].bytes, PLAN_STREAM_D2H);
         double start = c->tstart[i + 1] > c->d2h_free ? c->tstart[i + 1] : c->d2h_free;
         c->d2h_free = start + x;
-        for (k = i + 1; k < c->n && c->tstart[k] < c->d2h_free; k++)
-            ;
+        /* the first position from i + 1 that starts once the link is free:
+         * tstart is a prefix sum of non-negative times, so a bisection (a
+         * linear scan made a saturated link quadratic in the graph's size) */
+        int32_t hi = c->n;
+        for (k = i + 1; k < hi;) {
+            int32_t m = k + (hi - k) / 2;
+            if (c->tstart[m] < c->d2h_free)
+                k = m + 1;
+            else
+                hi = m;
+        }
     }
     if (k > c->n - 1)
         k = c->n - 1;
@@ -361,6 +371,10 @@ static sa_status run_pass(dctx *c)
     int32_t *deps = NULL;
     int32_t cap = 0;
     for (int32_t i = 0; i < c->n; i++) {
+        if (sa_deadline_passed(&c->dl, 1)) {
+            st = sa_fail(c->err, SA_EINFEASIBLE, "cut at the time limit");
+            goto out;
+        }
         if (c->pass == 2)
             for (int32_t k = c->in_off[i]; k < c->in_off[i + 1]; k++)
                 if ((st = swap_in(c, c->in_list[k], c->cprev)))
@@ -387,8 +401,11 @@ static sa_status run_pass(dctx *c)
         for (int32_t k = 0; k < o->n_in; k++)
             if (on_h2d(c, c->src[o->in[k]]))
                 bld_add_dep(deps, &nd, c->src[o->in[k]]);
+        /* each sync entry is its own swap-out node (evict pushes each once)
+         * and the inputs' deps are swap-ins: no duplicate to look for, which
+         * keeps a position that waits on thousands of swap-outs linear */
         for (int32_t e = c->sync_head[i]; e >= 0; e = c->sync[e].next)
-            bld_add_dep(deps, &nd, c->sync[e].node);
+            deps[nd++] = c->sync[e].node;
         int32_t cn = plan_add_node(p, PLAN_COMPUTE, op, deps, nd);
         if (cn < 0) {
             st = oom(c);
@@ -618,6 +635,7 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     c.dev = dev;
     c.sch = sch;
     c.o = o;
+    c.dl = sa_deadline_at(o->deadline_s);
     c.err = err;
     c.n = g->n_ops;
     c.nt = g->n_tensors;

@@ -221,16 +221,19 @@ static sa_status walk(ctx *c)
 {
     sa_status st;
     start_pass(c);
-    for (c->pos = 0; c->pos < c->g->n_ops; c->pos++)
+    for (c->pos = 0; c->pos < c->g->n_ops; c->pos++) {
+        if (sa_deadline_passed(&c->dl, 1))
+            return sa_fail(c->err, SA_EINFEASIBLE, "cut at the time limit");
         if ((st = plan_op(c)))
             return st;
+    }
     return SA_OK;
 }
 
 sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
                    const swp_opts *o, swp_ws *w, plan *out, sa_err *err)
 {
-    ctx c = {g, dev, schedule, a, o, w, out, err, 0, -1, 0, g->n_ops, false, false, 0};
+    ctx c = {g, dev, schedule, a, o, w, out, err, 0, -1, 0, g->n_ops, false, false, 0, sa_deadline_at(o->deadline_s)};
     sa_status st;
     if (a->pool_bytes > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE, "the pool (%lld bytes) does not fit the device memory (%lld bytes)",

@@ -132,6 +132,7 @@ typedef struct ctx {
     bool rc_on;           /* some tensor is recomputed (swp_opts.recompute) */
     bool dry;             /* a dry pass: decisions only, no plan (see swp_plan) */
     int32_t n_dry;        /* a dry pass's node count: its stand-in node ids */
+    sa_deadline dl;       /* swp_opts.deadline_s, counted in positions walked */
 } ctx;
 
 static inline int32_t class_of(const ctx *c, int32_t t) { return c->w->tcls[t]; }

@@ -13,6 +13,7 @@ void swp_opts_default(swp_opts *o)
     o->threshold_scale = 1.0;
     o->max_passes = 3;
     o->recompute = NULL;
+    o->deadline_s = 0;
 }
 
 swp_ws *swp_ws_new(const dfg_graph *g)
