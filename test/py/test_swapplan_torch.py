@@ -425,7 +425,9 @@ class TestCommandLine(Workdir):
                             input=r.stdout, stderr=subprocess.PIPE)
         self.assertEqual(r2.returncode, 0, r2.stderr)
         self.assertEqual(sorted(torch.load(out)), sorted(state))
-        for bad in (["--init", "-", "--inputs", "-"], ["--report", "-", "--save-state", "-"]):
+        same = os.path.join(self.wd, "same")
+        for bad in (["--init", "-", "--inputs", "-"], ["--report", "-", "--save-state", "-"],
+                    ["--report", same, "--save-state", same]):
             r = tool("swapplan-torch", args + bad)
             self.assertEqual(r.returncode, 2, r.stderr)
 
