@@ -45,7 +45,7 @@ DESTDIR ?=
 WARN = -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
        -Wpointer-arith -Wwrite-strings -Wformat=2 -Wundef -Wvla -Wcast-align \
        -Wnull-dereference -Wdouble-promotion -Wno-format-truncation $(if $(DEV),-Werror)
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -fopenmp $(WARN) $(SAN) -Iinclude -Ilib -MMD -MP $(CFLAGS)
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -fopenmp $(WARN) $(SAN) -Iinclude -Ilib/include -Ilib -MMD -MP $(CFLAGS)
 BASE_LIBS  = -lcjson -lm -fopenmp
 LDLIBS_ALL = $(BASE_LIBS) $(SAN) $(LDLIBS)
 
@@ -85,7 +85,7 @@ ifneq ($(NVCC),)
   CUDA_LIBS = $(foreach d,$(CUDA_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--as-needed -lcudnn -lcublas -lcudart -lstdc++ -Wl,--no-as-needed
   LDLIBS_ALL += $(CUDA_LIBS)
   # CUDA 13 dropped Volta (sm_70): the V100 profile is analytic only.
-  NVCCFLAGS ?= -O2 -std=c++17 -Iinclude -Ilib -Xcompiler -Wall,-fPIC \
+  NVCCFLAGS ?= -O2 -std=c++17 -Iinclude -Ilib/include -Ilib -Xcompiler -Wall,-fPIC \
      -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 else
   CU_SRC :=

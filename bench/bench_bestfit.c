@@ -39,13 +39,13 @@ static int cmp_double(const void *a, const void *b)
 }
 
 typedef struct ctx {
-    const dfg_graph *g;
-    const dfg_device *dev;
+    const sa_dfg_graph *g;
+    const sa_dfg_device *dev;
     const uint8_t *act;
     dec_opts o;
     pack_ws *pw;
-    sim_ws *sw;
-    plan *p;
+    sa_sim_ws *sw;
+    sa_plan *p;
     double t[3]; /* CPU seconds of the last evaluation's stages */
 } ctx;
 
@@ -83,28 +83,28 @@ int main(int argc, char **argv)
         return 2;
     }
     sa_err err;
-    dfg_graph *g;
-    if (dfg_load_file(argv[2], &g, &err)) {
+    sa_dfg_graph *g;
+    if (sa_dfg_load_file(argv[2], &g, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
-    dfg_device dev = g->device;
-    dev.memory_bytes = (int64_t)(frac * (double)dfg_peak_bytes(g, NULL));
+    sa_dfg_device dev = g->device;
+    dev.memory_bytes = (int64_t)(frac * (double)sa_dfg_peak_bytes(g, NULL));
     uint8_t *act = calloc((size_t)g->n_tensors + 1, 1);
     double *all = malloc((size_t)reps * 4 * sizeof *all);
-    ctx c = {.g = g, .dev = &dev, .act = act, .pw = pack_ws_new(), .sw = sim_ws_new(), .p = plan_new(g, &dev)};
+    ctx c = {.g = g, .dev = &dev, .act = act, .pw = pack_ws_new(), .sw = sa_sim_ws_new(), .p = sa_plan_new(g, &dev)};
     if (!act || !all || !c.pw || !c.sw || !c.p) {
         fprintf(stderr, "bench_bestfit: out of memory\n");
         return 1;
     }
     dec_opts_default(&c.o);
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        dfg_kind k = g->tensors[t].kind;
+        sa_dfg_kind k = g->tensors[t].kind;
         int32_t op = g->tensors[t].producer;
-        if (!rule && (k == DFG_ACTIVATION || k == DFG_GRADIENT))
+        if (!rule && (k == SA_DFG_ACTIVATION || k == SA_DFG_GRADIENT))
             act[t] = DEC_SWAP;
-        if (rule && !dfg_kind_persistent(k) && k != DFG_WORKSPACE && k != DFG_INPUT && op >= 0 &&
-            g->ops[op].phase == DFG_FORWARD)
+        if (rule && !sa_dfg_kind_persistent(k) && k != SA_DFG_WORKSPACE && k != SA_DFG_INPUT && op >= 0 &&
+            g->ops[op].phase == SA_DFG_FORWARD)
             act[t] = DEC_EVICT;
     }
     /* untimed: sizes the workspaces */
@@ -132,11 +132,11 @@ int main(int argc, char **argv)
            g->name, frac * 100, rule ? "rule" : "swap all", c.p->n_place, c.p->predicted.iteration_us, reps,
            tot[0] * 1e3, tot[reps / 2] * 1e3, sum / reps * 1e3, 1.0 / tot[reps / 2], stage[0][reps / 2] * 1e3,
            stage[1][reps / 2] * 1e3, stage[2][reps / 2] * 1e3);
-    plan_free(c.p);
-    sim_ws_free(c.sw);
+    sa_plan_free(c.p);
+    sa_sim_ws_free(c.sw);
     pack_ws_free(c.pw);
     free(all);
     free(act);
-    dfg_free(g);
+    sa_dfg_free(g);
     return 0;
 }

@@ -32,27 +32,27 @@ static double cpu_now(void)
 /* The best-fit layout's evaluation (the search's other layout): every
  * activation and gradient swapped where it can be (decide.h demotes the
  * rest), packed, simulated.  One line, as the pool's. */
-static int bench_bestfit(const dfg_graph *g, const dfg_device *dev, plan *p, int fixed, bool rule, bool search,
+static int bench_bestfit(const sa_dfg_graph *g, const sa_dfg_device *dev, sa_plan *p, int fixed, bool rule, bool search,
                          sa_err *err)
 {
     uint8_t *act = calloc((size_t)g->n_tensors + 1, 1);
-    sim_ws *sw = sim_ws_new();
+    sa_sim_ws *sw = sa_sim_ws_new();
     pack_ws *pw = pack_ws_new();
     if (!act || !sw || !pw) {
         free(act);
-        sim_ws_free(sw);
+        sa_sim_ws_free(sw);
         pack_ws_free(pw);
         return sa_fail(err, SA_ENOMEM, "out of memory");
     }
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        dfg_kind k = g->tensors[t].kind;
+        sa_dfg_kind k = g->tensors[t].kind;
         int32_t op = g->tensors[t].producer;
-        if (!rule && (k == DFG_ACTIVATION || k == DFG_GRADIENT))
+        if (!rule && (k == SA_DFG_ACTIVATION || k == SA_DFG_GRADIENT))
             act[t] = DEC_SWAP;
         /* the search's cost-rule individual (ga.c's rule_indiv): every
          * forward-phase candidate evicted, decide.h picks swap or recompute */
-        if (rule && !dfg_kind_persistent(k) && k != DFG_WORKSPACE && k != DFG_INPUT && op >= 0 &&
-            g->ops[op].phase == DFG_FORWARD)
+        if (rule && !sa_dfg_kind_persistent(k) && k != SA_DFG_WORKSPACE && k != SA_DFG_INPUT && op >= 0 &&
+            g->ops[op].phase == SA_DFG_FORWARD)
             act[t] = DEC_EVICT;
     }
     dec_stats ds;
@@ -82,10 +82,10 @@ static int bench_bestfit(const dfg_graph *g, const dfg_device *dev, plan *p, int
                best * 1e3, cpu * 1e3, reps / t, ds.peak_load > dev->memory_bytes ? "peak load past memory" : "arena past memory");
     else if (!st)
         printf("%-27s %1s %9d %8s %10.3f %10.3f %10.3f %12.1f %9.1f%%  arena %.0f%% of memory\n", what, "", p->n_nodes,
-               "", t / reps * 1e3, best * 1e3, cpu * 1e3, reps / t, 100.0 * dfg_total_time_us(g) / p->predicted.iteration_us,
+               "", t / reps * 1e3, best * 1e3, cpu * 1e3, reps / t, 100.0 * sa_dfg_total_time_us(g) / p->predicted.iteration_us,
                100.0 * (double)ds.arena_bytes / (double)dev->memory_bytes);
     free(act);
-    sim_ws_free(sw);
+    sa_sim_ws_free(sw);
     pack_ws_free(pw);
     return st;
 }
@@ -108,26 +108,26 @@ int main(int argc, char **argv)
            "%ideal");
     for (int i = 2; i < argc; i++) {
         sa_err err;
-        dfg_graph *g;
-        if (dfg_load_file(argv[i], &g, &err)) {
+        sa_dfg_graph *g;
+        if (sa_dfg_load_file(argv[i], &g, &err)) {
             fprintf(stderr, "%s\n", err.msg);
             return 1;
         }
-        dfg_device dev = g->device;
-        dev.memory_bytes = (int64_t)(frac * (double)dfg_peak_bytes(g, NULL));
+        sa_dfg_device dev = g->device;
+        dev.memory_bytes = (int64_t)(frac * (double)sa_dfg_peak_bytes(g, NULL));
         pool_alloc a;
         pool_alloc_init(&a, g->n_sizes);
         if (pool_fine_grained(&a, g, g->topo, dev.memory_bytes, &err)) {
             printf("%-22s %6d  infeasible: %s\n", g->name, g->n_ops, err.msg);
             pool_alloc_free(&a);
-            dfg_free(g);
+            sa_dfg_free(g);
             continue;
         }
         swp_opts o;
         swp_opts_default(&o);
         swp_ws *ws = swp_ws_new(g);
-        sim_ws *sw = sim_ws_new();
-        plan *p = plan_new(g, &dev);
+        sa_sim_ws *sw = sa_sim_ws_new();
+        sa_plan *p = sa_plan_new(g, &dev);
         int reps = 0;
         /* best: the fastest single evaluation, the figure least disturbed by
          * other work on a shared machine */
@@ -146,7 +146,7 @@ int main(int argc, char **argv)
         }
         double cpu = (cpu_now() - c0) / reps;
         printf("%-22s %6d %9d %7.0f%% %10.3f %10.3f %10.3f %12.1f %9.1f%%\n", g->name, g->n_ops, p->n_nodes, frac * 100,
-               t / reps * 1e3, best * 1e3, cpu * 1e3, reps / t, 100.0 * dfg_total_time_us(g) / p->predicted.iteration_us);
+               t / reps * 1e3, best * 1e3, cpu * 1e3, reps / t, 100.0 * sa_dfg_total_time_us(g) / p->predicted.iteration_us);
         bool bf_err = false;
         for (int k = 0; bestfit && !bf_err && k < 4; k++)
             bf_err = bench_bestfit(g, &dev, p, fixed, k >= 2, k % 2 == 1, &err) != SA_OK;
@@ -154,11 +154,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: %s\n", argv[i], err.msg);
             return 1;
         }
-        plan_free(p);
-        sim_ws_free(sw);
+        sa_plan_free(p);
+        sa_sim_ws_free(sw);
         swp_ws_free(ws);
         pool_alloc_free(&a);
-        dfg_free(g);
+        sa_dfg_free(g);
     }
     return 0;
 }

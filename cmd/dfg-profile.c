@@ -104,11 +104,11 @@ int main(int argc, char **argv)
         refused = cli_refuse_input_output(&TOOL, "--measured-profile", measured_out, inputs, 2);
     if (refused >= 0)
         return refused;
-    dfg_graph *g = NULL;
-    devprof *prof = NULL, *measured = NULL;
+    sa_dfg_graph *g = NULL;
+    sa_devprof *prof = NULL, *measured = NULL;
     int rc = 0;
     sa_status st;
-    if ((st = dfg_load_file(graph_path, &g, &err)) || (device && (st = devprof_load_file(device, &prof, &err)))) {
+    if ((st = sa_dfg_load_file(graph_path, &g, &err)) || (device && (st = sa_devprof_load_file(device, &prof, &err)))) {
         rc = cli_fail(&TOOL, &err);
         goto done;
     }
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
         /* A fraction ("0.25x") is of the peak the graph needs with no swapping
          * at all; the peak is only worked out when a fraction asks for it. */
         bool fraction = strpbrk(memory, "xX") != NULL;
-        int64_t peak = fraction ? dfg_peak_bytes(g, NULL) : -1;
+        int64_t peak = fraction ? sa_dfg_peak_bytes(g, NULL) : -1;
         if (fraction && peak < 0) {
             sa_fail(&err, SA_ENOMEM, "out of memory computing the peak of %s", graph_path);
             rc = cli_fail(&TOOL, &err);
@@ -133,21 +133,21 @@ int main(int argc, char **argv)
             rc = cli_fail(&TOOL, &err);
             goto done;
         }
-        cost_set_device(g, &measured->dev, memory_bytes);
-        if (measured_out && (st = devprof_write_file(measured, measured_out, &err))) {
+        sa_cost_set_device(g, &measured->dev, memory_bytes);
+        if (measured_out && (st = sa_devprof_write_file(measured, measured_out, &err))) {
             rc = cli_fail(&TOOL, &err);
             goto done;
         }
-    } else if ((st = cost_profile_graph(g, prof, memory_bytes, &err))) {
+    } else if ((st = sa_cost_profile_graph(g, prof, memory_bytes, &err))) {
         sa_err_prefix(&err, device);
         rc = cli_fail(&TOOL, &err);
         goto done;
     }
-    if ((st = dfg_write_file(g, out, &err)))
+    if ((st = sa_dfg_write_file(g, out, &err)))
         rc = cli_fail(&TOOL, &err);
 done:
-    dfg_free(g);
-    devprof_free(prof);
-    devprof_free(measured);
+    sa_dfg_free(g);
+    sa_devprof_free(prof);
+    sa_devprof_free(measured);
     return rc;
 }

@@ -55,31 +55,31 @@ static const cli_tool TOOL = {
 };
 
 
-static void print_stats(const dfg_graph *g)
+static void print_stats(const sa_dfg_graph *g)
 {
-    int32_t phase[DFG_PHASE_COUNT] = {0};
+    int32_t phase[SA_DFG_PHASE_COUNT] = {0};
     double flops = 0;
     for (int32_t i = 0; i < g->n_ops; i++) {
         phase[g->ops[i].phase]++;
         if (g->ops[i].flops > 0)
             flops += g->ops[i].flops;
     }
-    int64_t total = dfg_total_bytes(g), peak = dfg_peak_bytes(g, NULL);
+    int64_t total = sa_dfg_total_bytes(g), peak = sa_dfg_peak_bytes(g, NULL);
     int64_t esize = 4;
     for (int32_t i = 0; i < g->n_tensors; i++)
-        if (g->tensors[i].kind == DFG_PARAM && g->tensors[i].dtype && strcmp(g->tensors[i].dtype, "f16") == 0)
+        if (g->tensors[i].kind == SA_DFG_PARAM && g->tensors[i].dtype && strcmp(g->tensors[i].dtype, "f16") == 0)
             esize = 2;
     printf("model %s\n", g->name);
     printf("batch %lld\n", (long long)g->batch);
     printf("ops %d\n", g->n_ops);
-    printf("ops_forward %d\n", phase[DFG_FORWARD]);
-    printf("ops_backward %d\n", phase[DFG_BACKWARD]);
-    printf("ops_update %d\n", phase[DFG_UPDATE]);
+    printf("ops_forward %d\n", phase[SA_DFG_FORWARD]);
+    printf("ops_backward %d\n", phase[SA_DFG_BACKWARD]);
+    printf("ops_update %d\n", phase[SA_DFG_UPDATE]);
     printf("tensors %d\n", g->n_tensors);
     printf("total_bytes %lld\n", (long long)total);
     printf("total_gb %.2f\n", (double)total / 1e9);
     printf("distinct_sizes %d\n", g->n_sizes);
-    printf("params %lld\n", (long long)dfg_param_count_elems(g, esize));
+    printf("params %lld\n", (long long)sa_dfg_param_count_elems(g, esize));
     printf("peak_bytes %lld\n", (long long)peak);
     printf("peak_gb %.2f\n", (double)peak / 1e9);
     printf("flops %.6g\n", flops);
@@ -176,17 +176,17 @@ int main(int argc, char **argv)
         return cli_usage(&TOOL, "--stats already prints to stdout; give -o FILE for the graph");
 
     sa_err err = {0};
-    dfg_graph *g = NULL;
+    sa_dfg_graph *g = NULL;
     sa_status st = zoo_build(argv[optind], &opts, &g, &err);
     if (st == SA_EUSAGE)
         return cli_usage(&TOOL, "%s", err.msg);
     if (st)
         return cli_fail(&TOOL, &err);
     int rc = 0;
-    if ((!stats || out) && (st = dfg_write_file(g, out ? out : "-", &err)))
+    if ((!stats || out) && (st = sa_dfg_write_file(g, out ? out : "-", &err)))
         rc = cli_fail(&TOOL, &err);
     else if (stats)
         print_stats(g);
-    dfg_free(g);
+    sa_dfg_free(g);
     return rc;
 }

@@ -27,14 +27,14 @@ int main(int argc, char **argv)
     int rc = search_parse_args(argc, argv, &TOOL, false, &a);
     if (rc >= 0)
         return rc;
-    dfg_graph *g;
-    dfg_device dev;
+    sa_dfg_graph *g;
+    sa_dfg_device dev;
     if ((rc = search_load(&TOOL, &a, NULL, 0, true, &g, &dev)) >= 0)
         return rc;
     search_log lg;
     if ((rc = search_log_open(&TOOL, &a, cli_stderr_tty() && !a.quiet && strcmp(a.policy, "swapadvisor") == 0,
                               &lg)) >= 0) {
-        dfg_free(g);
+        sa_dfg_free(g);
         return rc;
     }
     a.po.search.threads = cli_threads(a.threads);
@@ -57,13 +57,13 @@ int main(int argc, char **argv)
                     TOOL.name, a.graph, load, limit);
     }
     sa_err err = {0};
-    plan *p = NULL;
-    sa_status st = policy_run_opts(a.policy, g, &dev, &a.po, &p, &err);
+    sa_plan *p = NULL;
+    sa_status st = sa_policy_run_opts(a.policy, g, &dev, &a.po, &p, &err);
     if (lg.tty)
         fputc('\n', stderr);
     rc = st ? cli_fail(&TOOL, &err) : search_finish(&TOOL, &a, g, p);
     rc = search_log_close(&TOOL, &a, &lg, rc);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
     return rc;
 }

@@ -175,9 +175,9 @@ static int parse_args(int argc, char **argv, args *a)
         return cli_usage(&TOOL, "missing --rate");
     if (a->n_weights && a->n_weights != a->k)
         return cli_usage(&TOOL, "--weights: %d weights for %d models", a->n_weights, a->k);
-    if (!policy_find(a->o.policy)) {
+    if (!sa_policy_find(a->o.policy)) {
         char names[512];
-        return cli_usage(&TOOL, "--policy: unknown '%s' (%s)", a->o.policy, policy_names(names, sizeof names));
+        return cli_usage(&TOOL, "--policy: unknown '%s' (%s)", a->o.policy, sa_policy_names(names, sizeof names));
     }
     sa_err err = {0};
     if (cli_parse_size(a->memory, -1, &a->o.memory_bytes, &err))
@@ -231,8 +231,8 @@ static void print_report(FILE *f, const args *a, const serve_model *ms, const se
 
 /* Loads the graphs of every MODEL argument (a path given twice is loaded
  * once) into files/gs and points the models at them. */
-static sa_status load_models(const args *a, char *paths[MAX_GRAPHS], dfg_graph *gs[MAX_GRAPHS], int32_t *ng,
-                             const dfg_graph *vg[MAX_GRAPHS], serve_model *ms, sa_err *err)
+static sa_status load_models(const args *a, char *paths[MAX_GRAPHS], sa_dfg_graph *gs[MAX_GRAPHS], int32_t *ng,
+                             const sa_dfg_graph *vg[MAX_GRAPHS], serve_model *ms, sa_err *err)
 {
     int32_t nv = 0;
     for (int32_t i = 0; i < a->k; i++) {
@@ -251,7 +251,7 @@ static sa_status load_models(const args *a, char *paths[MAX_GRAPHS], dfg_graph *
             if (found < 0) {
                 if (*ng >= MAX_GRAPHS || !(paths[*ng] = strndup(p, len)))
                     return sa_fail(err, SA_ENOMEM, "out of memory");
-                sa_status st = dfg_load_file(paths[*ng], &gs[*ng], err);
+                sa_status st = sa_dfg_load_file(paths[*ng], &gs[*ng], err);
                 if (st)
                     return st;
                 found = (*ng)++;
@@ -275,8 +275,8 @@ int main(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     sa_err err = {0};
     char *paths[MAX_GRAPHS] = {0};
-    dfg_graph *gs[MAX_GRAPHS] = {0};
-    const dfg_graph *vg[MAX_GRAPHS] = {0};
+    sa_dfg_graph *gs[MAX_GRAPHS] = {0};
+    const sa_dfg_graph *vg[MAX_GRAPHS] = {0};
     serve_model ms[MAX_MODELS] = {0};
     int32_t ng = 0;
     serve_table *t = NULL;
@@ -314,7 +314,7 @@ int main(int argc, char **argv)
         free(pts[i].split);
     serve_table_free(t);
     for (int32_t i = 0; i < ng; i++) {
-        dfg_free(gs[i]);
+        sa_dfg_free(gs[i]);
         free(paths[i]);
     }
     return rc;

@@ -47,12 +47,12 @@ static const char HELP_TAIL[] =
 /* What a view reads: the plans (one unless the view is VIEW_MULTI), their
  * labels, the graph, and the options that apply to some view. */
 typedef struct view_args {
-    const plan *const *plans;
+    const sa_plan *const *plans;
     const char *const *labels;
     int n_plans;
-    const dfg_graph *g;
+    const sa_dfg_graph *g;
     bool strict, svg;
-    emit_scale scale;
+    sa_emit_scale scale;
     int32_t wa, wb;
     int32_t *n_viol; /* check: the violations written */
 } view_args;
@@ -72,29 +72,29 @@ typedef struct view {
     sa_status (*run)(const view_args *a, FILE *fp, sa_err *err);
 } view;
 
-static sa_status run_summary(const view_args *a, FILE *fp, sa_err *err) { return emit_summary(a->plans[0], a->g, fp, err); }
+static sa_status run_summary(const view_args *a, FILE *fp, sa_err *err) { return sa_emit_summary(a->plans[0], a->g, fp, err); }
 static sa_status run_check(const view_args *a, FILE *fp, sa_err *err)
 {
-    return emit_check(a->plans[0], a->g, a->strict, 0, fp, a->n_viol, err);
+    return sa_emit_check(a->plans[0], a->g, a->strict, 0, fp, a->n_viol, err);
 }
-static sa_status run_trace(const view_args *a, FILE *fp, sa_err *err) { return emit_trace(a->plans[0], a->g, fp, err); }
+static sa_status run_trace(const view_args *a, FILE *fp, sa_err *err) { return sa_emit_trace(a->plans[0], a->g, fp, err); }
 static sa_status run_dot(const view_args *a, FILE *fp, sa_err *err)
 {
-    return emit_dot(a->plans[0], a->g, a->wa, a->wb, fp, err);
+    return sa_emit_dot(a->plans[0], a->g, a->wa, a->wb, fp, err);
 }
 static sa_status run_memory(const view_args *a, FILE *fp, sa_err *err)
 {
-    return a->svg ? emit_memory_svg_scaled(a->plans[0], a->g, a->scale, fp, err)
-                  : emit_memory_csv(a->plans[0], a->g, fp, err);
+    return a->svg ? sa_emit_memory_svg_scaled(a->plans[0], a->g, a->scale, fp, err)
+                  : sa_emit_memory_csv(a->plans[0], a->g, fp, err);
 }
-static sa_status run_graph(const view_args *a, FILE *fp, sa_err *err) { return emit_graph_json(a->plans[0], a->g, fp, err); }
+static sa_status run_graph(const view_args *a, FILE *fp, sa_err *err) { return sa_emit_graph_json(a->plans[0], a->g, fp, err); }
 static sa_status run_html(const view_args *a, FILE *fp, sa_err *err)
 {
-    return emit_html(a->plans, a->labels, a->n_plans, a->g, fp, err);
+    return sa_emit_html(a->plans, a->labels, a->n_plans, a->g, fp, err);
 }
 static sa_status run_compare(const view_args *a, FILE *fp, sa_err *err)
 {
-    return emit_compare_svg(a->plans, a->labels, a->n_plans, a->g, fp, err);
+    return sa_emit_compare_svg(a->plans, a->labels, a->n_plans, a->g, fp, err);
 }
 
 static const view VIEWS[] = {
@@ -200,14 +200,14 @@ static bool parse_window(const char *s, int32_t *a, int32_t *b)
 /* Loads the n PLANs and checks each against g (the counts; with views, a
  * warning when it does not validate).  On error the plans loaded so far stay
  * in plans[] for the caller to free. */
-static sa_status load_plans(const char *gpath, const char *const *paths, int n_plans, bool views, const dfg_graph *g,
-                            plan **plans, sa_err *err)
+static sa_status load_plans(const char *gpath, const char *const *paths, int n_plans, bool views, const sa_dfg_graph *g,
+                            sa_plan **plans, sa_err *err)
 {
     sa_status st = SA_OK;
     for (int i = 0; !st && i < n_plans; i++) {
         const char *path = paths[i], *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-        st = plan_load_file(path, &plans[i], err);
-        if (!st && (st = plan_check_graph(plans[i], g, name, err)) != SA_OK) {
+        st = sa_plan_load_file(path, &plans[i], err);
+        if (!st && (st = sa_plan_check_graph(plans[i], g, name, err)) != SA_OK) {
             sa_err e2 = *err;
             st = sa_fail(err, st, "%s; pass --graph the graph the plan was made for", e2.msg);
         }
@@ -218,14 +218,14 @@ static sa_status load_plans(const char *gpath, const char *const *paths, int n_p
             /* a view of a plan that does not hold on this graph (another graph of
              * the same counts, a hand-edited plan) would draw nonsense silently */
             sa_err verr = {0};
-            val_report vr = {0};
+            sa_val_report vr = {0};
             vr.max_lines = 1;
-            sa_status vs = plan_validate(plans[i], g, false, &vr, &verr);
+            sa_status vs = sa_plan_validate(plans[i], g, false, &vr, &verr);
             if (vs == SA_EINVALID)
                 fprintf(stderr, "%s: warning: %s does not validate against %s (%d violation%s; first: %s); the "
                         "view may not mean much: see --format check\n", TOOL.name, name, gpath, vr.n_violations,
                         vr.n_violations == 1 ? "" : "s", verr.msg);
-            val_report_free(&vr);
+            sa_val_report_free(&vr);
             if (vs != SA_OK && vs != SA_EINVALID) {
                 *err = verr;
                 st = vs;
@@ -236,7 +236,7 @@ static sa_status load_plans(const char *gpath, const char *const *paths, int n_p
 }
 
 /* Labels for the views of several plans. */
-static void make_labels(plan *const *plans, const char *const *paths, int n_plans, char (*label_buf)[128],
+static void make_labels(sa_plan *const *plans, const char *const *paths, int n_plans, char (*label_buf)[128],
                         const char **labels)
 {
     /* labels: the search block's algorithm, with the memory when budgets
@@ -246,7 +246,7 @@ static void make_labels(plan *const *plans, const char *const *paths, int n_plan
         budgets_differ |= plans[i]->device.memory_bytes != plans[0]->device.memory_bytes;
     for (int i = 0; i < n_plans; i++) {
         const char *path = paths[i], *base = strrchr(path, '/');
-        labels[i] = emit_plan_label(plans[i], base ? base + 1 : path, budgets_differ, label_buf[i], sizeof label_buf[i]);
+        labels[i] = sa_emit_plan_label(plans[i], base ? base + 1 : path, budgets_differ, label_buf[i], sizeof label_buf[i]);
     }
     for (int i = 0; i < n_plans; i++)
         for (int k = 0; k < n_plans; k++)
@@ -271,7 +271,7 @@ int main(int argc, char **argv)
     const char *gpath = NULL, *out = "-";
     const view *v = &VIEWS[0];
     bool fmt_set = false, strict = false, svg = false, quiet = false, window = false, scale_set = false;
-    emit_scale scale = EMIT_SCALE_AUTO;
+    sa_emit_scale scale = SA_EMIT_SCALE_AUTO;
     int32_t wa = 0, wb = -1;
     int c;
     opterr = 0; /* one line per bad option: cli_bad_option's */
@@ -286,11 +286,11 @@ int main(int argc, char **argv)
         case O_SVG: svg = true; break;
         case O_SCALE:
             if (strcmp(optarg, "auto") == 0)
-                scale = EMIT_SCALE_AUTO;
+                scale = SA_EMIT_SCALE_AUTO;
             else if (strcmp(optarg, "full") == 0)
-                scale = EMIT_SCALE_FULL;
+                scale = SA_EMIT_SCALE_FULL;
             else if (strcmp(optarg, "zoom") == 0)
-                scale = EMIT_SCALE_ZOOM;
+                scale = SA_EMIT_SCALE_ZOOM;
             else
                 return cli_usage(&TOOL, "--scale takes auto, full or zoom, not '%s'", optarg);
             scale_set = true;
@@ -348,13 +348,13 @@ int main(int argc, char **argv)
         return refused;
 
     sa_err err = {0};
-    dfg_graph *g = NULL;
-    plan *plans[64] = {NULL};
+    sa_dfg_graph *g = NULL;
+    sa_plan *plans[64] = {NULL};
     char label_buf[64][128];
     const char *labels[64];
     int rc = 0;
     const char *pname = strcmp(ppath, "-") == 0 ? "<stdin>" : ppath;
-    sa_status st = dfg_load_file(gpath, &g, &err);
+    sa_status st = sa_dfg_load_file(gpath, &g, &err);
     if (!st)
         st = load_plans(gpath, (const char *const *)argv + optind, n_plans, !(v->flags & VIEW_CHECK), g, plans,
                         &err);
@@ -371,7 +371,7 @@ int main(int argc, char **argv)
     }
     FILE *fp = o.fp;
     int32_t n_viol = 0;
-    view_args va = {(const plan *const *)plans, labels, n_plans, g, strict, svg, scale, wa, wb, &n_viol};
+    view_args va = {(const sa_plan *const *)plans, labels, n_plans, g, strict, svg, scale, wa, wb, &n_viol};
     st = v->run(&va, fp, &err);
     /* an invalid plan's violation lines are the check's output: keep them */
     bool keep = st == SA_OK || ((v->flags & VIEW_CHECK) && st == SA_EINVALID);
@@ -395,7 +395,7 @@ int main(int argc, char **argv)
     }
 done:
     for (int i = 0; i < n_plans && i < 64; i++)
-        plan_free(plans[i]);
-    dfg_free(g);
+        sa_plan_free(plans[i]);
+    sa_dfg_free(g);
     return rc;
 }

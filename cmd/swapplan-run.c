@@ -57,14 +57,14 @@ static void human(char *buf, size_t n, double bytes)
         snprintf(buf, n, "%.0f B", bytes);
 }
 
-static void print_report(const plan *p, const dfg_graph *g, const runner_report *r)
+static void print_report(const sa_plan *p, const sa_dfg_graph *g, const sa_runner_report *r)
 {
     char a[32], b[32], c[32], d[32];
     human(a, sizeof a, (double)r->arena_bytes);
     human(b, sizeof b, (double)r->host_bytes);
     printf("plan: %s, %d nodes; %s\n", g->name, p->n_nodes,
            r->valid ? "valid (strict)" : "INVALID, replayed with --force");
-    if (r->backend == RUNNER_HOST) {
+    if (r->backend == SA_RUNNER_HOST) {
         printf("host replay: %d iterations, sizes divided by %lld: arena %s, host copies %s\n", r->iterations,
                (long long)r->scale, a, b);
         if (!r->valid && r->scale > 1)
@@ -116,9 +116,9 @@ int main(int argc, char **argv)
         {"real-ops", no_argument, 0, O_REAL}, {"scale-bytes", required_argument, 0, O_SCALE},
         {"cap", required_argument, 0, O_CAP}, {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, O_VERSION}, {0, 0, 0, 0}};
-    runner_opts o;
-    runner_opts_default(&o);
-    o.backend = RUNNER_CUDA;
+    sa_runner_opts o;
+    sa_runner_opts_default(&o);
+    o.backend = SA_RUNNER_CUDA;
     const char *gpath = NULL;
     bool quiet = false;
     int64_t v;
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
         case 'h': return cli_help(&TOOL);
         case O_VERSION: return cli_version(&TOOL);
         case O_BACKEND:
-            if (!runner_backend_from_name(optarg, &o.backend))
+            if (!sa_runner_backend_from_name(optarg, &o.backend))
                 return cli_usage(&TOOL, "--backend takes cuda or host, not '%s'", optarg);
             break;
         case O_ITER:
@@ -161,26 +161,26 @@ int main(int argc, char **argv)
     const char *ppath = argv[optind];
     if (strcmp(ppath, "-") == 0 && strcmp(gpath, "-") == 0)
         return cli_usage(&TOOL, "PLAN and GRAPH cannot both be stdin");
-    if (o.real_ops && o.backend != RUNNER_CUDA)
+    if (o.real_ops && o.backend != SA_RUNNER_CUDA)
         return cli_usage(&TOOL, "--real-ops needs --backend cuda");
     if (o.real_ops && o.scale_bytes > 1)
         return cli_usage(&TOOL, "--real-ops runs the tensors' real shapes: it cannot be combined with --scale-bytes");
 
-    dfg_graph *g = NULL;
-    plan *p = NULL;
-    runner_report rep;
+    sa_dfg_graph *g = NULL;
+    sa_plan *p = NULL;
+    sa_runner_report rep;
     memset(&rep, 0, sizeof rep);
     int rc = 0;
-    sa_status st = dfg_load_file(gpath, &g, &err);
+    sa_status st = sa_dfg_load_file(gpath, &g, &err);
     if (!st)
-        st = plan_load_file(ppath, &p, &err);
+        st = sa_plan_load_file(ppath, &p, &err);
     if (!st)
-        st = plan_check_graph(p, g, ppath, &err);
+        st = sa_plan_check_graph(p, g, ppath, &err);
     if (st) {
         rc = cli_fail(&TOOL, &err);
         goto done;
     }
-    st = runner_run(p, g, &o, &rep, &err);
+    st = sa_runner_run(p, g, &o, &rep, &err);
     if (rep.violations.n_violations > 0) {
         fprintf(stderr, "%s: %s fails strict validation (%d violation%s%s):\n", TOOL.name, ppath,
                 rep.violations.n_violations, rep.violations.n_violations == 1 ? "" : "s",
@@ -193,7 +193,7 @@ int main(int argc, char **argv)
         rc = sa_exit_code(st);
         goto done;
     }
-    if (st == SA_EDEVICE && o.backend == RUNNER_CUDA) {
+    if (st == SA_EDEVICE && o.backend == SA_RUNNER_CUDA) {
         /* one line: the reason and what to do instead */
         if (strncmp(err.msg, "no CUDA device", 14) == 0) {
             sa_err e2 = err;
@@ -209,8 +209,8 @@ int main(int argc, char **argv)
     if (!quiet)
         print_report(p, g, &rep);
 done:
-    runner_report_free(&rep);
-    plan_free(p);
-    dfg_free(g);
+    sa_runner_report_free(&rep);
+    sa_plan_free(p);
+    sa_dfg_free(g);
     return rc;
 }

@@ -29,7 +29,7 @@ status=0
 for src in test/fuzz/fuzz_*.c; do
     t=$(basename "$src" .c)
     name=${t#fuzz_}
-    "$CLANG" -std=c11 -D_GNU_SOURCE -O1 -g $SAN -fsanitize=fuzzer -fopenmp -Iinclude -Ilib "$src" \
+    "$CLANG" -std=c11 -D_GNU_SOURCE -O1 -g $SAN -fsanitize=fuzzer -fopenmp -Iinclude -Ilib/include -Ilib "$src" \
         build-fuzz/libswapadvisor.a $LIBS -o "build-fuzz/fuzz/$t"
     seeds=test/fuzz/corpus/$name
     work=$(mktemp -d /tmp/sa_fuzz_XXXXXX)

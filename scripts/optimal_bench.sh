@@ -44,7 +44,7 @@ for g in ${GRAPHS:-vgg-11-b16 resnet-18-b16 gpt-4-512-b4 gpt-4-512-b1}; do
 import json, sys
 g, frac, pol, path, wall = sys.argv[1:]
 d = json.load(open(path)); s = d["search"]; it = d["predicted"]["iteration_us"]; lb = s["lower_bound_us"]
-st = s.get("milp_status", "-"); gap = s.get("milp_gap")
+st = s.get("sa_milp_status", "-"); gap = s.get("milp_gap")
 gap = f"{100*gap:.2f}%" if isinstance(gap, (int, float)) and gap >= 0 else "-"
 print(f"{g:<14} {float(frac)*100:3.0f}% {pol:<15} {it:11.0f} {lb:11.0f} {max(0.0, 100*(it/lb-1)):7.1f}% {st:<10} {gap:>8} {float(wall):8.1f}")
 PY

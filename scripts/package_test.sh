@@ -4,9 +4,9 @@
 #     columns; a bad option or a missing argument is one line plus the hint
 #     on stderr, exit 2;
 #   - `make install PREFIX=<temp>` lays out bin/, lib/libswapadvisor.a,
-#     include/swapadvisor/, lib/pkgconfig/swapadvisor.pc, man pages, profiles
-#     and schemas; a tiny program builds against it with pkg-config alone and
-#     runs; the installed dfg-profile finds a bundled profile by name from
+#     include/swapadvisor/ (only the public headers, every name prefixed),
+#     lib/pkgconfig/swapadvisor.pc, man pages, profiles and schemas; a program
+#     that plans with the seeded search builds with pkg-config alone and runs; the installed dfg-profile finds a bundled profile by name from
 #     outside the source tree;
 #   - every example and produced document against schemas/ (schema_test.py,
 #     skipped when python3-jsonschema is missing).
@@ -74,39 +74,57 @@ done
 # a program built with pkg-config alone, from outside the source tree
 cat > "$tmp/hello.c" <<'C'
 #include <stdio.h>
+#include <stdlib.h>
 #include "swapadvisor/cost.h"
 #include "swapadvisor/devprof.h"
+#include "swapadvisor/dfg.h"
 #include "swapadvisor/emit.h"
+#include "swapadvisor/plan.h"
 #include "swapadvisor/policy.h"
-#include "swapadvisor/zoo.h"
-/* argv[1]: a device profile.  Plans with a policy, so that the link needs
- * the whole policy table and the MILP solvers it calls. */
+#include "swapadvisor/validate.h"
+/* argv: a graph, a device profile.  Plans at half the graph's peak with the
+ * seeded search, whose seeds call every policy of the table and the MILP
+ * solvers, so that the link needs all the libraries pkg-config names. */
 int main(int argc, char **argv)
 {
-    dfg_graph *g;
-    devprof *dp = NULL;
-    plan *p = NULL;
+    sa_dfg_graph *g = NULL;
+    sa_devprof *dp = NULL;
+    sa_plan *p = NULL;
     sa_err err;
-    zoo_opts zo = {0};
-    zo.batch = 2;
-    if (argc < 2 || zoo_build("resnet-18", &zo, &g, &err) != SA_OK) {
-        fprintf(stderr, "%s\n", argc < 2 ? "usage: hello PROFILE" : err.msg);
+    sa_policy_opts po;
+    sa_policy_opts_default(&po);
+    po.search.generations = 2;
+    if (argc < 3) {
+        fprintf(stderr, "usage: hello GRAPH PROFILE\n");
         return 1;
     }
-    if (devprof_load_file(argv[1], &dp, &err) || cost_profile_graph(g, dp, 0, &err) ||
-        policy_run("topo", g, &g->device, &p, &err)) {
+    if (sa_dfg_load_file(argv[1], &g, &err) || sa_devprof_load_file(argv[2], &dp, &err) ||
+        sa_cost_profile_graph(g, dp, sa_dfg_peak_bytes(g, NULL) / 2, &err) ||
+        sa_policy_run_opts("swapadvisor", g, &g->device, &po, &p, &err) ||
+        sa_plan_validate(p, g, true, NULL, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
     char b[64];
-    printf("%s: %d ops, peak %s, topo %.0f us\n", g->name, g->n_ops,
-           emit_fmt_bytes(b, sizeof b, dfg_peak_bytes(g, NULL), false), p->predicted.iteration_us);
-    plan_free(p);
-    devprof_free(dp);
-    dfg_free(g);
+    printf("%s: %d ops, %d nodes, peak %s, %.0f us\n", g->name, g->n_ops, p->n_nodes,
+           sa_emit_fmt_bytes(b, sizeof b, sa_dfg_peak_bytes(g, NULL), false), p->predicted.iteration_us);
+    sa_plan_free(p);
+    sa_devprof_free(dp);
+    sa_dfg_free(g);
     return 0;
 }
 C
+# only the headers a program needs are installed, every name they declare is
+# prefixed (sa_, SA_, SWAPADVISOR_), and they compile as C++ too
+want="cost.h devprof.h dfg.h emit.h ga.h milp.h plan.h policy.h runner.h sa_common.h sim.h validate.h"
+got=$(cd "$prefix/include/swapadvisor" && echo *.h)
+[ "$got" = "$want" ] || bad "installed headers: $got; want $want"
+python3 scripts/api_names.py "$prefix/include/swapadvisor" >&2 || bad "an installed header declares a name without the prefix"
+if command -v c++ > /dev/null; then
+    for h in $want; do echo "#include \"swapadvisor/$h\""; done > "$tmp/all.cc"
+    c++ -fsyntax-only -Wall -Werror -I"$prefix/include" "$tmp/all.cc" 2> "$tmp/cxx.err" ||
+        bad "the installed headers do not compile as C++: $(head -3 "$tmp/cxx.err")"
+fi
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 if ! flags=$(pkg-config --cflags --libs swapadvisor 2> "$tmp/pc.err"); then
     bad "pkg-config swapadvisor: $(cat "$tmp/pc.err")"
@@ -116,8 +134,9 @@ else
     (cd "$tmp" && ${CC:-cc} -std=c11 -Wall -Werror hello.c -o hello $flags) 2> "$tmp/cc.err" ||
         bad "a program does not build with pkg-config alone: $(head -5 "$tmp/cc.err")"
     if [ -x "$tmp/hello" ]; then
-        out=$("$tmp/hello" "$prefix/share/swapadvisor/profiles/v100-pcie3-16gb.json") || bad "the pkg-config program fails"
-        [[ "$out" == resnet-18:*ops* ]] || bad "the pkg-config program printed '$out'"
+        out=$("$tmp/hello" "$PWD/graphs/rnn-2-1k.json" "$prefix/share/swapadvisor/profiles/v100-pcie3-16gb.json") ||
+            bad "the pkg-config program fails"
+        [[ "$out" == rnn-2-1k:*nodes* ]] || bad "the pkg-config program printed '$out'"
     fi
 fi
 

@@ -16,7 +16,7 @@
 
 static const char *const ADAPT[] = {"autoswap", "capuchin", "pooch"};
 
-static int32_t count_kind(const plan *p, plan_kind k)
+static int32_t count_kind(const sa_plan *p, sa_plan_kind k)
 {
     int32_t n = 0;
     for (int32_t i = 0; i < p->n_nodes; i++)
@@ -26,12 +26,12 @@ static int32_t count_kind(const plan *p, plan_kind k)
 
 START_TEST(test_adaptive_plan_the_ladder)
 {
-    dfg_graph *g = tu_ladder(8);
+    sa_dfg_graph *g = tu_ladder(8);
     for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
         double f = tu_plan_lowest(g, ADAPT[i], 0.3, false);
         ck_assert_msg(f < 0.95, "%s needs %.2f of the no-swap peak", ADAPT[i], f);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -39,32 +39,32 @@ END_TEST
  * from everything swapped and keep only what its search put back). */
 START_TEST(test_adaptive_keep_everything_when_it_fits)
 {
-    dfg_graph *g = tu_ladder(8);
-    dfg_device d = tu_policy_dev(4 * dfg_peak_bytes(g, NULL));
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev(4 * sa_dfg_peak_bytes(g, NULL));
     sa_err err = {0};
     for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
-        plan *p = NULL;
-        ck_assert_msg(policy_run(ADAPT[i], g, &d, &p, &err) == SA_OK, "%s: %s", ADAPT[i], err.msg);
+        sa_plan *p = NULL;
+        ck_assert_msg(sa_policy_run(ADAPT[i], g, &d, &p, &err) == SA_OK, "%s: %s", ADAPT[i], err.msg);
         tu_check_policy_plan(p, g, ADAPT[i], false);
         /* the only transfers: the iteration's inputs coming in once */
-        int32_t moved = count_kind(p, PLAN_SWAP_OUT) + count_kind(p, PLAN_RECOMPUTE);
+        int32_t moved = count_kind(p, SA_PLAN_SWAP_OUT) + count_kind(p, SA_PLAN_RECOMPUTE);
         for (int32_t n = 0; n < p->n_nodes; n++)
-            moved += p->nodes[n].kind == PLAN_SWAP_IN && g->tensors[p->nodes[n].ref].kind != DFG_INPUT;
+            moved += p->nodes[n].kind == SA_PLAN_SWAP_IN && g->tensors[p->nodes[n].ref].kind != SA_DFG_INPUT;
         ck_assert_msg(moved == 0, "%s moves %d tensors with room for all of them", ADAPT[i], moved);
-        plan_free(p);
+        sa_plan_free(p);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_adaptive_plan_a_zoo_model)
 {
-    dfg_graph *g = tu_zoo_roofline("resnet-18", 4);
+    sa_dfg_graph *g = tu_zoo_roofline("resnet-18", 4);
     for (size_t i = 0; i < SA_ARRAY_LEN(ADAPT); i++) {
         double f = tu_plan_lowest(g, ADAPT[i], 0.4, false);
         ck_assert_msg(f < 0.95, "%s needs %.2f of the no-swap peak", ADAPT[i], f);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -73,48 +73,48 @@ END_TEST
  * replays on the host. */
 START_TEST(test_adaptive_recompute_replays)
 {
-    dfg_graph *g = tu_zoo_roofline("resnet-18", 4);
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    sa_dfg_graph *g = tu_zoo_roofline("resnet-18", 4);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     bool found = false;
     for (int pi = 1; pi <= 2 && !found; pi++)
         for (double f = 0.85; f < 1.0 && !found; f += 0.05) {
-            dfg_device d = tu_policy_dev((int64_t)((double)peak * f));
-            plan *p = NULL;
+            sa_dfg_device d = tu_policy_dev((int64_t)((double)peak * f));
+            sa_plan *p = NULL;
             sa_err err = {0};
-            if (policy_run(ADAPT[pi], g, &d, &p, &err) != SA_OK)
+            if (sa_policy_run(ADAPT[pi], g, &d, &p, &err) != SA_OK)
                 continue;
-            if (count_kind(p, PLAN_RECOMPUTE) > 0) {
+            if (count_kind(p, SA_PLAN_RECOMPUTE) > 0) {
                 char what[96];
                 snprintf(what, sizeof what, "%s at %.2f (recomputes)", ADAPT[pi], f);
                 tu_check_policy_plan(p, g, what, true);
                 found = true;
             }
-            plan_free(p);
+            sa_plan_free(p);
         }
     ck_assert_msg(found, "neither capuchin nor pooch recomputed anything");
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_adaptive_refuse_with_reasons)
 {
-    dfg_graph *g = tu_ladder(6);
-    int64_t pers = dfg_persistent_bytes(g);
+    sa_dfg_graph *g = tu_ladder(6);
+    int64_t pers = sa_dfg_persistent_bytes(g);
     sa_err err = {0};
-    plan *p = NULL;
+    sa_plan *p = NULL;
     tu_refuse_below_params(g, ADAPT, SA_ARRAY_LEN(ADAPT));
-    dfg_device d = tu_policy_dev(pers + pers / 20);
-    ck_assert_int_eq(policy_run_unchecked("autoswap", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
+    sa_dfg_device d = tu_policy_dev(pers + pers / 20);
+    ck_assert_int_eq(sa_policy_run_unchecked("autoswap", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "autoswap: even swapping all");
     ck_assert_msg_contains(err, "across the peak");
-    ck_assert_int_eq(policy_run_unchecked("capuchin", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(sa_policy_run_unchecked("capuchin", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "capuchin: even evicting all");
-    ck_assert_int_eq(policy_run_unchecked("pooch", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(sa_policy_run_unchecked("pooch", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "pooch: even swapping all");
     ck_assert_ptr_null(p);
     char names[512];
-    ck_assert_ptr_nonnull(strstr(policy_names(names, sizeof names), "autoswap, capuchin, pooch"));
-    dfg_free(g);
+    ck_assert_ptr_nonnull(strstr(sa_policy_names(names, sizeof names), "autoswap, capuchin, pooch"));
+    sa_dfg_free(g);
 }
 END_TEST
 

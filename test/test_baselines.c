@@ -17,7 +17,7 @@ static const char *const RULES[] = {"smartpool",    "vdnn",   "tflms",         "
 
 START_TEST(test_rules_plan_the_ladder)
 {
-    dfg_graph *g = tu_ladder(8);
+    sa_dfg_graph *g = tu_ladder(8);
     double low[SA_ARRAY_LEN(RULES)];
     for (size_t i = 0; i < SA_ARRAY_LEN(RULES); i++)
         low[i] = tu_plan_lowest(g, RULES[i], 0.3, true);
@@ -25,18 +25,18 @@ START_TEST(test_rules_plan_the_ladder)
     ck_assert(low[0] >= 0.95);
     for (size_t i = 1; i < SA_ARRAY_LEN(RULES); i++)
         ck_assert_msg(low[i] < low[0], "%s needs %.2f of the peak, smartpool %.2f", RULES[i], low[i], low[0]);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_rules_plan_a_zoo_model)
 {
-    dfg_graph *g = tu_zoo_roofline("resnet-18", 4);
+    sa_dfg_graph *g = tu_zoo_roofline("resnet-18", 4);
     for (size_t i = 0; i < SA_ARRAY_LEN(RULES); i++) {
         double f = tu_plan_lowest(g, RULES[i], 0.4, i == 3);
         ck_assert(f <= 1.1);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -47,17 +47,17 @@ END_TEST
  * neither does). */
 START_TEST(test_hybrid_recomputes_cheap_layers)
 {
-    dfg_graph *g = tu_zoo_roofline("resnet-18", 32);
+    sa_dfg_graph *g = tu_zoo_roofline("resnet-18", 32);
     sa_err err = {0};
     int compared = 0;
     for (double frac = 0.6; frac < 0.95; frac += 0.2) {
-        dfg_device d = tu_policy_dev((int64_t)((double)dfg_peak_bytes(g, NULL) * frac));
-        plan *h = NULL;
-        ck_assert_msg(policy_run("hybrid", g, &d, &h, &err) == SA_OK, "%.1fx: %s", frac, err.msg);
+        sa_dfg_device d = tu_policy_dev((int64_t)((double)sa_dfg_peak_bytes(g, NULL) * frac));
+        sa_plan *h = NULL;
+        ck_assert_msg(sa_policy_run("hybrid", g, &d, &h, &err) == SA_OK, "%.1fx: %s", frac, err.msg);
         tu_check_policy_plan(h, g, "hybrid on resnet-18", true);
         int32_t cheap = 0;
         for (int32_t n = 0; n < h->n_nodes; n++)
-            if (h->nodes[n].kind == PLAN_RECOMPUTE) {
+            if (h->nodes[n].kind == SA_PLAN_RECOMPUTE) {
                 const char *ty = g->ops[h->nodes[n].ref].type;
                 ck_assert_str_ne(ty, "batchnorm_stats");
                 cheap += !strcmp(ty, "batchnorm") || !strcmp(ty, "relu");
@@ -66,48 +66,48 @@ START_TEST(test_hybrid_recomputes_cheap_layers)
         ck_assert_ptr_nonnull(strstr(h->search_json, "\"max_chain\""));
         const char *others[] = {"superneurons", "checkpoint-sqrt"};
         for (size_t i = 0; i < SA_ARRAY_LEN(others); i++) {
-            plan *p = NULL;
-            sa_status st = policy_run(others[i], g, &d, &p, &err);
+            sa_plan *p = NULL;
+            sa_status st = sa_policy_run(others[i], g, &d, &p, &err);
             ck_assert_msg(st == SA_OK || st == SA_EINFEASIBLE, "%s: %s", others[i], err.msg);
             if (st == SA_OK) {
                 compared++;
                 ck_assert_msg(h->predicted.iteration_us <= p->predicted.iteration_us, "%.1fx: hybrid %.1f us, %s %.1f us",
                               frac, h->predicted.iteration_us, others[i], p->predicted.iteration_us);
             }
-            plan_free(p);
+            sa_plan_free(p);
         }
-        plan_free(h);
+        sa_plan_free(h);
     }
     ck_assert_int_gt(compared, 0);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* Refusals name the policy and the reason, with the numbers. */
 START_TEST(test_rules_refuse_with_reasons)
 {
-    dfg_graph *g = tu_ladder(6);
-    int64_t peak = dfg_peak_bytes(g, NULL), pers = dfg_persistent_bytes(g);
+    sa_dfg_graph *g = tu_ladder(6);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL), pers = sa_dfg_persistent_bytes(g);
     sa_err err = {0};
-    plan *p = NULL;
-    dfg_device d = tu_policy_dev(peak / 2);
-    ck_assert_int_eq(policy_run("smartpool", g, &d, &p, &err), SA_EINFEASIBLE);
+    sa_plan *p = NULL;
+    sa_dfg_device d = tu_policy_dev(peak / 2);
+    ck_assert_int_eq(sa_policy_run("smartpool", g, &d, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "smartpool: the packed arena needs");
     ck_assert_msg_contains(err, "competitive ratio");
     ck_assert_msg_contains(err, "does not swap");
     /* below the parameters: every one of them refuses, naming why (called
-     * past policy_run's check that each op's own tensors fit, which the
+     * past sa_policy_run's check that each op's own tensors fit, which the
      * ladder's small weights would trip first) */
     tu_refuse_below_params(g, RULES, SA_ARRAY_LEN(RULES));
     /* just above the parameters: too little for the activations */
     d = tu_policy_dev(pers + pers / 20);
-    ck_assert_int_eq(policy_run_unchecked("checkpoint-sqrt", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(sa_policy_run_unchecked("checkpoint-sqrt", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "checkpoints");
-    ck_assert_int_eq(policy_run_unchecked("tflms", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(sa_policy_run_unchecked("tflms", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "even swapping every activation");
-    ck_assert_int_eq(policy_run("no-such", g, &d, &p, &err), SA_EUSAGE);
+    ck_assert_int_eq(sa_policy_run("no-such", g, &d, &p, &err), SA_EUSAGE);
     ck_assert_msg_contains(err, "superneurons");
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -116,20 +116,20 @@ END_TEST
  * never a swap. */
 START_TEST(test_memory_budget_recomputes_as_memory_falls)
 {
-    dfg_graph *g = tu_zoo_roofline("resnet-18", 32);
+    sa_dfg_graph *g = tu_zoo_roofline("resnet-18", 32);
     sa_err err = {0};
     int32_t last = -1;
     const double fracs[] = {1.2, 0.95, 0.85};
     for (size_t i = 0; i < SA_ARRAY_LEN(fracs); i++) {
         double frac = fracs[i];
-        dfg_device d = tu_policy_dev((int64_t)((double)dfg_peak_bytes(g, NULL) * frac));
-        plan *p = NULL;
-        ck_assert_msg(policy_run("memory-budget", g, &d, &p, &err) == SA_OK, "%.1fx: %s", frac, err.msg);
+        sa_dfg_device d = tu_policy_dev((int64_t)((double)sa_dfg_peak_bytes(g, NULL) * frac));
+        sa_plan *p = NULL;
+        ck_assert_msg(sa_policy_run("memory-budget", g, &d, &p, &err) == SA_OK, "%.1fx: %s", frac, err.msg);
         tu_check_policy_plan(p, g, "memory-budget on resnet-18", true);
         int32_t rc = 0;
         for (int32_t n = 0; n < p->n_nodes; n++) {
-            rc += p->nodes[n].kind == PLAN_RECOMPUTE;
-            ck_assert(p->nodes[n].kind != PLAN_SWAP_OUT);
+            rc += p->nodes[n].kind == SA_PLAN_RECOMPUTE;
+            ck_assert(p->nodes[n].kind != SA_PLAN_SWAP_OUT);
         }
         if (i == 0)
             ck_assert_int_eq(rc, 0);
@@ -137,28 +137,28 @@ START_TEST(test_memory_budget_recomputes_as_memory_falls)
             ck_assert_msg(rc > 0, "%.1fx: no recompute (%d at the memory above)", frac, last);
         ck_assert_ptr_nonnull(strstr(p->search_json, "\"solver\":\"dp\""));
         last = rc;
-        plan_free(p);
+        sa_plan_free(p);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* dtr's plan at frac of g's peak: valid (strict, simulated; replayed when
  * replay), nothing swapped but the inputs, the heuristic named; *rc gets
  * the recompute nodes.  NULL where dtr refuses (err then names it). */
-static plan *dtr_plan_at(const dfg_graph *g, double frac, bool replay, int32_t *rc, sa_err *err)
+static sa_plan *dtr_plan_at(const sa_dfg_graph *g, double frac, bool replay, int32_t *rc, sa_err *err)
 {
-    dfg_device d = tu_policy_dev((int64_t)((double)dfg_peak_bytes(g, NULL) * frac));
-    plan *p = NULL;
-    if (policy_run("dtr", g, &d, &p, err) != SA_OK)
+    sa_dfg_device d = tu_policy_dev((int64_t)((double)sa_dfg_peak_bytes(g, NULL) * frac));
+    sa_plan *p = NULL;
+    if (sa_policy_run("dtr", g, &d, &p, err) != SA_OK)
         return NULL;
     tu_check_policy_plan(p, g, "dtr", replay);
     *rc = 0;
     for (int32_t n = 0; n < p->n_nodes; n++) {
-        *rc += p->nodes[n].kind == PLAN_RECOMPUTE;
-        ck_assert(p->nodes[n].kind != PLAN_SWAP_OUT);
-        if (p->nodes[n].kind == PLAN_SWAP_IN)
-            ck_assert_int_eq(g->tensors[p->nodes[n].ref].kind, DFG_INPUT);
+        *rc += p->nodes[n].kind == SA_PLAN_RECOMPUTE;
+        ck_assert(p->nodes[n].kind != SA_PLAN_SWAP_OUT);
+        if (p->nodes[n].kind == SA_PLAN_SWAP_IN)
+            ck_assert_int_eq(g->tensors[p->nodes[n].ref].kind, SA_DFG_INPUT);
     }
     ck_assert_ptr_nonnull(strstr(p->search_json, "\"heuristic\":\"h_dtr_eq\""));
     return p;
@@ -169,30 +169,30 @@ static plan *dtr_plan_at(const dfg_graph *g, double frac, bool replay, int32_t *
  * the same plan on every run. */
 START_TEST(test_dtr_plans_a_zoo_model)
 {
-    dfg_graph *g = tu_zoo_roofline("inception-1", 32);
+    sa_dfg_graph *g = tu_zoo_roofline("inception-1", 32);
     sa_err err = {0};
     int32_t rc[3];
     const double fracs[] = {2.0, 0.5, 0.25};
     char *first = NULL;
     for (size_t i = 0; i < SA_ARRAY_LEN(fracs); i++) {
-        plan *p = dtr_plan_at(g, fracs[i], i < 2, &rc[i], &err);
+        sa_plan *p = dtr_plan_at(g, fracs[i], i < 2, &rc[i], &err);
         ck_assert_msg(p, "%.2fx: %s", fracs[i], err.msg);
         if (i == 2) {
-            ck_assert_int_eq(plan_to_json(p, &first, &err), SA_OK);
-            plan_free(p);
+            ck_assert_int_eq(sa_plan_to_json(p, &first, &err), SA_OK);
+            sa_plan_free(p);
             ck_assert_ptr_nonnull(p = dtr_plan_at(g, fracs[i], false, &rc[i], &err));
             char *again = NULL;
-            ck_assert_int_eq(plan_to_json(p, &again, &err), SA_OK);
+            ck_assert_int_eq(sa_plan_to_json(p, &again, &err), SA_OK);
             ck_assert_str_eq(first, again);
             free(again);
         }
-        plan_free(p);
+        sa_plan_free(p);
     }
     ck_assert_int_eq(rc[0], 0);
     ck_assert_int_gt(rc[1], 0);
     ck_assert_int_gt(rc[2], rc[1]);
     free(first);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -200,15 +200,15 @@ END_TEST
  * refuses naming the op (the CLI's exit 5). */
 START_TEST(test_dtr_refuses_when_an_op_cannot_fit)
 {
-    dfg_graph *g = tu_zoo_roofline("inception-1", 32);
-    dfg_device d = tu_policy_dev(dfg_persistent_bytes(g) + dfg_persistent_bytes(g) / 50);
-    plan *p = NULL;
+    sa_dfg_graph *g = tu_zoo_roofline("inception-1", 32);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_persistent_bytes(g) + sa_dfg_persistent_bytes(g) / 50);
+    sa_plan *p = NULL;
     sa_err err = {0};
-    ck_assert_int_eq(policy_run_unchecked("dtr", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(sa_policy_run_unchecked("dtr", g, &d, NULL, &p, &err), SA_EINFEASIBLE);
     ck_assert_ptr_null(p);
     ck_assert_msg(strstr(err.msg, "dtr: op ") == err.msg, "%s", err.msg);
     ck_assert_msg_contains(err, "cannot run within");
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -217,35 +217,35 @@ END_TEST
 START_TEST(test_policy_table)
 {
     int n;
-    const policy_def *t = policy_table(&n);
+    const sa_policy_def *t = sa_policy_table(&n);
     ck_assert_int_ge(n, 12);
     char names[512];
-    policy_names(names, sizeof names);
-    dfg_graph *g = tu_ladder(6);
-    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) / 2);
+    sa_policy_names(names, sizeof names);
+    sa_dfg_graph *g = tu_ladder(6);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) / 2);
     for (int i = 0; i < n; i++) {
-        ck_assert_ptr_eq(policy_find(t[i].name), &t[i]);
+        ck_assert_ptr_eq(sa_policy_find(t[i].name), &t[i]);
         for (int j = 0; j < i; j++)
             ck_assert_str_ne(t[i].name, t[j].name);
         ck_assert_int_le(strlen(t[i].summary), 56);
         ck_assert_ptr_nonnull(strstr(names, t[i].name));
-        plan *p = NULL;
+        sa_plan *p = NULL;
         sa_err err = {0};
-        policy_opts po;
-        policy_opts_default(&po);
+        sa_policy_opts po;
+        sa_policy_opts_default(&po);
         po.search.generations = 2;
-        sa_status st = policy_run_opts(t[i].name, g, &d, &po, &p, &err);
+        sa_status st = sa_policy_run_opts(t[i].name, g, &d, &po, &p, &err);
         ck_assert_msg(st == SA_OK || st == SA_EINFEASIBLE, "%s: %s", t[i].name, err.msg);
         if (st == SA_OK) {
-            ck_assert_int_eq(plan_validate(p, g, true, NULL, &err), SA_OK);
-            plan_free(p);
+            ck_assert_int_eq(sa_plan_validate(p, g, true, NULL, &err), SA_OK);
+            sa_plan_free(p);
         } else {
             ck_assert_ptr_null(p);
         }
     }
-    ck_assert_ptr_null(policy_find("no-such"));
-    ck_assert_str_eq(policy_names(names, 12), "swapadvisor");
-    dfg_free(g);
+    ck_assert_ptr_null(sa_policy_find("no-such"));
+    ck_assert_str_eq(sa_policy_names(names, 12), "swapadvisor");
+    sa_dfg_free(g);
 }
 END_TEST
 

@@ -20,29 +20,29 @@
  * for swapadvisor and a short solve for optimal): each plan's simulated
  * makespan is at least the bound for its schedule and memory, combinatorial
  * and LP.  Returns how many plans were checked. */
-static int check_every_policy(const dfg_graph *g, double frac)
+static int check_every_policy(const sa_dfg_graph *g, double frac)
 {
     int n;
-    const policy_def *t = policy_table(&n);
-    dfg_device d = g->device;
-    d.memory_bytes = (int64_t)((double)dfg_peak_bytes(g, NULL) * frac);
-    policy_opts po;
-    policy_opts_default(&po);
+    const sa_policy_def *t = sa_policy_table(&n);
+    sa_dfg_device d = g->device;
+    d.memory_bytes = (int64_t)((double)sa_dfg_peak_bytes(g, NULL) * frac);
+    sa_policy_opts po;
+    sa_policy_opts_default(&po);
     po.search.generations = 2;
     po.search.population = 8;
     po.search.threads = 1;
     po.optimal.time_limit_s = 5;
-    sim_ws *ws = sim_ws_new();
+    sa_sim_ws *ws = sa_sim_ws_new();
     int checked = 0;
     for (int k = 0; k < n; k++) {
-        plan *p = NULL;
+        sa_plan *p = NULL;
         sa_err err = {0};
-        sa_status st = policy_run_opts(t[k].name, g, &d, &po, &p, &err);
+        sa_status st = sa_policy_run_opts(t[k].name, g, &d, &po, &p, &err);
         if (st == SA_EINFEASIBLE || (st == SA_EUSAGE && !bound_have_lp()))
             continue;
         ck_assert_msg(st == SA_OK, "%s on %s at %.2f: %s", t[k].name, g->name, frac, err.msg);
-        sim_result r;
-        ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
+        sa_sim_result r;
+        ck_assert_int_eq(sa_sim_run(p, g, ws, &r, &err), SA_OK);
         bound_result b;
         ck_assert_msg(bound_cheap(g, &p->device, p->schedule, &b, &err) == SA_OK, "%s", err.msg);
         ck_assert_msg(b.lower_bound_us <= r.makespan_us * (1 + 1e-9),
@@ -58,34 +58,34 @@ static int check_every_policy(const dfg_graph *g, double frac)
                           bl.lower_bound_us, r.makespan_us);
             ck_assert(bl.lower_bound_us >= b.lower_bound_us * (1 - 1e-6));
         }
-        plan_free(p);
+        sa_plan_free(p);
         checked++;
     }
-    sim_ws_free(ws);
+    sa_sim_ws_free(ws);
     return checked;
 }
 
-static dfg_graph *profiled(dfg_graph *g)
+static sa_dfg_graph *profiled(sa_dfg_graph *g)
 {
-    devprof *prof;
+    sa_devprof *prof;
     sa_err err = {0};
-    ck_assert_int_eq(devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
-    ck_assert_int_eq(cost_profile_graph(g, prof, 0, &err), SA_OK);
-    devprof_free(prof);
+    ck_assert_int_eq(sa_devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
+    ck_assert_int_eq(sa_cost_profile_graph(g, prof, 0, &err), SA_OK);
+    sa_devprof_free(prof);
     return g;
 }
 
-static dfg_graph *bundled(const char *path)
+static sa_dfg_graph *bundled(const char *path)
 {
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err err = {0};
-    ck_assert_msg(dfg_load_file(path, &g, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_dfg_load_file(path, &g, &err) == SA_OK, "%s", err.msg);
     return profiled(g);
 }
 
-static dfg_graph *zoo(const char *name, int64_t batch, int64_t seq)
+static sa_dfg_graph *zoo(const char *name, int64_t batch, int64_t seq)
 {
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err err = {0};
     zoo_opts zo = {0};
     zo.batch = batch;
@@ -99,12 +99,12 @@ static const double FRACS[] = {1.0, 0.5, 0.25};
 START_TEST(test_bound_below_every_policy_bundled)
 {
     static const char *const PATHS[] = {"graphs/vgg-11-b16.json", "graphs/rnn-2-1k.json", "graphs/resnet-50-b32.json"};
-    dfg_graph *g = bundled(PATHS[_i]);
+    sa_dfg_graph *g = bundled(PATHS[_i]);
     int checked = 0;
     for (size_t f = 0; f < SA_ARRAY_LEN(FRACS); f++)
         checked += check_every_policy(g, FRACS[f]);
     ck_assert_int_gt(checked, 10);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -112,12 +112,12 @@ START_TEST(test_bound_below_every_policy_zoo)
 {
     static const struct { const char *name; int64_t batch, seq; } M[] = {
         {"resnet-18", 4, 0}, {"gpt-2-256", 2, 4}, {"rnn-2-1k", 16, 4}, {"brnn-2-1k", 8, 4}};
-    dfg_graph *g = zoo(M[_i].name, M[_i].batch, M[_i].seq);
+    sa_dfg_graph *g = zoo(M[_i].name, M[_i].batch, M[_i].seq);
     int checked = 0;
     for (size_t f = 0; f < SA_ARRAY_LEN(FRACS); f++)
         checked += check_every_policy(g, FRACS[f]);
     ck_assert_int_gt(checked, 10);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -126,14 +126,14 @@ END_TEST
  * sizes, so every term of the bound gets its turn. */
 START_TEST(test_bound_below_every_policy_ladder)
 {
-    dfg_graph *g = tu_ladder(6);
+    sa_dfg_graph *g = tu_ladder(6);
     g->has_device = true;
     g->device = tu_policy_dev(0);
     int checked = 0;
     for (double f = 1.0; f > 0.15; f -= 0.1)
         checked += check_every_policy(g, f);
     ck_assert_int_gt(checked, 30);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -143,11 +143,11 @@ END_TEST
  * No plan does better: odswap's plan is checked against it. */
 START_TEST(test_bound_by_hand)
 {
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err err = {0};
     const char *js = tu_tiny_json();
-    ck_assert_int_eq(dfg_parse(js, strlen(js), "tiny", &g, &err), SA_OK);
-    dfg_device d = {"hand", 1 << 20, 16e6, 16e6, 32e6, 1.0};
+    ck_assert_int_eq(sa_dfg_parse(js, strlen(js), "tiny", &g, &err), SA_OK);
+    sa_dfg_device d = {"hand", 1 << 20, 16e6, 16e6, 32e6, 1.0};
     bound_result b;
     ck_assert_int_eq(bound_cheap(g, &d, NULL, &b, &err), SA_OK);
     ck_assert(fabs(b.compute_us - 4.5) < 1e-12);
@@ -167,7 +167,7 @@ START_TEST(test_bound_by_hand)
     d.memory_bytes = 71;
     ck_assert_int_eq(bound_cheap(g, &d, NULL, &b, &err), SA_EINFEASIBLE);
     ck_assert_msg_contains(err, "\"fc\"");
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -177,23 +177,23 @@ END_TEST
  * charges the recompute: 1 us on top of the compute. */
 START_TEST(test_bound_memory_term_charges_the_cheapest_way)
 {
-    dfg_graph *g = dfg_new("chain");
-    int32_t x = dfg_add_tensor(g, "x", DFG_INPUT, 1000);
-    int32_t a = dfg_add_tensor(g, "a", DFG_ACTIVATION, 1000000);
-    int32_t b1 = dfg_add_tensor(g, "b1", DFG_ACTIVATION, 1000000);
-    int32_t b2 = dfg_add_tensor(g, "b2", DFG_ACTIVATION, 1000000);
-    int32_t c = dfg_add_tensor(g, "c", DFG_ACTIVATION, 1000);
+    sa_dfg_graph *g = sa_dfg_new("chain");
+    int32_t x = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, 1000);
+    int32_t a = sa_dfg_add_tensor(g, "a", SA_DFG_ACTIVATION, 1000000);
+    int32_t b1 = sa_dfg_add_tensor(g, "b1", SA_DFG_ACTIVATION, 1000000);
+    int32_t b2 = sa_dfg_add_tensor(g, "b2", SA_DFG_ACTIVATION, 1000000);
+    int32_t c = sa_dfg_add_tensor(g, "c", SA_DFG_ACTIVATION, 1000);
     int32_t o0[] = {a}, i1[] = {a}, o1[] = {b1}, i2[] = {b1}, o2[] = {b2}, i3[] = {b2, a}, o3[] = {c}, i0[] = {x};
-    dfg_add_op(g, "f0", "relu", DFG_FORWARD, i0, 1, o0, 1);
-    dfg_add_op(g, "f1", "relu", DFG_FORWARD, i1, 1, o1, 1);
-    dfg_add_op(g, "f2", "relu", DFG_FORWARD, i2, 1, o2, 1);
-    dfg_add_op(g, "f3", "add", DFG_FORWARD, i3, 2, o3, 1);
+    sa_dfg_add_op(g, "f0", "relu", SA_DFG_FORWARD, i0, 1, o0, 1);
+    sa_dfg_add_op(g, "f1", "relu", SA_DFG_FORWARD, i1, 1, o1, 1);
+    sa_dfg_add_op(g, "f2", "relu", SA_DFG_FORWARD, i2, 1, o2, 1);
+    sa_dfg_add_op(g, "f3", "add", SA_DFG_FORWARD, i3, 2, o3, 1);
     for (int32_t i = 0; i < g->n_ops; i++)
         g->ops[i].time_us = 1;
     sa_err err = {0};
-    ck_assert_int_eq(dfg_finalize(g, "chain", &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_finalize(g, "chain", &err), SA_OK);
     /* f2 holds b1, b2; a is alive across it: 3 MB in 2.5 MB */
-    dfg_device d = {"hand", 2500000, 1e9, 1e9, 2e9, 0};
+    sa_dfg_device d = {"hand", 2500000, 1e9, 1e9, 2e9, 0};
     bound_result b;
     ck_assert_int_eq(bound_cheap(g, &d, NULL, &b, &err), SA_OK);
     ck_assert_int_eq(b.max_excess, 500000);
@@ -214,18 +214,18 @@ START_TEST(test_bound_memory_term_charges_the_cheapest_way)
         ck_assert(bl.lower_bound_us >= b.lower_bound_us - 1e-6 && bl.lower_bound_us <= 5 + 1e-6);
         ck_assert(fabs(bl.lower_bound_us - 5) < 1e-5); /* the start term (x, then four ops) floors it */
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* bound_attach writes the block's fields after the policy's own. */
 START_TEST(test_bound_attach)
 {
-    dfg_graph *g = tu_ladder(3);
-    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL));
-    plan *p = NULL;
+    sa_dfg_graph *g = tu_ladder(3);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL));
+    sa_plan *p = NULL;
     sa_err err = {0};
-    ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_OK);
+    ck_assert_int_eq(sa_policy_run("topo", g, &d, &p, &err), SA_OK);
     bound_result b;
     ck_assert_int_eq(bound_cheap(g, &p->device, p->schedule, &b, &err), SA_OK);
     ck_assert_int_eq(bound_attach(p, &b, &err), SA_OK);
@@ -233,13 +233,13 @@ START_TEST(test_bound_attach)
     ck_assert_ptr_nonnull(strstr(p->search_json, ",\"lower_bound_us\":"));
     ck_assert_ptr_nonnull(strstr(p->search_json, "\"bound_method\":\"combinatorial\""));
     char *js = NULL;
-    ck_assert_int_eq(plan_to_json(p, &js, &err), SA_OK);
-    plan *q = NULL;
-    ck_assert_int_eq(plan_parse(js, strlen(js), "re", &q, &err), SA_OK);
+    ck_assert_int_eq(sa_plan_to_json(p, &js, &err), SA_OK);
+    sa_plan *q = NULL;
+    ck_assert_int_eq(sa_plan_parse(js, strlen(js), "re", &q, &err), SA_OK);
     free(js);
-    plan_free(q);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(q);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -249,21 +249,21 @@ END_TEST
  * refusal that names it. */
 START_TEST(test_optimal_plans)
 {
-    dfg_graph *g = zoo("resnet-18", 16, 0);
-    policy_opts po;
-    policy_opts_default(&po);
+    sa_dfg_graph *g = zoo("resnet-18", 16, 0);
+    sa_policy_opts po;
+    sa_policy_opts_default(&po);
     po.optimal.time_limit_s = 20;
     po.search.generations = 2;
     po.search.population = 8;
     po.search.threads = 1;
     static const char *const ROWS[] = {"optimal", "optimal-search"};
     for (size_t r = 0; r < 2; r++) {
-        dfg_device d = g->device;
-        d.memory_bytes = (int64_t)((double)dfg_peak_bytes(g, NULL) * 0.9);
-        plan *p = NULL;
+        sa_dfg_device d = g->device;
+        d.memory_bytes = (int64_t)((double)sa_dfg_peak_bytes(g, NULL) * 0.9);
+        sa_plan *p = NULL;
         sa_err err = {0};
-        sa_status st = policy_run_opts(ROWS[r], g, &d, &po, &p, &err);
-        if (!milp_have(MILP_AUTO)) {
+        sa_status st = sa_policy_run_opts(ROWS[r], g, &d, &po, &p, &err);
+        if (!sa_milp_have(SA_MILP_AUTO)) {
             ck_assert_int_eq(st, SA_EUSAGE);
             ck_assert_msg_contains(err, "no");
             ck_assert_msg_contains(err, "solver");
@@ -282,25 +282,25 @@ START_TEST(test_optimal_plans)
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
-        ck_assert_int_eq(emit_summary(p, g, f, &err), SA_OK);
+        ck_assert_int_eq(sa_emit_summary(p, g, f, &err), SA_OK);
         fclose(f);
         ck_assert_msg(strstr(buf, "lower bound (combinatorial) for this schedule and memory: within ") != NULL, "%s",
                       buf);
         free(buf);
-        plan_free(p);
+        sa_plan_free(p);
     }
-    for (milp_backend mb = MILP_CBC; mb <= MILP_GLPK; mb++) {
-        if (milp_have(mb))
+    for (sa_milp_backend mb = SA_MILP_CBC; mb <= SA_MILP_GLPK; mb++) {
+        if (sa_milp_have(mb))
             continue;
         po.optimal.solver = mb;
-        dfg_device d = g->device;
-        plan *p = NULL;
+        sa_dfg_device d = g->device;
+        sa_plan *p = NULL;
         sa_err err = {0};
-        ck_assert_int_eq(policy_run_opts("optimal", g, &d, &po, &p, &err), SA_EUSAGE);
-        ck_assert_msg_contains(err, mb == MILP_CBC ? "no CBC MILP solver" : "no GLPK MILP solver");
+        ck_assert_int_eq(sa_policy_run_opts("optimal", g, &d, &po, &p, &err), SA_EUSAGE);
+        ck_assert_msg_contains(err, mb == SA_MILP_CBC ? "no CBC MILP solver" : "no GLPK MILP solver");
         ck_assert_ptr_null(p);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -315,64 +315,64 @@ END_TEST
  * once ran the machine out of memory. */
 START_TEST(test_optimal_refuses_huge_models)
 {
-    if (!milp_have(MILP_AUTO))
+    if (!sa_milp_have(SA_MILP_AUTO))
         return;
-    dfg_graph *g = tu_ladder(3000);
+    sa_dfg_graph *g = tu_ladder(3000);
     tu_roofline_times(g);
-    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) / 2);
-    plan *p = NULL;
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) / 2);
+    sa_plan *p = NULL;
     sa_err err = {0};
-    ck_assert_int_eq(policy_run("optimal", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(sa_policy_run("optimal", g, &d, &p, &err), SA_EINFEASIBLE);
     ck_assert_ptr_null(p);
     ck_assert_msg_contains(err, "the MILP would span");
     ck_assert_msg_contains(err, "--bound=combinatorial");
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_optimal_widened)
 {
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err err = {0};
     zoo_opts zo = {0};
     zo.batch = _i == 0 ? 4 : 1;
     zo.optimizer = _i == 0 ? ZOO_MOMENTUM : ZOO_SGD;
     ck_assert_msg(zoo_build(_i == 0 ? "resnet-18" : "gpt-4-512", &zo, &g, &err) == SA_OK, "%s", err.msg);
     profiled(g);
-    policy_opts po;
-    policy_opts_default(&po);
+    sa_policy_opts po;
+    sa_policy_opts_default(&po);
     po.optimal.time_limit_s = 120; /* both take a few seconds (under ASan longer) */
-    dfg_device d = g->device;
-    d.memory_bytes = (int64_t)((double)dfg_peak_bytes(g, NULL) * (_i == 0 ? 0.6 : 0.5));
-    plan *p = NULL;
-    sa_status st = policy_run_opts("optimal", g, &d, &po, &p, &err);
-    if (!milp_have(MILP_AUTO)) {
+    sa_dfg_device d = g->device;
+    d.memory_bytes = (int64_t)((double)sa_dfg_peak_bytes(g, NULL) * (_i == 0 ? 0.6 : 0.5));
+    sa_plan *p = NULL;
+    sa_status st = sa_policy_run_opts("optimal", g, &d, &po, &p, &err);
+    if (!sa_milp_have(SA_MILP_AUTO)) {
         ck_assert_int_eq(st, SA_EUSAGE);
-        dfg_free(g);
+        sa_dfg_free(g);
         return;
     }
     ck_assert_msg(st == SA_OK, "%s: %s", g->name, err.msg);
     tu_check_policy_plan(p, g, g->name, false);
     int32_t pers_in = 0, pers_out = 0, n_pers = 0;
     for (int32_t v = 0; v < p->n_nodes; v++)
-        if (p->nodes[v].kind != PLAN_COMPUTE && p->nodes[v].kind != PLAN_RECOMPUTE &&
-            dfg_kind_persistent(g->tensors[p->nodes[v].ref].kind))
-            p->nodes[v].kind == PLAN_SWAP_IN ? pers_in++ : pers_out++;
+        if (p->nodes[v].kind != SA_PLAN_COMPUTE && p->nodes[v].kind != SA_PLAN_RECOMPUTE &&
+            sa_dfg_kind_persistent(g->tensors[p->nodes[v].ref].kind))
+            p->nodes[v].kind == SA_PLAN_SWAP_IN ? pers_in++ : pers_out++;
     for (int32_t t = 0; t < g->n_tensors; t++)
-        n_pers += dfg_kind_persistent(g->tensors[t].kind);
+        n_pers += sa_dfg_kind_persistent(g->tensors[t].kind);
     ck_assert_int_gt(pers_out, 0);
     ck_assert_int_ge(pers_in, pers_out);
     ck_assert_int_lt(p->n_res, n_pers);
     ck_assert_ptr_nonnull(strstr(p->search_json, "\"persistent_swapped\":"));
-    runner_opts ro;
-    runner_opts_default(&ro);
-    ro.backend = RUNNER_HOST;
+    sa_runner_opts ro;
+    sa_runner_opts_default(&ro);
+    ro.backend = SA_RUNNER_HOST;
     ro.cap_bytes = 64 << 20;
-    runner_report rr;
-    ck_assert_msg(runner_run(p, g, &ro, &rr, &err) == SA_OK, "%s replay: %s", g->name, err.msg);
+    sa_runner_report rr;
+    ck_assert_msg(sa_runner_run(p, g, &ro, &rr, &err) == SA_OK, "%s replay: %s", g->name, err.msg);
     ck_assert_int_eq(rr.verified_persistent, n_pers);
     ck_assert_int_gt(rr.verified_checksums, 0);
-    runner_report_free(&rr);
+    sa_runner_report_free(&rr);
     bound_result b;
     ck_assert_int_eq(bound_cheap(g, &p->device, p->schedule, &b, &err), SA_OK);
     ck_assert(b.lower_bound_us <= p->predicted.iteration_us * (1 + 1e-9));
@@ -380,8 +380,8 @@ START_TEST(test_optimal_widened)
         ck_assert_int_eq(bound_lp(g, &p->device, p->schedule, 0, &b, &err), SA_OK);
         ck_assert(b.lower_bound_us <= p->predicted.iteration_us * (1 + 1e-9));
     }
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -389,39 +389,39 @@ END_TEST
  * whose LP relaxation is fractional) and on its LP relaxation. */
 START_TEST(test_milp_backends_agree)
 {
-    for (milp_backend mb = MILP_CBC; mb <= MILP_GLPK; mb++) {
-        if (!milp_have(mb))
+    for (sa_milp_backend mb = SA_MILP_CBC; mb <= SA_MILP_GLPK; mb++) {
+        if (!sa_milp_have(mb))
             continue;
-        milp *m = milp_new();
+        sa_milp *m = sa_milp_new();
         /* max 5a + 4b + 3c st 2a + 3b + c <= 4, binaries: a + c = 8 (a=1, c=1) */
-        int32_t a = milp_add_col(m, 0, 1, -5, true), b = milp_add_col(m, 0, 1, -4, true);
-        int32_t c = milp_add_col(m, 0, 1, -3, true);
+        int32_t a = sa_milp_add_col(m, 0, 1, -5, true), b = sa_milp_add_col(m, 0, 1, -4, true);
+        int32_t c = sa_milp_add_col(m, 0, 1, -3, true);
         int32_t ix[3] = {a, b, c};
         double v[3] = {2, 3, 1};
-        ck_assert(milp_add_row(m, -HUGE_VAL, 4, 3, ix, v));
-        milp_opts o = {mb, 10, 0, 1, false, 0};
-        milp_result r;
+        ck_assert(sa_milp_add_row(m, -HUGE_VAL, 4, 3, ix, v));
+        sa_milp_opts o = {mb, 10, 0, 1, false, 0};
+        sa_milp_result r;
         sa_err err = {0};
-        ck_assert_int_eq(milp_solve(m, &o, &r, &err), SA_OK);
-        ck_assert_int_eq(r.status, MILP_OPTIMAL);
+        ck_assert_int_eq(sa_milp_solve(m, &o, &r, &err), SA_OK);
+        ck_assert_int_eq(r.status, SA_MILP_OPTIMAL);
         ck_assert(fabs(r.objective + 8) < 1e-6);
         ck_assert(fabs(r.x[a] - 1) < 1e-6 && fabs(r.x[b]) < 1e-6 && fabs(r.x[c] - 1) < 1e-6);
-        milp_result_free(&r);
+        sa_milp_result_free(&r);
         o.relax = true; /* LP: a = 1, c = 1, b = 1/3: -8 - 4/3 */
-        ck_assert_int_eq(milp_solve(m, &o, &r, &err), SA_OK);
-        ck_assert_int_eq(r.status, MILP_OPTIMAL);
+        ck_assert_int_eq(sa_milp_solve(m, &o, &r, &err), SA_OK);
+        ck_assert_int_eq(r.status, SA_MILP_OPTIMAL);
         ck_assert_msg(fabs(r.objective + 8 - -4.0 / 3) < 1e-6 || fabs(r.objective + 8 + 4.0 / 3) < 1e-6, "%.9f",
                       r.objective);
-        milp_result_free(&r);
+        sa_milp_result_free(&r);
         /* infeasible: a >= 2 */
         int32_t one[1] = {a};
         double vone[1] = {1};
-        ck_assert(milp_add_row(m, 2, HUGE_VAL, 1, one, vone));
+        ck_assert(sa_milp_add_row(m, 2, HUGE_VAL, 1, one, vone));
         o.relax = false;
-        ck_assert_int_eq(milp_solve(m, &o, &r, &err), SA_OK);
-        ck_assert_int_eq(r.status, MILP_INFEASIBLE);
+        ck_assert_int_eq(sa_milp_solve(m, &o, &r, &err), SA_OK);
+        ck_assert_int_eq(r.status, SA_MILP_INFEASIBLE);
         ck_assert_ptr_null(r.x);
-        milp_free(m);
+        sa_milp_free(m);
     }
 }
 END_TEST

@@ -27,75 +27,75 @@ static const char *UNIT =
     " \"efficiency\":{\"default\":{\"compute\":0.5,\"memory\":0.5},\n"
     "   \"matmul\":{\"compute\":0.8,\"memory\":0.4},\"relu\":{\"compute\":0.25,\"memory\":0.9}}}";
 
-static devprof *unit_profile(const char *text)
+static sa_devprof *unit_profile(const char *text)
 {
-    devprof *p;
+    sa_devprof *p;
     sa_err err = {0};
-    ck_assert_int_eq(devprof_parse(text, strlen(text), "unit.json", &p, &err), SA_OK);
+    ck_assert_int_eq(sa_devprof_parse(text, strlen(text), "unit.json", &p, &err), SA_OK);
     return p;
 }
 
 /* x -> matmul(f32) -> y -> relu -> z -> mystery -> gw -> sgd_update(w, gw) -> w,
  * plus x -> matmul(f16) -> h. */
-static dfg_graph *unit_graph(void)
+static sa_dfg_graph *unit_graph(void)
 {
-    dfg_graph *g = dfg_new("unit");
+    sa_dfg_graph *g = sa_dfg_new("unit");
     sa_err err = {0};
-    int32_t x = dfg_add_tensor(g, "x", DFG_INPUT, 4000000);
-    int32_t w = dfg_add_tensor(g, "w", DFG_PARAM, 500000);
-    int32_t y = dfg_add_tensor(g, "y", DFG_ACTIVATION, 4500000);
-    int32_t z = dfg_add_tensor(g, "z", DFG_ACTIVATION, 4500000);
-    int32_t h = dfg_add_tensor(g, "h", DFG_ACTIVATION, 1000);
-    int32_t gw = dfg_add_tensor(g, "gw", DFG_GRADIENT, 500000);
+    int32_t x = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, 4000000);
+    int32_t w = sa_dfg_add_tensor(g, "w", SA_DFG_PARAM, 500000);
+    int32_t y = sa_dfg_add_tensor(g, "y", SA_DFG_ACTIVATION, 4500000);
+    int32_t z = sa_dfg_add_tensor(g, "z", SA_DFG_ACTIVATION, 4500000);
+    int32_t h = sa_dfg_add_tensor(g, "h", SA_DFG_ACTIVATION, 1000);
+    int32_t gw = sa_dfg_add_tensor(g, "gw", SA_DFG_GRADIENT, 500000);
     int64_t hs[] = {10, 50};
-    ck_assert(dfg_set_shape(g, h, 2, hs, "f16"));
+    ck_assert(sa_dfg_set_shape(g, h, 2, hs, "f16"));
     int64_t ys[] = {1125000};
-    ck_assert(dfg_set_shape(g, y, 1, ys, "f32"));
+    ck_assert(sa_dfg_set_shape(g, y, 1, ys, "f32"));
     int32_t in_mm[] = {x, w};
-    ck_assert_int_eq(dfg_add_op(g, "mm", "matmul", DFG_FORWARD, in_mm, 2, &y, 1), 0);
-    ck_assert_int_eq(dfg_add_op(g, "act", "relu", DFG_FORWARD, &y, 1, &z, 1), 1);
-    ck_assert_int_eq(dfg_add_op(g, "mm16", "matmul", DFG_FORWARD, in_mm, 2, &h, 1), 2);
-    ck_assert_int_eq(dfg_add_op(g, "odd", "mystery", DFG_BACKWARD, &z, 1, &gw, 1), 3);
+    ck_assert_int_eq(sa_dfg_add_op(g, "mm", "matmul", SA_DFG_FORWARD, in_mm, 2, &y, 1), 0);
+    ck_assert_int_eq(sa_dfg_add_op(g, "act", "relu", SA_DFG_FORWARD, &y, 1, &z, 1), 1);
+    ck_assert_int_eq(sa_dfg_add_op(g, "mm16", "matmul", SA_DFG_FORWARD, in_mm, 2, &h, 1), 2);
+    ck_assert_int_eq(sa_dfg_add_op(g, "odd", "mystery", SA_DFG_BACKWARD, &z, 1, &gw, 1), 3);
     int32_t in_up[] = {w, gw};
-    ck_assert_int_eq(dfg_add_op(g, "upd", "sgd_update", DFG_UPDATE, in_up, 2, &w, 1), 4);
+    ck_assert_int_eq(sa_dfg_add_op(g, "upd", "sgd_update", SA_DFG_UPDATE, in_up, 2, &w, 1), 4);
     g->ops[0].flops = 8e9;
     g->ops[0].bytes_accessed = 1e6;
     g->ops[2].flops = 8e9;
     g->ops[2].bytes_accessed = 1e6;
-    ck_assert_int_eq(dfg_finalize(g, "unit", &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_finalize(g, "unit", &err), SA_OK);
     return g;
 }
 
 START_TEST(test_compute_bound_op)
 {
-    devprof *p = unit_profile(UNIT);
-    dfg_graph *g = unit_graph();
+    sa_devprof *p = unit_profile(UNIT);
+    sa_dfg_graph *g = unit_graph();
     /* 8e9 FLOP / (1e12 * 0.8) = 10 ms beats 1e6 B / (1e11 * 0.4) = 25 us; + 3 us launch */
-    ck_assert_double_eq_tol(cost_op_time_us(p, g, 0), 10003.0, 1e-6);
-    ck_assert(!cost_op_is_half(g, 0));
-    ck_assert_double_eq(cost_op_peak_flops(p, g, 0), 1e12);
-    dfg_free(g);
-    devprof_free(p);
+    ck_assert_double_eq_tol(sa_cost_op_time_us(p, g, 0), 10003.0, 1e-6);
+    ck_assert(!sa_cost_op_is_half(g, 0));
+    ck_assert_double_eq(sa_cost_op_peak_flops(p, g, 0), 1e12);
+    sa_dfg_free(g);
+    sa_devprof_free(p);
 }
 END_TEST
 
 START_TEST(test_memory_bound_op_derives_bytes)
 {
-    devprof *p = unit_profile(UNIT);
-    dfg_graph *g = unit_graph();
+    sa_devprof *p = unit_profile(UNIT);
+    sa_dfg_graph *g = unit_graph();
     /* relu has neither flops nor bytes: y + z = 9e6 B / (1e11 * 0.9) = 100 us; + 3 */
-    ck_assert_double_eq(cost_op_bytes(g, 1), 9e6);
-    ck_assert_double_eq(cost_op_flops(g, 1), 0);
-    ck_assert_double_eq_tol(cost_op_time_us(p, g, 1), 103.0, 1e-9);
+    ck_assert_double_eq(sa_cost_op_bytes(g, 1), 9e6);
+    ck_assert_double_eq(sa_cost_op_flops(g, 1), 0);
+    ck_assert_double_eq_tol(sa_cost_op_time_us(p, g, 1), 103.0, 1e-9);
     /* an unknown type takes "default": z + gw = 5e6 B / (1e11 * 0.5) = 100 us */
-    ck_assert_double_eq_tol(cost_op_time_us(p, g, 3), 103.0, 1e-9);
+    ck_assert_double_eq_tol(sa_cost_op_time_us(p, g, 3), 103.0, 1e-9);
     /* an in-place update moves its tensor twice: w + gw + w = 1.5e6 B -> 30 us */
-    ck_assert_double_eq(cost_op_bytes(g, 4), 1.5e6);
-    ck_assert_double_eq_tol(cost_op_time_us(p, g, 4), 33.0, 1e-9);
+    ck_assert_double_eq(sa_cost_op_bytes(g, 4), 1.5e6);
+    ck_assert_double_eq_tol(sa_cost_op_time_us(p, g, 4), 33.0, 1e-9);
     /* given bytes_accessed wins over the tensors' bytes */
-    ck_assert_double_eq(cost_op_bytes(g, 0), 1e6);
-    dfg_free(g);
-    devprof_free(p);
+    ck_assert_double_eq(sa_cost_op_bytes(g, 0), 1e6);
+    sa_dfg_free(g);
+    sa_devprof_free(p);
 }
 END_TEST
 
@@ -109,61 +109,61 @@ START_TEST(test_fused_conv_efficiency)
         " \"peak_flops\":{\"f32\":1e12},\"memory_bandwidth_bytes_per_s\":1e11,\"launch_overhead_us\":0,\n"
         " \"efficiency\":{\"default\":{\"compute\":0.5,\"memory\":0.5},\"conv2d\":{\"compute\":0.8,\"memory\":0.8},\n"
         "   \"conv2d_bias_add_relu\":{\"compute\":0.4,\"memory\":0.4}}}";
-    devprof *p = unit_profile(PROF);
-    dfg_graph *g = dfg_new("fused");
+    sa_devprof *p = unit_profile(PROF);
+    sa_dfg_graph *g = sa_dfg_new("fused");
     sa_err err = {0};
-    int32_t x = dfg_add_tensor(g, "x", DFG_INPUT, 1000), y = dfg_add_tensor(g, "y", DFG_ACTIVATION, 1000);
-    int32_t y2 = dfg_add_tensor(g, "y2", DFG_ACTIVATION, 1000), y3 = dfg_add_tensor(g, "y3", DFG_ACTIVATION, 1000);
+    int32_t x = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, 1000), y = sa_dfg_add_tensor(g, "y", SA_DFG_ACTIVATION, 1000);
+    int32_t y2 = sa_dfg_add_tensor(g, "y2", SA_DFG_ACTIVATION, 1000), y3 = sa_dfg_add_tensor(g, "y3", SA_DFG_ACTIVATION, 1000);
     int32_t in3[] = {x, y, y2};
-    ck_assert_int_eq(dfg_add_op(g, "a", "conv2d_bias_relu", DFG_FORWARD, &x, 1, &y, 1), 0);
-    ck_assert_int_eq(dfg_add_op(g, "b", "conv2d_bias_add_relu", DFG_FORWARD, in3, 2, &y2, 1), 1);
-    ck_assert_int_eq(dfg_add_op(g, "c", "conv2d_bwd_weird", DFG_FORWARD, in3, 3, &y3, 1), 2);
+    ck_assert_int_eq(sa_dfg_add_op(g, "a", "conv2d_bias_relu", SA_DFG_FORWARD, &x, 1, &y, 1), 0);
+    ck_assert_int_eq(sa_dfg_add_op(g, "b", "conv2d_bias_add_relu", SA_DFG_FORWARD, in3, 2, &y2, 1), 1);
+    ck_assert_int_eq(sa_dfg_add_op(g, "c", "conv2d_bwd_weird", SA_DFG_FORWARD, in3, 3, &y3, 1), 2);
     for (int i = 0; i < 3; i++)
         g->ops[i].flops = 8e9;
-    ck_assert_int_eq(dfg_finalize(g, "fused", &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_finalize(g, "fused", &err), SA_OK);
     /* 8e9 / (1e12 * 0.8) = 10 ms: conv2d's efficiency, not default's 16 ms */
-    ck_assert_double_eq_tol(cost_op_time_us(p, g, 0), 10000.0, 1e-6);
+    ck_assert_double_eq_tol(sa_cost_op_time_us(p, g, 0), 10000.0, 1e-6);
     /* its own entry: 8e9 / (1e12 * 0.4) = 20 ms */
-    ck_assert_double_eq_tol(cost_op_time_us(p, g, 1), 20000.0, 1e-6);
+    ck_assert_double_eq_tol(sa_cost_op_time_us(p, g, 1), 20000.0, 1e-6);
     /* other conv2d_ types without an entry stay on default: 16 ms */
-    ck_assert_double_eq_tol(cost_op_time_us(p, g, 2), 16000.0, 1e-6);
-    dfg_free(g);
-    devprof_free(p);
+    ck_assert_double_eq_tol(sa_cost_op_time_us(p, g, 2), 16000.0, 1e-6);
+    sa_dfg_free(g);
+    sa_devprof_free(p);
 }
 END_TEST
 
 START_TEST(test_f16_uses_f16_peak)
 {
-    devprof *p = unit_profile(UNIT);
-    dfg_graph *g = unit_graph();
-    ck_assert(cost_op_is_half(g, 2));
-    ck_assert_double_eq(cost_op_peak_flops(p, g, 2), 4e12);
+    sa_devprof *p = unit_profile(UNIT);
+    sa_dfg_graph *g = unit_graph();
+    ck_assert(sa_cost_op_is_half(g, 2));
+    ck_assert_double_eq(sa_cost_op_peak_flops(p, g, 2), 4e12);
     /* 8e9 / (4e12 * 0.8) = 2.5 ms + 3 us */
-    ck_assert_double_eq_tol(cost_op_time_us(p, g, 2), 2503.0, 1e-6);
-    devprof_free(p);
+    ck_assert_double_eq_tol(sa_cost_op_time_us(p, g, 2), 2503.0, 1e-6);
+    sa_devprof_free(p);
     /* a profile without an f16 peak runs f16 at the f32 rate */
     char *nof16 = tu_replace(UNIT, ",\"f16\":4e12", "");
     p = unit_profile(nof16);
     ck_assert_double_eq(p->peak_flops_f16, 0);
-    ck_assert_double_eq_tol(cost_op_time_us(p, g, 2), 10003.0, 1e-6);
+    ck_assert_double_eq_tol(sa_cost_op_time_us(p, g, 2), 10003.0, 1e-6);
     free(nof16);
-    devprof_free(p);
-    ck_assert(cost_dtype_is_half("bf16") && cost_dtype_is_half("F16") && cost_dtype_is_half("float16"));
-    ck_assert(!cost_dtype_is_half("f32") && !cost_dtype_is_half(NULL) && !cost_dtype_is_half("i32"));
-    dfg_free(g);
+    sa_devprof_free(p);
+    ck_assert(sa_cost_dtype_is_half("bf16") && sa_cost_dtype_is_half("F16") && sa_cost_dtype_is_half("float16"));
+    ck_assert(!sa_cost_dtype_is_half("f32") && !sa_cost_dtype_is_half(NULL) && !sa_cost_dtype_is_half("i32"));
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_profile_graph_fills_everything)
 {
-    devprof *p = unit_profile(UNIT);
-    dfg_graph *g = unit_graph();
+    sa_devprof *p = unit_profile(UNIT);
+    sa_dfg_graph *g = unit_graph();
     sa_err err = {0};
     ck_assert(!g->has_device);
-    ck_assert_int_eq(cost_profile_graph(g, p, 0, &err), SA_OK);
+    ck_assert_int_eq(sa_cost_profile_graph(g, p, 0, &err), SA_OK);
     for (int32_t i = 0; i < g->n_ops; i++) {
         ck_assert_double_gt(g->ops[i].time_us, 0);
-        ck_assert_double_eq(g->ops[i].time_us, cost_op_time_us(p, g, i));
+        ck_assert_double_eq(g->ops[i].time_us, sa_cost_op_time_us(p, g, i));
     }
     ck_assert(g->has_device);
     ck_assert_str_eq(g->device.name, "unit");
@@ -172,44 +172,44 @@ START_TEST(test_profile_graph_fills_everything)
     ck_assert_double_eq(g->device.d2h_bytes_per_s, 2e9);
     ck_assert_double_eq(g->device.duplex_bytes_per_s, 2.5e9);
     ck_assert_double_eq(g->device.transfer_latency_us, 2);
-    ck_assert_double_eq_tol(dfg_total_time_us(g), 10003 + 103 + 2503 + 103 + 33, 1e-6);
+    ck_assert_double_eq_tol(sa_dfg_total_time_us(g), 10003 + 103 + 2503 + 103 + 33, 1e-6);
     /* --memory: a positive size replaces the profile's */
-    ck_assert_int_eq(cost_profile_graph(g, p, 123456789, &err), SA_OK);
+    ck_assert_int_eq(sa_cost_profile_graph(g, p, 123456789, &err), SA_OK);
     ck_assert_int_eq(g->device.memory_bytes, 123456789);
     ck_assert_double_eq(g->device.h2d_bytes_per_s, 1e9);
     /* the times survive a JSON round trip */
     char *text;
-    dfg_graph *h;
-    ck_assert_int_eq(dfg_to_json(g, false, &text, &err), SA_OK);
-    ck_assert_int_eq(dfg_parse(text, strlen(text), "rt", &h, &err), SA_OK);
+    sa_dfg_graph *h;
+    ck_assert_int_eq(sa_dfg_to_json(g, false, &text, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_parse(text, strlen(text), "rt", &h, &err), SA_OK);
     ck_assert(h->has_device);
     ck_assert_int_eq(h->device.memory_bytes, 123456789);
     ck_assert_double_eq(h->ops[2].time_us, g->ops[2].time_us);
     free(text);
-    dfg_free(h);
-    dfg_free(g);
-    devprof_free(p);
+    sa_dfg_free(h);
+    sa_dfg_free(g);
+    sa_devprof_free(p);
 }
 END_TEST
 
 START_TEST(test_profile_graph_rejects_bad_profile)
 {
-    devprof *p = unit_profile(UNIT);
-    dfg_graph *g = unit_graph();
+    sa_devprof *p = unit_profile(UNIT);
+    sa_dfg_graph *g = unit_graph();
     sa_err err = {0};
-    ck_assert(devprof_set_eff(p, "relu", 1.5, 0.5)); /* only code can build this */
-    ck_assert_int_eq(cost_profile_graph(g, p, 0, &err), SA_EFORMAT);
+    ck_assert(sa_devprof_set_eff(p, "relu", 1.5, 0.5)); /* only code can build this */
+    ck_assert_int_eq(sa_cost_profile_graph(g, p, 0, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "profile unit");
     ck_assert_msg_contains(err, "efficiency.relu");
     for (int32_t i = 0; i < g->n_ops; i++) /* untouched */
         ck_assert_double_lt(g->ops[i].time_us, 0);
     ck_assert(!g->has_device);
-    ck_assert(devprof_set_eff(p, "relu", 0.5, 0.5));
+    ck_assert(sa_devprof_set_eff(p, "relu", 0.5, 0.5));
     p->mem_bytes_per_s = 0;
-    ck_assert_int_eq(cost_profile_graph(g, p, 0, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_cost_profile_graph(g, p, 0, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "memory_bandwidth");
-    dfg_free(g);
-    devprof_free(p);
+    sa_dfg_free(g);
+    sa_devprof_free(p);
 }
 END_TEST
 
@@ -271,11 +271,11 @@ START_TEST(test_every_profile_loads_and_is_sane)
             continue;
         char path[2 * PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dirpath, e->d_name);
-        devprof *p;
+        sa_devprof *p;
         sa_err err = {0};
-        ck_assert_msg(devprof_load_file(path, &p, &err) == SA_OK, "%s", err.msg);
-        ck_assert_msg(cost_check_profile(p, &err) == SA_OK, "%s", err.msg);
-        const dfg_device *v = &p->dev;
+        ck_assert_msg(sa_devprof_load_file(path, &p, &err) == SA_OK, "%s", err.msg);
+        ck_assert_msg(sa_cost_check_profile(p, &err) == SA_OK, "%s", err.msg);
+        const sa_dfg_device *v = &p->dev;
         ck_assert_msg(v->name[0] != '\0', "%s: no name", path);
         ck_assert_msg(v->memory_bytes >= (1LL << 33) && v->memory_bytes <= (1LL << 40), "%s: memory", path);
         ck_assert_msg(v->h2d_bytes_per_s >= 1e9 && v->h2d_bytes_per_s <= 2e11, "%s: h2d", path);
@@ -295,7 +295,7 @@ START_TEST(test_every_profile_loads_and_is_sane)
         bool mxnet = strcmp(e->d_name, "v100-pcie3-16gb-mxnet.json") == 0;
         ck_assert_msg(p->launch_us > 0 && p->launch_us <= (mxnet ? 150 : 50), "%s: launch", path);
         for (size_t i = 0; i < SA_ARRAY_LEN(ZOO_TYPES); i++)
-            ck_assert_msg(devprof_eff_for(p, ZOO_TYPES[i]) != &p->eff[0], "%s: no efficiency for %s", path,
+            ck_assert_msg(sa_devprof_eff_for(p, ZOO_TYPES[i]) != &p->eff[0], "%s: no efficiency for %s", path,
                           ZOO_TYPES[i]);
         ck_assert_msg(p->extra_json && strstr(p->extra_json, "\"sources\""), "%s: no sources", path);
         for (size_t i = 0; i < SA_ARRAY_LEN(SHIPPED); i++)
@@ -308,7 +308,7 @@ START_TEST(test_every_profile_loads_and_is_sane)
             ck_assert_double_eq(v->duplex_bytes_per_s, 20e9);
             ck_assert_double_eq(v->transfer_latency_us, 10);
         }
-        devprof_free(p);
+        sa_devprof_free(p);
         loaded++;
     }
     closedir(d);
@@ -321,19 +321,19 @@ END_TEST
 
 /* The ideal-policy time of a ResNet-152 inference pass as MXNet runs it
  * (--engine mxnet) at batch b profiled with prof. */
-static double r152_ideal_us(const devprof *prof, int64_t b)
+static double r152_ideal_us(const sa_devprof *prof, int64_t b)
 {
     zoo_opts zo = {.batch = b, .inference = true, .engine = ZOO_ENGINE_MXNET};
-    dfg_graph *g = NULL;
+    sa_dfg_graph *g = NULL;
     sa_err err = {0};
     ck_assert_msg(zoo_build("resnet-152", &zo, &g, &err) == SA_OK, "%s", err.msg);
-    ck_assert_msg(cost_profile_graph(g, prof, 0, &err) == SA_OK, "%s", err.msg);
-    dfg_device d = g->device;
-    plan *p = NULL;
-    ck_assert_msg(policy_run("ideal", g, &d, &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_cost_profile_graph(g, prof, 0, &err) == SA_OK, "%s", err.msg);
+    sa_dfg_device d = g->device;
+    sa_plan *p = NULL;
+    ck_assert_msg(sa_policy_run("ideal", g, &d, &p, &err) == SA_OK, "%s", err.msg);
     double us = p->predicted.iteration_us;
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
     return us;
 }
 
@@ -351,9 +351,9 @@ START_TEST(test_mxnet_profile_matches_paper_times)
     char root[PATH_MAX], bin[PATH_MAX], path[PATH_MAX + 64];
     repo_paths(root, sizeof root, bin, sizeof bin);
     snprintf(path, sizeof path, "%s/profiles/v100-pcie3-16gb-mxnet.json", root);
-    devprof *p;
+    sa_devprof *p;
     sa_err err = {0};
-    ck_assert_msg(devprof_load_file(path, &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_devprof_load_file(path, &p, &err) == SA_OK, "%s", err.msg);
     ck_assert_str_eq(p->dev.name, "V100-PCIe3-16GB-MXNet");
     /* the device block and link are the paper's testbed, as in v100-pcie3-16gb */
     ck_assert_int_eq(p->dev.memory_bytes, 17179869184LL);
@@ -363,7 +363,7 @@ START_TEST(test_mxnet_profile_matches_paper_times)
     ck_assert_msg(fabs(b1 - 17000) <= 500, "batch 1: %.1f us, the paper 17000 us", b1);
     ck_assert_msg(fabs(b16 / 40000 - 1) <= 0.05, "batch 16: %.1f us, the paper 40000 us", b16);
     ck_assert_msg(fabs(b64 / 123000 - 1) <= 0.05, "batch 64: %.1f us, the paper 123000 us", b64);
-    devprof_free(p);
+    sa_devprof_free(p);
 }
 END_TEST
 
@@ -457,25 +457,25 @@ START_TEST(test_cli_profiles_a_graph)
     char args[4 * PATH_MAX];
     snprintf(args, sizeof args, "%s --device %s --memory 0.5x -o %s", c.graph, c.prof, c.out);
     ck_assert_int_eq(run_tool(&c, args), 0);
-    dfg_graph *g, *in;
+    sa_dfg_graph *g, *in;
     sa_err err = {0};
-    ck_assert_int_eq(dfg_load_file(c.out, &g, &err), SA_OK);
-    ck_assert_int_eq(dfg_load_file(c.graph, &in, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_load_file(c.out, &g, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_load_file(c.graph, &in, &err), SA_OK);
     for (int32_t i = 0; i < g->n_ops; i++)
         ck_assert_double_ge(g->ops[i].time_us, 5.0); /* at least the launch overhead */
     ck_assert(g->has_device);
     ck_assert_str_eq(g->device.name, "V100-PCIe3-16GB");
-    ck_assert_int_eq(g->device.memory_bytes, dfg_peak_bytes(in, NULL) / 2);
+    ck_assert_int_eq(g->device.memory_bytes, sa_dfg_peak_bytes(in, NULL) / 2);
     ck_assert_double_eq(g->device.duplex_bytes_per_s, 20e9);
     ck_assert_ptr_nonnull(strstr(g->extra_json, "\"custom\""));
-    dfg_free(g);
+    sa_dfg_free(g);
     /* stdin to stdout, default memory, an absolute size */
     snprintf(args, sizeof args, "- --device %s --memory 16GiB < %s > %s", c.prof, c.graph, c.out);
     ck_assert_int_eq(run_tool(&c, args), 0);
-    ck_assert_int_eq(dfg_load_file(c.out, &g, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_load_file(c.out, &g, &err), SA_OK);
     ck_assert_int_eq(g->device.memory_bytes, 17179869184LL);
-    dfg_free(g);
-    dfg_free(in);
+    sa_dfg_free(g);
+    sa_dfg_free(in);
     /* --help and --version go to stdout with status 0 */
     snprintf(args, sizeof args, "--help > %s", c.out);
     ck_assert_int_eq(run_tool(&c, args), 0);

@@ -11,51 +11,51 @@
 #include "swapadvisor/validate.h"
 #include "test_util.h"
 
-static dfg_device dev_big(void)
+static sa_dfg_device dev_big(void)
 {
-    dfg_device d = {"decide-dev", (int64_t)1 << 40, 4e9, 4e9, 6e9, 5.0};
+    sa_dfg_device d = {"decide-dev", (int64_t)1 << 40, 4e9, 4e9, 6e9, 5.0};
     return d;
 }
 
 /* Builds act's plan, validates it strictly, re-simulates it and replays it
  * on the host backend (which checks every byte against a reference run). */
-static plan *build_checked(const dfg_graph *g, const uint8_t *act, const dec_opts *o, dec_stats *ds)
+static sa_plan *build_checked(const sa_dfg_graph *g, const uint8_t *act, const dec_opts *o, dec_stats *ds)
 {
-    dfg_device d = dev_big();
-    plan *p = plan_new(g, &d);
+    sa_dfg_device d = dev_big();
+    sa_plan *p = sa_plan_new(g, &d);
     sa_err err = {0};
     ck_assert_ptr_nonnull(p);
     planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = o, .stats = ds};
     ck_assert_msg(planner_plan(g, &d, &q, p, &err) == SA_OK, "%s", err.msg);
-    val_report rep = {0};
-    ck_assert_msg(plan_validate(p, g, true, &rep, &err) == SA_OK, "%d violations, first: %s", rep.n_violations,
+    sa_val_report rep = {0};
+    ck_assert_msg(sa_plan_validate(p, g, true, &rep, &err) == SA_OK, "%d violations, first: %s", rep.n_violations,
                   err.msg);
-    val_report_free(&rep);
+    sa_val_report_free(&rep);
     ck_assert_int_eq(p->arena_bytes, ds->arena_bytes);
     ck_assert_int_ge(p->arena_bytes, ds->peak_load - 256 * 4);
-    sim_ws *ws = sim_ws_new();
-    sim_result r;
-    ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
+    sa_sim_ws *ws = sa_sim_ws_new();
+    sa_sim_result r;
+    ck_assert_int_eq(sa_sim_run(p, g, ws, &r, &err), SA_OK);
     ck_assert(r.makespan_us == p->predicted.iteration_us);
     ck_assert_int_eq(r.n_recompute, ds->n_recompute_nodes);
-    sim_ws_free(ws);
-    runner_opts ro;
-    runner_opts_default(&ro);
-    ro.backend = RUNNER_HOST;
+    sa_sim_ws_free(ws);
+    sa_runner_opts ro;
+    sa_runner_opts_default(&ro);
+    ro.backend = SA_RUNNER_HOST;
     ro.iterations = 2;
-    runner_report rr;
-    ck_assert_msg(runner_run(p, g, &ro, &rr, &err) == SA_OK, "replay: %s", err.msg);
+    sa_runner_report rr;
+    ck_assert_msg(sa_runner_run(p, g, &ro, &rr, &err) == SA_OK, "replay: %s", err.msg);
     ck_assert_int_gt(rr.verified_checksums, 0);
-    runner_report_free(&rr);
+    sa_runner_report_free(&rr);
     return p;
 }
 
-static uint8_t *forward_acts(const dfg_graph *g, uint8_t what)
+static uint8_t *forward_acts(const sa_dfg_graph *g, uint8_t what)
 {
     uint8_t *act = calloc((size_t)g->n_tensors, 1);
     for (int32_t t = 0; t < g->n_tensors; t++) {
         int32_t op = g->tensors[t].producer;
-        if (g->tensors[t].kind == DFG_ACTIVATION && op >= 0 && g->ops[op].phase == DFG_FORWARD)
+        if (g->tensors[t].kind == SA_DFG_ACTIVATION && op >= 0 && g->ops[op].phase == SA_DFG_FORWARD)
             act[t] = what;
     }
     return act;
@@ -63,31 +63,31 @@ static uint8_t *forward_acts(const dfg_graph *g, uint8_t what)
 
 START_TEST(test_keep_everything_is_the_no_swap_plan)
 {
-    dfg_graph *g = tu_ladder(6);
+    sa_dfg_graph *g = tu_ladder(6);
     dec_opts o;
     dec_opts_default(&o);
     dec_stats ds;
-    plan *p = build_checked(g, NULL, &o, &ds);
+    sa_plan *p = build_checked(g, NULL, &o, &ds);
     ck_assert_int_eq(ds.n_swapped + ds.n_recomputed + ds.n_demoted, 0);
     ck_assert_int_eq(p->predicted.d2h_bytes, 0);
     ck_assert_int_eq(p->predicted.h2d_bytes, g->tensors[0].bytes); /* the input, once */
     /* best fit over the schedule's lifetimes: near the no-swap peak */
-    ck_assert_int_le(p->arena_bytes, dfg_peak_bytes(g, NULL) * 11 / 10);
-    plan_free(p);
-    dfg_free(g);
+    ck_assert_int_le(p->arena_bytes, sa_dfg_peak_bytes(g, NULL) * 11 / 10);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_swapping_activations_lowers_the_arena)
 {
-    dfg_graph *g = tu_ladder(8);
+    sa_dfg_graph *g = tu_ladder(8);
     dec_opts o;
     dec_opts_default(&o);
     dec_stats keep, swap;
-    plan *p0 = build_checked(g, NULL, &o, &keep);
+    sa_plan *p0 = build_checked(g, NULL, &o, &keep);
     uint8_t *act = forward_acts(g, DEC_SWAP);
     o.out_sync = 1; /* synchronous swap-outs: memory is free at the next op */
-    plan *p1 = build_checked(g, act, &o, &swap);
+    sa_plan *p1 = build_checked(g, act, &o, &swap);
     ck_assert_int_gt(swap.n_swapped, 0);
     ck_assert_int_gt(p1->predicted.d2h_bytes, 0);
     ck_assert_int_lt(p1->arena_bytes, p0->arena_bytes);
@@ -96,12 +96,12 @@ START_TEST(test_swapping_activations_lowers_the_arena)
         o.prefetch = pf;
         o.out_sync = pf;
         dec_stats ds;
-        plan_free(build_checked(g, act, &o, &ds));
+        sa_plan_free(build_checked(g, act, &o, &ds));
     }
     free(act);
-    plan_free(p0);
-    plan_free(p1);
-    dfg_free(g);
+    sa_plan_free(p0);
+    sa_plan_free(p1);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -110,13 +110,13 @@ END_TEST
  * every recompute reads and writes what the reference did. */
 START_TEST(test_recompute_chains_replay_correctly)
 {
-    dfg_graph *g = tu_ladder(6);
+    sa_dfg_graph *g = tu_ladder(6);
     dec_opts o;
     dec_opts_default(&o);
     uint8_t *act = forward_acts(g, DEC_RECOMPUTE);
     dec_stats ds, keep;
-    plan *p0 = build_checked(g, NULL, &o, &keep);
-    plan *p = build_checked(g, act, &o, &ds);
+    sa_plan *p0 = build_checked(g, NULL, &o, &keep);
+    sa_plan *p = build_checked(g, act, &o, &ds);
     ck_assert_int_gt(ds.n_recomputed, 0);
     ck_assert_int_gt(ds.n_recompute_nodes, 0);
     ck_assert_int_eq(p->predicted.d2h_bytes, 0);
@@ -127,12 +127,12 @@ START_TEST(test_recompute_chains_replay_correctly)
         if (act[t] == DEC_RECOMPUTE && j++ % 3 == 2)
             act[t] = DEC_KEEP;
     dec_stats d3;
-    plan_free(build_checked(g, act, &o, &d3));
+    sa_plan_free(build_checked(g, act, &o, &d3));
     ck_assert_int_lt(d3.n_recompute_nodes, ds.n_recompute_nodes);
     free(act);
-    plan_free(p);
-    plan_free(p0);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_plan_free(p0);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -140,7 +140,7 @@ END_TEST
  * then swapped in ahead of the recompute. */
 START_TEST(test_mixed_swap_and_recompute)
 {
-    dfg_graph *g = tu_ladder(6);
+    sa_dfg_graph *g = tu_ladder(6);
     dec_opts o;
     dec_opts_default(&o);
     uint8_t *act = forward_acts(g, DEC_RECOMPUTE);
@@ -149,13 +149,13 @@ START_TEST(test_mixed_swap_and_recompute)
             act[t] = DEC_SWAP;
     act[0] = DEC_SWAP; /* the input: dropped and fetched again */
     dec_stats ds;
-    plan *p = build_checked(g, act, &o, &ds);
+    sa_plan *p = build_checked(g, act, &o, &ds);
     ck_assert_int_gt(ds.n_swapped, 0);
     ck_assert_int_gt(ds.n_recompute_nodes, 0);
     ck_assert_int_gt(p->predicted.h2d_bytes, g->tensors[0].bytes);
     free(act);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -163,11 +163,11 @@ END_TEST
  * backward gradient has no forward use to leave after. */
 START_TEST(test_impossible_decisions_are_demoted)
 {
-    dfg_graph *g = tu_ladder(4);
+    sa_dfg_graph *g = tu_ladder(4);
     uint8_t *act = calloc((size_t)g->n_tensors, 1);
     int32_t asked = 0;
     for (int32_t t = 0; t < g->n_tensors; t++)
-        if (g->tensors[t].kind == DFG_GRADIENT && g->ops[g->tensors[t].producer].phase != DFG_FORWARD) {
+        if (g->tensors[t].kind == SA_DFG_GRADIENT && g->ops[g->tensors[t].producer].phase != SA_DFG_FORWARD) {
             act[t] = DEC_RECOMPUTE;
             asked++;
         }
@@ -175,12 +175,12 @@ START_TEST(test_impossible_decisions_are_demoted)
     dec_opts o;
     dec_opts_default(&o);
     dec_stats ds;
-    plan *p = build_checked(g, act, &o, &ds);
+    sa_plan *p = build_checked(g, act, &o, &ds);
     ck_assert_int_eq(ds.n_demoted, asked);
     ck_assert_int_eq(ds.n_recompute_nodes, 0);
     free(act);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -190,29 +190,29 @@ END_TEST
  * Both plans are strictly valid; on the test device the mix replays. */
 START_TEST(test_cost_rule_swaps_what_hides_and_recomputes_the_rest)
 {
-    dfg_graph *g = tu_ladder(6);
+    sa_dfg_graph *g = tu_ladder(6);
     uint8_t *act = forward_acts(g, DEC_EVICT);
     dec_opts o;
     dec_opts_default(&o);
     const double rates[] = {1e15, 1e5};
     dec_stats ds[2];
     for (int k = 0; k < 2; k++) {
-        dfg_device d = {"link", (int64_t)1 << 40, rates[k], rates[k], 2 * rates[k], 0.0};
-        plan *p = plan_new(g, &d);
+        sa_dfg_device d = {"link", (int64_t)1 << 40, rates[k], rates[k], 2 * rates[k], 0.0};
+        sa_plan *p = sa_plan_new(g, &d);
         sa_err err = {0};
         planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = &o, .stats = &ds[k]};
         ck_assert_msg(planner_plan(g, &d, &q, p, &err) == SA_OK, "%s", err.msg);
-        ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
-        plan_free(p);
+        ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+        sa_plan_free(p);
     }
     ck_assert_int_gt(ds[0].n_swapped, 0);
     ck_assert_int_eq(ds[0].n_recomputed, 0);
     ck_assert_int_gt(ds[1].n_recomputed, 0);
     dec_stats mix;
-    plan_free(build_checked(g, act, &o, &mix));
+    sa_plan_free(build_checked(g, act, &o, &mix));
     ck_assert_int_gt(mix.n_swapped + mix.n_recomputed, 0);
     free(act);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -224,15 +224,15 @@ END_TEST
  * and replays with every persistent tensor read back equal to the reference. */
 START_TEST(test_persistent_swaps)
 {
-    dfg_graph *g = tu_ladder(6);
+    sa_dfg_graph *g = tu_ladder(6);
     uint8_t *act = forward_acts(g, DEC_SWAP);
     uint8_t *wide = calloc((size_t)g->n_tensors, 1);
     int32_t nslots = 0, n_params = 0;
     for (int32_t t = 0; t < g->n_tensors; t++) {
         wide[t] = act[t];
-        if (dfg_kind_persistent(g->tensors[t].kind) || g->tensors[t].kind == DFG_GRADIENT)
+        if (sa_dfg_kind_persistent(g->tensors[t].kind) || g->tensors[t].kind == SA_DFG_GRADIENT)
             wide[t] = DEC_SWAP;
-        n_params += dfg_kind_persistent(g->tensors[t].kind);
+        n_params += sa_dfg_kind_persistent(g->tensors[t].kind);
         if (g->tensors[t].reader_off + g->tensors[t].n_readers > nslots)
             nslots = g->tensors[t].reader_off + g->tensors[t].n_readers;
     }
@@ -240,48 +240,48 @@ START_TEST(test_persistent_swaps)
     dec_opts o;
     dec_opts_default(&o);
     dec_stats a, b;
-    plan *p0 = build_checked(g, act, &o, &a);
-    plan *p1 = build_checked(g, wide, &o, &b); /* off: the same plan */
+    sa_plan *p0 = build_checked(g, act, &o, &a);
+    sa_plan *p1 = build_checked(g, wide, &o, &b); /* off: the same plan */
     ck_assert_int_eq(p0->n_nodes, p1->n_nodes);
     ck_assert_int_eq(p0->n_res, p1->n_res);
     ck_assert_int_eq(p0->arena_bytes, p1->arena_bytes);
     ck_assert(p0->predicted.iteration_us == p1->predicted.iteration_us);
     ck_assert_int_eq(b.n_persistent_swapped, 0);
-    plan_free(p1);
+    sa_plan_free(p1);
     uint8_t *drop = calloc((size_t)nslots + 1, 1);
     o.swap_persistent = true;
     o.drop = drop;
     for (int mode = 0; mode <= 2; mode++) {
         for (int32_t t = 0; t < g->n_tensors; t++)
-            if (dfg_kind_persistent(g->tensors[t].kind))
+            if (sa_dfg_kind_persistent(g->tensors[t].kind))
                 for (int32_t k = 0; k < g->tensors[t].n_readers; k++)
                     drop[g->tensors[t].reader_off + k] = (uint8_t)mode;
         dec_stats w;
-        plan *p = build_checked(g, wide, &o, &w);
+        sa_plan *p = build_checked(g, wide, &o, &w);
         ck_assert_int_eq(w.n_persistent_swapped, n_params);
         ck_assert_int_eq(p->n_res, 0);
         /* every updated parameter is written back after its update */
         int32_t outs = 0;
         for (int32_t v = 0; v < p->n_nodes; v++)
-            if (p->nodes[v].kind == PLAN_SWAP_OUT && dfg_kind_persistent(g->tensors[p->nodes[v].ref].kind))
+            if (p->nodes[v].kind == SA_PLAN_SWAP_OUT && sa_dfg_kind_persistent(g->tensors[p->nodes[v].ref].kind))
                 outs++;
         ck_assert_int_eq(outs, n_params);
         ck_assert_int_gt(p->predicted.h2d_bytes, p0->predicted.h2d_bytes);
-        runner_opts ro;
-        runner_opts_default(&ro);
-        ro.backend = RUNNER_HOST;
-        runner_report rr;
+        sa_runner_opts ro;
+        sa_runner_opts_default(&ro);
+        ro.backend = SA_RUNNER_HOST;
+        sa_runner_report rr;
         sa_err err = {0};
-        ck_assert_msg(runner_run(p, g, &ro, &rr, &err) == SA_OK, "replay: %s", err.msg);
+        ck_assert_msg(sa_runner_run(p, g, &ro, &rr, &err) == SA_OK, "replay: %s", err.msg);
         ck_assert_int_ge(rr.verified_persistent, n_params);
-        runner_report_free(&rr);
-        plan_free(p);
+        sa_runner_report_free(&rr);
+        sa_plan_free(p);
     }
     free(drop);
     free(wide);
     free(act);
-    plan_free(p0);
-    dfg_free(g);
+    sa_plan_free(p0);
+    sa_dfg_free(g);
 }
 END_TEST
 

@@ -10,16 +10,16 @@
 
 #define TINY tu_tiny_json()
 
-static sa_status parse(const char *text, dfg_graph **g, sa_err *err)
+static sa_status parse(const char *text, sa_dfg_graph **g, sa_err *err)
 {
-    return dfg_parse(text, strlen(text), "t.json", g, err);
+    return sa_dfg_parse(text, strlen(text), "t.json", g, err);
 }
 
 /* Parses TINY with one substitution and expects a format error mentioning needle. */
 static void expect_reject(const char *from, const char *to, const char *needle)
 {
     char *text = tu_replace(TINY, from, to);
-    dfg_graph *g = NULL;
+    sa_dfg_graph *g = NULL;
     sa_err err = {0};
     sa_status st = parse(text, &g, &err);
     ck_assert_msg(st == SA_EFORMAT, "'%s' -> '%s' gave status %d (%s)", from, to, st, err.msg);
@@ -32,7 +32,7 @@ static void expect_reject(const char *from, const char *to, const char *needle)
 
 START_TEST(test_tiny_loads_with_derived_data)
 {
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err err = {0};
     ck_assert_int_eq(parse(TINY, &g, &err), SA_OK);
     ck_assert_int_eq(g->n_tensors, 6);
@@ -51,37 +51,37 @@ START_TEST(test_tiny_loads_with_derived_data)
     ck_assert_int_eq(g->pred_off[4] - g->pred_off[3], 2);
     int32_t want[] = {0, 1, 2, 3};
     ck_assert_mem_eq(g->topo, want, sizeof want);
-    ck_assert(dfg_is_topological(g, g->topo));
+    ck_assert(sa_dfg_is_topological(g, g->topo));
     int32_t bad[] = {1, 0, 2, 3};
-    ck_assert(!dfg_is_topological(g, bad));
+    ck_assert(!sa_dfg_is_topological(g, bad));
     ck_assert_int_eq(g->ops[3].n_use, 2); /* w listed in and out: one use */
-    ck_assert_int_eq(dfg_total_bytes(g), 16 + 32 + 16 + 16 + 32 + 8);
-    ck_assert_double_eq_tol(dfg_total_time_us(g), 4.5, 1e-9);
-    dfg_free(g);
+    ck_assert_int_eq(sa_dfg_total_bytes(g), 16 + 32 + 16 + 16 + 32 + 8);
+    ck_assert_double_eq_tol(sa_dfg_total_time_us(g), 4.5, 1e-9);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_peak_bytes_counts_live_tensors)
 {
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err err = {0};
     ck_assert_int_eq(parse(TINY, &g, &err), SA_OK);
     /* w (32) always; at fc: x 16 + y 16 + ws 8 => 72; at fc_bw: x, dy, dw => 32+16+16+32 = 96 */
-    ck_assert_int_eq(dfg_peak_bytes(g, NULL), 96);
+    ck_assert_int_eq(sa_dfg_peak_bytes(g, NULL), 96);
     int32_t op;
-    ck_assert_int_eq(dfg_max_op_bytes(g, &op), 72);
+    ck_assert_int_eq(sa_dfg_max_op_bytes(g, &op), 72);
     ck_assert_int_eq(op, 0);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_reject_truncated_json)
 {
-    dfg_graph *g = NULL;
+    sa_dfg_graph *g = NULL;
     sa_err err = {0};
-    ck_assert_int_eq(dfg_parse(TINY, strlen(TINY) / 2, "t.json", &g, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_dfg_parse(TINY, strlen(TINY) / 2, "t.json", &g, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "t.json: truncated JSON");
-    ck_assert_int_eq(dfg_parse("", 0, "t.json", &g, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_dfg_parse("", 0, "t.json", &g, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "empty");
     ck_assert_int_eq(parse("{\"format\": dfg}", &g, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "line 1 column");
@@ -150,13 +150,13 @@ END_TEST
 
 START_TEST(test_round_trip_keeps_everything)
 {
-    dfg_graph *g, *h;
+    sa_dfg_graph *g, *h;
     sa_err err = {0};
     char *a, *b;
     ck_assert_int_eq(parse(TINY, &g, &err), SA_OK);
-    ck_assert_int_eq(dfg_to_json(g, true, &a, &err), SA_OK);
-    ck_assert_int_eq(dfg_parse(a, strlen(a), "rt.json", &h, &err), SA_OK);
-    ck_assert_int_eq(dfg_to_json(h, true, &b, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_to_json(g, true, &a, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_parse(a, strlen(a), "rt.json", &h, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_to_json(h, true, &b, &err), SA_OK);
     ck_assert_str_eq(a, b);
     ck_assert_ptr_nonnull(strstr(a, "\"custom\": {\"a\":[1,2]}"));
     ck_assert_ptr_nonnull(strstr(a, "\"note\":\"kept\""));
@@ -168,45 +168,45 @@ START_TEST(test_round_trip_keeps_everything)
     ck_assert_int_eq(h->batch, 2);
     free(a);
     free(b);
-    dfg_free(g);
-    dfg_free(h);
+    sa_dfg_free(g);
+    sa_dfg_free(h);
 }
 END_TEST
 
 START_TEST(test_big_sizes_are_exact)
 {
     char *text = tu_replace(TINY, "\"bytes\":32,\"note\"", "\"bytes\":9007199254740992,\"note\"");
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err err = {0};
     char *out;
     ck_assert_int_eq(parse(text, &g, &err), SA_OK);
     ck_assert_int_eq(g->tensors[1].bytes, 9007199254740992LL);
-    ck_assert_int_eq(dfg_to_json(g, false, &out, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_to_json(g, false, &out, &err), SA_OK);
     ck_assert_ptr_nonnull(strstr(out, "9007199254740992"));
     free(out);
     free(text);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_file_io_atomic_and_errors)
 {
     char *dir = tu_tmpdir(), path[512];
-    dfg_graph *g, *h;
+    sa_dfg_graph *g, *h;
     sa_err err = {0};
     ck_assert_int_eq(parse(TINY, &g, &err), SA_OK);
     snprintf(path, sizeof path, "%s/g.json", dir);
-    ck_assert_int_eq(dfg_write_file(g, path, &err), SA_OK);
-    ck_assert_int_eq(dfg_load_file(path, &h, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_write_file(g, path, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_load_file(path, &h, &err), SA_OK);
     ck_assert_int_eq(h->n_ops, 4);
-    dfg_free(h);
+    sa_dfg_free(h);
     /* a folder that does not exist: an I/O error naming it, no stray files */
     snprintf(path, sizeof path, "%s/missing/g.json", dir);
-    ck_assert_int_eq(dfg_write_file(g, path, &err), SA_EIO);
+    ck_assert_int_eq(sa_dfg_write_file(g, path, &err), SA_EIO);
     ck_assert_msg_contains(err, "missing/g.json");
-    ck_assert_int_eq(dfg_load_file("/nonexistent/x.json", &h, &err), SA_EIO);
+    ck_assert_int_eq(sa_dfg_load_file("/nonexistent/x.json", &h, &err), SA_EIO);
     ck_assert_msg_contains(err, "/nonexistent/x.json: cannot open");
-    dfg_free(g);
+    sa_dfg_free(g);
     snprintf(path, sizeof path, "rm -rf %s", dir);
     ck_assert_int_eq(system(path), 0);
     free(dir);
@@ -215,24 +215,24 @@ END_TEST
 
 START_TEST(test_builder_matches_parser)
 {
-    dfg_graph *g = dfg_new("built");
+    sa_dfg_graph *g = sa_dfg_new("built");
     sa_err err = {0};
-    int32_t x = dfg_add_tensor(g, "x", DFG_INPUT, 16);
-    int32_t w = dfg_add_tensor(g, "w", DFG_PARAM, 32);
-    int32_t y = dfg_add_tensor(g, "y", DFG_ACTIVATION, 16);
+    int32_t x = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, 16);
+    int32_t w = sa_dfg_add_tensor(g, "w", SA_DFG_PARAM, 32);
+    int32_t y = sa_dfg_add_tensor(g, "y", SA_DFG_ACTIVATION, 16);
     int32_t in[] = {x, w}, out[] = {y}, upd[] = {w};
     int32_t in2[] = {w, y};
-    ck_assert_int_eq(dfg_add_op(g, "fc", "matmul", DFG_FORWARD, in, 2, out, 1), 0);
-    ck_assert_int_eq(dfg_add_op(g, "upd", "sgd_update", DFG_UPDATE, in2, 2, upd, 1), 1);
-    ck_assert_int_eq(dfg_finalize(g, "built", &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_add_op(g, "fc", "matmul", SA_DFG_FORWARD, in, 2, out, 1), 0);
+    ck_assert_int_eq(sa_dfg_add_op(g, "upd", "sgd_update", SA_DFG_UPDATE, in2, 2, upd, 1), 1);
+    ck_assert_int_eq(sa_dfg_finalize(g, "built", &err), SA_OK);
     ck_assert_int_eq(g->tensors[w].updater, 1);
     ck_assert_int_eq(g->tensors[y].producer, 0);
     ck_assert_int_eq(g->n_sizes, 2);
     /* a second write makes it invalid again */
-    ck_assert_int_eq(dfg_add_op(g, "upd2", "sgd_update", DFG_UPDATE, in2, 2, upd, 1), 2);
-    ck_assert_int_eq(dfg_finalize(g, "built", &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_dfg_add_op(g, "upd2", "sgd_update", SA_DFG_UPDATE, in2, 2, upd, 1), 2);
+    ck_assert_int_eq(sa_dfg_finalize(g, "built", &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "updated in place by two ops");
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 

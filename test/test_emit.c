@@ -24,12 +24,12 @@
 #include "swapadvisor/sa_io.h"
 #include "test_util.h"
 
-static dfg_graph *tiny(void)
+static sa_dfg_graph *tiny(void)
 {
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err err;
     const char *t = tu_tiny_json();
-    ck_assert_int_eq(dfg_parse(t, strlen(t), "tiny.json", &g, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_parse(t, strlen(t), "tiny.json", &g, &err), SA_OK);
     return g;
 }
 
@@ -38,26 +38,26 @@ static dfg_graph *tiny(void)
  * 3 dy 16, 4 dw 32, 5 ws 8; ops 0 fc, 1 loss, 2 fc_bw, 3 sgd.
  * Timeline: x in [0,1], w in [1,3], fc [3,4.5], loss [4.5,5.5], fc_bw
  * [5.5,6.5], sgd [6.5,7.5], w out [7.5,9.5].  With overlap set, dy lands on y. */
-static plan *hand_plan(const dfg_graph *g, bool overlap)
+static sa_plan *hand_plan(const sa_dfg_graph *g, bool overlap)
 {
-    dfg_device d = {"hand", 256, 16e6, 16e6, 32e6, 0};
-    plan *p = plan_new(g, &d);
+    sa_dfg_device d = {"hand", 256, 16e6, 16e6, 32e6, 0};
+    sa_plan *p = sa_plan_new(g, &d);
     int32_t sched[] = {0, 1, 2, 3};
-    plan_set_schedule(p, sched, 4);
+    sa_plan_set_schedule(p, sched, 4);
     int32_t d01[] = {0, 1}, d5[] = {5};
-    plan_add_node(p, PLAN_SWAP_IN, 0, NULL, 0);   /* 0 */
-    plan_add_node(p, PLAN_SWAP_IN, 1, NULL, 0);   /* 1 */
-    plan_add_node(p, PLAN_COMPUTE, 0, d01, 2);    /* 2 */
-    plan_add_node(p, PLAN_COMPUTE, 1, NULL, 0);   /* 3 */
-    plan_add_node(p, PLAN_COMPUTE, 2, NULL, 0);   /* 4 */
-    plan_add_node(p, PLAN_COMPUTE, 3, NULL, 0);   /* 5 */
-    plan_add_node(p, PLAN_SWAP_OUT, 1, d5, 1);    /* 6 */
-    plan_add_placement(p, 0, 0, 0, 4);            /* x */
-    plan_add_placement(p, 1, 16, 1, 6);           /* w */
-    plan_add_placement(p, 2, 48, 2, 3);           /* y */
-    plan_add_placement(p, 5, 64, 2, 2);           /* ws */
-    plan_add_placement(p, 3, overlap ? 48 : 80, 3, 4); /* dy */
-    plan_add_placement(p, 4, 96, 4, 5);           /* dw */
+    sa_plan_add_node(p, SA_PLAN_SWAP_IN, 0, NULL, 0);   /* 0 */
+    sa_plan_add_node(p, SA_PLAN_SWAP_IN, 1, NULL, 0);   /* 1 */
+    sa_plan_add_node(p, SA_PLAN_COMPUTE, 0, d01, 2);    /* 2 */
+    sa_plan_add_node(p, SA_PLAN_COMPUTE, 1, NULL, 0);   /* 3 */
+    sa_plan_add_node(p, SA_PLAN_COMPUTE, 2, NULL, 0);   /* 4 */
+    sa_plan_add_node(p, SA_PLAN_COMPUTE, 3, NULL, 0);   /* 5 */
+    sa_plan_add_node(p, SA_PLAN_SWAP_OUT, 1, d5, 1);    /* 6 */
+    sa_plan_add_placement(p, 0, 0, 0, 4);            /* x */
+    sa_plan_add_placement(p, 1, 16, 1, 6);           /* w */
+    sa_plan_add_placement(p, 2, 48, 2, 3);           /* y */
+    sa_plan_add_placement(p, 5, 64, 2, 2);           /* ws */
+    sa_plan_add_placement(p, 3, overlap ? 48 : 80, 3, 4); /* dy */
+    sa_plan_add_placement(p, 4, 96, 4, 5);           /* dw */
     p->arena_bytes = 128;
     sa_err err;
     ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
@@ -66,41 +66,41 @@ static plan *hand_plan(const dfg_graph *g, bool overlap)
 
 /* A chain of fully connected layers with a loss and sgd updates: big enough
  * for the topo policy to swap when memory is short. */
-static dfg_graph *chain(int layers)
+static sa_dfg_graph *chain(int layers)
 {
-    dfg_graph *g = dfg_new("chain");
+    sa_dfg_graph *g = sa_dfg_new("chain");
     const int64_t KB = 1024;
     int32_t *x = calloc((size_t)layers + 1, sizeof *x), *w = calloc((size_t)layers, sizeof *w);
     char name[64];
-    x[0] = dfg_add_tensor(g, "x0", DFG_INPUT, 64 * KB);
+    x[0] = sa_dfg_add_tensor(g, "x0", SA_DFG_INPUT, 64 * KB);
     for (int l = 0; l < layers; l++) {
         snprintf(name, sizeof name, "W%d", l);
-        w[l] = dfg_add_tensor(g, name, DFG_PARAM, (32 + 16 * (l % 2)) * KB);
+        w[l] = sa_dfg_add_tensor(g, name, SA_DFG_PARAM, (32 + 16 * (l % 2)) * KB);
         snprintf(name, sizeof name, "x%d", l + 1);
-        x[l + 1] = dfg_add_tensor(g, name, DFG_ACTIVATION, (64 + 32 * (l % 3)) * KB);
+        x[l + 1] = sa_dfg_add_tensor(g, name, SA_DFG_ACTIVATION, (64 + 32 * (l % 3)) * KB);
         int32_t in[] = {x[l], w[l]}, out[] = {x[l + 1]};
         snprintf(name, sizeof name, "fc%d", l);
-        dfg_add_op(g, name, "matmul", DFG_FORWARD, in, 2, out, 1);
+        sa_dfg_add_op(g, name, "matmul", SA_DFG_FORWARD, in, 2, out, 1);
     }
-    int32_t dx = dfg_add_tensor(g, "dloss", DFG_GRADIENT, g->tensors[x[layers]].bytes);
+    int32_t dx = sa_dfg_add_tensor(g, "dloss", SA_DFG_GRADIENT, g->tensors[x[layers]].bytes);
     int32_t il[] = {x[layers]}, ol[] = {dx};
-    dfg_add_op(g, "loss", "softmax_xent", DFG_FORWARD, il, 1, ol, 1);
+    sa_dfg_add_op(g, "loss", "softmax_xent", SA_DFG_FORWARD, il, 1, ol, 1);
     for (int l = layers - 1; l >= 0; l--) {
         snprintf(name, sizeof name, "grad/W%d", l);
-        int32_t dw = dfg_add_tensor(g, name, DFG_GRADIENT, g->tensors[w[l]].bytes);
+        int32_t dw = sa_dfg_add_tensor(g, name, SA_DFG_GRADIENT, g->tensors[w[l]].bytes);
         snprintf(name, sizeof name, "grad/x%d", l);
-        int32_t ndx = dfg_add_tensor(g, name, DFG_GRADIENT, g->tensors[x[l]].bytes);
+        int32_t ndx = sa_dfg_add_tensor(g, name, SA_DFG_GRADIENT, g->tensors[x[l]].bytes);
         int32_t in[] = {dx, x[l], w[l]}, out[] = {ndx, dw}, ui[] = {w[l], dw}, uo[] = {w[l]};
         snprintf(name, sizeof name, "fc%d/bwd", l);
-        dfg_add_op(g, name, "matmul_bwd", DFG_BACKWARD, in, 3, out, 2);
+        sa_dfg_add_op(g, name, "matmul_bwd", SA_DFG_BACKWARD, in, 3, out, 2);
         snprintf(name, sizeof name, "sgd/W%d", l);
-        dfg_add_op(g, name, "sgd_update", DFG_UPDATE, ui, 2, uo, 1);
+        sa_dfg_add_op(g, name, "sgd_update", SA_DFG_UPDATE, ui, 2, uo, 1);
         dx = ndx;
     }
     for (int32_t i = 0; i < g->n_ops; i++)
         g->ops[i].time_us = 3.0 + (i * 5 % 7);
     sa_err err;
-    ck_assert_msg(dfg_finalize(g, "chain", &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_dfg_finalize(g, "chain", &err) == SA_OK, "%s", err.msg);
     free(x);
     free(w);
     return g;
@@ -109,29 +109,29 @@ static dfg_graph *chain(int layers)
 /* A topo plan of chain(layers) in the least memory, in twentieths of what the
  * schedule needs without swapping, that the size-class pool can run (it may
  * need more than that peak: objects are rounded up to their class). */
-static plan *chain_plan(const dfg_graph *g)
+static sa_plan *chain_plan(const sa_dfg_graph *g)
 {
-    dfg_device d = {"chain-dev", 1LL << 40, 4e9, 4e9, 6e9, 5.0};
-    plan *ideal, *p = NULL;
+    sa_dfg_device d = {"chain-dev", 1LL << 40, 4e9, 4e9, 6e9, 5.0};
+    sa_plan *ideal, *p = NULL;
     sa_err err = {0};
-    ck_assert_msg(policy_run("ideal", g, &d, &ideal, &err) == SA_OK, "%s", err.msg);
-    emit_curve ns;
-    ck_assert_msg(emit_noswap_curve(ideal, g, NULL, &ns, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_policy_run("ideal", g, &d, &ideal, &err) == SA_OK, "%s", err.msg);
+    sa_emit_curve ns;
+    ck_assert_msg(sa_emit_noswap_curve(ideal, g, NULL, &ns, &err) == SA_OK, "%s", err.msg);
     for (int k = 10; k <= 40 && !p; k++) {
         d.memory_bytes = ns.peak * k / 20;
-        sa_status st = policy_run("topo", g, &d, &p, &err);
+        sa_status st = sa_policy_run("topo", g, &d, &p, &err);
         ck_assert_msg(st == SA_OK || st == SA_EINFEASIBLE, "%s", err.msg);
     }
     ck_assert_msg(p != NULL, "%s", err.msg);
-    emit_curve_free(&ns);
-    plan_free(ideal);
+    sa_emit_curve_free(&ns);
+    sa_plan_free(ideal);
     return p;
 }
 
-typedef sa_status (*emitter)(const plan *, const dfg_graph *, FILE *, sa_err *);
+typedef sa_status (*emitter)(const sa_plan *, const sa_dfg_graph *, FILE *, sa_err *);
 
 /* Runs an emitter into a malloc'd string (caller frees). */
-static char *emit_str(emitter fn, const plan *p, const dfg_graph *g, sa_status want)
+static char *emit_str(emitter fn, const sa_plan *p, const sa_dfg_graph *g, sa_status want)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -191,35 +191,35 @@ static bool have_tool(const char *name)
 
 START_TEST(test_summary_golden)
 {
-    dfg_graph *g = tiny();
-    plan *p = hand_plan(g, false);
-    char *s = emit_str(emit_summary, p, g, SA_OK);
+    sa_dfg_graph *g = tiny();
+    sa_plan *p = hand_plan(g, false);
+    char *s = emit_str(sa_emit_summary, p, g, SA_OK);
     golden("emit_hand_summary.txt", s);
     free(s);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_memory_csv_golden)
 {
-    dfg_graph *g = tiny();
-    plan *p = hand_plan(g, false);
-    char *s = emit_str(emit_memory_csv, p, g, SA_OK);
+    sa_dfg_graph *g = tiny();
+    sa_plan *p = hand_plan(g, false);
+    char *s = emit_str(sa_emit_memory_csv, p, g, SA_OK);
     golden("emit_hand_memory.csv", s);
     free(s);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_memory_curves)
 {
-    dfg_graph *g = tiny();
-    plan *p = hand_plan(g, false);
+    sa_dfg_graph *g = tiny();
+    sa_plan *p = hand_plan(g, false);
     sa_err err = {0};
-    emit_curve c, ns;
-    ck_assert_int_eq(emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
+    sa_emit_curve c, ns;
+    ck_assert_int_eq(sa_emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
     /* x from 0, w from 1, y+ws at fc's start (3), ws gone at 4.5, dy at 4.5,
      * y gone at 5.5, dw at 5.5, x and dy gone at 6.5, dw at 7.5, w at 9.5 */
     static const double t[] = {0, 1, 3, 4.5, 5.5, 6.5, 7.5, 9.5};
@@ -232,36 +232,36 @@ START_TEST(test_memory_curves)
     ck_assert_int_eq(c.peak, 96);
     /* without swapping: w always (32); x at fc..fc_bw, y fc..loss, ws fc,
      * dy loss..fc_bw, dw fc_bw..sgd */
-    ck_assert_int_eq(emit_noswap_curve(p, g, NULL, &ns, &err), SA_OK);
+    ck_assert_int_eq(sa_emit_noswap_curve(p, g, NULL, &ns, &err), SA_OK);
     ck_assert_int_eq(ns.peak, 32 + 16 + 16 + 32);
-    ck_assert_int_eq(ns.peak, dfg_peak_bytes(g, p->schedule));
+    ck_assert_int_eq(ns.peak, sa_dfg_peak_bytes(g, p->schedule));
     ck_assert_double_eq_tol(ns.time_us[0], 0, 1e-9);
     ck_assert_int_eq(ns.bytes[0], 32);
     ck_assert_int_eq(ns.bytes[ns.n - 1], 32);
     ck_assert_double_eq_tol(ns.time_us[ns.n - 1], 7.5, 1e-9);
-    emit_curve_free(&c);
-    emit_curve_free(&ns);
-    plan_free(p);
-    dfg_free(g);
+    sa_emit_curve_free(&c);
+    sa_emit_curve_free(&ns);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 
     /* a plan that swaps stays under its capacity, and the no-swap curve
      * agrees with the graph's own peak for the same schedule */
     g = chain(6);
     p = chain_plan(g);
-    ck_assert_int_eq(emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
-    ck_assert_int_eq(emit_noswap_curve(p, g, NULL, &ns, &err), SA_OK);
+    ck_assert_int_eq(sa_emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
+    ck_assert_int_eq(sa_emit_noswap_curve(p, g, NULL, &ns, &err), SA_OK);
     ck_assert_int_le(c.peak, p->device.memory_bytes);
-    ck_assert_int_eq(ns.peak, dfg_peak_bytes(g, p->schedule));
+    ck_assert_int_eq(ns.peak, sa_dfg_peak_bytes(g, p->schedule));
     for (int32_t i = 1; i < c.n; i++) {
         ck_assert(c.time_us[i] > c.time_us[i - 1]);
         ck_assert_int_ne(c.bytes[i], c.bytes[i - 1]);
     }
     ck_assert_int_eq(c.bytes[c.n - 1], 0);
     ck_assert_double_eq_tol(c.time_us[c.n - 1], p->predicted.iteration_us, 1e-6);
-    emit_curve_free(&c);
-    emit_curve_free(&ns);
-    plan_free(p);
-    dfg_free(g);
+    sa_emit_curve_free(&c);
+    sa_emit_curve_free(&ns);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -278,7 +278,7 @@ static int count_events(const cJSON *evs, const char *ph, int tid)
     return n;
 }
 
-/* A trace time back in integer nanoseconds: emit_trace prints whole ns as
+/* A trace time back in integer nanoseconds: sa_emit_trace prints whole ns as
  * microseconds with three decimals, so this is exact. */
 static int64_t trace_ns(const cJSON *e, const char *key)
 {
@@ -303,8 +303,8 @@ static int cmp_slice(const void *a, const void *b)
 
 /* No two slices of one track overlap (Perfetto cannot draw that); one flow
  * "s"/"f" pair per cross-stream dependency, each end inside its node's slice;
- * one stall instant per emit_stalls entry, naming the dependency it waited for. */
-static void check_trace_tracks(const plan *p, const dfg_graph *g, const cJSON *evs)
+ * one stall instant per sa_emit_stalls entry, naming the dependency it waited for. */
+static void check_trace_tracks(const sa_plan *p, const sa_dfg_graph *g, const cJSON *evs)
 {
     slice *sl = calloc((size_t)p->n_nodes + 1, sizeof *sl);
     int32_t *tid = calloc((size_t)p->n_nodes + 1, sizeof *tid);
@@ -321,7 +321,7 @@ static void check_trace_tracks(const plan *p, const dfg_graph *g, const cJSON *e
         n++;
     }
     ck_assert_int_eq(n, p->n_nodes);
-    for (int t = 1; t <= PLAN_STREAM_COUNT; t++) {
+    for (int t = 1; t <= SA_PLAN_STREAM_COUNT; t++) {
         slice *track = calloc((size_t)n + 1, sizeof *track);
         int32_t k = 0;
         for (int32_t v = 0; v < n; v++)
@@ -337,14 +337,14 @@ static void check_trace_tracks(const plan *p, const dfg_graph *g, const cJSON *e
     int32_t cross = 0;
     for (int32_t v = 0; v < p->n_nodes; v++)
         for (int32_t k = 0; k < p->nodes[v].n_deps; k++)
-            cross += plan_kind_stream(p->nodes[p->deps[p->nodes[v].dep_off + k]].kind) !=
-                     plan_kind_stream(p->nodes[v].kind);
-    emit_timeline tl;
-    emit_stall *st = NULL;
+            cross += sa_plan_kind_stream(p->nodes[p->deps[p->nodes[v].dep_off + k]].kind) !=
+                     sa_plan_kind_stream(p->nodes[v].kind);
+    sa_emit_timeline tl;
+    sa_emit_stall *st = NULL;
     int32_t n_st = 0;
     sa_err err = {0};
-    ck_assert_int_eq(emit_timeline_run(p, g, &tl, &err), SA_OK);
-    ck_assert_int_eq(emit_stalls(p, &tl, &st, &n_st, &err), SA_OK);
+    ck_assert_int_eq(sa_emit_timeline_run(p, g, &tl, &err), SA_OK);
+    ck_assert_int_eq(sa_emit_stalls(p, &tl, &st, &n_st, &err), SA_OK);
     int32_t *stall_of = malloc(((size_t)p->n_nodes + 1) * sizeof *stall_of);
     for (int32_t v = 0; v < p->n_nodes; v++)
         stall_of[v] = -2;
@@ -390,22 +390,22 @@ static void check_trace_tracks(const plan *p, const dfg_graph *g, const cJSON *e
     free(stall_of);
     free(dep_owner);
     free(st);
-    emit_timeline_free(&tl);
+    sa_emit_timeline_free(&tl);
     free(sl);
     free(tid);
 }
 
-static void check_trace(const plan *p, const dfg_graph *g)
+static void check_trace(const sa_plan *p, const sa_dfg_graph *g)
 {
-    char *s = emit_str(emit_trace, p, g, SA_OK);
+    char *s = emit_str(sa_emit_trace, p, g, SA_OK);
     cJSON *root = cJSON_Parse(s);
     ck_assert_msg(root != NULL, "the trace is not JSON near: %.60s", cJSON_GetErrorPtr());
     const cJSON *evs = cJSON_GetObjectItem(root, "traceEvents");
     ck_assert(cJSON_IsArray(evs));
-    int want[PLAN_STREAM_COUNT] = {0};
+    int want[SA_PLAN_STREAM_COUNT] = {0};
     for (int32_t v = 0; v < p->n_nodes; v++)
-        want[plan_kind_stream(p->nodes[v].kind)]++;
-    for (int s2 = 0; s2 < PLAN_STREAM_COUNT; s2++)
+        want[sa_plan_kind_stream(p->nodes[v].kind)]++;
+    for (int s2 = 0; s2 < SA_PLAN_STREAM_COUNT; s2++)
         ck_assert_int_eq(count_events(evs, "X", s2 + 1), want[s2]);
     /* each track named once */
     const char *names[] = {"compute", "h2d", "d2h"};
@@ -424,9 +424,9 @@ static void check_trace(const plan *p, const dfg_graph *g)
     }
     ck_assert_int_eq(named, 3);
     /* the counter follows the memory curve and every X event has ts, dur, args */
-    emit_curve c;
+    sa_emit_curve c;
     sa_err err = {0};
-    ck_assert_int_eq(emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
+    ck_assert_int_eq(sa_emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
     ck_assert_int_eq(count_events(evs, "C", -1), c.n);
     int64_t top = 0;
     cJSON_ArrayForEach(e, evs)
@@ -449,7 +449,7 @@ static void check_trace(const plan *p, const dfg_graph *g)
     }
     ck_assert_int_eq(top, c.peak);
     check_trace_tracks(p, g, evs);
-    emit_curve_free(&c);
+    sa_emit_curve_free(&c);
     cJSON_Delete(root);
     free(s);
 }
@@ -463,38 +463,38 @@ static void check_trace(const plan *p, const dfg_graph *g)
  * the curve's rows only see x and w. */
 START_TEST(test_memory_peak_counts_zero_time_placements)
 {
-    dfg_graph *g = tiny();
+    sa_dfg_graph *g = tiny();
     for (int32_t i = 0; i < g->n_ops; i++)
         g->ops[i].time_us = 0;
-    plan *p = hand_plan(g, false);
+    sa_plan *p = hand_plan(g, false);
     sa_err err = {0};
-    emit_curve c;
-    ck_assert_int_eq(emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
+    sa_emit_curve c;
+    ck_assert_int_eq(sa_emit_memory_curve(p, g, NULL, &c, &err), SA_OK);
     ck_assert_int_eq(c.peak, 96);
     for (int32_t i = 0; i < c.n; i++)
         ck_assert_int_le(c.bytes[i], 48);
-    emit_curve_free(&c);
-    char *s = emit_str(emit_summary, p, g, SA_OK);
+    sa_emit_curve_free(&c);
+    char *s = emit_str(sa_emit_summary, p, g, SA_OK);
     ck_assert_msg(strstr(s, "memory      peak 96 B in use") != NULL, "%s", s);
     free(s);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_trace_parses_with_tracks_and_counter)
 {
-    dfg_graph *g = tiny();
-    plan *p = hand_plan(g, false);
+    sa_dfg_graph *g = tiny();
+    sa_plan *p = hand_plan(g, false);
     check_trace(p, g);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
     g = chain(6);
     p = chain_plan(g);
     ck_assert_int_gt(p->predicted.h2d_bytes, 0); /* the point: a plan that swaps */
     check_trace(p, g);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -503,30 +503,30 @@ END_TEST
 START_TEST(test_trace_zoo_plans_never_overlap)
 {
     const char *models[] = {"resnet-50", "rnn-2-1k", "gpt-2-256"};
-    devprof *prof;
+    sa_devprof *prof;
     sa_err err = {0};
-    ck_assert_int_eq(devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
+    ck_assert_int_eq(sa_devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
     for (size_t i = 0; i < SA_ARRAY_LEN(models); i++) {
-        dfg_graph *g;
+        sa_dfg_graph *g;
         zoo_opts zo = {0};
         zo.batch = 8;
         ck_assert_int_eq(zoo_build(models[i], &zo, &g, &err), SA_OK);
-        ck_assert_int_eq(cost_profile_graph(g, prof, 0, &err), SA_OK);
+        ck_assert_int_eq(sa_cost_profile_graph(g, prof, 0, &err), SA_OK);
         for (int frac = 2; frac <= 4; frac *= 2) {
-            dfg_device d = g->device;
-            d.memory_bytes = dfg_peak_bytes(g, NULL) / frac;
-            plan *p = NULL;
-            sa_status st = policy_run("odswap", g, &d, &p, &err);
+            sa_dfg_device d = g->device;
+            d.memory_bytes = sa_dfg_peak_bytes(g, NULL) / frac;
+            sa_plan *p = NULL;
+            sa_status st = sa_policy_run("odswap", g, &d, &p, &err);
             ck_assert_msg(st == SA_OK || st == SA_EINFEASIBLE, "%s: %s", models[i], err.msg);
             if (st == SA_OK) {
                 ck_assert_int_gt(p->predicted.h2d_bytes, 0);
                 check_trace(p, g);
             }
-            plan_free(p);
+            sa_plan_free(p);
         }
-        dfg_free(g);
+        sa_dfg_free(g);
     }
-    devprof_free(prof);
+    sa_devprof_free(prof);
 }
 END_TEST
 
@@ -539,28 +539,28 @@ END_TEST
  * dependency (the last dependency was named before). */
 START_TEST(test_stall_blames_the_queue_ahead)
 {
-    devprof *prof;
+    sa_devprof *prof;
     sa_err err = {0};
-    ck_assert_int_eq(devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
-    dfg_graph *g;
+    ck_assert_int_eq(sa_devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
+    sa_dfg_graph *g;
     zoo_opts zo = {0};
     zo.batch = 8;
     ck_assert_int_eq(zoo_build("resnet-50", &zo, &g, &err), SA_OK);
-    ck_assert_int_eq(cost_profile_graph(g, prof, 0, &err), SA_OK);
+    ck_assert_int_eq(sa_cost_profile_graph(g, prof, 0, &err), SA_OK);
     int indirect = 0;
     for (int frac = 2; frac <= 4; frac *= 2) {
-        dfg_device d = g->device;
-        d.memory_bytes = dfg_peak_bytes(g, NULL) / frac;
-        plan *p = NULL;
-        ck_assert_int_eq(policy_run("odswap", g, &d, &p, &err), SA_OK);
-        emit_timeline tl;
-        emit_stall *st = NULL;
+        sa_dfg_device d = g->device;
+        d.memory_bytes = sa_dfg_peak_bytes(g, NULL) / frac;
+        sa_plan *p = NULL;
+        ck_assert_int_eq(sa_policy_run("odswap", g, &d, &p, &err), SA_OK);
+        sa_emit_timeline tl;
+        sa_emit_stall *st = NULL;
         int32_t n = 0;
-        ck_assert_int_eq(emit_timeline_run(p, g, &tl, &err), SA_OK);
-        ck_assert_int_eq(emit_stalls(p, &tl, &st, &n, &err), SA_OK);
+        ck_assert_int_eq(sa_emit_timeline_run(p, g, &tl, &err), SA_OK);
+        ck_assert_int_eq(sa_emit_stalls(p, &tl, &st, &n, &err), SA_OK);
         for (int32_t i = 0; i < n; i++) {
             int32_t v = st[i].node, w = st[i].waited_for;
-            if (w < 0 || plan_kind_stream(p->nodes[w].kind) == PLAN_STREAM_COMPUTE)
+            if (w < 0 || sa_plan_kind_stream(p->nodes[w].kind) == SA_PLAN_STREAM_COMPUTE)
                 continue;
             double s0 = tl.start[v] - st[i].gap_us, s1 = tl.start[v];
             double mine = fmin(tl.end[w], s1) - fmax(tl.start[w], s0);
@@ -572,29 +572,29 @@ START_TEST(test_stall_blames_the_queue_ahead)
             }
             indirect += last != w;
             for (int32_t u = 0; u < p->n_nodes; u++)
-                if (plan_kind_stream(p->nodes[u].kind) == plan_kind_stream(p->nodes[w].kind) &&
+                if (sa_plan_kind_stream(p->nodes[u].kind) == sa_plan_kind_stream(p->nodes[w].kind) &&
                     tl.end[u] <= tl.end[last] && tl.end[u] > s0 && u != w)
                     ck_assert_msg(fmin(tl.end[u], s1) - fmax(tl.start[u], s0) <= mine + 1e-9,
                                   "stall before node %d blames node %d (%.3f us in it), node %d ran longer in it", v, w,
                                   mine, u);
         }
         free(st);
-        emit_timeline_free(&tl);
-        plan_free(p);
+        sa_emit_timeline_free(&tl);
+        sa_plan_free(p);
     }
     ck_assert_int_gt(indirect, 0);
-    dfg_free(g);
-    devprof_free(prof);
+    sa_dfg_free(g);
+    sa_devprof_free(prof);
 }
 END_TEST
 
-static char *dot_str(const plan *p, const dfg_graph *g, int32_t a, int32_t b, sa_status want)
+static char *dot_str(const sa_plan *p, const sa_dfg_graph *g, int32_t a, int32_t b, sa_status want)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     sa_err err = {0};
-    sa_status st = emit_dot(p, g, a, b, f, &err);
+    sa_status st = sa_emit_dot(p, g, a, b, f, &err);
     fclose(f);
     ck_assert_msg(st == want, "status %d, wanted %d: %s", st, want, err.msg);
     return buf;
@@ -621,8 +621,8 @@ static int count_str(const char *s, const char *needle)
 
 START_TEST(test_dot_renders_and_windows)
 {
-    dfg_graph *g = tiny();
-    plan *p = hand_plan(g, false);
+    sa_dfg_graph *g = tiny();
+    sa_plan *p = hand_plan(g, false);
     char *s = dot_str(p, g, 0, -1, SA_OK);
     ck_assert_int_eq(count_str(s, "shape=box"), 4);
     ck_assert_int_eq(count_str(s, "shape=invhouse"), 2);
@@ -639,8 +639,8 @@ START_TEST(test_dot_renders_and_windows)
     free(s);
     s = dot_str(p, g, 2, 4, SA_EUSAGE);
     free(s);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 
     g = chain(6);
     p = chain_plan(g);
@@ -652,16 +652,16 @@ START_TEST(test_dot_renders_and_windows)
     ck_assert_ptr_nonnull(strstr(s, "schedule positions 5..9"));
     expect_dot_accepts(s);
     free(s);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_memory_svg_is_xml)
 {
-    dfg_graph *g = chain(6);
-    plan *p = chain_plan(g);
-    char *s = emit_str(emit_memory_svg, p, g, SA_OK);
+    sa_dfg_graph *g = chain(6);
+    sa_plan *p = chain_plan(g);
+    char *s = emit_str(sa_emit_memory_svg, p, g, SA_OK);
     ck_assert_ptr_nonnull(strstr(s, "<svg"));
     ck_assert_ptr_nonnull(strstr(s, "time (us)"));
     ck_assert_ptr_nonnull(strstr(s, "device memory in use (MB)"));
@@ -682,14 +682,14 @@ START_TEST(test_memory_svg_is_xml)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     sa_err err = {0};
-    ck_assert_int_eq(emit_memory_svg_scaled(p, g, EMIT_SCALE_ZOOM, f, &err), SA_OK);
+    ck_assert_int_eq(sa_emit_memory_svg_scaled(p, g, SA_EMIT_SCALE_ZOOM, f, &err), SA_OK);
     fclose(f);
     ck_assert_ptr_nonnull(strstr(buf, "class=\"inset\""));
     ck_assert_ptr_nonnull(strstr(buf, "full scale: no-swap peak"));
     ck_assert_ptr_nonnull(strstr(buf, "1.07 GB = 1 GiB"));
     free(buf);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -697,13 +697,13 @@ END_TEST
  * measured end, or on a new row. */
 START_TEST(test_memory_svg_legend_and_units)
 {
-    dfg_graph *g = chain(6);
-    plan *p = chain_plan(g);
+    sa_dfg_graph *g = chain(6);
+    sa_plan *p = chain_plan(g);
     for (int32_t i = 0; i < g->n_ops; i++)
         g->ops[i].time_us *= 3e5; /* seconds-long ops: the axis switches to s */
     sa_err err = {0};
     ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
-    char *s = emit_str(emit_memory_svg, p, g, SA_OK);
+    char *s = emit_str(sa_emit_memory_svg, p, g, SA_OK);
     ck_assert_ptr_nonnull(strstr(s, "time (s)"));
     /* legend items: "<line x1=X y1=Y x2=X+28" then "<text x=X+34 y=Y+4 font-size=12>TEXT" */
     double prev_end = -1, prev_y = -1;
@@ -725,16 +725,16 @@ START_TEST(test_memory_svg_legend_and_units)
     }
     ck_assert_int_eq(items, 3);
     free(s);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
-typedef sa_status (*multi_emitter)(const plan *const *, const char *const *, int32_t, const dfg_graph *, FILE *,
+typedef sa_status (*multi_emitter)(const sa_plan *const *, const char *const *, int32_t, const sa_dfg_graph *, FILE *,
                                    sa_err *);
 
-static char *multi_str(multi_emitter fn, const plan *const *plans, const char *const *labels, int32_t n,
-                       const dfg_graph *g, sa_status want)
+static char *multi_str(multi_emitter fn, const sa_plan *const *plans, const char *const *labels, int32_t n,
+                       const sa_dfg_graph *g, sa_status want)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -748,23 +748,23 @@ static char *multi_str(multi_emitter fn, const plan *const *plans, const char *c
 }
 
 /* Two plans of one chain: topo in little memory and the same in plenty. */
-static void two_plans(const dfg_graph *g, plan **a, plan **b)
+static void two_plans(const sa_dfg_graph *g, sa_plan **a, sa_plan **b)
 {
     *a = chain_plan(g);
-    dfg_device d = (*a)->device;
+    sa_dfg_device d = (*a)->device;
     d.memory_bytes *= 4;
     sa_err err = {0};
-    ck_assert_msg(policy_run("topo", g, &d, b, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_policy_run("topo", g, &d, b, &err) == SA_OK, "%s", err.msg);
 }
 
 START_TEST(test_compare_svg)
 {
-    dfg_graph *g = chain(6);
-    plan *a, *b;
+    sa_dfg_graph *g = chain(6);
+    sa_plan *a, *b;
     two_plans(g, &a, &b);
-    const plan *plans[] = {a, b};
+    const sa_plan *plans[] = {a, b};
     const char *labels[] = {"tight <topo>", "roomy"};
-    char *s = multi_str(emit_compare_svg, plans, labels, 2, g, SA_OK);
+    char *s = multi_str(sa_emit_compare_svg, plans, labels, 2, g, SA_OK);
     ck_assert_int_eq(count_str(s, "class=\"plan-row\""), 2);
     ck_assert_ptr_nonnull(strstr(s, "tight &lt;topo&gt;"));
     ck_assert_int_eq(count_str(s, "capacity "), 2); /* two budgets, two lines */
@@ -777,11 +777,11 @@ START_TEST(test_compare_svg)
         tmp_remove(path, dir);
     }
     free(s);
-    s = multi_str(emit_compare_svg, plans, labels, 0, g, SA_EUSAGE);
+    s = multi_str(sa_emit_compare_svg, plans, labels, 0, g, SA_EUSAGE);
     free(s);
-    plan_free(a);
-    plan_free(b);
-    dfg_free(g);
+    sa_plan_free(a);
+    sa_plan_free(b);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -789,12 +789,12 @@ END_TEST
  * block is JSON describing every node and placement of every plan. */
 START_TEST(test_html_self_contained)
 {
-    dfg_graph *g = chain(6);
-    plan *a, *b;
+    sa_dfg_graph *g = chain(6);
+    sa_plan *a, *b;
     two_plans(g, &a, &b);
-    const plan *plans[] = {a, b};
+    const sa_plan *plans[] = {a, b};
     const char *labels[] = {"a</script><b>", "b"};
-    char *s = multi_str(emit_html, plans, labels, 2, g, SA_OK);
+    char *s = multi_str(sa_emit_html, plans, labels, 2, g, SA_OK);
     const char *forbidden[] = {"src=", "href=", "<link", "@import", "url(http", "fetch(", "XMLHttpRequest"};
     for (size_t i = 0; i < SA_ARRAY_LEN(forbidden); i++)
         ck_assert_msg(strstr(s, forbidden[i]) == NULL, "the page refers outside itself: %s", forbidden[i]);
@@ -823,9 +823,9 @@ START_TEST(test_html_self_contained)
                      g->n_tensors);
     cJSON_Delete(root);
     free(s);
-    plan_free(a);
-    plan_free(b);
-    dfg_free(g);
+    sa_plan_free(a);
+    sa_plan_free(b);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -875,12 +875,12 @@ START_TEST(test_html_in_headless_chromium)
     free(log);
     unlink(page);
 
-    dfg_graph *g = chain(6);
-    plan *a, *b;
+    sa_dfg_graph *g = chain(6);
+    sa_plan *a, *b;
     two_plans(g, &a, &b);
-    const plan *plans[] = {a, b};
+    const sa_plan *plans[] = {a, b};
     const char *labels[] = {"tight", "roomy"};
-    char *s = multi_str(emit_html, plans, labels, 2, g, SA_OK);
+    char *s = multi_str(sa_emit_html, plans, labels, 2, g, SA_OK);
     snprintf(page, sizeof page, "%s/plan.html", dir);
     ck_assert_int_eq(sa_write_file(page, s, strlen(s), &err), SA_OK);
     ck_assert_int_eq(chromium(dir, page, "--dump-dom", &dom, &log), 0);
@@ -940,17 +940,17 @@ START_TEST(test_html_in_headless_chromium)
     ck_assert_int_eq(system(cmd), 0);
     free(dir);
     free(s);
-    plan_free(a);
-    plan_free(b);
-    dfg_free(g);
+    sa_plan_free(a);
+    sa_plan_free(b);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_graph_json)
 {
-    dfg_graph *g = chain(4);
-    plan *p = chain_plan(g);
-    char *s = emit_str(emit_graph_json, p, g, SA_OK);
+    sa_dfg_graph *g = chain(4);
+    sa_plan *p = chain_plan(g);
+    char *s = emit_str(sa_emit_graph_json, p, g, SA_OK);
     cJSON *root = cJSON_Parse(s);
     ck_assert_ptr_nonnull(root);
     ck_assert_str_eq(cJSON_GetObjectItem(root, "format")->valuestring, "swapexec");
@@ -961,11 +961,11 @@ START_TEST(test_graph_json)
     int i = 0;
     cJSON_ArrayForEach(e, nodes)
     {
-        const plan_node *n = &p->nodes[i];
+        const sa_plan_node *n = &p->nodes[i];
         ck_assert_int_eq(cJSON_GetObjectItem(e, "id")->valueint, i);
-        ck_assert_str_eq(cJSON_GetObjectItem(e, "kind")->valuestring, plan_kind_name(n->kind));
-        ck_assert_str_eq(cJSON_GetObjectItem(e, "stream")->valuestring, plan_stream_name(plan_kind_stream(n->kind)));
-        bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
+        ck_assert_str_eq(cJSON_GetObjectItem(e, "kind")->valuestring, sa_plan_kind_name(n->kind));
+        ck_assert_str_eq(cJSON_GetObjectItem(e, "stream")->valuestring, sa_plan_stream_name(sa_plan_kind_stream(n->kind)));
+        bool op = n->kind == SA_PLAN_COMPUTE || n->kind == SA_PLAN_RECOMPUTE;
         ck_assert_int_eq(cJSON_GetObjectItem(e, op ? "op" : "tensor")->valueint, n->ref);
         ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e, "deps")), n->n_deps);
         i++;
@@ -979,18 +979,18 @@ START_TEST(test_graph_json)
     ck_assert_int_eq((int64_t)cJSON_GetObjectItem(root, "arena_bytes")->valuedouble, p->arena_bytes);
     cJSON_Delete(root);
     free(s);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
-static char *check_str(const plan *p, const dfg_graph *g, bool strict, sa_status want, int32_t *n)
+static char *check_str(const sa_plan *p, const sa_dfg_graph *g, bool strict, sa_status want, int32_t *n)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     sa_err err = {0};
-    sa_status st = emit_check(p, g, strict, 0, f, n, &err);
+    sa_status st = sa_emit_check(p, g, strict, 0, f, n, &err);
     fclose(f);
     ck_assert_msg(st == want, "status %d, wanted %d: %s", st, want, err.msg);
     return buf;
@@ -998,41 +998,41 @@ static char *check_str(const plan *p, const dfg_graph *g, bool strict, sa_status
 
 START_TEST(test_check_verdicts)
 {
-    dfg_graph *g = tiny();
-    plan *p = hand_plan(g, false);
+    sa_dfg_graph *g = tiny();
+    sa_plan *p = hand_plan(g, false);
     int32_t n = -1;
     char *s = check_str(p, g, true, SA_OK, &n);
     ck_assert_int_eq(n, 0);
     ck_assert_str_eq(s, "");
     free(s);
-    plan_free(p);
+    sa_plan_free(p);
     p = hand_plan(g, true);
     s = check_str(p, g, false, SA_EINVALID, &n);
     ck_assert_int_ge(n, 1);
     ck_assert_int_eq(count_str(s, "\n"), n);
     ck_assert_ptr_nonnull(strstr(s, "rule 4: placements 2 (tensor 2) and 4 (tensor 3) overlap"));
     free(s);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_views_refuse_foreign_or_deadlocked_plans)
 {
-    dfg_graph *g = tiny(), *other = chain(2);
-    plan *p = hand_plan(g, false);
+    sa_dfg_graph *g = tiny(), *other = chain(2);
+    sa_plan *p = hand_plan(g, false);
     sa_err err = {0};
     FILE *f = fopen("/dev/null", "w");
-    emitter all[] = {emit_summary, emit_trace, emit_memory_csv, emit_memory_svg, emit_graph_json};
+    emitter all[] = {sa_emit_summary, sa_emit_trace, sa_emit_memory_csv, sa_emit_memory_svg, sa_emit_graph_json};
     for (size_t i = 0; i < SA_ARRAY_LEN(all); i++) {
         ck_assert_int_eq(all[i](p, other, f, &err), SA_EFORMAT);
         ck_assert_msg_contains(err, "plan is for 4 ops");
     }
-    ck_assert_int_eq(emit_dot(p, other, 0, -1, f, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_emit_dot(p, other, 0, -1, f, &err), SA_EFORMAT);
     /* fc waits for sgd: a cycle through the compute stream */
     int32_t back = 5;
     p->deps[p->nodes[2].dep_off] = back;
-    ck_assert_int_eq(emit_summary(p, g, f, &err), SA_EINVALID);
+    ck_assert_int_eq(sa_emit_summary(p, g, f, &err), SA_EINVALID);
     ck_assert_msg_contains(err, "can never start");
     fclose(f);
     char *s = dot_str(p, g, 0, -1, SA_OK); /* still drawn, to show the cycle */
@@ -1040,9 +1040,9 @@ START_TEST(test_views_refuse_foreign_or_deadlocked_plans)
     ck_assert_ptr_nonnull(strstr(s, "n5 -> n2 [style=dashed"));
     expect_dot_accepts(s);
     free(s);
-    plan_free(p);
-    dfg_free(other);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(other);
+    sa_dfg_free(g);
 }
 END_TEST
 

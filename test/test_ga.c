@@ -12,62 +12,62 @@
 #include "swapadvisor/validate.h"
 #include "test_util.h"
 
-static dfg_device three_quarter_peak(const dfg_graph *g)
+static sa_dfg_device three_quarter_peak(const sa_dfg_graph *g)
 {
     /* 4 GB/s links: transfers are not free next to microsecond ops */
-    dfg_device d = {"ladder-dev", dfg_peak_bytes(g, NULL) * 3 / 4, 4e9, 4e9, 6e9, 5.0};
+    sa_dfg_device d = {"ladder-dev", sa_dfg_peak_bytes(g, NULL) * 3 / 4, 4e9, 4e9, 6e9, 5.0};
     return d;
 }
 
-static char *search_json(const dfg_graph *g, const dfg_device *d, int threads, uint64_t seed, ga_mode mode,
+static char *search_json(const sa_dfg_graph *g, const sa_dfg_device *d, int threads, uint64_t seed, sa_ga_mode mode,
                          double *t)
 {
-    ga_opts o;
-    ga_opts_default(&o);
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
     o.threads = threads;
     o.seed = seed;
     o.generations = 6;
     o.population = 8;
     o.mode = mode;
-    ga_result r;
+    sa_ga_result r;
     sa_err err = {0};
-    ck_assert_msg(ga_search(g, d, &o, &r, &err) == SA_OK, "%s", err.msg);
-    ck_assert_msg(plan_validate(r.best, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_ga_search(g, d, &o, &r, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_plan_validate(r.best, g, true, NULL, &err) == SA_OK, "%s", err.msg);
     ck_assert_int_eq(r.evaluations, 8 + 6 * 16);
     *t = r.best->predicted.iteration_us;
     /* drop the timing fields that legitimately vary */
-    plan_set_search_json(r.best, NULL);
+    sa_plan_set_search_json(r.best, NULL);
     char *json;
-    ck_assert_int_eq(plan_to_json(r.best, &json, &err), SA_OK);
-    plan_free(r.best);
+    ck_assert_int_eq(sa_plan_to_json(r.best, &json, &err), SA_OK);
+    sa_plan_free(r.best);
     return json;
 }
 
 START_TEST(test_same_seed_same_plan_any_thread_count)
 {
-    dfg_graph *g = tu_ladder(8);
-    dfg_device d = three_quarter_peak(g);
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = three_quarter_peak(g);
     double t1, t2, t3;
-    char *a = search_json(g, &d, 1, 42, GA_BOTH, &t1);
-    char *b = search_json(g, &d, 2, 42, GA_BOTH, &t2);
-    char *c = search_json(g, &d, 3, 42, GA_BOTH, &t3);
+    char *a = search_json(g, &d, 1, 42, SA_GA_BOTH, &t1);
+    char *b = search_json(g, &d, 2, 42, SA_GA_BOTH, &t2);
+    char *c = search_json(g, &d, 3, 42, SA_GA_BOTH, &t3);
     ck_assert_str_eq(a, b);
     ck_assert_str_eq(a, c);
     free(a);
     free(b);
     free(c);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_search_never_worse_than_topo)
 {
-    dfg_graph *g = tu_ladder(8);
-    dfg_device d = three_quarter_peak(g);
-    plan *topo;
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = three_quarter_peak(g);
+    sa_plan *topo;
     sa_err err = {0};
-    ck_assert_int_eq(policy_run("topo", g, &d, &topo, &err), SA_OK);
-    const ga_mode modes[] = {GA_BOTH, GA_SCHEDULE_ONLY, GA_ALLOC_ONLY};
+    ck_assert_int_eq(sa_policy_run("topo", g, &d, &topo, &err), SA_OK);
+    const sa_ga_mode modes[] = {SA_GA_BOTH, SA_GA_SCHEDULE_ONLY, SA_GA_ALLOC_ONLY};
     for (size_t i = 0; i < 3; i++) {
         double t;
         char *json = search_json(g, &d, 2, 7, modes[i], &t);
@@ -75,25 +75,25 @@ START_TEST(test_search_never_worse_than_topo)
         ck_assert_double_ge(t, topo->predicted.ideal_us - 1e-6);
         free(json);
     }
-    plan_free(topo);
-    dfg_free(g);
+    sa_plan_free(topo);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_search_refuses_impossible_memory)
 {
-    dfg_graph *g = tu_ladder(3);
-    dfg_device d = three_quarter_peak(g);
+    sa_dfg_graph *g = tu_ladder(3);
+    sa_dfg_device d = three_quarter_peak(g);
     d.memory_bytes = 1024;
-    ga_opts o;
-    ga_opts_default(&o);
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
     o.generations = 1;
     o.population = 4;
-    ga_result r;
+    sa_ga_result r;
     sa_err err = {0};
-    ck_assert_int_eq(ga_search(g, &d, &o, &r, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(sa_ga_search(g, &d, &o, &r, &err), SA_EINFEASIBLE);
     ck_assert_ptr_null(r.best);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -110,7 +110,7 @@ typedef struct hook_ctx {
     bool offered_sorted;
 } hook_ctx;
 
-static sa_status hook(ga_migration *m, void *ctx, sa_err *err)
+static sa_status hook(sa_ga_migration *m, void *ctx, sa_err *err)
 {
     (void)err;
     hook_ctx *h = ctx;
@@ -136,11 +136,11 @@ static sa_status hook(ga_migration *m, void *ctx, sa_err *err)
     return SA_OK;
 }
 
-static sa_status hook_search(const dfg_graph *g, const dfg_device *d, uint64_t seed, int threads, hook_ctx *h,
-                             ga_result *r, sa_err *err)
+static sa_status hook_search(const sa_dfg_graph *g, const sa_dfg_device *d, uint64_t seed, int threads, hook_ctx *h,
+                             sa_ga_result *r, sa_err *err)
 {
-    ga_opts o;
-    ga_opts_default(&o);
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
     o.threads = threads;
     o.seed = seed;
     o.generations = 6;
@@ -149,23 +149,23 @@ static sa_status hook_search(const dfg_graph *g, const dfg_device *d, uint64_t s
     o.migrate_ctx = h;
     o.migrate_every = 2;
     o.migrants = 3;
-    return ga_search(g, d, &o, r, err);
+    return sa_ga_search(g, d, &o, r, err);
 }
 
-static char *plan_text(plan *p)
+static char *plan_text(sa_plan *p)
 {
     char *json;
     sa_err err = {0};
-    plan_set_search_json(p, NULL);
-    ck_assert_int_eq(plan_to_json(p, &json, &err), SA_OK);
+    sa_plan_set_search_json(p, NULL);
+    ck_assert_int_eq(sa_plan_to_json(p, &json, &err), SA_OK);
     return json;
 }
 
 START_TEST(test_hook_offers_and_empty_exchange_changes_nothing)
 {
-    dfg_graph *g = tu_ladder(8);
-    dfg_device d = three_quarter_peak(g);
-    ga_result r0, r1;
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = three_quarter_peak(g);
+    sa_ga_result r0, r1;
     sa_err err = {0};
     hook_ctx h = {.offered_sorted = true};
     ck_assert_int_eq(hook_search(g, &d, 5, 2, NULL, &r0, &err), SA_OK);
@@ -175,10 +175,10 @@ START_TEST(test_hook_offers_and_empty_exchange_changes_nothing)
     ck_assert_int_eq(h.finals, 1);
     ck_assert_int_eq(h.last_gen, 6);
     ck_assert(h.offered_sorted);
-    ck_assert_int_eq(h.words, ga_genome_words(g));
+    ck_assert_int_eq(h.words, sa_ga_genome_words(g));
     ck_assert_int_eq(h.words, g->n_ops + 4 + 2 * g->n_sizes + g->n_tensors);
     /* what the search offers is a well-formed genome, its best */
-    ck_assert_int_eq(ga_genome_check(g, h.keep, &err), SA_OK);
+    ck_assert_int_eq(sa_ga_genome_check(g, h.keep, &err), SA_OK);
     ck_assert_double_eq_tol(h.keep_us, r1.best->predicted.iteration_us, 1e-6 * h.keep_us);
     /* taking nothing in leaves the search as it was */
     ck_assert_int_eq(r0.evaluations, r1.evaluations);
@@ -187,17 +187,17 @@ START_TEST(test_hook_offers_and_empty_exchange_changes_nothing)
     free(a);
     free(b);
     free(h.keep);
-    plan_free(r0.best);
-    plan_free(r1.best);
-    dfg_free(g);
+    sa_plan_free(r0.best);
+    sa_plan_free(r1.best);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_hook_imports_replace_the_worst)
 {
-    dfg_graph *g = tu_ladder(8);
-    dfg_device d = three_quarter_peak(g);
-    ga_result ra, rb, rc;
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = three_quarter_peak(g);
+    sa_ga_result ra, rb, rc;
     sa_err err = {0};
     /* island A's best genome, handed to island B (another seed) at generation 2 */
     hook_ctx ha = {.offered_sorted = true};
@@ -207,7 +207,7 @@ START_TEST(test_hook_imports_replace_the_worst)
     /* B holds A's best from then on: elitism keeps it or better */
     ck_assert_double_le(rb.best->predicted.iteration_us, ra.best->predicted.iteration_us + 1e-6);
     ck_assert_int_eq(rb.evaluations, ra.evaluations + 1);
-    ck_assert_int_eq(plan_validate(rb.best, g, true, NULL, &err), SA_OK);
+    ck_assert_int_eq(sa_plan_validate(rb.best, g, true, NULL, &err), SA_OK);
     /* the same exchange with more threads: the same plan */
     hook_ctx hc = {.offered_sorted = true, .give = ha.keep, .n_give = 1};
     ck_assert_int_eq(hook_search(g, &d, 12, 3, &hc, &rc, &err), SA_OK);
@@ -218,24 +218,24 @@ START_TEST(test_hook_imports_replace_the_worst)
     free(ha.keep);
     free(hb.keep);
     free(hc.keep);
-    plan_free(ra.best);
-    plan_free(rb.best);
-    plan_free(rc.best);
-    dfg_free(g);
+    sa_plan_free(ra.best);
+    sa_plan_free(rb.best);
+    sa_plan_free(rc.best);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_hook_stop_and_refusals)
 {
-    dfg_graph *g = tu_ladder(6);
-    dfg_device d = three_quarter_peak(g);
-    ga_result r;
+    sa_dfg_graph *g = tu_ladder(6);
+    sa_dfg_device d = three_quarter_peak(g);
+    sa_ga_result r;
     sa_err err = {0};
     hook_ctx h = {.stop_at = 2};
     ck_assert_int_eq(hook_search(g, &d, 3, 1, &h, &r, &err), SA_OK);
     ck_assert_int_eq(r.generations, 2);
     ck_assert_int_eq(h.finals, 1);
-    plan_free(r.best);
+    sa_plan_free(r.best);
     int32_t words = h.words, *bad = malloc((size_t)words * sizeof *bad);
     /* a malformed migrant ends the search with SA_EFORMAT naming it */
     struct { int32_t word, value; const char *needle; } cases[] = {
@@ -252,10 +252,10 @@ START_TEST(test_hook_stop_and_refusals)
     for (size_t i = 0; i < SA_ARRAY_LEN(cases); i++) {
         memcpy(bad, h.keep, (size_t)words * sizeof *bad);
         bad[cases[i].word] = cases[i].value == -2 ? bad[0] : cases[i].value;
-        ck_assert_int_eq(ga_genome_check(g, bad, &err), SA_EFORMAT);
+        ck_assert_int_eq(sa_ga_genome_check(g, bad, &err), SA_EFORMAT);
         ck_assert_msg_contains(err, cases[i].needle);
         hook_ctx hb = {.give = bad, .n_give = 1};
-        ga_result rb;
+        sa_ga_result rb;
         ck_assert_int_eq(hook_search(g, &d, 3, 1, &hb, &rb, &err), SA_EFORMAT);
         ck_assert_msg_contains(err, "migrant 0 at generation 2");
         ck_assert_ptr_null(rb.best);
@@ -266,7 +266,7 @@ START_TEST(test_hook_stop_and_refusals)
     int32_t t = bad[0];
     bad[0] = bad[g->n_ops - 1];
     bad[g->n_ops - 1] = t;
-    ck_assert_int_eq(ga_genome_check(g, bad, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_ga_genome_check(g, bad, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "before its input");
     /* more migrants than the population can take in */
     hook_ctx hm = {.give = h.keep, .n_give = 8};
@@ -274,39 +274,39 @@ START_TEST(test_hook_stop_and_refusals)
     ck_assert_msg_contains(err, "at most 7");
     free(hm.keep);
     /* bad island options */
-    ga_opts o;
-    ga_opts_default(&o);
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
     o.population = 8;
     o.migrate = hook;
     o.migrate_ctx = &hm;
     o.migrate_every = 0;
     o.migrants = 1;
-    ck_assert_int_eq(ga_search(g, &d, &o, &r, &err), SA_EUSAGE);
+    ck_assert_int_eq(sa_ga_search(g, &d, &o, &r, &err), SA_EUSAGE);
     o.migrate_every = 1;
     o.migrants = 9;
-    ck_assert_int_eq(ga_search(g, &d, &o, &r, &err), SA_EUSAGE);
+    ck_assert_int_eq(sa_ga_search(g, &d, &o, &r, &err), SA_EUSAGE);
     free(bad);
     free(h.keep);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* The swapadvisor row with few generations (seeded with every other row). */
-static void short_search_opts(policy_opts *po, int threads)
+static void short_search_opts(sa_policy_opts *po, int threads)
 {
-    policy_opts_default(po);
+    sa_policy_opts_default(po);
     po->search.generations = 3;
     po->search.population = 8;
     po->search.threads = threads;
 }
 
-static plan *run_search_row(const dfg_graph *g, const dfg_device *d, int threads)
+static sa_plan *run_search_row(const sa_dfg_graph *g, const sa_dfg_device *d, int threads)
 {
-    policy_opts po;
+    sa_policy_opts po;
     short_search_opts(&po, threads);
-    plan *p = NULL;
+    sa_plan *p = NULL;
     sa_err err = {0};
-    ck_assert_msg(policy_run_opts("swapadvisor", g, d, &po, &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_policy_run_opts("swapadvisor", g, d, &po, &p, &err) == SA_OK, "%s", err.msg);
     return p;
 }
 
@@ -318,12 +318,12 @@ START_TEST(test_search_never_slower_than_any_policy)
     const int layers[] = {4, 8, 12};
     const double fracs[] = {0.6, 0.8};
     int n_rows;
-    const policy_def *rows = policy_table(&n_rows);
+    const sa_policy_def *rows = sa_policy_table(&n_rows);
     for (size_t gi = 0; gi < SA_ARRAY_LEN(layers); gi++)
         for (size_t fi = 0; fi < SA_ARRAY_LEN(fracs); fi++) {
-            dfg_graph *g = tu_ladder(layers[gi]);
-            dfg_device d = tu_policy_dev((int64_t)(fracs[fi] * (double)dfg_peak_bytes(g, NULL)));
-            plan *sa = run_search_row(g, &d, 1);
+            sa_dfg_graph *g = tu_ladder(layers[gi]);
+            sa_dfg_device d = tu_policy_dev((int64_t)(fracs[fi] * (double)sa_dfg_peak_bytes(g, NULL)));
+            sa_plan *sa = run_search_row(g, &d, 1);
             char what[96];
             snprintf(what, sizeof what, "swapadvisor on ladder(%d) at %.1f", layers[gi], fracs[fi]);
             tu_check_policy_plan(sa, g, what, true);
@@ -332,22 +332,22 @@ START_TEST(test_search_never_slower_than_any_policy)
             for (int i = 0; i < n_rows; i++) {
                 if (!strcmp(rows[i].name, "swapadvisor") || !strcmp(rows[i].name, "ideal"))
                     continue;
-                plan *p = NULL;
+                sa_plan *p = NULL;
                 sa_err err = {0};
-                policy_opts po; /* the same options as the search row's */
+                sa_policy_opts po; /* the same options as the search row's */
                 short_search_opts(&po, 1);
-                sa_status st = policy_run_opts(rows[i].name, g, &d, &po, &p, &err);
+                sa_status st = sa_policy_run_opts(rows[i].name, g, &d, &po, &p, &err);
                 if (st == SA_EINFEASIBLE)
                     continue;
                 ck_assert_msg(st == SA_OK, "%s: %s", rows[i].name, err.msg);
                 ck_assert_msg(sa->predicted.iteration_us <= p->predicted.iteration_us, "%s: %.3f us > %s's %.3f us",
                               what, sa->predicted.iteration_us, rows[i].name, p->predicted.iteration_us);
                 compared++;
-                plan_free(p);
+                sa_plan_free(p);
             }
             ck_assert_int_gt(compared, 0);
-            plan_free(sa);
-            dfg_free(g);
+            sa_plan_free(sa);
+            sa_dfg_free(g);
         }
 }
 END_TEST
@@ -355,20 +355,20 @@ END_TEST
 /* The seeded search's plan does not depend on the thread count. */
 START_TEST(test_seeded_search_same_plan_any_thread_count)
 {
-    dfg_graph *g = tu_ladder(8);
-    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 6 / 10);
     char *json[2];
     for (int k = 0; k < 2; k++) {
-        plan *p = run_search_row(g, &d, 1 + 2 * k);
-        plan_set_search_json(p, NULL); /* wall-clock and thread fields differ */
+        sa_plan *p = run_search_row(g, &d, 1 + 2 * k);
+        sa_plan_set_search_json(p, NULL); /* wall-clock and thread fields differ */
         sa_err err = {0};
-        ck_assert_int_eq(plan_to_json(p, &json[k], &err), SA_OK);
-        plan_free(p);
+        ck_assert_int_eq(sa_plan_to_json(p, &json[k], &err), SA_OK);
+        sa_plan_free(p);
     }
     ck_assert_str_eq(json[0], json[1]);
     free(json[0]);
     free(json[1]);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -380,58 +380,58 @@ END_TEST
  * and the search plans without them; with the limit at 0 they are left out. */
 START_TEST(test_milp_seeds_and_polish_past_400_ops)
 {
-    dfg_graph *g = tu_ladder(51);
+    sa_dfg_graph *g = tu_ladder(51);
     ck_assert_int_gt(g->n_ops, 400);
-    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 6 / 10);
     double cells = 0;
     sa_err err = {0};
-    ck_assert_int_eq(policy_milp_cells(g, &d, NULL, &cells, &err), SA_OK);
-    ck_assert(cells > (double)g->n_ops && cells <= POLICY_SEED_MILP_CELLS);
+    ck_assert_int_eq(sa_policy_milp_cells(g, &d, NULL, &cells, &err), SA_OK);
+    ck_assert(cells > (double)g->n_ops && cells <= SA_POLICY_SEED_MILP_CELLS);
     char *json[2];
     double us[2];
     for (int k = 0; k < 2; k++) {
-        plan *p = run_search_row(g, &d, 1 + k);
-        ck_assert_msg(strstr(p->search_json, "\"polish\":") != NULL || !milp_have(MILP_AUTO), "%s", p->search_json);
-        if (milp_have(MILP_AUTO))
+        sa_plan *p = run_search_row(g, &d, 1 + k);
+        ck_assert_msg(strstr(p->search_json, "\"polish\":") != NULL || !sa_milp_have(SA_MILP_AUTO), "%s", p->search_json);
+        if (sa_milp_have(SA_MILP_AUTO))
             ck_assert_msg(strstr(p->search_json, "\"timed_out\":false") != NULL, "%s", p->search_json);
         else
             ck_assert_ptr_null(strstr(p->search_json, "\"polish\""));
         if (k == 0)
             tu_check_policy_plan(p, g, "swapadvisor on ladder(51)", false);
         us[k] = p->predicted.iteration_us;
-        plan_set_search_json(p, NULL); /* wall-clock and thread fields differ */
-        ck_assert_int_eq(plan_to_json(p, &json[k], &err), SA_OK);
-        plan_free(p);
+        sa_plan_set_search_json(p, NULL); /* wall-clock and thread fields differ */
+        ck_assert_int_eq(sa_plan_to_json(p, &json[k], &err), SA_OK);
+        sa_plan_free(p);
     }
     ck_assert_str_eq(json[0], json[1]);
     free(json[0]);
     free(json[1]);
     static const char *const ROWS[] = {"optimal", "optimal-search"};
     for (size_t r = 0; r < SA_ARRAY_LEN(ROWS); r++) {
-        policy_opts po;
+        sa_policy_opts po;
         short_search_opts(&po, 1);
-        plan *p = NULL;
-        sa_status st = policy_run_opts(ROWS[r], g, &d, &po, &p, &err);
-        if (!milp_have(MILP_AUTO)) {
+        sa_plan *p = NULL;
+        sa_status st = sa_policy_run_opts(ROWS[r], g, &d, &po, &p, &err);
+        if (!sa_milp_have(SA_MILP_AUTO)) {
             ck_assert_int_eq(st, SA_EUSAGE);
             continue;
         }
         ck_assert_msg(st == SA_OK, "%s: %s", ROWS[r], err.msg);
         ck_assert_msg(us[0] <= p->predicted.iteration_us, "swapadvisor %.3f us > %s's %.3f us", us[0], ROWS[r],
                       p->predicted.iteration_us);
-        plan_free(p);
+        sa_plan_free(p);
     }
     /* the limits at 0: neither seeds from the MILP rows nor a polish */
-    policy_opts po;
+    sa_policy_opts po;
     short_search_opts(&po, 1);
     po.seed_milp.max_cells = 0;
     po.seed_milp.polish_cells = 0;
-    plan *p = NULL;
-    ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+    sa_plan *p = NULL;
+    ck_assert_msg(sa_policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
     ck_assert_ptr_null(strstr(p->search_json, "\"polish\""));
     ck_assert_ptr_null(strstr(p->search_json, "\"optimal"));
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -440,37 +440,37 @@ END_TEST
  * strict validation and replays exactly on the host runner. */
 START_TEST(test_search_from_recompute_seed_replays)
 {
-    dfg_graph *g = tu_ladder(10);
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    sa_dfg_graph *g = tu_ladder(10);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     int found = 0;
     for (int pct = 50; pct <= 100 && !found; pct += 5) {
-        dfg_device d = tu_policy_dev(peak * pct / 100);
-        plan *seed = NULL;
+        sa_dfg_device d = tu_policy_dev(peak * pct / 100);
+        sa_plan *seed = NULL;
         sa_err err = {0};
-        if (policy_run("checkpoint-sqrt", g, &d, &seed, &err) != SA_OK)
+        if (sa_policy_run("checkpoint-sqrt", g, &d, &seed, &err) != SA_OK)
             continue;
         int rc = 0;
         for (int32_t v = 0; v < seed->n_nodes; v++)
-            rc += seed->nodes[v].kind == PLAN_RECOMPUTE;
+            rc += seed->nodes[v].kind == SA_PLAN_RECOMPUTE;
         if (rc > 0) {
             found = 1;
-            ga_seed sd = {"checkpoint-sqrt", seed, false};
-            ga_opts o;
-            ga_opts_default(&o);
+            sa_ga_seed sd = {"checkpoint-sqrt", seed, false};
+            sa_ga_opts o;
+            sa_ga_opts_default(&o);
             o.generations = 4;
             o.population = 8;
             o.seeds = &sd;
             o.n_seeds = 1;
-            ga_result r;
-            ck_assert_msg(ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+            sa_ga_result r;
+            ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
             ck_assert_double_le(r.best->predicted.iteration_us, seed->predicted.iteration_us);
             tu_check_policy_plan(r.best, g, "search from checkpoint-sqrt", true);
-            plan_free(r.best);
+            sa_plan_free(r.best);
         }
-        plan_free(seed);
+        sa_plan_free(seed);
     }
     ck_assert_msg(found, "checkpoint-sqrt never recomputed on the ladder");
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -479,27 +479,27 @@ END_TEST
  * by hand. */
 START_TEST(test_no_recompute_of_in_place_updates)
 {
-    dfg_graph *g = tu_ladder(8);
-    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 6 / 10);
     int n_rows;
-    const policy_def *rows = policy_table(&n_rows);
-    plan *any = NULL;
+    const sa_policy_def *rows = sa_policy_table(&n_rows);
+    sa_plan *any = NULL;
     for (int i = 0; i < n_rows; i++) {
-        plan *p = NULL;
+        sa_plan *p = NULL;
         sa_err err = {0};
-        sa_status st = policy_run(rows[i].name, g, &d, &p, &err);
+        sa_status st = sa_policy_run(rows[i].name, g, &d, &p, &err);
         if (st == SA_EINFEASIBLE)
             continue;
         ck_assert_msg(st == SA_OK, "%s: %s", rows[i].name, err.msg);
         for (int32_t v = 0; v < p->n_nodes; v++)
-            if (p->nodes[v].kind == PLAN_RECOMPUTE) {
-                const dfg_op *o = &g->ops[p->nodes[v].ref];
+            if (p->nodes[v].kind == SA_PLAN_RECOMPUTE) {
+                const sa_dfg_op *o = &g->ops[p->nodes[v].ref];
                 for (int32_t k = 0; k < o->n_out; k++)
-                    ck_assert_msg(!dfg_kind_persistent(g->tensors[o->out[k]].kind),
+                    ck_assert_msg(!sa_dfg_kind_persistent(g->tensors[o->out[k]].kind),
                                   "%s recomputes in-place update %s", rows[i].name, o->name);
             }
         if (any)
-            plan_free(p);
+            sa_plan_free(p);
         else
             any = p;
     }
@@ -507,23 +507,23 @@ START_TEST(test_no_recompute_of_in_place_updates)
     /* by hand: re-run the first sgd update right after its compute node */
     int32_t up = -1, cn = -1;
     for (int32_t i = 0; i < g->n_ops && up < 0; i++)
-        if (g->ops[i].phase == DFG_UPDATE)
+        if (g->ops[i].phase == SA_DFG_UPDATE)
             up = i;
     for (int32_t v = 0; v < any->n_nodes; v++)
-        if (any->nodes[v].kind == PLAN_COMPUTE && any->nodes[v].ref == up)
+        if (any->nodes[v].kind == SA_PLAN_COMPUTE && any->nodes[v].ref == up)
             cn = v;
     ck_assert_int_ge(cn, 0);
-    ck_assert_int_ge(plan_add_node(any, PLAN_RECOMPUTE, up, &cn, 1), 0);
-    val_report rep = {0};
+    ck_assert_int_ge(sa_plan_add_node(any, SA_PLAN_RECOMPUTE, up, &cn, 1), 0);
+    sa_val_report rep = {0};
     sa_err err = {0};
-    ck_assert_int_eq(plan_validate(any, g, true, &rep, &err), SA_EINVALID);
+    ck_assert_int_eq(sa_plan_validate(any, g, true, &rep, &err), SA_EINVALID);
     bool rule1 = false;
     for (int32_t i = 0; i < rep.n_lines; i++)
         rule1 |= strstr(rep.lines[i], "rule 1") != NULL && strstr(rep.lines[i], "in place") != NULL;
     ck_assert_msg(rule1, "no rule 1 violation among %d: %s", rep.n_violations, err.msg);
-    val_report_free(&rep);
-    plan_free(any);
-    dfg_free(g);
+    sa_val_report_free(&rep);
+    sa_plan_free(any);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -531,27 +531,27 @@ END_TEST
  * an unfit individual): a seed that is not a plan of the graph. */
 START_TEST(test_search_errors_are_errors)
 {
-    dfg_graph *g = tu_ladder(8), *other = tu_ladder(4);
-    dfg_device d = tu_policy_dev(dfg_peak_bytes(other, NULL));
-    plan *p = NULL;
+    sa_dfg_graph *g = tu_ladder(8), *other = tu_ladder(4);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(other, NULL));
+    sa_plan *p = NULL;
     sa_err err = {0};
-    ck_assert_int_eq(policy_run("smartpool", other, &d, &p, &err), SA_OK);
-    ga_seed sd = {"smartpool", p, false};
-    ga_opts o;
-    ga_opts_default(&o);
+    ck_assert_int_eq(sa_policy_run("smartpool", other, &d, &p, &err), SA_OK);
+    sa_ga_seed sd = {"smartpool", p, false};
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
     o.generations = 1;
     o.population = 4;
     o.threads = 2;
     o.seeds = &sd;
     o.n_seeds = 1;
-    ga_result r;
-    d.memory_bytes = dfg_peak_bytes(g, NULL);
-    ck_assert_int_eq(ga_search(g, &d, &o, &r, &err), SA_EINTERNAL);
+    sa_ga_result r;
+    d.memory_bytes = sa_dfg_peak_bytes(g, NULL);
+    ck_assert_int_eq(sa_ga_search(g, &d, &o, &r, &err), SA_EINTERNAL);
     ck_assert_ptr_null(r.best);
     ck_assert_msg_contains(err, "not a plan of this graph");
-    plan_free(p);
-    dfg_free(other);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(other);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -562,41 +562,41 @@ END_TEST
  * the one of the default limits. */
 START_TEST(test_no_clock_shapes_the_seeded_plan)
 {
-    dfg_graph *g = tu_ladder(12);
-    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    sa_dfg_graph *g = tu_ladder(12);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 6 / 10);
     sa_err err = {0};
-    if (milp_have(MILP_AUTO)) {
-        policy_opts po;
+    if (sa_milp_have(SA_MILP_AUTO)) {
+        sa_policy_opts po;
         short_search_opts(&po, 1);
-        po.optimal.max_nodes = POLICY_SEED_MILP_NODES; /* as the seeds run it */
+        po.optimal.max_nodes = SA_POLICY_SEED_MILP_NODES; /* as the seeds run it */
         po.optimal.time_limit_s = 1e-3;
-        plan *p = NULL;
-        ck_assert_msg(policy_run_opts("optimal-search", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+        sa_plan *p = NULL;
+        ck_assert_msg(sa_policy_run_opts("optimal-search", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
         ck_assert_msg(strstr(p->search_json, "\"search_generations\":3") ||
                           (strstr(p->search_json, "\"algorithm\":\"swapadvisor\"") &&
                            strstr(p->search_json, "\"generations\":3")),
                       "%s", p->search_json);
         ck_assert_ptr_null(strstr(p->search_json, "\"milp_status\":\"time_limit\""));
-        plan_free(p);
+        sa_plan_free(p);
     }
     char *json[2];
     for (int k = 0; k < 2; k++) {
-        policy_opts po;
+        sa_policy_opts po;
         short_search_opts(&po, 1);
         if (k)
             po.optimal.time_limit_s = 1e-3;
-        plan *p = NULL;
-        ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+        sa_plan *p = NULL;
+        ck_assert_msg(sa_policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
         ck_assert_ptr_null(strstr(p->search_json, "\"timed_out\":true"));
         ck_assert_ptr_null(strstr(p->search_json, "\"time_limit\""));
-        plan_set_search_json(p, NULL); /* wall-clock fields differ */
-        ck_assert_int_eq(plan_to_json(p, &json[k], &err), SA_OK);
-        plan_free(p);
+        sa_plan_set_search_json(p, NULL); /* wall-clock fields differ */
+        ck_assert_int_eq(sa_plan_to_json(p, &json[k], &err), SA_OK);
+        sa_plan_free(p);
     }
     ck_assert_str_eq(json[0], json[1]);
     free(json[0]);
     free(json[1]);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -607,51 +607,51 @@ END_TEST
  * no generation and no polish. */
 START_TEST(test_deadline_cuts_and_is_recorded)
 {
-    dfg_graph *g = tu_ladder(12);
-    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    sa_dfg_graph *g = tu_ladder(12);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 6 / 10);
     sa_err err = {0};
-    policy_opts po;
+    sa_policy_opts po;
     short_search_opts(&po, 2);
     po.search.generations = 1000000;
     po.deadline_s = sa_now_s();
     double t0 = sa_now_s();
-    plan *p = NULL;
-    ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+    sa_plan *p = NULL;
+    ck_assert_msg(sa_policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
     ck_assert_msg(sa_now_s() - t0 < 30, "a past deadline took %.1f s", sa_now_s() - t0); /* a hang guard */
     tu_check_policy_plan(p, g, "swapadvisor past its deadline", false);
     ck_assert_msg(strstr(p->search_json, "\"time_limit\":{") && strstr(p->search_json, "\"search_cut\":true") &&
                       strstr(p->search_json, "\"seeds_skipped\":[\"memory-budget\",\"dtr\",\"topo\",") &&
                       strstr(p->search_json, "\"cut\":true"),
                   "%s", p->search_json);
-    plan_free(p);
+    sa_plan_free(p);
 
-    ga_opts o;
-    ga_opts_default(&o);
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
     o.population = 8;
     o.generations = 1000000;
     o.deadline_s = sa_now_s();
-    ga_result res;
-    ck_assert_msg(ga_search(g, &d, &o, &res, &err) == SA_OK, "%s", err.msg);
+    sa_ga_result res;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &res, &err) == SA_OK, "%s", err.msg);
     ck_assert_int_eq(res.generations, 0);
     ck_assert_msg(strstr(res.best->search_json, "\"cut\":true"), "%s", res.best->search_json);
     tu_check_policy_plan(res.best, g, "search past its deadline", false);
-    plan_free(res.best);
+    sa_plan_free(res.best);
 
     short_search_opts(&po, 1);
     po.search.generations = 0;
-    ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
     ck_assert_msg(strstr(p->search_json, "\"generations\":0,") && !strstr(p->search_json, "\"polish\"") &&
                       !strstr(p->search_json, "\"cut\""),
                   "%s", p->search_json);
     /* the seeds that ran are named; the MILP rows are left out (a rule of
      * the options: with a solver in the build they would seed --generations 1) */
     ck_assert_msg(strstr(p->search_json, "\"seed_rows\":{\"ran\":[\"topo\",") &&
-                      strstr(p->search_json, milp_have(MILP_AUTO) ? "\"left_out\":[\"optimal\",\"optimal-search\"]}"
+                      strstr(p->search_json, sa_milp_have(SA_MILP_AUTO) ? "\"left_out\":[\"optimal\",\"optimal-search\"]}"
                                                                   : "\"left_out\":[]}") &&
                       !strstr(p->search_json, "\"best_seed\":\"optimal"),
                   "%s", p->search_json);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -662,16 +662,16 @@ END_TEST
  * deadline the same requests plan. */
 START_TEST(test_started_plan_is_cut_at_its_deadline)
 {
-    dfg_graph *g = tu_ladder(12);
-    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 6 / 10);
+    sa_dfg_graph *g = tu_ladder(12);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 6 / 10);
     sa_err err = {0};
     uint8_t *act = calloc((size_t)g->n_tensors + 1, 1);
     pool_alloc a;
     ck_assert(act && pool_alloc_init(&a, g->n_sizes));
     for (int32_t t = 0; t < g->n_tensors; t++)
-        act[t] = g->tensors[t].kind == DFG_ACTIVATION ? DEC_SWAP : DEC_KEEP;
+        act[t] = g->tensors[t].kind == SA_DFG_ACTIVATION ? DEC_SWAP : DEC_KEEP;
     ck_assert_msg(pool_fine_grained(&a, g, g->topo, d.memory_bytes, &err) == SA_OK, "%s", err.msg);
-    plan *p = plan_new(g, &d);
+    sa_plan *p = sa_plan_new(g, &d);
     ck_assert_ptr_nonnull(p);
     for (int layout = 0; layout < 2; layout++) {
         for (int past = 0; past < 2; past++) {
@@ -694,10 +694,10 @@ START_TEST(test_started_plan_is_cut_at_its_deadline)
     dec_stats ds;
     ck_assert_int_eq(dec_nodes(g, &d, g->topo, act, &o, p, &ds, &err), SA_EINFEASIBLE);
     ck_assert_msg(strstr(err.msg, "cut at the time limit"), "%s", err.msg);
-    plan_free(p);
+    sa_plan_free(p);
     pool_alloc_free(&a);
     free(act);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 

@@ -22,23 +22,23 @@
 
 /* opA(W1) -> A1, A2 (three 1 MiB tensors at once); opB(W2) -> B (two 2 MiB);
  * opC(A1, A2, B) -> Y (three 1 MiB and one 2 MiB: 5 MiB, the largest op). */
-static dfg_graph *two_sizes(void)
+static sa_dfg_graph *two_sizes(void)
 {
-    dfg_graph *g = dfg_new("two_sizes");
-    int32_t w1 = dfg_add_tensor(g, "W1", DFG_PARAM, MB), w2 = dfg_add_tensor(g, "W2", DFG_PARAM, 2 * MB);
-    int32_t a1 = dfg_add_tensor(g, "A1", DFG_ACTIVATION, MB), a2 = dfg_add_tensor(g, "A2", DFG_ACTIVATION, MB);
-    int32_t b = dfg_add_tensor(g, "B", DFG_ACTIVATION, 2 * MB), y = dfg_add_tensor(g, "Y", DFG_ACTIVATION, MB);
+    sa_dfg_graph *g = sa_dfg_new("two_sizes");
+    int32_t w1 = sa_dfg_add_tensor(g, "W1", SA_DFG_PARAM, MB), w2 = sa_dfg_add_tensor(g, "W2", SA_DFG_PARAM, 2 * MB);
+    int32_t a1 = sa_dfg_add_tensor(g, "A1", SA_DFG_ACTIVATION, MB), a2 = sa_dfg_add_tensor(g, "A2", SA_DFG_ACTIVATION, MB);
+    int32_t b = sa_dfg_add_tensor(g, "B", SA_DFG_ACTIVATION, 2 * MB), y = sa_dfg_add_tensor(g, "Y", SA_DFG_ACTIVATION, MB);
     int32_t ia[] = {w1}, oa[] = {a1, a2}, ib[] = {w2}, ob[] = {b}, ic[] = {a1, a2, b}, oc[] = {y};
-    dfg_add_op(g, "opA", "matmul", DFG_FORWARD, ia, 1, oa, 2);
-    dfg_add_op(g, "opB", "matmul", DFG_FORWARD, ib, 1, ob, 1);
-    dfg_add_op(g, "opC", "matmul", DFG_FORWARD, ic, 3, oc, 1);
+    sa_dfg_add_op(g, "opA", "matmul", SA_DFG_FORWARD, ia, 1, oa, 2);
+    sa_dfg_add_op(g, "opB", "matmul", SA_DFG_FORWARD, ib, 1, ob, 1);
+    sa_dfg_add_op(g, "opC", "matmul", SA_DFG_FORWARD, ic, 3, oc, 1);
     tu_unit_finalize(g);
     return g;
 }
 
 START_TEST(test_shared_need_counts_what_larger_objects_can_hold)
 {
-    dfg_graph *g = two_sizes();
+    sa_dfg_graph *g = two_sizes();
     pool_alloc a;
     ck_assert(pool_alloc_init(&a, g->n_sizes));
     ck_assert_int_eq(g->n_sizes, 2);
@@ -63,11 +63,11 @@ START_TEST(test_shared_need_counts_what_larger_objects_can_hold)
     pool_need_shared(&a, g, need);
     ck_assert_int_eq(need[0], 4);
     pool_alloc_free(&a);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
-static bool placed_in_large_object(const plan *p, const dfg_graph *g)
+static bool placed_in_large_object(const sa_plan *p, const sa_dfg_graph *g)
 {
     /* fine pool at 6 MiB: two 1 MiB objects at 0 and 1 MiB, then the 2 MiB
      * objects from 2 MiB on */
@@ -79,26 +79,26 @@ static bool placed_in_large_object(const plan *p, const dfg_graph *g)
 
 START_TEST(test_planner_borrows_a_larger_object_when_its_class_is_full)
 {
-    dfg_graph *g = two_sizes();
-    dfg_device d = tu_unit_dev(6);
+    sa_dfg_graph *g = two_sizes();
+    sa_dfg_device d = tu_unit_dev(6);
     sa_err err = {0};
     const char *names[] = {"topo", "odswap"};
     for (int i = 0; i < 2; i++) {
-        plan *p = NULL;
-        ck_assert_msg(policy_run(names[i], g, &d, &p, &err) == SA_OK, "%s: %s", names[i], err.msg);
+        sa_plan *p = NULL;
+        ck_assert_msg(sa_policy_run(names[i], g, &d, &p, &err) == SA_OK, "%s: %s", names[i], err.msg);
         ck_assert_int_le(p->arena_bytes, 6 * MB);
         /* 6 MiB fits neither 3 x 1 MiB + 2 x 2 MiB nor one class of 4 x 2 MiB, so
      * the pool has two 1 MiB objects and opC's third borrows a 2 MiB one */
         ck_assert_msg(placed_in_large_object(p, g), "%s: no 1 MiB tensor borrowed a 2 MiB object", names[i]);
-        ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s: %s", names[i], err.msg);
-        plan_free(p);
+        ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s: %s", names[i], err.msg);
+        sa_plan_free(p);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* Counts for the two classes of two_sizes (1 MiB, 2 MiB), laid out. */
-static void set_counts(pool_alloc *a, const dfg_graph *g, int32_t n1, int32_t n2)
+static void set_counts(pool_alloc *a, const sa_dfg_graph *g, int32_t n1, int32_t n2)
 {
     a->cls[0] = 0;
     a->cls[1] = 1;
@@ -110,7 +110,7 @@ static void set_counts(pool_alloc *a, const dfg_graph *g, int32_t n1, int32_t n2
 
 START_TEST(test_split_floors_by_hand)
 {
-    dfg_graph *g = two_sizes();
+    sa_dfg_graph *g = two_sizes();
     pool_alloc a;
     ck_assert(pool_alloc_init(&a, g->n_sizes));
     /* 1 + 2 x 2 MiB: opA's second and third 1 MiB tensors share a 2 MiB
@@ -134,7 +134,7 @@ START_TEST(test_split_floors_by_hand)
     ck_assert_int_eq(a.cnt[0], 7); /* cnt is left as it was */
     ck_assert_int_eq(pool_need_split(&a, g, 4 * MB, need, &e), SA_EINFEASIBLE);
     pool_alloc_free(&a);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -145,16 +145,16 @@ START_TEST(test_planner_splits_objects_when_no_fixed_pool_fits)
      * With one 1 MiB object at 0 and 2 MiB objects at 1 and 3 MiB, opA's and
      * opC's third 1 MiB tensor starts 1 MiB into a 2 MiB object while
      * another tensor of the same op holds its first half. */
-    dfg_graph *g = two_sizes();
-    dfg_device d = tu_unit_dev(5);
+    sa_dfg_graph *g = two_sizes();
+    sa_dfg_device d = tu_unit_dev(5);
     bool fits = true;
     ck_assert(pool_fixed_fits(g, d.memory_bytes, &fits));
     ck_assert(!fits);
     const char *names[] = {"topo", "odswap"};
     for (int i = 0; i < 2; i++) {
-        plan *p = NULL;
+        sa_plan *p = NULL;
         sa_err err = {0};
-        ck_assert_msg(policy_run(names[i], g, &d, &p, &err) == SA_OK, "%s: %s", names[i], err.msg);
+        ck_assert_msg(sa_policy_run(names[i], g, &d, &p, &err) == SA_OK, "%s: %s", names[i], err.msg);
         ck_assert_int_le(p->arena_bytes, 5 * MB);
         bool inside = false;
         for (int32_t k = 0; k < p->n_place; k++)
@@ -162,9 +162,9 @@ START_TEST(test_planner_splits_objects_when_no_fixed_pool_fits)
                       (p->place[k].offset == 2 * MB || p->place[k].offset == 4 * MB);
         ck_assert_msg(inside, "%s: no 1 MiB tensor in the second half of a 2 MiB object", names[i]);
         tu_check_policy_plan(p, g, names[i], true);
-        plan_free(p);
+        sa_plan_free(p);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -174,25 +174,25 @@ START_TEST(test_refusal_names_the_lowest_floor_and_the_largest_op)
      * Whole objects need 3 + 2 MiB; splitting cannot do better: without the
      * 2 MiB object opB's second tensor finds no room beside its first in the
      * 3 MiB one. */
-    dfg_graph *g = dfg_new("lopsided");
-    int32_t x = dfg_add_tensor(g, "X", DFG_INPUT, 3 * MB), at = dfg_add_tensor(g, "A", DFG_ACTIVATION, MB);
-    int32_t y = dfg_add_tensor(g, "Y", DFG_INPUT, 2 * MB), bt = dfg_add_tensor(g, "B", DFG_ACTIVATION, 2 * MB);
+    sa_dfg_graph *g = sa_dfg_new("lopsided");
+    int32_t x = sa_dfg_add_tensor(g, "X", SA_DFG_INPUT, 3 * MB), at = sa_dfg_add_tensor(g, "A", SA_DFG_ACTIVATION, MB);
+    int32_t y = sa_dfg_add_tensor(g, "Y", SA_DFG_INPUT, 2 * MB), bt = sa_dfg_add_tensor(g, "B", SA_DFG_ACTIVATION, 2 * MB);
     int32_t ia[] = {x}, oa[] = {at}, ib[] = {y}, ob[] = {bt};
-    dfg_add_op(g, "opA", "relu", DFG_FORWARD, ia, 1, oa, 1);
-    dfg_add_op(g, "opB", "relu", DFG_FORWARD, ib, 1, ob, 1);
+    sa_dfg_add_op(g, "opA", "relu", SA_DFG_FORWARD, ia, 1, oa, 1);
+    sa_dfg_add_op(g, "opB", "relu", SA_DFG_FORWARD, ib, 1, ob, 1);
     g->ops[0].time_us = g->ops[1].time_us = 1.0;
     sa_err err = {0};
-    ck_assert_int_eq(dfg_finalize(g, "lopsided", &err), SA_OK);
-    dfg_device d = tu_unit_dev(4);
-    plan *p = NULL;
-    ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(sa_dfg_finalize(g, "lopsided", &err), SA_OK);
+    sa_dfg_device d = tu_unit_dev(4);
+    sa_plan *p = NULL;
+    ck_assert_int_eq(sa_policy_run("topo", g, &d, &p, &err), SA_EINFEASIBLE);
     ck_assert_ptr_null(p);
     ck_assert_msg_contains(err, "the pool needs at least 5242880 bytes");
     ck_assert_msg_contains(err, "the largest op, 0 \"opA\", needs 4194304 alone");
     d = tu_unit_dev(5);
-    ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_OK);
-    plan_free(p);
-    dfg_free(g);
+    ck_assert_int_eq(sa_policy_run("topo", g, &d, &p, &err), SA_OK);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -202,22 +202,22 @@ END_TEST
  * (free since X died).  The planner used to give up here. */
 START_TEST(test_tensor_in_a_borrowed_object_moves_for_a_larger_one)
 {
-    dfg_graph *g = dfg_new("borrowed");
-    int32_t x = dfg_add_tensor(g, "X", DFG_INPUT, MB), b = dfg_add_tensor(g, "B", DFG_ACTIVATION, MB);
-    int32_t c = dfg_add_tensor(g, "C", DFG_ACTIVATION, 2 * MB), y = dfg_add_tensor(g, "Y", DFG_ACTIVATION, MB);
+    sa_dfg_graph *g = sa_dfg_new("borrowed");
+    int32_t x = sa_dfg_add_tensor(g, "X", SA_DFG_INPUT, MB), b = sa_dfg_add_tensor(g, "B", SA_DFG_ACTIVATION, MB);
+    int32_t c = sa_dfg_add_tensor(g, "C", SA_DFG_ACTIVATION, 2 * MB), y = sa_dfg_add_tensor(g, "Y", SA_DFG_ACTIVATION, MB);
     int32_t i1[] = {x}, o1[] = {b}, i2[] = {b}, o2[] = {c}, i3[] = {c}, o3[] = {y};
-    dfg_add_op(g, "op1", "relu", DFG_FORWARD, i1, 1, o1, 1);
-    dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i2, 1, o2, 1);
-    dfg_add_op(g, "op3", "matmul", DFG_FORWARD, i3, 1, o3, 1);
+    sa_dfg_add_op(g, "op1", "relu", SA_DFG_FORWARD, i1, 1, o1, 1);
+    sa_dfg_add_op(g, "op2", "matmul", SA_DFG_FORWARD, i2, 1, o2, 1);
+    sa_dfg_add_op(g, "op3", "matmul", SA_DFG_FORWARD, i3, 1, o3, 1);
     for (int i = 0; i < 3; i++)
         g->ops[i].time_us = 1.0;
     sa_err err = {0};
-    ck_assert_int_eq(dfg_finalize(g, "borrowed", &err), SA_OK);
-    dfg_device d = tu_unit_dev(3);
+    ck_assert_int_eq(sa_dfg_finalize(g, "borrowed", &err), SA_OK);
+    sa_dfg_device d = tu_unit_dev(3);
     const char *names[] = {"topo", "odswap"};
     for (int i = 0; i < 2; i++) {
-        plan *p = NULL;
-        ck_assert_msg(policy_run(names[i], g, &d, &p, &err) == SA_OK, "%s: %s", names[i], err.msg);
+        sa_plan *p = NULL;
+        ck_assert_msg(sa_policy_run(names[i], g, &d, &p, &err) == SA_OK, "%s: %s", names[i], err.msg);
         /* B: first at 1 MiB (the 2 MiB object), then back in at 0 */
         int32_t where = 0;
         for (int32_t k = 0; k < p->n_place; k++)
@@ -225,9 +225,9 @@ START_TEST(test_tensor_in_a_borrowed_object_moves_for_a_larger_one)
                 where |= p->place[k].offset == MB ? 1 : p->place[k].offset == 0 ? 2 : 4;
         ck_assert_int_eq(where, 3);
         tu_check_policy_plan(p, g, names[i], true);
-        plan_free(p);
+        sa_plan_free(p);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -236,30 +236,30 @@ END_TEST
 START_TEST(test_zoo_models_below_every_fixed_pool_plan)
 {
     struct { const char *model; int frac; } cases[] = {{"vgg-16", 2}, {"gpt-12-768", 4}};
-    devprof *prof;
+    sa_devprof *prof;
     sa_err err = {0};
-    ck_assert_int_eq(devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
+    ck_assert_int_eq(sa_devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
     for (int i = 0; i < 2; i++) {
-        dfg_graph *g;
+        sa_dfg_graph *g;
         zoo_opts zo = {0};
         ck_assert_int_eq(zoo_build(cases[i].model, &zo, &g, &err), SA_OK);
-        ck_assert_int_eq(cost_profile_graph(g, prof, 0, &err), SA_OK);
-        dfg_device d = g->device;
-        d.memory_bytes = dfg_peak_bytes(g, NULL) / cases[i].frac;
+        ck_assert_int_eq(sa_cost_profile_graph(g, prof, 0, &err), SA_OK);
+        sa_dfg_device d = g->device;
+        d.memory_bytes = sa_dfg_peak_bytes(g, NULL) / cases[i].frac;
         bool fits = true;
         ck_assert(pool_fixed_fits(g, d.memory_bytes, &fits));
         ck_assert_msg(!fits, "%s: a fixed pool fits", cases[i].model);
         const char *names[] = {"topo", "odswap"};
         for (int k = 0; k < 2; k++) {
-            plan *p = NULL;
-            ck_assert_msg(policy_run(names[k], g, &d, &p, &err) == SA_OK, "%s %s: %s", cases[i].model, names[k],
+            sa_plan *p = NULL;
+            ck_assert_msg(sa_policy_run(names[k], g, &d, &p, &err) == SA_OK, "%s %s: %s", cases[i].model, names[k],
                           err.msg);
             tu_check_policy_plan(p, g, names[k], false);
-            plan_free(p);
+            sa_plan_free(p);
         }
-        dfg_free(g);
+        sa_dfg_free(g);
     }
-    devprof_free(prof);
+    sa_devprof_free(prof);
 }
 END_TEST
 
@@ -269,26 +269,26 @@ END_TEST
  * search's individuals at a quarter of resnet-18's peak hit that case. */
 START_TEST(test_reswapped_clean_tensor_waits_for_its_previous_placement)
 {
-    dfg_graph *g;
-    devprof *prof;
+    sa_dfg_graph *g;
+    sa_devprof *prof;
     sa_err err = {0};
     zoo_opts zo = {0};
     zo.batch = 4;
     ck_assert_int_eq(zoo_build("resnet-18", &zo, &g, &err), SA_OK);
-    ck_assert_int_eq(devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
-    ck_assert_int_eq(cost_profile_graph(g, prof, 0, &err), SA_OK);
-    dfg_device d = g->device;
-    d.memory_bytes = dfg_peak_bytes(g, NULL) / 4;
-    ga_opts o;
-    ga_opts_default(&o);
+    ck_assert_int_eq(sa_devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
+    ck_assert_int_eq(sa_cost_profile_graph(g, prof, 0, &err), SA_OK);
+    sa_dfg_device d = g->device;
+    d.memory_bytes = sa_dfg_peak_bytes(g, NULL) / 4;
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
     o.generations = 3;
     o.threads = 1;
-    ga_result r;
-    ck_assert_msg(ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
-    ck_assert_msg(plan_validate(r.best, g, true, NULL, &err) == SA_OK, "%s", err.msg);
-    plan_free(r.best);
-    devprof_free(prof);
-    dfg_free(g);
+    sa_ga_result r;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_plan_validate(r.best, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    sa_plan_free(r.best);
+    sa_devprof_free(prof);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -356,7 +356,7 @@ static bool fz_out(fz_op *o, int32_t t)
  * of parameters and state; sometimes an op that reads nothing or an update
  * of one tensor.  Sizes come from a palette of 2-4 sizes, mostly whole MiB,
  * sometimes not a multiple of POOL_ALIGN or a few KiB. */
-static dfg_graph *fz_graph(fz_rng *r, int idx)
+static sa_dfg_graph *fz_graph(fz_rng *r, int idx)
 {
     static const int64_t mib[] = {1, 2, 3, 4, 6, 8};
     int64_t pal[4];
@@ -376,24 +376,24 @@ static dfg_graph *fz_graph(fz_rng *r, int idx)
 #define FZ_SIZE() pal[fz_int(r, 0, npal - 1)]
     char name[48];
     snprintf(name, sizeof name, "fuzz-%d", idx);
-    dfg_graph *g = dfg_new(name);
+    sa_dfg_graph *g = sa_dfg_new(name);
     int target = fz_int(r, 3, 30);
     int n_param = fz_int(r, 1, 5), n_fwd = fz_int(r, 1, target / 2 > 1 ? target / 2 : 1);
     int32_t param[5], state[5], grad[5], x[2];
     for (int i = 0; i < n_param; i++) {
         snprintf(name, sizeof name, "W%d", i);
-        param[i] = dfg_add_tensor(g, name, DFG_PARAM, FZ_SIZE());
+        param[i] = sa_dfg_add_tensor(g, name, SA_DFG_PARAM, FZ_SIZE());
         state[i] = -1;
         grad[i] = -1;
         if (fz_pct(r, 35)) {
             snprintf(name, sizeof name, "M%d", i);
-            state[i] = dfg_add_tensor(g, name, DFG_STATE, g->tensors[param[i]].bytes);
+            state[i] = sa_dfg_add_tensor(g, name, SA_DFG_STATE, g->tensors[param[i]].bytes);
         }
     }
     int n_x = fz_int(r, 1, 2);
     for (int i = 0; i < n_x; i++) {
         snprintf(name, sizeof name, "X%d", i);
-        x[i] = dfg_add_tensor(g, name, DFG_INPUT, FZ_SIZE());
+        x[i] = sa_dfg_add_tensor(g, name, SA_DFG_INPUT, FZ_SIZE());
     }
     /* forward: op f reads act[f] (act[0] = the input) and writes act[f + 1] */
     int32_t act[32];
@@ -401,8 +401,8 @@ static dfg_graph *fz_graph(fz_rng *r, int idx)
     act[0] = x[0];
     int32_t mask = -1; /* an op of one tensor, reading nothing (a random mask) */
     if (fz_pct(r, 25)) {
-        mask = dfg_add_tensor(g, "mask", DFG_ACTIVATION, FZ_SIZE());
-        dfg_add_op(g, "mask", "rng", DFG_FORWARD, NULL, 0, &mask, 1);
+        mask = sa_dfg_add_tensor(g, "mask", SA_DFG_ACTIVATION, FZ_SIZE());
+        sa_dfg_add_op(g, "mask", "rng", SA_DFG_FORWARD, NULL, 0, &mask, 1);
     }
     for (int f = 0; f < n_fwd; f++) {
         fz_op *o = &fw[f];
@@ -416,16 +416,16 @@ static dfg_graph *fz_graph(fz_rng *r, int idx)
         for (int k = 0; k < np; k++)
             fz_in(o, param[fz_int(r, 0, n_param - 1)]);
         snprintf(name, sizeof name, "a%d", f + 1);
-        act[f + 1] = dfg_add_tensor(g, name, DFG_ACTIVATION, FZ_SIZE());
+        act[f + 1] = sa_dfg_add_tensor(g, name, SA_DFG_ACTIVATION, FZ_SIZE());
         fz_out(o, act[f + 1]);
         int extra = fz_int(r, 0, 3); /* wide ops: more outputs, a workspace */
         for (int k = 0; k < extra && o->n_in + o->n_out < FZ_USE; k++) {
             bool ws = fz_pct(r, 40);
             snprintf(name, sizeof name, ws ? "ws%d_%d" : "aux%d_%d", f, k);
-            fz_out(o, dfg_add_tensor(g, name, ws ? DFG_WORKSPACE : DFG_ACTIVATION, FZ_SIZE()));
+            fz_out(o, sa_dfg_add_tensor(g, name, ws ? SA_DFG_WORKSPACE : SA_DFG_ACTIVATION, FZ_SIZE()));
         }
         snprintf(name, sizeof name, "fwd%d", f);
-        dfg_add_op(g, name, "matmul", DFG_FORWARD, o->in, o->n_in, o->out, o->n_out);
+        sa_dfg_add_op(g, name, "matmul", SA_DFG_FORWARD, o->in, o->n_in, o->out, o->n_out);
     }
     if (g->n_ops < target) {
         /* the loss, then the backward pass while ops remain */
@@ -433,19 +433,19 @@ static dfg_graph *fz_graph(fz_rng *r, int idx)
         fz_in(&o, act[n_fwd]);
         if (fz_pct(r, 50))
             fz_in(&o, x[n_x - 1]);
-        int32_t dy = dfg_add_tensor(g, "dloss", DFG_GRADIENT, g->tensors[act[n_fwd]].bytes);
+        int32_t dy = sa_dfg_add_tensor(g, "dloss", SA_DFG_GRADIENT, g->tensors[act[n_fwd]].bytes);
         fz_out(&o, dy);
-        dfg_add_op(g, "loss", "softmax_xent", DFG_FORWARD, o.in, o.n_in, o.out, o.n_out);
+        sa_dfg_add_op(g, "loss", "softmax_xent", SA_DFG_FORWARD, o.in, o.n_in, o.out, o.n_out);
         for (int f = n_fwd - 1; f >= 0 && g->n_ops < target; f--) {
             fz_op b = {0};
             fz_in(&b, dy);
             for (int k = 0; k < fw[f].n_in; k++) /* the forward inputs again */
-                if (!dfg_kind_persistent(g->tensors[fw[f].in[k]].kind) || fz_pct(r, 80))
+                if (!sa_dfg_kind_persistent(g->tensors[fw[f].in[k]].kind) || fz_pct(r, 80))
                     fz_in(&b, fw[f].in[k]);
             int32_t ndy = -1;
-            if (g->tensors[act[f]].kind != DFG_INPUT && b.n_in + b.n_out < FZ_USE) {
+            if (g->tensors[act[f]].kind != SA_DFG_INPUT && b.n_in + b.n_out < FZ_USE) {
                 snprintf(name, sizeof name, "d%d", f);
-                ndy = dfg_add_tensor(g, name, DFG_GRADIENT, g->tensors[act[f]].bytes);
+                ndy = sa_dfg_add_tensor(g, name, SA_DFG_GRADIENT, g->tensors[act[f]].bytes);
                 fz_out(&b, ndy);
             }
             for (int k = 0; k < fw[f].n_in; k++) {
@@ -457,19 +457,19 @@ static dfg_graph *fz_graph(fz_rng *r, int idx)
                 if (grad[p] >= 0) /* accumulate into a new gradient */
                     fz_in(&b, grad[p]);
                 snprintf(name, sizeof name, "dW%d_%d", p, f);
-                grad[p] = dfg_add_tensor(g, name, DFG_GRADIENT, g->tensors[param[p]].bytes);
+                grad[p] = sa_dfg_add_tensor(g, name, SA_DFG_GRADIENT, g->tensors[param[p]].bytes);
                 fz_out(&b, grad[p]);
             }
             if (b.n_out == 0) { /* nothing to write: a workspace keeps it an op */
                 snprintf(name, sizeof name, "bws%d", f);
-                int32_t ws = dfg_add_tensor(g, name, DFG_WORKSPACE, FZ_SIZE());
+                int32_t ws = sa_dfg_add_tensor(g, name, SA_DFG_WORKSPACE, FZ_SIZE());
                 if (!fz_out(&b, ws)) {
                     b.n_in--;
                     fz_out(&b, ws);
                 }
             }
             snprintf(name, sizeof name, "bwd%d", f);
-            dfg_add_op(g, name, "matmul_bwd", DFG_BACKWARD, b.in, b.n_in, b.out, b.n_out);
+            sa_dfg_add_op(g, name, "matmul_bwd", SA_DFG_BACKWARD, b.in, b.n_in, b.out, b.n_out);
             if (ndy >= 0)
                 dy = ndy;
         }
@@ -478,7 +478,7 @@ static dfg_graph *fz_graph(fz_rng *r, int idx)
             if (grad[p] < 0) {
                 if (fz_pct(r, 50)) { /* one tensor, in place */
                     snprintf(name, sizeof name, "clip%d", p);
-                    dfg_add_op(g, name, "clip", DFG_UPDATE, &param[p], 1, &param[p], 1);
+                    sa_dfg_add_op(g, name, "clip", SA_DFG_UPDATE, &param[p], 1, &param[p], 1);
                 }
                 continue;
             }
@@ -490,21 +490,21 @@ static dfg_graph *fz_graph(fz_rng *r, int idx)
             if (state[p] >= 0)
                 fz_out(&u, state[p]);
             snprintf(name, sizeof name, "upd%d", p);
-            dfg_add_op(g, name, "sgd_update", DFG_UPDATE, u.in, u.n_in, u.out, u.n_out);
+            sa_dfg_add_op(g, name, "sgd_update", SA_DFG_UPDATE, u.in, u.n_in, u.out, u.n_out);
         }
     }
     while (g->n_ops < 3) { /* tiny graphs: a few elementwise ops on the input */
         fz_op o = {0};
         fz_in(&o, x[n_x - 1]);
         snprintf(name, sizeof name, "tail%d", g->n_ops);
-        fz_out(&o, dfg_add_tensor(g, name, DFG_WORKSPACE, FZ_SIZE()));
-        dfg_add_op(g, name, "relu", DFG_FORWARD, o.in, o.n_in, o.out, o.n_out);
+        fz_out(&o, sa_dfg_add_tensor(g, name, SA_DFG_WORKSPACE, FZ_SIZE()));
+        sa_dfg_add_op(g, name, "relu", SA_DFG_FORWARD, o.in, o.n_in, o.out, o.n_out);
     }
 #undef FZ_SIZE
     for (int32_t i = 0; i < g->n_ops; i++)
         g->ops[i].time_us = (double)fz_int(r, 1, 20);
     sa_err err = {0};
-    ck_assert_msg(dfg_finalize(g, g->name, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_dfg_finalize(g, g->name, &err) == SA_OK, "%s", err.msg);
     return g;
 }
 
@@ -520,21 +520,21 @@ static bool fz_refusal_ok(sa_status st, const sa_err *err)
  * down to a small cap (the random graphs' tensors are whole MiB; the replay
  * at full size would take most of the test's time).  The replay, whose cost
  * is mostly its threads waking each other, only where asked. */
-static void fz_check_plan(const plan *p, const dfg_graph *g, const char *what, bool replay)
+static void fz_check_plan(const sa_plan *p, const sa_dfg_graph *g, const char *what, bool replay)
 {
     tu_check_policy_plan(p, g, what, false);
     if (!replay)
         return;
-    runner_opts ro;
-    runner_opts_default(&ro);
-    ro.backend = RUNNER_HOST;
+    sa_runner_opts ro;
+    sa_runner_opts_default(&ro);
+    ro.backend = SA_RUNNER_HOST;
     ro.cap_bytes = FZ_REPLAY_CAP;
     sa_err err = {0};
-    ck_assert_msg(runner_run(p, g, &ro, NULL, &err) == SA_OK, "%s replay: %s", what, err.msg);
+    ck_assert_msg(sa_runner_run(p, g, &ro, NULL, &err) == SA_OK, "%s replay: %s", what, err.msg);
 }
 
 /* A random topological order of g. */
-static void fz_schedule(fz_rng *r, const dfg_graph *g, int32_t *sch)
+static void fz_schedule(fz_rng *r, const sa_dfg_graph *g, int32_t *sch)
 {
     int32_t n = g->n_ops, nr = 0, indeg[64], ready[64];
     ck_assert_int_le(n, 64);
@@ -550,7 +550,7 @@ static void fz_schedule(fz_rng *r, const dfg_graph *g, int32_t *sch)
             if (--indeg[g->succ[e]] == 0)
                 ready[nr++] = g->succ[e];
     }
-    ck_assert(dfg_is_topological(g, sch));
+    ck_assert(sa_dfg_is_topological(g, sch));
 }
 
 typedef struct fz_stats {
@@ -560,7 +560,7 @@ typedef struct fz_stats {
 } fz_stats;
 
 /* Checks a plan made at a memory where a fixed pool fits (fixed) or not. */
-static void fz_check(const plan *p, const dfg_graph *g, const char *what, bool fixed, fz_stats *s)
+static void fz_check(const sa_plan *p, const sa_dfg_graph *g, const char *what, bool fixed, fz_stats *s)
 {
     bool replay = !fixed || s->plans++ % FZ_REPLAY_EVERY == 0;
     s->replays += replay;
@@ -569,18 +569,18 @@ static void fz_check(const plan *p, const dfg_graph *g, const char *what, bool f
 
 /* topo and odswap at memory mem: valid plans or the pool's refusal.
  * Returns which planned (bit i for pols[i]). */
-static int fz_policies(const dfg_graph *g, const dfg_device *base, int64_t mem, fz_stats *s)
+static int fz_policies(const sa_dfg_graph *g, const sa_dfg_device *base, int64_t mem, fz_stats *s)
 {
     int planned = 0;
     static const char *const pols[] = {"topo", "odswap"};
     bool fixed = true;
     ck_assert(pool_fixed_fits(g, mem, &fixed));
-    dfg_device d = *base;
+    sa_dfg_device d = *base;
     d.memory_bytes = mem;
     for (int i = 0; i < 2; i++) {
-        plan *p = NULL;
+        sa_plan *p = NULL;
         sa_err err = {0};
-        sa_status st = policy_run(pols[i], g, &d, &p, &err);
+        sa_status st = sa_policy_run(pols[i], g, &d, &p, &err);
         char what[160];
         snprintf(what, sizeof what, "%s on %s at %lld bytes", pols[i], g->name, (long long)mem);
         s->cases++;
@@ -595,27 +595,27 @@ static int fz_policies(const dfg_graph *g, const dfg_device *base, int64_t mem, 
         s->planned++;
         s->split_planned += !fixed;
         planned |= 1 << i;
-        plan_free(p);
+        sa_plan_free(p);
     }
     return planned;
 }
 
 /* The search for a few generations: its best plan is valid. */
-static void fz_search(const dfg_graph *g, const dfg_device *base, int64_t mem, uint64_t seed, fz_stats *s)
+static void fz_search(const sa_dfg_graph *g, const sa_dfg_device *base, int64_t mem, uint64_t seed, fz_stats *s)
 {
     bool fixed = true;
     ck_assert(pool_fixed_fits(g, mem, &fixed));
-    dfg_device d = *base;
+    sa_dfg_device d = *base;
     d.memory_bytes = mem;
-    ga_opts o;
-    ga_opts_default(&o);
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
     o.seed = seed;
     o.population = 6;
     o.generations = 2;
     o.threads = 1;
-    ga_result res;
+    sa_ga_result res;
     sa_err err = {0};
-    sa_status st = ga_search(g, &d, &o, &res, &err);
+    sa_status st = sa_ga_search(g, &d, &o, &res, &err);
     char what[160];
     snprintf(what, sizeof what, "ga_search on %s at %lld bytes", g->name, (long long)mem);
     s->ga_runs++;
@@ -625,7 +625,7 @@ static void fz_search(const dfg_graph *g, const dfg_device *base, int64_t mem, u
     }
     fz_check(res.best, g, what, fixed, s);
     s->ga_split_planned += !fixed;
-    plan_free(res.best);
+    sa_plan_free(res.best);
 }
 
 /* A random pool on a random schedule, Belady or LRU on demand, random
@@ -635,11 +635,11 @@ static void fz_search(const dfg_graph *g, const dfg_device *base, int64_t mem, u
  * Whenever the pool passes pool_fits_split the planner must plan, and
  * validly; when it does not, the planner may only say that an op needs more
  * objects. */
-static void fz_pools(fz_rng *r, const dfg_graph *g, const dfg_device *base, int64_t mem, swp_ws *ws, fz_stats *s)
+static void fz_pools(fz_rng *r, const sa_dfg_graph *g, const sa_dfg_device *base, int64_t mem, swp_ws *ws, fz_stats *s)
 {
     bool fixed = true;
     ck_assert(pool_fixed_fits(g, mem, &fixed));
-    dfg_device d = *base;
+    sa_dfg_device d = *base;
     d.memory_bytes = mem;
     pool_alloc a;
     ck_assert(pool_alloc_init(&a, g->n_sizes));
@@ -685,7 +685,7 @@ static void fz_pools(fz_rng *r, const dfg_graph *g, const dfg_device *base, int6
     sa_status fs = pool_fits_split(&a, g, &err);
     ck_assert(fs == SA_OK || fs == SA_EINFEASIBLE);
     bool fits = fs == SA_OK;
-    plan *p = plan_new(g, &d);
+    sa_plan *p = sa_plan_new(g, &d);
     sa_status st = swp_plan(g, &d, sch, &a, &so, ws, p, &err);
     char what[320];
     int n = snprintf(what, sizeof what, "swp_plan (%s, threshold %g, %d passes) on %s at %lld bytes, classes",
@@ -700,7 +700,7 @@ static void fz_pools(fz_rng *r, const dfg_graph *g, const dfg_device *base, int6
     s->pools_unfit += !fits;
     if (st == SA_OK) {
         ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
-        ck_assert(plan_set_search_json(p, "{}"));
+        ck_assert(sa_plan_set_search_json(p, "{}"));
         fz_check(p, g, what, fixed, s);
         s->pools_split_planned += fits && !fixed;
     } else {
@@ -709,15 +709,15 @@ static void fz_pools(fz_rng *r, const dfg_graph *g, const dfg_device *base, int6
                       what, st, err.msg);
         s->pools_unfit_failed++;
     }
-    plan_free(p);
+    sa_plan_free(p);
     pool_alloc_free(&a);
 }
 
 /* The lowest memory that some pool of whole objects fits (bisection on
  * pool_fixed_fits, which is monotone in memory). */
-static int64_t fz_fixed_floor(const dfg_graph *g)
+static int64_t fz_fixed_floor(const sa_dfg_graph *g)
 {
-    int64_t lo = 0, hi = dfg_total_bytes(g) * 2 + MB; /* fits hi, not lo */
+    int64_t lo = 0, hi = sa_dfg_total_bytes(g) * 2 + MB; /* fits hi, not lo */
     while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
         bool fits = false;
@@ -749,10 +749,10 @@ START_TEST(test_fuzz_split_plans_are_valid)
     fz_rng r = {env_seed ? strtoull(env_seed, NULL, 0) : 0x5eed5eed2024ULL};
     fz_stats s = {0};
     for (int gi = 0; gi < n_graphs; gi++) {
-        dfg_graph *g = fz_graph(&r, gi);
+        sa_dfg_graph *g = fz_graph(&r, gi);
         /* the unit device (1 MiB a microsecond each way), its link sometimes
          * 4 times slower or faster, sometimes with a latency */
-        dfg_device dev = tu_unit_dev(0);
+        sa_dfg_device dev = tu_unit_dev(0);
         double rate = (double[]){0.25, 1.0, 1.0, 4.0}[fz_int(&r, 0, 3)];
         dev.h2d_bytes_per_s *= rate;
         dev.d2h_bytes_per_s *= rate;
@@ -761,7 +761,7 @@ START_TEST(test_fuzz_split_plans_are_valid)
         swp_ws *ws = swp_ws_new(g);
         ck_assert_ptr_nonnull(ws);
         s.graphs++;
-        int64_t lo = dfg_max_op_bytes(g, NULL), peak = dfg_peak_bytes(g, NULL), fixed = fz_fixed_floor(g);
+        int64_t lo = sa_dfg_max_op_bytes(g, NULL), peak = sa_dfg_peak_bytes(g, NULL), fixed = fz_fixed_floor(g);
         int64_t lo_u = (lo + MB - 1) / MB, top_u = ((peak > fixed ? peak : fixed) + MB - 1) / MB;
         int64_t fixed_u = (fixed + MB - 1) / MB;
         int64_t mem[12];
@@ -779,11 +779,11 @@ START_TEST(test_fuzz_split_plans_are_valid)
         qsort(mem, (size_t)nm, sizeof *mem, fz_cmp_i64);
         /* the largest op does not fit: refused up front */
         {
-            dfg_device d = dev;
+            sa_dfg_device d = dev;
             d.memory_bytes = lo - 1;
-            plan *p = NULL;
+            sa_plan *p = NULL;
             sa_err err = {0};
-            ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_EINFEASIBLE);
+            ck_assert_int_eq(sa_policy_run("topo", g, &d, &p, &err), SA_EINFEASIBLE);
             ck_assert_msg_contains(err, " alone needs ");
         }
         int64_t split_mem = -1, topo_ok = -1; /* lowest memory topo planned below every fixed pool; planned */
@@ -804,7 +804,7 @@ START_TEST(test_fuzz_split_plans_are_valid)
         if (gi % FZ_GA_EVERY == 0)
             fz_search(g, &dev, split_mem >= 0 ? split_mem : fixed, (uint64_t)gi + 1, &s);
         swp_ws_free(ws);
-        dfg_free(g);
+        sa_dfg_free(g);
     }
     fprintf(stderr,
             "fuzz: %d graphs, %d policy runs (%d planned, %d refused by the pool, %d of those above a memory "

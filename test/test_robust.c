@@ -16,17 +16,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static dfg_device rb_dev(int64_t mem)
+static sa_dfg_device rb_dev(int64_t mem)
 {
-    dfg_device d = {"rb", mem, 12e9, 12e9, 20e9, 10.0};
+    sa_dfg_device d = {"rb", mem, 12e9, 12e9, 20e9, 10.0};
     return d;
 }
 
-static dfg_graph *rb_parse(const char *json)
+static sa_dfg_graph *rb_parse(const char *json)
 {
-    dfg_graph *g = NULL;
+    sa_dfg_graph *g = NULL;
     sa_err err = {0};
-    ck_assert_msg(dfg_parse(json, strlen(json), "rb", &g, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_dfg_parse(json, strlen(json), "rb", &g, &err) == SA_OK, "%s", err.msg);
     return g;
 }
 
@@ -35,40 +35,40 @@ typedef struct rb_stats {
 } rb_stats;
 
 /* On a failure, the graph and plan land in /tmp to reproduce it with the tools. */
-static void rb_dump(const plan *p, const dfg_graph *g)
+static void rb_dump(const sa_plan *p, const sa_dfg_graph *g)
 {
     sa_err e;
-    dfg_write_file(g, "/tmp/robust_fail_graph.json", &e);
-    plan_write_file(p, "/tmp/robust_fail_plan.json", &e);
+    sa_dfg_write_file(g, "/tmp/robust_fail_graph.json", &e);
+    sa_plan_write_file(p, "/tmp/robust_fail_plan.json", &e);
     fprintf(stderr, "robust: wrote /tmp/robust_fail_graph.json and /tmp/robust_fail_plan.json\n");
 }
 
 /* Every written plan must read back, validate strictly and, when cheap, replay. */
-static void rb_check_plan(const plan *p, const dfg_graph *g, bool replay, const char *what, rb_stats *s)
+static void rb_check_plan(const sa_plan *p, const sa_dfg_graph *g, bool replay, const char *what, rb_stats *s)
 {
     sa_err err = {0};
-    val_report rep = {0};
-    sa_status st = plan_validate(p, g, true, &rep, &err);
+    sa_val_report rep = {0};
+    sa_status st = sa_plan_validate(p, g, true, &rep, &err);
     if (st)
         rb_dump(p, g);
     ck_assert_msg(st == SA_OK, "%s: invalid plan: %s", what, err.msg);
-    val_report_free(&rep);
+    sa_val_report_free(&rep);
     char *text = NULL;
-    ck_assert_msg(plan_to_json(p, &text, &err) == SA_OK, "%s: %s", what, err.msg);
-    plan *q = NULL;
-    st = plan_parse(text, strlen(text), "written", &q, &err);
+    ck_assert_msg(sa_plan_to_json(p, &text, &err) == SA_OK, "%s: %s", what, err.msg);
+    sa_plan *q = NULL;
+    st = sa_plan_parse(text, strlen(text), "written", &q, &err);
     ck_assert_msg(st == SA_OK, "%s: the written plan does not read back: %s", what, err.msg);
-    ck_assert_msg(plan_validate(q, g, true, NULL, &err) == SA_OK, "%s: re-read plan: %s", what, err.msg);
-    plan_free(q);
+    ck_assert_msg(sa_plan_validate(q, g, true, NULL, &err) == SA_OK, "%s: re-read plan: %s", what, err.msg);
+    sa_plan_free(q);
     free(text);
     if (!replay)
         return;
-    runner_opts o;
-    runner_opts_default(&o);
-    o.backend = RUNNER_HOST;
+    sa_runner_opts o;
+    sa_runner_opts_default(&o);
+    o.backend = SA_RUNNER_HOST;
     o.cap_bytes = 1 << 20;
-    runner_report r;
-    st = runner_run(p, g, &o, &r, &err);
+    sa_runner_report r;
+    st = sa_runner_run(p, g, &o, &r, &err);
     if (st != SA_OK && st != SA_EINFEASIBLE)
         rb_dump(p, g);
     /* a host replay may refuse only sizes it cannot scale into the cap */
@@ -77,27 +77,27 @@ static void rb_check_plan(const plan *p, const dfg_graph *g, bool replay, const 
     if (st == SA_OK) {
         ck_assert_msg(r.valid, "%s: replay says invalid", what);
         s->replayed++;
-        runner_report_free(&r);
+        sa_runner_report_free(&r);
     }
 }
 
 /* Every row of the policy table on g: a valid plan or SA_EINFEASIBLE. */
-static void rb_all_policies(const dfg_graph *g, const dfg_device *d, bool must_plan, bool replay, uint64_t seed,
+static void rb_all_policies(const sa_dfg_graph *g, const sa_dfg_device *d, bool must_plan, bool replay, uint64_t seed,
                             const char *what, rb_stats *s)
 {
     int n = 0;
-    const policy_def *tab = policy_table(&n);
+    const sa_policy_def *tab = sa_policy_table(&n);
     for (int i = 0; i < n; i++) {
-        policy_opts o;
-        policy_opts_default(&o);
+        sa_policy_opts o;
+        sa_policy_opts_default(&o);
         o.search.generations = 2;
         o.search.population = 6;
         o.search.threads = 1;
         o.search.seed = seed;
         o.search.time_limit_s = 0;
-        plan *p = NULL;
+        sa_plan *p = NULL;
         sa_err err = {0};
-        sa_status st = policy_run_opts(tab[i].name, g, d, &o, &p, &err);
+        sa_status st = sa_policy_run_opts(tab[i].name, g, d, &o, &p, &err);
         char w[256];
         snprintf(w, sizeof w, "%s, policy %s, memory %lld", what, tab[i].name, (long long)d->memory_bytes);
         ck_assert_msg(st == SA_OK || (st == SA_EINFEASIBLE && !must_plan), "%s: status %s: %s", w,
@@ -111,7 +111,7 @@ static void rb_all_policies(const dfg_graph *g, const dfg_device *d, bool must_p
             ck_assert_ptr_null(p);
             s->refused++;
         }
-        plan_free(p);
+        sa_plan_free(p);
     }
 }
 
@@ -137,15 +137,15 @@ START_TEST(test_zero_time_sink_every_policy)
 {
     const char *times[][2] = {{"10", "0"}, {"0", "0"}, {"0", "10"}, {"1e18", "0"}, {"1e18", "1"}, {"1e-300", "0"}};
     for (size_t k = 0; k < SA_ARRAY_LEN(times); k++) {
-        dfg_graph *g = rb_parse(zt_json(times[k][0], times[k][1]));
-        dfg_device d = rb_dev(1 << 20);
+        sa_dfg_graph *g = rb_parse(zt_json(times[k][0], times[k][1]));
+        sa_dfg_device d = rb_dev(1 << 20);
         rb_stats s = {0};
         char what[64];
         snprintf(what, sizeof what, "relu %s us, sink %s us", times[k][0], times[k][1]);
         rb_all_policies(g, &d, true, true, 1, what, &s);
         d.transfer_latency_us = 1e29; /* huge but accepted */
         rb_all_policies(g, &d, true, true, 1, what, &s);
-        dfg_free(g);
+        sa_dfg_free(g);
     }
 }
 END_TEST
@@ -153,7 +153,7 @@ END_TEST
 /* A hand-made valid plan for the zero-time sink: swap x in, relu, sink. */
 START_TEST(test_zero_time_hand_plan_validates)
 {
-    dfg_graph *g = rb_parse(zt_json("10", "0"));
+    sa_dfg_graph *g = rb_parse(zt_json("10", "0"));
     const char *pj =
         "{\"format\":\"swapplan\",\"version\":1,\"graph\":{\"name\":\"zt\",\"ops\":2,\"tensors\":2},"
         "\"device\":{\"name\":\"rb\",\"memory_bytes\":4096,\"h2d_bytes_per_s\":12e9,\"d2h_bytes_per_s\":12e9,"
@@ -162,22 +162,22 @@ START_TEST(test_zero_time_hand_plan_validates)
         "{\"id\":1,\"kind\":\"compute\",\"op\":0,\"deps\":[0]},{\"id\":2,\"kind\":\"compute\",\"op\":1,\"deps\":[]}],"
         "\"placements\":[{\"tensor\":0,\"offset\":0,\"begin\":0,\"end\":1},"
         "{\"tensor\":1,\"offset\":1024,\"begin\":1,\"end\":2}],\"resident_at_start\":[]}";
-    plan *p = NULL;
+    sa_plan *p = NULL;
     sa_err err = {0};
-    ck_assert_msg(plan_parse(pj, strlen(pj), "hand", &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_plan_parse(pj, strlen(pj), "hand", &p, &err) == SA_OK, "%s", err.msg);
     ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
-    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
-    runner_opts o;
-    runner_opts_default(&o);
-    o.backend = RUNNER_HOST;
-    runner_report r;
-    ck_assert_msg(runner_run(p, g, &o, &r, &err) == SA_OK, "%s", err.msg);
-    runner_report_free(&r);
+    ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    sa_runner_opts o;
+    sa_runner_opts_default(&o);
+    o.backend = SA_RUNNER_HOST;
+    sa_runner_report r;
+    ck_assert_msg(sa_runner_run(p, g, &o, &r, &err) == SA_OK, "%s", err.msg);
+    sa_runner_report_free(&r);
     /* the placement of y ending before the sink does is still caught */
     p->place[1].end = 1;
-    ck_assert_int_eq(plan_validate(p, g, false, NULL, &err), SA_EINVALID);
-    plan_free(p);
-    dfg_free(g);
+    ck_assert_int_eq(sa_plan_validate(p, g, false, NULL, &err), SA_EINVALID);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -185,16 +185,16 @@ END_TEST
 
 START_TEST(test_huge_times_refused_as_bad_input)
 {
-    dfg_graph *g = NULL;
+    sa_dfg_graph *g = NULL;
     sa_err err = {0};
     const char *j = zt_json("1e31", "0");
-    ck_assert_int_eq(dfg_parse(j, strlen(j), "huge", &g, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_dfg_parse(j, strlen(j), "huge", &g, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "time_us");
     char *dj = tu_replace(tu_tiny_json(), "\"control_deps\":[]}",
                           "\"control_deps\":[],\"device\":{\"name\":\"d\",\"memory_bytes\":4096,"
                           "\"h2d_bytes_per_s\":1e9,\"d2h_bytes_per_s\":1e9,\"duplex_bytes_per_s\":1e9,"
                           "\"transfer_latency_us\":1e300}}");
-    ck_assert_int_eq(dfg_parse(dj, strlen(dj), "lat", &g, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_dfg_parse(dj, strlen(dj), "lat", &g, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "transfer_latency_us");
     free(dj);
     const char *prof = "{\"format\":\"device-profile\",\"version\":1,\"name\":\"p\",\"memory_bytes\":1000000,"
@@ -202,20 +202,20 @@ START_TEST(test_huge_times_refused_as_bad_input)
                        "\"transfer_latency_us\":1,\"peak_flops\":{\"f32\":1e12},"
                        "\"memory_bandwidth_bytes_per_s\":1e11,\"launch_overhead_us\":1.7e308,"
                        "\"efficiency\":{\"default\":{\"compute\":0.5,\"memory\":0.5}}}";
-    devprof *pp = NULL;
-    ck_assert_int_eq(devprof_parse(prof, strlen(prof), "prof", &pp, &err), SA_EFORMAT);
+    sa_devprof *pp = NULL;
+    ck_assert_int_eq(sa_devprof_parse(prof, strlen(prof), "prof", &pp, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "launch_overhead_us");
     /* a modelled time past the bound: flops 1e308 at 1 FLOP/s */
     char *p1 = tu_replace(prof, "1.7e308", "1");
     char *p2 = tu_replace(p1, "{\"f32\":1e12}", "{\"f32\":1}");
     free(p1);
-    ck_assert_msg(devprof_parse(p2, strlen(p2), "prof", &pp, &err) == SA_OK, "%s", err.msg);
-    dfg_graph *t = rb_parse(tu_tiny_json());
+    ck_assert_msg(sa_devprof_parse(p2, strlen(p2), "prof", &pp, &err) == SA_OK, "%s", err.msg);
+    sa_dfg_graph *t = rb_parse(tu_tiny_json());
     t->ops[0].flops = 1e308;
-    ck_assert_int_eq(cost_profile_graph(t, pp, 0, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_cost_profile_graph(t, pp, 0, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "fc");
-    devprof_free(pp);
-    dfg_free(t);
+    sa_devprof_free(pp);
+    sa_dfg_free(t);
     free(p2);
 }
 END_TEST
@@ -223,66 +223,66 @@ END_TEST
 /* ------------------------------------------------------------ overflow */
 
 /* n inputs of `bytes` each, all read by one sink */
-static dfg_graph *rb_wide(int n, int64_t bytes)
+static sa_dfg_graph *rb_wide(int n, int64_t bytes)
 {
-    dfg_graph *g = dfg_new("wide");
+    sa_dfg_graph *g = sa_dfg_new("wide");
     int32_t *in = calloc((size_t)n, sizeof *in);
     for (int i = 0; i < n; i++) {
         char name[32];
         snprintf(name, sizeof name, "t%d", i);
-        in[i] = dfg_add_tensor(g, name, DFG_INPUT, bytes);
+        in[i] = sa_dfg_add_tensor(g, name, SA_DFG_INPUT, bytes);
     }
-    ck_assert_int_eq(dfg_add_op(g, "sink", "sink", DFG_FORWARD, in, n, NULL, 0), 0);
+    ck_assert_int_eq(sa_dfg_add_op(g, "sink", "sink", SA_DFG_FORWARD, in, n, NULL, 0), 0);
     g->ops[0].time_us = 1;
     free(in);
     sa_err err = {0};
-    ck_assert_msg(dfg_finalize(g, "wide", &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_dfg_finalize(g, "wide", &err) == SA_OK, "%s", err.msg);
     return g;
 }
 
 START_TEST(test_byte_sums_past_2_63)
 {
     int64_t big = (int64_t)1 << 53;
-    dfg_graph *g = rb_wide(1100, big);
+    sa_dfg_graph *g = rb_wide(1100, big);
     int32_t op = -1;
-    ck_assert(dfg_max_op_bytes(g, &op) == INT64_MAX);
+    ck_assert(sa_dfg_max_op_bytes(g, &op) == INT64_MAX);
     ck_assert_int_eq(op, 0);
-    ck_assert(dfg_total_bytes(g) == INT64_MAX);
-    ck_assert(dfg_peak_bytes(g, NULL) == INT64_MAX);
-    dfg_device d = rb_dev(big);
+    ck_assert(sa_dfg_total_bytes(g) == INT64_MAX);
+    ck_assert(sa_dfg_peak_bytes(g, NULL) == INT64_MAX);
+    sa_dfg_device d = rb_dev(big);
     rb_stats s = {0};
     rb_all_policies(g, &d, false, false, 1, "1100 x 2^53 bytes", &s);
     ck_assert_int_eq(s.planned, 0);
-    dfg_free(g);
+    sa_dfg_free(g);
     /* two 2^52-byte tensors: the ideal plan's arena (2^53 + 2^52) would not be exact */
     g = rb_wide(3, big / 2);
     d = rb_dev(big);
     s = (rb_stats){0};
     rb_all_policies(g, &d, false, false, 1, "3 x 2^52 bytes", &s);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* byte totals of a plan may pass 2^53: written, they must read back */
 START_TEST(test_plan_predicted_bytes_past_2_53_read_back)
 {
-    dfg_graph *g = rb_parse(tu_tiny_json());
-    dfg_device d = rb_dev(1 << 20);
-    plan *p = NULL;
+    sa_dfg_graph *g = rb_parse(tu_tiny_json());
+    sa_dfg_device d = rb_dev(1 << 20);
+    sa_plan *p = NULL;
     sa_err err = {0};
-    ck_assert_msg(policy_run("topo", g, &d, &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_policy_run("topo", g, &d, &p, &err) == SA_OK, "%s", err.msg);
     p->predicted.h2d_bytes = ((int64_t)1 << 60) + 1;
     p->predicted.d2h_bytes = INT64_MAX;
     char *text = NULL;
-    ck_assert_int_eq(plan_to_json(p, &text, &err), SA_OK);
-    plan *q = NULL;
-    ck_assert_msg(plan_parse(text, strlen(text), "big", &q, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(sa_plan_to_json(p, &text, &err), SA_OK);
+    sa_plan *q = NULL;
+    ck_assert_msg(sa_plan_parse(text, strlen(text), "big", &q, &err) == SA_OK, "%s", err.msg);
     ck_assert(q->predicted.h2d_bytes == (int64_t)1 << 60);
     ck_assert(q->predicted.d2h_bytes == INT64_MAX);
-    plan_free(q);
+    sa_plan_free(q);
     free(text);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -291,7 +291,7 @@ END_TEST
 /* Topping a pool up to a huge budget adds no more objects than the graph can use. */
 START_TEST(test_pool_top_up_capped_by_demand)
 {
-    dfg_graph *g = rb_parse(tu_tiny_json());
+    sa_dfg_graph *g = rb_parse(tu_tiny_json());
     pool_alloc a;
     ck_assert(pool_alloc_init(&a, g->n_sizes));
     int32_t need[16];
@@ -319,7 +319,7 @@ START_TEST(test_pool_top_up_capped_by_demand)
     /* the floors not fitting is SA_EINFEASIBLE, not a failure */
     ck_assert_int_eq(pool_repair_any(&a, g, need, 16, true, &err), SA_EINFEASIBLE);
     pool_alloc_free(&a);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -327,18 +327,18 @@ END_TEST
  * the counting path of the pool's floors: the same floors as pairwise. */
 START_TEST(test_pool_floors_of_a_wide_op)
 {
-    dfg_graph *g = dfg_new("wide");
+    sa_dfg_graph *g = sa_dfg_new("wide");
     int32_t in[300];
     for (int i = 0; i < 300; i++) {
         char nm[16];
         snprintf(nm, sizeof nm, "t%d", i);
-        in[i] = dfg_add_tensor(g, nm, DFG_INPUT, (int64_t)(1 + (i * 7) % 5) * 1000);
+        in[i] = sa_dfg_add_tensor(g, nm, SA_DFG_INPUT, (int64_t)(1 + (i * 7) % 5) * 1000);
     }
-    dfg_add_op(g, "sink", "sink", DFG_FORWARD, in, 300, NULL, 0);
-    dfg_add_op(g, "small", "x", DFG_FORWARD, in, 3, NULL, 0);
+    sa_dfg_add_op(g, "sink", "sink", SA_DFG_FORWARD, in, 300, NULL, 0);
+    sa_dfg_add_op(g, "small", "x", SA_DFG_FORWARD, in, 3, NULL, 0);
     g->ops[0].time_us = g->ops[1].time_us = 1;
     sa_err err = {0};
-    ck_assert_int_eq(dfg_finalize(g, "wide", &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_finalize(g, "wide", &err), SA_OK);
     pool_alloc a;
     ck_assert(pool_alloc_init(&a, g->n_sizes));
     for (int32_t i = 0; i < g->n_sizes; i++)
@@ -358,27 +358,27 @@ START_TEST(test_pool_floors_of_a_wide_op)
         ck_assert_int_eq(shared[c], suffix[c] - (c + 1 < a.n_classes ? suffix[c + 1] : 0));
     }
     pool_alloc_free(&a);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_search_at_huge_budgets)
 {
-    dfg_graph *g = rb_parse(tu_tiny_json());
+    sa_dfg_graph *g = rb_parse(tu_tiny_json());
     int64_t mems[] = {(int64_t)16 << 30, (int64_t)1e12, (int64_t)1 << 53};
     for (size_t k = 0; k < SA_ARRAY_LEN(mems); k++) {
-        dfg_device d = rb_dev(mems[k]);
-        policy_opts o;
-        policy_opts_default(&o);
+        sa_dfg_device d = rb_dev(mems[k]);
+        sa_policy_opts o;
+        sa_policy_opts_default(&o);
         o.search.generations = 3;
         o.search.threads = 1;
-        plan *p = NULL;
+        sa_plan *p = NULL;
         sa_err err = {0};
-        ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &o, &p, &err) == SA_OK, "%s", err.msg);
-        ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
-        plan_free(p);
+        ck_assert_msg(sa_policy_run_opts("swapadvisor", g, &d, &o, &p, &err) == SA_OK, "%s", err.msg);
+        ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+        sa_plan_free(p);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -400,14 +400,14 @@ START_TEST(test_first_op_reads_only_persistent)
         "\"time_us\":5},"
         "{\"id\":3,\"name\":\"u\",\"type\":\"sgd_update\",\"phase\":\"update\",\"inputs\":[0,3],\"outputs\":[0],"
         "\"time_us\":1}],\"control_deps\":[]}";
-    dfg_graph *g = rb_parse(j);
+    sa_dfg_graph *g = rb_parse(j);
     int64_t mems[] = {1 << 20, 12800, 8192 + 4096 + 256};
     rb_stats s = {0};
     for (size_t k = 0; k < SA_ARRAY_LEN(mems); k++) {
-        dfg_device d = rb_dev(mems[k]);
+        sa_dfg_device d = rb_dev(mems[k]);
         rb_all_policies(g, &d, k == 0, true, 1, "first op reads only a param", &s);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -416,26 +416,26 @@ END_TEST
 START_TEST(test_json_trailing_data_and_duplicate_keys)
 {
     const char *tiny = tu_tiny_json();
-    dfg_graph *g = NULL;
+    sa_dfg_graph *g = NULL;
     sa_err err = {0};
     char *j = malloc(strlen(tiny) * 2 + 16);
     sprintf(j, "%s xyz", tiny);
-    ck_assert_int_eq(dfg_parse(j, strlen(j), "t", &g, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_dfg_parse(j, strlen(j), "t", &g, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "trailing data");
     ck_assert_msg_contains(err, "line 12");
     sprintf(j, "%s\n%s", tiny, tiny);
-    ck_assert_int_eq(dfg_parse(j, strlen(j), "t", &g, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_dfg_parse(j, strlen(j), "t", &g, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "trailing data");
     sprintf(j, "%s \n\t\r ", tiny);
-    ck_assert_msg(dfg_parse(j, strlen(j), "t", &g, &err) == SA_OK, "%s", err.msg);
-    dfg_free(g);
+    ck_assert_msg(sa_dfg_parse(j, strlen(j), "t", &g, &err) == SA_OK, "%s", err.msg);
+    sa_dfg_free(g);
     free(j);
     char *d = tu_replace(tiny, "\"bytes\":16,\"shape\"", "\"bytes\":16,\"bytes\":-5,\"shape\"");
-    ck_assert_int_eq(dfg_parse(d, strlen(d), "t", &g, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_dfg_parse(d, strlen(d), "t", &g, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "tensors[0]: duplicate key \"bytes\"");
     free(d);
     d = tu_replace(tiny, "\"custom\":{\"a\":[1,2]}", "\"custom\":{\"a\":[{\"k\":1,\"k\":2}]}");
-    ck_assert_int_eq(dfg_parse(d, strlen(d), "t", &g, &err), SA_EFORMAT);
+    ck_assert_int_eq(sa_dfg_parse(d, strlen(d), "t", &g, &err), SA_EFORMAT);
     ck_assert_msg_contains(err, "custom.a[0]: duplicate key \"k\"");
     free(d);
 }
@@ -444,17 +444,17 @@ END_TEST
 START_TEST(test_error_lines_escape_control_characters)
 {
     char *j = tu_replace(tu_tiny_json(), "\"name\":\"fc\"", "\"name\":\"f\\u001b[31mc\\nX\"");
-    dfg_graph *g = rb_parse(j);
-    dfg_device d = rb_dev(64);
-    plan *p = NULL;
+    sa_dfg_graph *g = rb_parse(j);
+    sa_dfg_device d = rb_dev(64);
+    sa_plan *p = NULL;
     sa_err err = {0};
-    ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(sa_policy_run("topo", g, &d, &p, &err), SA_EINFEASIBLE);
     ck_assert_msg(strchr(err.msg, '\n') == NULL && strchr(err.msg, 0x1b) == NULL, "raw control in: %s", err.msg);
     ck_assert_msg_contains(err, "f\\x1b[31mc\\nX");
     char line[16] = "a\tb\x01";
     sa_escape_controls(line, sizeof line);
     ck_assert_str_eq(line, "a\\tb\\x01");
-    dfg_free(g);
+    sa_dfg_free(g);
     free(j);
 }
 END_TEST
@@ -545,10 +545,10 @@ static void rb_add_in(rb_op *o, int32_t t)
         o->in[o->n_in++] = t;
 }
 
-static int32_t rb_emit(dfg_graph *g, rb_rng *r, bool huge, const char *name, const char *type, dfg_phase ph,
+static int32_t rb_emit(sa_dfg_graph *g, rb_rng *r, bool huge, const char *name, const char *type, sa_dfg_phase ph,
                        const rb_op *o)
 {
-    int32_t id = dfg_add_op(g, name, type, ph, o->in, o->n_in, o->out, o->n_out);
+    int32_t id = sa_dfg_add_op(g, name, type, ph, o->in, o->n_in, o->out, o->n_out);
     ck_assert_int_ge(id, 0);
     g->ops[id].time_us = rb_time(r, huge);
     return id;
@@ -560,29 +560,29 @@ static int32_t rb_emit(dfg_graph *g, rb_rng *r, bool huge, const char *name, con
  * without inputs made), view-only ops that read an activation and write
  * nothing, a loss, a backward pass that reads the activations again, in-place
  * updates, and sometimes a sink that reads every activation at the end. */
-static dfg_graph *rb_graph(rb_rng *r, int idx, bool huge)
+static sa_dfg_graph *rb_graph(rb_rng *r, int idx, bool huge)
 {
     char name[64];
     snprintf(name, sizeof name, "rb%d", idx);
-    dfg_graph *g = dfg_new(name);
+    sa_dfg_graph *g = sa_dfg_new(name);
     int L = rb_int(r, 1, 8);
     int32_t act[10], w[10], st[10];
     char nm[32];
     rb_op o;
     if (rb_pct(r, 70)) {
-        act[0] = dfg_add_tensor(g, "x", DFG_INPUT, rb_bytes(r, huge));
+        act[0] = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, rb_bytes(r, huge));
     } else {
-        act[0] = dfg_add_tensor(g, "x", DFG_ACTIVATION, rb_bytes(r, huge));
+        act[0] = sa_dfg_add_tensor(g, "x", SA_DFG_ACTIVATION, rb_bytes(r, huge));
         o = (rb_op){.n_in = 0, .n_out = 1, .out = {act[0]}};
-        rb_emit(g, r, huge, "source", "fill", DFG_FORWARD, &o);
+        rb_emit(g, r, huge, "source", "fill", SA_DFG_FORWARD, &o);
     }
     for (int i = 1; i <= L; i++) {
         snprintf(nm, sizeof nm, "w%d", i);
-        w[i] = rb_pct(r, 60) ? dfg_add_tensor(g, nm, DFG_PARAM, rb_bytes(r, huge)) : -1;
+        w[i] = rb_pct(r, 60) ? sa_dfg_add_tensor(g, nm, SA_DFG_PARAM, rb_bytes(r, huge)) : -1;
         snprintf(nm, sizeof nm, "s%d", i);
-        st[i] = w[i] >= 0 && rb_pct(r, 30) ? dfg_add_tensor(g, nm, DFG_STATE, rb_bytes(r, huge)) : -1;
+        st[i] = w[i] >= 0 && rb_pct(r, 30) ? sa_dfg_add_tensor(g, nm, SA_DFG_STATE, rb_bytes(r, huge)) : -1;
         snprintf(nm, sizeof nm, "a%d", i);
-        act[i] = dfg_add_tensor(g, nm, DFG_ACTIVATION, rb_bytes(r, huge));
+        act[i] = sa_dfg_add_tensor(g, nm, SA_DFG_ACTIVATION, rb_bytes(r, huge));
         o = (rb_op){0};
         rb_add_in(&o, act[i - 1]);
         if (w[i] >= 0)
@@ -592,29 +592,29 @@ static dfg_graph *rb_graph(rb_rng *r, int idx, bool huge)
         if (rb_pct(r, 20)) {
             /* a constant made by an op with no inputs */
             snprintf(nm, sizeof nm, "k%d", i);
-            int32_t k = dfg_add_tensor(g, nm, DFG_ACTIVATION, rb_bytes(r, huge));
+            int32_t k = sa_dfg_add_tensor(g, nm, SA_DFG_ACTIVATION, rb_bytes(r, huge));
             rb_op c = {.n_in = 0, .n_out = 1, .out = {k}};
             snprintf(nm, sizeof nm, "const%d", i);
-            rb_emit(g, r, huge, nm, "constant", DFG_FORWARD, &c);
+            rb_emit(g, r, huge, nm, "constant", SA_DFG_FORWARD, &c);
             rb_add_in(&o, k);
         }
         o.out[o.n_out++] = act[i];
         if (rb_pct(r, 25)) {
             snprintf(nm, sizeof nm, "ws%d", i);
-            o.out[o.n_out++] = dfg_add_tensor(g, nm, DFG_WORKSPACE, rb_bytes(r, huge));
+            o.out[o.n_out++] = sa_dfg_add_tensor(g, nm, SA_DFG_WORKSPACE, rb_bytes(r, huge));
         }
         snprintf(nm, sizeof nm, "f%d", i);
-        rb_emit(g, r, huge, nm, "conv2d", DFG_FORWARD, &o);
+        rb_emit(g, r, huge, nm, "conv2d", SA_DFG_FORWARD, &o);
         if (rb_pct(r, 30)) {
             /* a view that reads and writes nothing new */
             rb_op v = {.n_in = 1, .in = {act[i]}, .n_out = 0};
             snprintf(nm, sizeof nm, "view%d", i);
-            rb_emit(g, r, huge, nm, "view", DFG_FORWARD, &v);
+            rb_emit(g, r, huge, nm, "view", SA_DFG_FORWARD, &v);
         }
     }
-    int32_t grad = dfg_add_tensor(g, "dl", DFG_GRADIENT, rb_bytes(r, huge));
+    int32_t grad = sa_dfg_add_tensor(g, "dl", SA_DFG_GRADIENT, rb_bytes(r, huge));
     o = (rb_op){.n_in = 1, .in = {act[L]}, .n_out = 1, .out = {grad}};
-    rb_emit(g, r, huge, "loss", "softmax_xent", DFG_FORWARD, &o);
+    rb_emit(g, r, huge, "loss", "softmax_xent", SA_DFG_FORWARD, &o);
     int32_t dw[10];
     for (int i = L; i >= 1; i--) {
         o = (rb_op){0};
@@ -625,19 +625,19 @@ static dfg_graph *rb_graph(rb_rng *r, int idx, bool huge)
         int32_t ng = -1;
         if (i > 1) {
             snprintf(nm, sizeof nm, "da%d", i - 1);
-            ng = dfg_add_tensor(g, nm, DFG_GRADIENT, rb_bytes(r, huge));
+            ng = sa_dfg_add_tensor(g, nm, SA_DFG_GRADIENT, rb_bytes(r, huge));
             o.out[o.n_out++] = ng;
         }
         dw[i] = -1;
         if (w[i] >= 0) {
             snprintf(nm, sizeof nm, "dw%d", i);
-            dw[i] = dfg_add_tensor(g, nm, DFG_GRADIENT, rb_bytes(r, huge));
+            dw[i] = sa_dfg_add_tensor(g, nm, SA_DFG_GRADIENT, rb_bytes(r, huge));
             o.out[o.n_out++] = dw[i];
         }
         if (o.n_out == 0)
             continue;
         snprintf(nm, sizeof nm, "b%d", i);
-        rb_emit(g, r, huge, nm, "conv2d_bwd", DFG_BACKWARD, &o);
+        rb_emit(g, r, huge, nm, "conv2d_bwd", SA_DFG_BACKWARD, &o);
         if (ng >= 0)
             grad = ng;
     }
@@ -646,7 +646,7 @@ static dfg_graph *rb_graph(rb_rng *r, int idx, bool huge)
         o = (rb_op){0};
         for (int i = 1; i <= L; i++)
             rb_add_in(&o, act[i]);
-        rb_emit(g, r, huge, "sink", "sink", DFG_BACKWARD, &o);
+        rb_emit(g, r, huge, "sink", "sink", SA_DFG_BACKWARD, &o);
     }
     for (int i = 1; i <= L; i++) {
         if (w[i] < 0)
@@ -660,10 +660,10 @@ static dfg_graph *rb_graph(rb_rng *r, int idx, bool huge)
             o.out[o.n_out++] = st[i];
         }
         snprintf(nm, sizeof nm, "u%d", i);
-        rb_emit(g, r, huge, nm, "adam_update", DFG_UPDATE, &o);
+        rb_emit(g, r, huge, nm, "adam_update", SA_DFG_UPDATE, &o);
     }
     sa_err err = {0};
-    ck_assert_msg(dfg_finalize(g, name, &err) == SA_OK, "generator bug: %s", err.msg);
+    ck_assert_msg(sa_dfg_finalize(g, name, &err) == SA_OK, "generator bug: %s", err.msg);
     return g;
 }
 
@@ -675,20 +675,20 @@ START_TEST(test_random_graphs_every_policy)
     rb_stats s = {0};
     for (int i = 0; i < RB_GRAPHS; i++) {
         bool huge = i % 4 == 3;
-        dfg_graph *g = rb_graph(&r, i, huge);
-        int64_t peak = dfg_peak_bytes(g, NULL), one = dfg_max_op_bytes(g, NULL);
+        sa_dfg_graph *g = rb_graph(&r, i, huge);
+        int64_t peak = sa_dfg_peak_bytes(g, NULL), one = sa_dfg_max_op_bytes(g, NULL);
         /* from below the largest op to above the peak, at most 2^53 */
         double f[] = {0.5, 1.0, 1.3, 3.0};
         double base[] = {(double)one, (double)one, (double)one + 0.5 * (double)(peak - one), 1.5 * (double)peak};
         int k = rb_int(&r, 0, 3);
-        double m = fmin(f[k] * base[k] + 1, DFG_MAX_EXACT_INT);
-        dfg_device d = rb_dev((int64_t)m);
+        double m = fmin(f[k] * base[k] + 1, SA_DFG_MAX_EXACT_INT);
+        sa_dfg_device d = rb_dev((int64_t)m);
         if (rb_pct(&r, 20))
             d.transfer_latency_us = rb_pct(&r, 50) ? 0 : 1e15;
         char what[64];
         snprintf(what, sizeof what, "random graph %d (%d ops)", i, g->n_ops);
         rb_all_policies(g, &d, false, !huge, (uint64_t)i, what, &s);
-        dfg_free(g);
+        sa_dfg_free(g);
     }
     fprintf(stderr, "robust: %d random graphs: %d plans (valid, read back; %d replayed), %d refusals (infeasible)\n",
             RB_GRAPHS, s.planned, s.replayed, s.refused);
@@ -703,12 +703,12 @@ END_TEST
  * minutes at 1,900; its budget now charges what packing walked (rctx.work,
  * HY_WORK_MAX).  This checks the charge: the search block's work is more
  * than the builds' ids, and the plan is valid. */
-static dfg_graph *rb_fragmenting(rb_rng *r, int n)
+static sa_dfg_graph *rb_fragmenting(rb_rng *r, int n)
 {
-    dfg_graph *g = dfg_new("frag");
+    sa_dfg_graph *g = sa_dfg_new("frag");
     int32_t *made = malloc((size_t)(2 * n + 1) * sizeof *made), nm = 0;
     ck_assert_ptr_nonnull(made);
-    made[nm++] = dfg_add_tensor(g, "x", DFG_INPUT, rb_int(r, 1, 1 << 20));
+    made[nm++] = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, rb_int(r, 1, 1 << 20));
     char nm_[32];
     for (int i = 0; i < n; i++) {
         rb_op o = {0};
@@ -717,18 +717,18 @@ static dfg_graph *rb_fragmenting(rb_rng *r, int n)
         for (int k = rb_int(r, 1, 2); k > 0; k--) {
             snprintf(nm_, sizeof nm_, "t%d_%d", i, k);
             int64_t b = rb_pct(r, 40) ? rb_int(r, 1, 64) : rb_int(r, 1, 1 << 20);
-            made[nm] = dfg_add_tensor(g, nm_, i < n * 3 / 5 ? DFG_ACTIVATION : DFG_GRADIENT, b);
+            made[nm] = sa_dfg_add_tensor(g, nm_, i < n * 3 / 5 ? SA_DFG_ACTIVATION : SA_DFG_GRADIENT, b);
             o.out[o.n_out++] = made[nm++];
         }
         snprintf(nm_, sizeof nm_, "op%d", i);
-        int32_t id = dfg_add_op(g, nm_, "conv2d", i < n * 3 / 5 ? DFG_FORWARD : DFG_BACKWARD, o.in, o.n_in, o.out,
+        int32_t id = sa_dfg_add_op(g, nm_, "conv2d", i < n * 3 / 5 ? SA_DFG_FORWARD : SA_DFG_BACKWARD, o.in, o.n_in, o.out,
                                 o.n_out);
         ck_assert_int_ge(id, 0);
         g->ops[id].time_us = rb_int(r, 1, 400) / 4.0;
     }
     free(made);
     sa_err err = {0};
-    ck_assert_msg(dfg_finalize(g, "frag", &err) == SA_OK, "generator bug: %s", err.msg);
+    ck_assert_msg(sa_dfg_finalize(g, "frag", &err) == SA_OK, "generator bug: %s", err.msg);
     return g;
 }
 
@@ -737,12 +737,12 @@ START_TEST(test_hybrid_charges_packing_work)
     rb_rng r = {7};
     int planned = 0;
     for (int i = 0; i < 4; i++) {
-        dfg_graph *g = rb_fragmenting(&r, 60 + 20 * i);
-        int64_t peak = dfg_peak_bytes(g, NULL);
-        dfg_device d = rb_dev(peak * (6 + i) / 10);
-        plan *p = NULL;
+        sa_dfg_graph *g = rb_fragmenting(&r, 60 + 20 * i);
+        int64_t peak = sa_dfg_peak_bytes(g, NULL);
+        sa_dfg_device d = rb_dev(peak * (6 + i) / 10);
+        sa_plan *p = NULL;
         sa_err err = {0};
-        sa_status st = policy_run("hybrid", g, &d, &p, &err);
+        sa_status st = sa_policy_run("hybrid", g, &d, &p, &err);
         ck_assert_msg(st == SA_OK || st == SA_EINFEASIBLE, "hybrid on fragmenting graph %d: %s", i, err.msg);
         if (st == SA_OK) {
             planned++;
@@ -754,8 +754,8 @@ START_TEST(test_hybrid_charges_packing_work)
             ck_assert_msg(work > builds * ids && work <= (long long)1.2e9, "builds %lld x %lld ids, work %lld", builds,
                           ids, work);
         }
-        plan_free(p);
-        dfg_free(g);
+        sa_plan_free(p);
+        sa_dfg_free(g);
     }
     ck_assert_int_gt(planned, 0);
 }

@@ -21,20 +21,20 @@
 
 /* ---------------------------------------------------------------- graphs */
 
-static dfg_graph *tiny(void)
+static sa_dfg_graph *tiny(void)
 {
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err err;
     const char *t = tu_tiny_json();
-    ck_assert_int_eq(dfg_parse(t, strlen(t), "tiny.json", &g, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_parse(t, strlen(t), "tiny.json", &g, &err), SA_OK);
     return g;
 }
 
 
-static dfg_device dev_with(int64_t mem)
+static sa_dfg_device dev_with(int64_t mem)
 {
     /* 4 GB/s links: transfers are not free next to microsecond ops */
-    dfg_device d = {"runner-dev", mem, 4e9, 4e9, 6e9, 5.0};
+    sa_dfg_device d = {"runner-dev", mem, 4e9, 4e9, 6e9, 5.0};
     return d;
 }
 
@@ -42,31 +42,31 @@ static dfg_device dev_with(int64_t mem)
  * raised in steps of 5 % of the peak while the planner finds it infeasible
  * (an op's working set, or a size class, can need more than a small frac;
  * tiny's 16-byte tensors need more than their peak for the pool's objects). */
-static plan *plan_at(const dfg_graph *g, const char *policy, double frac, int64_t *mem_out)
+static sa_plan *plan_at(const sa_dfg_graph *g, const char *policy, double frac, int64_t *mem_out)
 {
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     sa_err err = {0};
     for (double f = frac; f <= 64; f = f < 1 ? f + 0.05 : f * 1.25) {
-        dfg_device d = dev_with((int64_t)((double)peak * f));
-        plan *p = NULL;
+        sa_dfg_device d = dev_with((int64_t)((double)peak * f));
+        sa_plan *p = NULL;
         sa_status st;
         if (strcmp(policy, "ga") == 0) {
-            ga_opts o;
-            ga_opts_default(&o);
+            sa_ga_opts o;
+            sa_ga_opts_default(&o);
             o.threads = 2;
             o.seed = 3;
             o.population = 8;
             o.generations = 3;
-            ga_result r;
-            st = ga_search(g, &d, &o, &r, &err);
+            sa_ga_result r;
+            st = sa_ga_search(g, &d, &o, &r, &err);
             p = r.best;
         } else {
-            st = policy_run(policy, g, &d, &p, &err);
+            st = sa_policy_run(policy, g, &d, &p, &err);
         }
         if (st == SA_EINFEASIBLE)
             continue;
         ck_assert_msg(st == SA_OK, "%s on %s at %.2f: %s", policy, g->name, f, err.msg);
-        ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s: %s", policy, err.msg);
+        ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s: %s", policy, err.msg);
         if (mem_out)
             *mem_out = d.memory_bytes;
         return p;
@@ -75,79 +75,79 @@ static plan *plan_at(const dfg_graph *g, const char *policy, double frac, int64_
     return NULL;
 }
 
-static plan *copy_plan(const plan *p)
+static sa_plan *copy_plan(const sa_plan *p)
 {
     char *json;
-    plan *q;
+    sa_plan *q;
     sa_err err = {0};
-    ck_assert_int_eq(plan_to_json(p, &json, &err), SA_OK);
-    ck_assert_msg(plan_parse(json, strlen(json), "copy", &q, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(sa_plan_to_json(p, &json, &err), SA_OK);
+    ck_assert_msg(sa_plan_parse(json, strlen(json), "copy", &q, &err) == SA_OK, "%s", err.msg);
     free(json);
     return q;
 }
 
-static runner_opts host_opts(bool force)
+static sa_runner_opts host_opts(bool force)
 {
-    runner_opts o;
-    runner_opts_default(&o);
-    o.backend = RUNNER_HOST;
+    sa_runner_opts o;
+    sa_runner_opts_default(&o);
+    o.backend = SA_RUNNER_HOST;
     o.force = force;
     return o;
 }
 
 /* Runs the host backend and checks that it verified everything. */
-static void expect_verified(const plan *p, const dfg_graph *g, const runner_opts *o, const char *what)
+static void expect_verified(const sa_plan *p, const sa_dfg_graph *g, const sa_runner_opts *o, const char *what)
 {
-    runner_report r;
+    sa_runner_report r;
     sa_err err = {0};
-    sa_status st = runner_run(p, g, o, &r, &err);
+    sa_status st = sa_runner_run(p, g, o, &r, &err);
     ck_assert_msg(st == SA_OK, "%s: %s", what, err.msg);
     ck_assert(r.valid);
     int32_t expect = 0;
     for (int32_t t = 0; t < g->n_tensors; t++)
-        expect += g->tensors[t].kind != DFG_INPUT;
+        expect += g->tensors[t].kind != SA_DFG_INPUT;
     ck_assert_int_eq(r.verified_tensors, expect);
     ck_assert_int_gt(r.verified_checksums, 0);
     ck_assert_int_eq(r.plan_h2d_bytes, p->predicted.h2d_bytes);
     ck_assert_int_eq(r.plan_d2h_bytes, p->predicted.d2h_bytes);
     for (int i = 0; i < r.iterations; i++)
         ck_assert(r.iter_us[i] >= 0);
-    runner_report_free(&r);
+    sa_runner_report_free(&r);
 }
 
 /* ---------------------------------------------------------------- verified replays */
 
 START_TEST(test_host_verifies_policies_on_tiny)
 {
-    dfg_graph *g = tiny();
+    sa_dfg_graph *g = tiny();
     const char *pol[] = {"topo", "odswap", "ga"};
     const double fr[] = {0.5, 0.25};
     int64_t moved = 0;
     for (size_t i = 0; i < SA_ARRAY_LEN(pol); i++)
         for (size_t f = 0; f < SA_ARRAY_LEN(fr); f++) {
-            plan *p = plan_at(g, pol[i], fr[f], NULL);
-            runner_opts o = host_opts(false);
+            sa_plan *p = plan_at(g, pol[i], fr[f], NULL);
+            sa_runner_opts o = host_opts(false);
             o.iterations = 3;
             expect_verified(p, g, &o, pol[i]);
             moved += p->predicted.h2d_bytes;
-            plan_free(p);
+            sa_plan_free(p);
         }
     ck_assert_int_gt(moved, 0);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_host_verifies_policies_on_ladder)
 {
-    dfg_graph *g = tu_ladder(8);
+    sa_dfg_graph *g = tu_ladder(8);
     const char *pol[] = {"topo", "odswap", "ga"};
     const double fr[] = {0.5, 0.25};
     for (size_t i = 0; i < SA_ARRAY_LEN(pol); i++)
         for (size_t f = 0; f < SA_ARRAY_LEN(fr); f++) {
             int64_t mem;
-            plan *p = plan_at(g, pol[i], fr[f], &mem);
+            sa_plan *p = plan_at(g, pol[i], fr[f], &mem);
             ck_assert_int_gt(p->predicted.h2d_bytes + p->predicted.d2h_bytes, 0); /* it really swaps */
-            runner_opts o = host_opts(false);
+            sa_runner_opts o = host_opts(false);
             expect_verified(p, g, &o, pol[i]);
             /* scaled: odd factors round every offset and size */
             const int64_t ks[] = {3, 1000};
@@ -155,9 +155,9 @@ START_TEST(test_host_verifies_policies_on_ladder)
                 o.scale_bytes = ks[k];
                 expect_verified(p, g, &o, pol[i]);
             }
-            plan_free(p);
+            sa_plan_free(p);
         }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -167,27 +167,27 @@ END_TEST
  * it is the plan's own layout. */
 START_TEST(test_scaled_layout_keeps_address_relations)
 {
-    dfg_graph *g = tu_ladder(6);
-    plan *p = plan_at(g, "topo", 0.4, NULL);
+    sa_dfg_graph *g = tu_ladder(6);
+    sa_plan *p = plan_at(g, "topo", 0.4, NULL);
     /* plus a collision, a partial overlap and an exact adjacency */
     int64_t b0 = g->tensors[p->place[0].tensor].bytes;
     const int64_t shift[] = {0, 8, b0};
     for (int i = 0; i < 3; i++) {
-        plan_placement *q = &p->place[i + 1];
+        sa_plan_placement *q = &p->place[i + 1];
         q->offset = p->place[0].offset + shift[i];
         if (q->offset + g->tensors[q->tensor].bytes > p->arena_bytes)
             q->offset = 0;
     }
     const int64_t ks[] = {1, 2, 7, 4096, 65536, (int64_t)1 << 40};
     for (size_t k = 0; k < SA_ARRAY_LEN(ks); k++) {
-        runner_layout l;
+        sa_runner_layout l;
         sa_err err = {0};
-        ck_assert_msg(runner_layout_build(p, g, ks[k], &l, &err) == SA_OK, "%s", err.msg);
+        ck_assert_msg(sa_runner_layout_build(p, g, ks[k], &l, &err) == SA_OK, "%s", err.msg);
         ck_assert_int_eq(l.scale, ks[k]);
         if (ks[k] == 1)
             ck_assert_int_eq(l.arena_bytes, p->arena_bytes);
         for (int32_t i = 0; i < p->n_place; i++) {
-            const plan_placement *a = &p->place[i];
+            const sa_plan_placement *a = &p->place[i];
             int64_t ab = g->tensors[a->tensor].bytes, sb = l.tbytes[a->tensor];
             ck_assert_int_ge(sb, ks[k] == 1 ? 1 : 8);
             ck_assert_int_ge(sb * ks[k], ab);
@@ -197,7 +197,7 @@ START_TEST(test_scaled_layout_keeps_address_relations)
             for (int32_t j = 0; j < p->n_place; j++) {
                 if (i == j)
                     continue;
-                const plan_placement *b = &p->place[j];
+                const sa_plan_placement *b = &p->place[j];
                 int64_t bb = g->tensors[b->tensor].bytes;
                 bool orig = a->offset < b->offset + bb && b->offset < a->offset + ab;
                 bool scaled = l.place_off[i] < l.place_off[j] + l.tbytes[b->tensor] &&
@@ -207,46 +207,46 @@ START_TEST(test_scaled_layout_keeps_address_relations)
                                   (long long)ks[k], i, j, orig, scaled);
             }
         }
-        runner_layout_free(&l);
+        sa_runner_layout_free(&l);
     }
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_auto_scale_fits_the_cap)
 {
-    dfg_graph *g = tu_ladder(8);
-    plan *p = plan_at(g, "odswap", 0.5, NULL);
-    int64_t k = 0, full = runner_host_footprint(p, g, 1);
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_plan *p = plan_at(g, "odswap", 0.5, NULL);
+    int64_t k = 0, full = sa_runner_host_footprint(p, g, 1);
     sa_err err = {0};
     ck_assert_int_gt(full, 0);
-    ck_assert_int_eq(runner_auto_scale(p, g, full, &k, &err), SA_OK);
+    ck_assert_int_eq(sa_runner_auto_scale(p, g, full, &k, &err), SA_OK);
     ck_assert_int_eq(k, 1);
     int64_t cap = full / 50;
-    ck_assert_int_eq(runner_auto_scale(p, g, cap, &k, &err), SA_OK);
+    ck_assert_int_eq(sa_runner_auto_scale(p, g, cap, &k, &err), SA_OK);
     ck_assert_int_gt(k, 1);
     ck_assert_int_eq(k & (k - 1), 0); /* a power of two */
-    ck_assert_int_le(runner_host_footprint(p, g, k), cap);
-    ck_assert_int_gt(runner_host_footprint(p, g, k / 2), cap); /* the smallest that fits */
-    ck_assert_int_eq(runner_auto_scale(p, g, 64, &k, &err), SA_EINFEASIBLE);
+    ck_assert_int_le(sa_runner_host_footprint(p, g, k), cap);
+    ck_assert_int_gt(sa_runner_host_footprint(p, g, k / 2), cap); /* the smallest that fits */
+    ck_assert_int_eq(sa_runner_auto_scale(p, g, 64, &k, &err), SA_EINFEASIBLE);
     /* and the replay at that cap verifies */
-    runner_opts o = host_opts(false);
+    sa_runner_opts o = host_opts(false);
     o.cap_bytes = cap;
-    runner_report r;
-    ck_assert_msg(runner_run(p, g, &o, &r, &err) == SA_OK, "%s", err.msg);
+    sa_runner_report r;
+    ck_assert_msg(sa_runner_run(p, g, &o, &r, &err) == SA_OK, "%s", err.msg);
     ck_assert_int_gt(r.scale, 1);
-    runner_report_free(&r);
-    plan_free(p);
-    dfg_free(g);
+    sa_runner_report_free(&r);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* ---------------------------------------------------------------- refusals and corruption */
 
-static void add_dep(plan *q, int32_t node, int32_t dep)
+static void add_dep(sa_plan *q, int32_t node, int32_t dep)
 {
-    plan_node *nd = &q->nodes[node];
+    sa_plan_node *nd = &q->nodes[node];
     int32_t need = q->n_deps + nd->n_deps + 1;
     if (need > q->cap_deps) {
         int32_t *d = realloc(q->deps, (size_t)need * sizeof *d);
@@ -263,84 +263,84 @@ static void add_dep(plan *q, int32_t node, int32_t dep)
 
 START_TEST(test_invalid_plan_refused_without_force)
 {
-    dfg_graph *g = tu_ladder(6);
-    plan *p = plan_at(g, "topo", 0.4, NULL);
+    sa_dfg_graph *g = tu_ladder(6);
+    sa_plan *p = plan_at(g, "topo", 0.4, NULL);
     /* a compute that no longer waits for anything: it may read tensors still in flight */
     int32_t victim = -1;
     for (int32_t i = 0; i < p->n_nodes && victim < 0; i++)
-        if (p->nodes[i].kind == PLAN_COMPUTE && p->nodes[i].n_deps > 0) {
+        if (p->nodes[i].kind == SA_PLAN_COMPUTE && p->nodes[i].n_deps > 0) {
             for (int32_t k = 0; k < p->nodes[i].n_deps; k++)
-                if (p->nodes[p->deps[p->nodes[i].dep_off + k]].kind == PLAN_SWAP_IN)
+                if (p->nodes[p->deps[p->nodes[i].dep_off + k]].kind == SA_PLAN_SWAP_IN)
                     victim = i;
         }
     ck_assert_int_ge(victim, 0);
     p->nodes[victim].n_deps = 0;
-    runner_opts o = host_opts(false);
-    runner_report r;
+    sa_runner_opts o = host_opts(false);
+    sa_runner_report r;
     sa_err err = {0};
-    ck_assert_int_eq(runner_run(p, g, &o, &r, &err), SA_EINVALID);
+    ck_assert_int_eq(sa_runner_run(p, g, &o, &r, &err), SA_EINVALID);
     ck_assert_int_gt(r.violations.n_violations, 0);
     ck_assert_int_gt(r.violations.n_lines, 0);
     ck_assert_int_le(r.violations.n_lines, 10);
     ck_assert_ptr_null(r.iter_us); /* nothing ran */
     ck_assert_str_eq(err.msg, r.violations.lines[0]);
-    runner_report_free(&r);
-    plan_free(p);
-    dfg_free(g);
+    sa_runner_report_free(&r);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_cycle_refused_even_with_force)
 {
-    dfg_graph *g = tiny();
-    plan *p = plan_at(g, "topo", 0.5, NULL);
+    sa_dfg_graph *g = tiny();
+    sa_plan *p = plan_at(g, "topo", 0.5, NULL);
     /* the first compute node waits for the last node of the compute stream */
     int32_t first = -1, last = -1;
     for (int32_t i = 0; i < p->n_nodes; i++)
-        if (p->nodes[i].kind == PLAN_COMPUTE) {
+        if (p->nodes[i].kind == SA_PLAN_COMPUTE) {
             if (first < 0)
                 first = i;
             last = i;
         }
     ck_assert_int_ne(first, last);
     add_dep(p, first, last);
-    runner_opts o = host_opts(true);
+    sa_runner_opts o = host_opts(true);
     sa_err err = {0};
-    ck_assert_int_eq(runner_run(p, g, &o, NULL, &err), SA_EINVALID);
+    ck_assert_int_eq(sa_runner_run(p, g, &o, NULL, &err), SA_EINVALID);
     ck_assert_msg_contains(err, "cycle");
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* (a) A swap_in moved before the swap_out that saves its contents: its deps
  * are dropped and the swap_out made to wait for it, so it always copies the
  * stale host copy (poison in the first iteration). */
-static int stale_swap_in_cases(const dfg_graph *g, const plan *p)
+static int stale_swap_in_cases(const sa_dfg_graph *g, const sa_plan *p)
 {
-    sim_ws *ws = sim_ws_new();
-    sim_result res;
+    sa_sim_ws *ws = sa_sim_ws_new();
+    sa_sim_result res;
     sa_err err = {0};
-    ck_assert_int_eq(sim_run(p, g, ws, &res, &err), SA_OK);
-    const double *ts = sim_start(ws), *te = sim_end(ws);
+    ck_assert_int_eq(sa_sim_run(p, g, ws, &res, &err), SA_OK);
+    const double *ts = sa_sim_start(ws), *te = sa_sim_end(ws);
     int caught = 0;
     for (int32_t s = 0; s < p->n_nodes; s++) {
-        if (p->nodes[s].kind != PLAN_SWAP_IN)
+        if (p->nodes[s].kind != SA_PLAN_SWAP_IN)
             continue;
         int32_t t = p->nodes[s].ref, o = -1;
         for (int32_t i = 0; i < p->n_nodes; i++)
-            if (p->nodes[i].kind == PLAN_SWAP_OUT && p->nodes[i].ref == t && te[i] <= ts[s] &&
+            if (p->nodes[i].kind == SA_PLAN_SWAP_OUT && p->nodes[i].ref == t && te[i] <= ts[s] &&
                 (o < 0 || te[i] > te[o]))
                 o = i;
         if (o < 0)
             continue; /* the host copy is the initial one: nothing to get wrong */
-        plan *q = copy_plan(p);
+        sa_plan *q = copy_plan(p);
         q->nodes[s].n_deps = 0;
         add_dep(q, o, s);
-        ck_assert_int_eq(plan_validate(q, g, true, NULL, &err), SA_EINVALID);
-        runner_opts ro = host_opts(true);
-        runner_report r;
-        sa_status st = runner_run(q, g, &ro, &r, &err);
+        ck_assert_int_eq(sa_plan_validate(q, g, true, NULL, &err), SA_EINVALID);
+        sa_runner_opts ro = host_opts(true);
+        sa_runner_report r;
+        sa_status st = sa_runner_run(q, g, &ro, &r, &err);
         if (st == SA_EINVALID) {
             ck_assert_msg_contains(err, "cycle"); /* this reordering cannot exist; try the next */
         } else {
@@ -350,25 +350,25 @@ static int stale_swap_in_cases(const dfg_graph *g, const plan *p)
             ck_assert_msg_contains(err, "verification failed");
             caught++;
         }
-        runner_report_free(&r);
-        plan_free(q);
+        sa_runner_report_free(&r);
+        sa_plan_free(q);
     }
-    sim_ws_free(ws);
+    sa_sim_ws_free(ws);
     return caught;
 }
 
 START_TEST(test_force_catches_swap_in_before_its_swap_out)
 {
-    dfg_graph *g = tu_ladder(6);
+    sa_dfg_graph *g = tu_ladder(6);
     int caught = 0;
     const char *pol[] = {"topo", "odswap"};
     for (size_t i = 0; i < SA_ARRAY_LEN(pol); i++) {
-        plan *p = plan_at(g, pol[i], 0.3, NULL);
+        sa_plan *p = plan_at(g, pol[i], 0.3, NULL);
         caught += stale_swap_in_cases(g, p);
-        plan_free(p);
+        sa_plan_free(p);
     }
     ck_assert_int_gt(caught, 0);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -377,27 +377,27 @@ END_TEST
  * writes its output A over B's bytes. */
 START_TEST(test_force_catches_placement_over_a_live_tensor)
 {
-    dfg_graph *g = tu_ladder(6);
-    plan *p = plan_at(g, "topo", 0.4, NULL);
+    sa_dfg_graph *g = tu_ladder(6);
+    sa_plan *p = plan_at(g, "topo", 0.4, NULL);
     int32_t *nplace = calloc((size_t)g->n_tensors, sizeof *nplace), *cnode = calloc((size_t)g->n_ops, sizeof *cnode);
     for (int32_t i = 0; i < p->n_place; i++)
         nplace[p->place[i].tensor]++;
     for (int32_t i = 0; i < p->n_nodes; i++)
-        if (p->nodes[i].kind == PLAN_COMPUTE)
+        if (p->nodes[i].kind == SA_PLAN_COMPUTE)
             cnode[p->nodes[i].ref] = i;
     int32_t found_b = -1, found_a = -1;
     for (int32_t bi = 0; bi < p->n_place && found_a < 0; bi++) {
         int32_t tb = p->place[bi].tensor, cb = p->place[bi].begin;
-        const dfg_tensor *T = &g->tensors[tb];
-        if (nplace[tb] != 1 || cb < 0 || p->nodes[cb].kind != PLAN_COMPUTE || dfg_kind_persistent(T->kind))
+        const sa_dfg_tensor *T = &g->tensors[tb];
+        if (nplace[tb] != 1 || cb < 0 || p->nodes[cb].kind != SA_PLAN_COMPUTE || sa_dfg_kind_persistent(T->kind))
             continue;
         for (int32_t r = 0; r < T->n_readers && found_a < 0; r++) {
             int32_t d = cnode[g->readers[T->reader_off + r]];
             for (int32_t ai = 0; ai < p->n_place && found_a < 0; ai++) {
-                const plan_placement *A = &p->place[ai];
+                const sa_plan_placement *A = &p->place[ai];
                 int32_t c = A->begin;
-                if (A->tensor == tb || c <= cb || c >= d || p->nodes[c].kind != PLAN_COMPUTE ||
-                    dfg_kind_persistent(g->tensors[A->tensor].kind) ||
+                if (A->tensor == tb || c <= cb || c >= d || p->nodes[c].kind != SA_PLAN_COMPUTE ||
+                    sa_dfg_kind_persistent(g->tensors[A->tensor].kind) ||
                     p->place[bi].offset + g->tensors[A->tensor].bytes > p->arena_bytes)
                     continue;
                 found_b = bi;
@@ -408,24 +408,24 @@ START_TEST(test_force_catches_placement_over_a_live_tensor)
     ck_assert_msg(found_a >= 0, "no live tensor to write over in this plan");
     p->place[found_a].offset = p->place[found_b].offset;
     sa_err err = {0};
-    runner_opts o = host_opts(false);
-    ck_assert_int_eq(runner_run(p, g, &o, NULL, &err), SA_EINVALID);
+    sa_runner_opts o = host_opts(false);
+    ck_assert_int_eq(sa_runner_run(p, g, &o, NULL, &err), SA_EINVALID);
     ck_assert_msg_contains(err, "overlap");
     o.force = true;
-    runner_report r;
-    ck_assert_int_eq(runner_run(p, g, &o, &r, &err), SA_EVERIFY);
+    sa_runner_report r;
+    ck_assert_int_eq(sa_runner_run(p, g, &o, &r, &err), SA_EVERIFY);
     ck_assert(!r.valid);
     char needle[128];
     snprintf(needle, sizeof needle, "tensor %d (", p->place[found_b].tensor);
     ck_assert_msg_contains(err, needle); /* names the tensor written over */
     /* the same with the bytes scaled: the overlap survives the rounding */
     o.scale_bytes = 1000;
-    ck_assert_int_eq(runner_run(p, g, &o, NULL, &err), SA_EVERIFY);
-    runner_report_free(&r);
+    ck_assert_int_eq(sa_runner_run(p, g, &o, NULL, &err), SA_EVERIFY);
+    sa_runner_report_free(&r);
     free(nplace);
     free(cnode);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -433,47 +433,47 @@ END_TEST
  * update: the host keeps the old contents, which the final check reads. */
 START_TEST(test_force_catches_a_lost_update)
 {
-    dfg_graph *g = tu_ladder(6);
-    plan *p = plan_at(g, "topo", 0.3, NULL);
-    sim_ws *ws = sim_ws_new();
-    sim_result res;
+    sa_dfg_graph *g = tu_ladder(6);
+    sa_plan *p = plan_at(g, "topo", 0.3, NULL);
+    sa_sim_ws *ws = sa_sim_ws_new();
+    sa_sim_result res;
     sa_err err = {0};
-    ck_assert_int_eq(sim_run(p, g, ws, &res, &err), SA_OK);
-    const double *ts = sim_start(ws), *te = sim_end(ws);
+    ck_assert_int_eq(sa_sim_run(p, g, ws, &res, &err), SA_OK);
+    const double *ts = sa_sim_start(ws), *te = sa_sim_end(ws);
     int caught = 0;
     for (int32_t so = 0; so < p->n_nodes; so++) {
         int32_t w = p->nodes[so].ref;
-        if (p->nodes[so].kind != PLAN_SWAP_OUT || !dfg_kind_persistent(g->tensors[w].kind))
+        if (p->nodes[so].kind != SA_PLAN_SWAP_OUT || !sa_dfg_kind_persistent(g->tensors[w].kind))
             continue;
         bool resident = false, last = true;
         for (int32_t i = 0; i < p->n_res; i++)
             resident |= p->res[i].tensor == w;
         for (int32_t i = so + 1; i < p->n_nodes; i++)
-            last &= !(p->nodes[i].kind == PLAN_SWAP_OUT && p->nodes[i].ref == w);
+            last &= !(p->nodes[i].kind == SA_PLAN_SWAP_OUT && p->nodes[i].ref == w);
         int32_t upd = -1;
         for (int32_t i = 0; i < p->n_nodes; i++)
-            if (p->nodes[i].kind == PLAN_COMPUTE && p->nodes[i].ref == g->tensors[w].updater)
+            if (p->nodes[i].kind == SA_PLAN_COMPUTE && p->nodes[i].ref == g->tensors[w].updater)
                 upd = i;
         ck_assert_int_ge(upd, 0);
         if (resident || !last || ts[so] < te[upd])
             continue; /* not the swap_out that saves the update for the next iteration */
-        plan *q = copy_plan(p);
+        sa_plan *q = copy_plan(p);
         q->nodes[so].n_deps = 0;
         add_dep(q, upd, so);
-        runner_opts o = host_opts(true);
-        sa_status st = runner_run(q, g, &o, NULL, &err);
+        sa_runner_opts o = host_opts(true);
+        sa_status st = sa_runner_run(q, g, &o, NULL, &err);
         if (st == SA_EINVALID) {
             ck_assert_msg_contains(err, "cycle");
         } else {
             ck_assert_msg(st == SA_EVERIFY, "swap_out nodes[%d] of %d before its update: %s", so, w, err.msg);
             caught++;
         }
-        plan_free(q);
+        sa_plan_free(q);
     }
-    sim_ws_free(ws);
+    sa_sim_ws_free(ws);
     ck_assert_int_gt(caught, 0);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -488,20 +488,20 @@ START_TEST(test_cuda_backend_without_gpu)
     }
     ck_assert_int_eq(err.status, SA_EDEVICE);
     ck_assert_msg_contains(err, "no CUDA device");
-    dfg_graph *g = tiny();
-    plan *p = plan_at(g, "topo", 0.5, NULL);
-    runner_opts o;
-    runner_opts_default(&o);
-    o.backend = RUNNER_CUDA;
-    runner_report r;
-    ck_assert_int_eq(runner_run(p, g, &o, &r, &err), SA_EDEVICE);
+    sa_dfg_graph *g = tiny();
+    sa_plan *p = plan_at(g, "topo", 0.5, NULL);
+    sa_runner_opts o;
+    sa_runner_opts_default(&o);
+    o.backend = SA_RUNNER_CUDA;
+    sa_runner_report r;
+    ck_assert_int_eq(sa_runner_run(p, g, &o, &r, &err), SA_EDEVICE);
     ck_assert_msg_contains(err, "no CUDA device");
-    runner_report_free(&r);
+    sa_runner_report_free(&r);
     o.real_ops = true;
     o.scale_bytes = 4;
-    ck_assert_int_eq(runner_run(p, g, &o, NULL, &err), SA_EUSAGE);
-    plan_free(p);
-    dfg_free(g);
+    ck_assert_int_eq(sa_runner_run(p, g, &o, NULL, &err), SA_EUSAGE);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -516,7 +516,7 @@ START_TEST(test_zoo_plans_verify)
     const zoo_model_info *mi = zoo_models(&nm);
     int verified = 0;
     for (int32_t m = 0; m < nm; m++) {
-        dfg_graph *g;
+        sa_dfg_graph *g;
         sa_err err = {0};
         ck_assert_msg(zoo_build(mi[m].example, NULL, &g, &err) == SA_OK, "%s: %s", mi[m].example, err.msg);
         /* a fast GPU's roofline: the times only shape the plans */
@@ -525,16 +525,16 @@ START_TEST(test_zoo_plans_verify)
         const double fr[] = {0.5, 0.25};
         for (size_t i = 0; i < SA_ARRAY_LEN(pol); i++)
             for (size_t f = 0; f < SA_ARRAY_LEN(fr); f++) {
-                plan *p = plan_at(g, pol[i], fr[f], NULL);
-                runner_opts o = host_opts(false);
+                sa_plan *p = plan_at(g, pol[i], fr[f], NULL);
+                sa_runner_opts o = host_opts(false);
                 o.cap_bytes = 48 << 20; /* scaled down: about a second per plan at most */
                 char what[160];
                 snprintf(what, sizeof what, "%s %s at %.2f", mi[m].example, pol[i], fr[f]);
                 expect_verified(p, g, &o, what);
                 verified++;
-                plan_free(p);
+                sa_plan_free(p);
             }
-        dfg_free(g);
+        sa_dfg_free(g);
     }
     ck_assert_int_ge(verified, 4 * nm);
 }
@@ -579,18 +579,18 @@ START_TEST(test_cli_exit_codes)
         fprintf(stderr, "note: %s not built; CLI checks skipped\n", tool);
         return;
     }
-    dfg_graph *g = tu_ladder(4);
+    sa_dfg_graph *g = tu_ladder(4);
     g->has_device = true;
     g->device = dev_with(1 << 30);
-    plan *p = plan_at(g, "odswap", 0.4, NULL);
+    sa_plan *p = plan_at(g, "odswap", 0.4, NULL);
     char *dir = tu_tmpdir(), gp[PATH_MAX], pp[PATH_MAX], bad[PATH_MAX], out[PATH_MAX], args[4 * PATH_MAX];
     snprintf(gp, sizeof gp, "%s/g.json", dir);
     snprintf(pp, sizeof pp, "%s/p.json", dir);
     snprintf(bad, sizeof bad, "%s/bad.json", dir);
     snprintf(out, sizeof out, "%s/out.txt", dir);
     sa_err err = {0};
-    ck_assert_int_eq(dfg_write_file(g, gp, &err), SA_OK);
-    ck_assert_int_eq(plan_write_file(p, pp, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_write_file(g, gp, &err), SA_OK);
+    ck_assert_int_eq(sa_plan_write_file(p, pp, &err), SA_OK);
     /* a placement onto another live tensor: invalid */
     int32_t a = -1, b = -1;
     for (int32_t i = 0; i < p->n_place && a < 0; i++)
@@ -603,7 +603,7 @@ START_TEST(test_cli_exit_codes)
             }
     ck_assert_int_ge(a, 0);
     p->place[a].offset = p->place[b].offset;
-    ck_assert_int_eq(plan_write_file(p, bad, &err), SA_OK);
+    ck_assert_int_eq(sa_plan_write_file(p, bad, &err), SA_OK);
 
     snprintf(args, sizeof args, "%s --graph %s --backend host --iterations 3", pp, gp);
     ck_assert_int_eq(run_cli(tool, args, out), 0);
@@ -634,8 +634,8 @@ START_TEST(test_cli_exit_codes)
     snprintf(args, sizeof args, "rm -rf %s", dir);
     ck_assert_int_eq(system(args), 0);
     free(dir);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 

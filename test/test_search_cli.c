@@ -70,11 +70,11 @@ static char *plan_text(const char *path)
 
 static double iteration_us(const char *path)
 {
-    plan *p;
+    sa_plan *p;
     sa_err err = {0};
-    ck_assert_msg(plan_load_file(path, &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_plan_load_file(path, &p, &err) == SA_OK, "%s", err.msg);
     double t = p->predicted.iteration_us;
-    plan_free(p);
+    sa_plan_free(p);
     return t;
 }
 

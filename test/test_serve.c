@@ -13,10 +13,10 @@
 /* resnet-18 inference at batch b, times from a simple roofline, on a device
  * with a 4 GB/s link (so reloading its 47 MB of parameters takes ~12 ms, far
  * longer than a pass). */
-static dfg_graph *model(int64_t b)
+static sa_dfg_graph *model(int64_t b)
 {
     zoo_opts zo = {.batch = b, .inference = true};
-    dfg_graph *g = NULL;
+    sa_dfg_graph *g = NULL;
     sa_err err = {0};
     ck_assert_int_eq(zoo_build("resnet-18", &zo, &g, &err), SA_OK);
     for (int32_t i = 0; i < g->n_ops; i++)
@@ -37,14 +37,14 @@ static serve_opts opts(int64_t mem)
     return o;
 }
 
-static double ideal_us(const dfg_graph *g)
+static double ideal_us(const sa_dfg_graph *g)
 {
-    dfg_device d = g->device;
-    plan *p = NULL;
+    sa_dfg_device d = g->device;
+    sa_plan *p = NULL;
     sa_err err = {0};
-    ck_assert_int_eq(policy_run("ideal", g, &d, &p, &err), SA_OK);
+    ck_assert_int_eq(sa_policy_run("ideal", g, &d, &p, &err), SA_OK);
     double us = p->predicted.iteration_us;
-    plan_free(p);
+    sa_plan_free(p);
     return us;
 }
 
@@ -53,10 +53,10 @@ static double ideal_us(const dfg_graph *g)
  * time plus a reload only for the first batch (nothing else ever runs). */
 START_TEST(test_serve_single_model_by_hand)
 {
-    dfg_graph *g = model(1);
-    const dfg_graph *gs[] = {g};
+    sa_dfg_graph *g = model(1);
+    const sa_dfg_graph *gs[] = {g};
     serve_model m = {gs, 1, 1};
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     serve_opts o = opts(2 * peak);
     serve_table *t = NULL;
     sa_err err = {0};
@@ -80,7 +80,7 @@ START_TEST(test_serve_single_model_by_hand)
     ck_assert_double_eq_tol(pt.part.throughput_rps, pt.shared.throughput_rps, 0.01);
     ck_assert_int_eq(serve_eval(t, 0, &o, &pt, &err), SA_EUSAGE);
     serve_table_free(t);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -89,10 +89,10 @@ END_TEST
  * partitioning serves more with a lower p99, and batching kicks in. */
 START_TEST(test_serve_partitioned_beats_time_shared)
 {
-    dfg_graph *g1 = model(1), *g8 = model(8);
-    const dfg_graph *gs[] = {g1, g8};
+    sa_dfg_graph *g1 = model(1), *g8 = model(8);
+    const sa_dfg_graph *gs[] = {g1, g8};
     serve_model m[] = {{gs, 2, 1}, {gs, 2, 3}};
-    int64_t peak = dfg_peak_bytes(g8, NULL);
+    int64_t peak = sa_dfg_peak_bytes(g8, NULL);
     serve_opts o = opts(3 * peak);
     serve_table *t = NULL;
     sa_err err = {0};
@@ -130,15 +130,15 @@ START_TEST(test_serve_partitioned_beats_time_shared)
     ck_assert_int_eq(lines, 2);
     free(svg);
     serve_table_free(t);
-    dfg_free(g1);
-    dfg_free(g8);
+    sa_dfg_free(g1);
+    sa_dfg_free(g8);
 }
 END_TEST
 
 START_TEST(test_serve_refusals)
 {
-    dfg_graph *g = model(4);
-    const dfg_graph *gs[] = {g};
+    sa_dfg_graph *g = model(4);
+    const sa_dfg_graph *gs[] = {g};
     serve_model m[] = {{gs, 1, 1}, {gs, 1, 1}};
     serve_table *t = NULL;
     sa_err err = {0};
@@ -147,18 +147,18 @@ START_TEST(test_serve_refusals)
     ck_assert_int_eq(serve_table_build(m, 1, &o, &t, &err), SA_EINFEASIBLE);
     ck_assert_ptr_null(t);
     ck_assert_msg_contains(err, "fits in no share");
-    o = opts(dfg_peak_bytes(g, NULL));
+    o = opts(sa_dfg_peak_bytes(g, NULL));
     o.steps = 1;
     ck_assert_int_eq(serve_table_build(m, 2, &o, &t, &err), SA_EUSAGE);
     o.steps = 8;
     o.policy = "no-such";
     ck_assert_int_eq(serve_table_build(m, 2, &o, &t, &err), SA_EUSAGE);
-    const dfg_graph *back[] = {g, g};
+    const sa_dfg_graph *back[] = {g, g};
     serve_model bad = {back, 2, 1};
     o.policy = "topo";
     ck_assert_int_eq(serve_table_build(&bad, 1, &o, &t, &err), SA_EUSAGE);
     ck_assert_msg_contains(err, "ascending batch");
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 

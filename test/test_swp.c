@@ -20,22 +20,22 @@
 /* Unit tensors (1 MiB), unit op times (1 us), tu_unit_dev's unit transfers. */
 
 /* Figure 3: op1(W1) -> A1, op2(W2) -> A2, op3(A1, A2, W3) -> A3. */
-static dfg_graph *figure3(void)
+static sa_dfg_graph *figure3(void)
 {
-    dfg_graph *g = dfg_new("figure3");
-    int32_t w1 = dfg_add_tensor(g, "W1", DFG_PARAM, MB), w2 = dfg_add_tensor(g, "W2", DFG_PARAM, MB);
-    int32_t w3 = dfg_add_tensor(g, "W3", DFG_PARAM, MB);
-    int32_t a1 = dfg_add_tensor(g, "A1", DFG_ACTIVATION, MB), a2 = dfg_add_tensor(g, "A2", DFG_ACTIVATION, MB);
-    int32_t a3 = dfg_add_tensor(g, "A3", DFG_ACTIVATION, MB);
+    sa_dfg_graph *g = sa_dfg_new("figure3");
+    int32_t w1 = sa_dfg_add_tensor(g, "W1", SA_DFG_PARAM, MB), w2 = sa_dfg_add_tensor(g, "W2", SA_DFG_PARAM, MB);
+    int32_t w3 = sa_dfg_add_tensor(g, "W3", SA_DFG_PARAM, MB);
+    int32_t a1 = sa_dfg_add_tensor(g, "A1", SA_DFG_ACTIVATION, MB), a2 = sa_dfg_add_tensor(g, "A2", SA_DFG_ACTIVATION, MB);
+    int32_t a3 = sa_dfg_add_tensor(g, "A3", SA_DFG_ACTIVATION, MB);
     int32_t i1[] = {w1}, o1[] = {a1}, i2[] = {w2}, o2[] = {a2}, i3[] = {a1, a2, w3}, o3[] = {a3};
-    dfg_add_op(g, "op1", "matmul", DFG_FORWARD, i1, 1, o1, 1);
-    dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i2, 1, o2, 1);
-    dfg_add_op(g, "op3", "matmul", DFG_FORWARD, i3, 3, o3, 1);
+    sa_dfg_add_op(g, "op1", "matmul", SA_DFG_FORWARD, i1, 1, o1, 1);
+    sa_dfg_add_op(g, "op2", "matmul", SA_DFG_FORWARD, i2, 1, o2, 1);
+    sa_dfg_add_op(g, "op3", "matmul", SA_DFG_FORWARD, i3, 3, o3, 1);
     tu_unit_finalize(g);
     return g;
 }
 
-static int32_t find_node(const plan *p, plan_kind k, int32_t ref)
+static int32_t find_node(const sa_plan *p, sa_plan_kind k, int32_t ref)
 {
     for (int32_t i = 0; i < p->n_nodes; i++)
         if (p->nodes[i].kind == k && p->nodes[i].ref == ref)
@@ -43,7 +43,7 @@ static int32_t find_node(const plan *p, plan_kind k, int32_t ref)
     return -1;
 }
 
-static int64_t offset_of(const plan *p, int32_t t, int32_t begin)
+static int64_t offset_of(const sa_plan *p, int32_t t, int32_t begin)
 {
     for (int32_t i = 0; i < p->n_place; i++)
         if (p->place[i].tensor == t && (begin == -2 || p->place[i].begin == begin))
@@ -53,8 +53,8 @@ static int64_t offset_of(const plan *p, int32_t t, int32_t begin)
 
 START_TEST(test_figure3_w1_makes_room_for_w3_and_w2_for_a3)
 {
-    dfg_graph *g = figure3();
-    dfg_device d = tu_unit_dev(4);
+    sa_dfg_graph *g = figure3();
+    sa_dfg_device d = tu_unit_dev(4);
     pool_alloc a;
     sa_err err = {0};
     ck_assert(pool_alloc_init(&a, g->n_sizes));
@@ -67,16 +67,16 @@ START_TEST(test_figure3_w1_makes_room_for_w3_and_w2_for_a3)
     swp_opts_default(&o);
     o.max_passes = 1; /* the first iteration, as the figure shows it */
     swp_ws *ws = swp_ws_new(g);
-    plan *p = plan_new(g, &d);
+    sa_plan *p = sa_plan_new(g, &d);
     ck_assert_int_eq(swp_plan(g, &d, g->topo, &a, &o, ws, p, &err), SA_OK);
     ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
     /* W1 was last used by op1 a whole op ago, W2 just now: the threshold picks
      * W1 for W3 (Belady alone would pick W2, used farther in the future).
      * The parameters are clean, so they are dropped, not swapped out. */
-    int32_t c1 = find_node(p, PLAN_COMPUTE, 0), c2 = find_node(p, PLAN_COMPUTE, 1);
-    int32_t s3 = find_node(p, PLAN_SWAP_IN, 2), c3 = find_node(p, PLAN_COMPUTE, 2);
+    int32_t c1 = find_node(p, SA_PLAN_COMPUTE, 0), c2 = find_node(p, SA_PLAN_COMPUTE, 1);
+    int32_t s3 = find_node(p, SA_PLAN_SWAP_IN, 2), c3 = find_node(p, SA_PLAN_COMPUTE, 2);
     ck_assert_int_ge(s3, 0);
-    ck_assert_int_eq(find_node(p, PLAN_SWAP_OUT, 0), -1);
+    ck_assert_int_eq(find_node(p, SA_PLAN_SWAP_OUT, 0), -1);
     ck_assert_int_eq(p->nodes[s3].n_deps, 1);
     ck_assert_int_eq(p->deps[p->nodes[s3].dep_off], c1); /* W3 waits for W1's last reader */
     ck_assert_int_eq(offset_of(p, 2, s3), offset_of(p, 0, -2));
@@ -92,11 +92,11 @@ START_TEST(test_figure3_w1_makes_room_for_w3_and_w2_for_a3)
     ck_assert_double_eq_tol(p->predicted.ideal_us, 3.0, 1e-9);
     ck_assert_int_eq(p->predicted.h2d_bytes, 3 * MB);
     ck_assert_int_eq(p->predicted.d2h_bytes, 0);
-    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
-    plan_free(p);
+    ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    sa_plan_free(p);
     swp_ws_free(ws);
     pool_alloc_free(&a);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -108,20 +108,20 @@ END_TEST
  * (an object op1 already holds), and P stays. */
 START_TEST(test_share_spare_end_before_borrowing)
 {
-    dfg_graph *g = dfg_new("share");
-    int32_t P = dfg_add_tensor(g, "P", DFG_PARAM, 4 * MB), a = dfg_add_tensor(g, "a", DFG_ACTIVATION, MB);
-    int32_t b = dfg_add_tensor(g, "b", DFG_ACTIVATION, MB), w = dfg_add_tensor(g, "w", DFG_WORKSPACE, MB);
-    int32_t c = dfg_add_tensor(g, "c", DFG_ACTIVATION, 2 * MB);
+    sa_dfg_graph *g = sa_dfg_new("share");
+    int32_t P = sa_dfg_add_tensor(g, "P", SA_DFG_PARAM, 4 * MB), a = sa_dfg_add_tensor(g, "a", SA_DFG_ACTIVATION, MB);
+    int32_t b = sa_dfg_add_tensor(g, "b", SA_DFG_ACTIVATION, MB), w = sa_dfg_add_tensor(g, "w", SA_DFG_WORKSPACE, MB);
+    int32_t c = sa_dfg_add_tensor(g, "c", SA_DFG_ACTIVATION, 2 * MB);
     int32_t i0[] = {P}, o0[] = {a}, i1[] = {a}, o1[] = {b, w}, i2[] = {b, P}, o2[] = {c};
-    dfg_add_op(g, "op0", "matmul", DFG_FORWARD, i0, 1, o0, 1);
-    dfg_add_op(g, "op1", "matmul", DFG_FORWARD, i1, 1, o1, 2);
-    dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i2, 2, o2, 1);
+    sa_dfg_add_op(g, "op0", "matmul", SA_DFG_FORWARD, i0, 1, o0, 1);
+    sa_dfg_add_op(g, "op1", "matmul", SA_DFG_FORWARD, i1, 1, o1, 2);
+    sa_dfg_add_op(g, "op2", "matmul", SA_DFG_FORWARD, i2, 2, o2, 1);
     for (int i = 0; i < 3; i++)
         g->ops[i].time_us = 1.0;
     sa_err err = {0};
-    ck_assert_int_eq(dfg_finalize(g, "share", &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_finalize(g, "share", &err), SA_OK);
     ck_assert_int_eq(g->n_sizes, 3); /* 1, 2 and 4 MiB */
-    dfg_device d = tu_unit_dev(8);
+    sa_dfg_device d = tu_unit_dev(8);
     pool_alloc pa;
     ck_assert(pool_alloc_init(&pa, g->n_sizes));
     pa.cls[0] = pa.cls[1] = 0; /* 1 and 2 MiB: class 0, two objects of 2 MiB */
@@ -135,47 +135,47 @@ START_TEST(test_share_spare_end_before_borrowing)
     swp_opts_default(&o);
     o.max_passes = 1;
     swp_ws *ws = swp_ws_new(g);
-    plan *p = plan_new(g, &d);
+    sa_plan *p = sa_plan_new(g, &d);
     ck_assert_int_eq(swp_plan(g, &d, g->topo, &pa, &o, ws, p, &err), SA_OK);
     ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
-    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
-    int32_t c1 = find_node(p, PLAN_COMPUTE, 1);
+    ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    int32_t c1 = find_node(p, SA_PLAN_COMPUTE, 1);
     int64_t wo = offset_of(p, w, c1), ao = offset_of(p, a, -2);
     ck_assert_int_eq(wo, ao + MB); /* beside a in a's object */
-    ck_assert_int_eq(find_node(p, PLAN_SWAP_IN, P), 0); /* P comes in once, for op0 */
+    ck_assert_int_eq(find_node(p, SA_PLAN_SWAP_IN, P), 0); /* P comes in once, for op0 */
     int32_t n_in = 0;
     for (int32_t v = 0; v < p->n_nodes; v++)
-        n_in += p->nodes[v].kind == PLAN_SWAP_IN;
+        n_in += p->nodes[v].kind == SA_PLAN_SWAP_IN;
     ck_assert_int_eq(n_in, 1);
     ck_assert_int_eq(p->predicted.h2d_bytes, 4 * MB);
     /* P over the link [0,4], then op0, op1, op2 back to back */
     ck_assert_double_eq_tol(p->predicted.iteration_us, 7.0, 1e-9);
-    plan_free(p);
+    sa_plan_free(p);
     swp_ws_free(ws);
     pool_alloc_free(&pa);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* The graph of the two sharing tests: tensors D, Q, x, y, w, r, big, huge
  * (ids 0-7); op0 D -> x, y; op1 x -> w; op2 y, w, Q -> r; op3 r -> big;
  * op4 big -> huge; 1 us each.  The caller owns the graph. */
-static dfg_graph *share_graph(const char *name)
+static sa_dfg_graph *share_graph(const char *name)
 {
-    dfg_graph *g = dfg_new(name);
-    int32_t D = dfg_add_tensor(g, "D", DFG_INPUT, MB / 2), Q = dfg_add_tensor(g, "Q", DFG_PARAM, MB);
-    int32_t x = dfg_add_tensor(g, "x", DFG_ACTIVATION, MB), y = dfg_add_tensor(g, "y", DFG_ACTIVATION, MB);
-    int32_t w = dfg_add_tensor(g, "w", DFG_ACTIVATION, MB), r = dfg_add_tensor(g, "r", DFG_ACTIVATION, MB);
-    int32_t big = dfg_add_tensor(g, "big", DFG_ACTIVATION, 3 * MB);
-    int32_t huge = dfg_add_tensor(g, "huge", DFG_ACTIVATION, 4 * MB);
+    sa_dfg_graph *g = sa_dfg_new(name);
+    int32_t D = sa_dfg_add_tensor(g, "D", SA_DFG_INPUT, MB / 2), Q = sa_dfg_add_tensor(g, "Q", SA_DFG_PARAM, MB);
+    int32_t x = sa_dfg_add_tensor(g, "x", SA_DFG_ACTIVATION, MB), y = sa_dfg_add_tensor(g, "y", SA_DFG_ACTIVATION, MB);
+    int32_t w = sa_dfg_add_tensor(g, "w", SA_DFG_ACTIVATION, MB), r = sa_dfg_add_tensor(g, "r", SA_DFG_ACTIVATION, MB);
+    int32_t big = sa_dfg_add_tensor(g, "big", SA_DFG_ACTIVATION, 3 * MB);
+    int32_t huge = sa_dfg_add_tensor(g, "huge", SA_DFG_ACTIVATION, 4 * MB);
     ck_assert(D == 0 && Q == 1 && x == 2 && y == 3 && w == 4 && r == 5 && big == 6 && huge == 7);
     int32_t i0[] = {D}, o0[] = {x, y}, i1[] = {x}, o1[] = {w}, i2[] = {y, w, Q}, o2[] = {r}, i3[] = {r}, o3[] = {big};
     int32_t i4[] = {big}, o4[] = {huge};
-    dfg_add_op(g, "op0", "matmul", DFG_FORWARD, i0, 1, o0, 2);
-    dfg_add_op(g, "op1", "matmul", DFG_FORWARD, i1, 1, o1, 1);
-    dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i2, 3, o2, 1);
-    dfg_add_op(g, "op3", "matmul", DFG_FORWARD, i3, 1, o3, 1);
-    dfg_add_op(g, "op4", "matmul", DFG_FORWARD, i4, 1, o4, 1);
+    sa_dfg_add_op(g, "op0", "matmul", SA_DFG_FORWARD, i0, 1, o0, 2);
+    sa_dfg_add_op(g, "op1", "matmul", SA_DFG_FORWARD, i1, 1, o1, 1);
+    sa_dfg_add_op(g, "op2", "matmul", SA_DFG_FORWARD, i2, 3, o2, 1);
+    sa_dfg_add_op(g, "op3", "matmul", SA_DFG_FORWARD, i3, 1, o3, 1);
+    sa_dfg_add_op(g, "op4", "matmul", SA_DFG_FORWARD, i4, 1, o4, 1);
     tu_unit_finalize(g);
     return g;
 }
@@ -184,10 +184,10 @@ static dfg_graph *share_graph(const char *name)
  * 1 and 3 MiB) two 3 MiB objects, class 1 (4 MiB) `huge_objects`; the pool
  * must come to `mib` MiB, the device has as much.  The plan is predicted
  * and strictly valid; the caller frees it. */
-static plan *share_plan(const dfg_graph *g, int32_t huge_objects, int64_t mib)
+static sa_plan *share_plan(const sa_dfg_graph *g, int32_t huge_objects, int64_t mib)
 {
     sa_err err = {0};
-    dfg_device d = tu_unit_dev(mib);
+    sa_dfg_device d = tu_unit_dev(mib);
     pool_alloc pa;
     ck_assert(pool_alloc_init(&pa, g->n_sizes));
     pa.cls[0] = pa.cls[1] = pa.cls[2] = 0;
@@ -201,10 +201,10 @@ static plan *share_plan(const dfg_graph *g, int32_t huge_objects, int64_t mib)
     swp_opts_default(&o);
     o.max_passes = 1;
     swp_ws *ws = swp_ws_new(g);
-    plan *p = plan_new(g, &d);
+    sa_plan *p = sa_plan_new(g, &d);
     ck_assert_int_eq(swp_plan(g, &d, g->topo, &pa, &o, ws, p, &err), SA_OK);
     ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
-    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
     swp_ws_free(ws);
     pool_alloc_free(&pa);
     return p;
@@ -220,11 +220,11 @@ static plan *share_plan(const dfg_graph *g, int32_t huge_objects, int64_t mib)
  * computes. */
 START_TEST(test_share_waits_for_overlapping_tenants_only)
 {
-    dfg_graph *g = share_graph("share2");
+    sa_dfg_graph *g = share_graph("share2");
     int32_t Q = 1, x = 2, y = 3;
     ck_assert_int_eq(g->n_sizes, 4); /* 0.5, 1, 3 and 4 MiB */
-    plan *p = share_plan(g, 2, 14);
-    int32_t c1 = find_node(p, PLAN_COMPUTE, 1), sq = find_node(p, PLAN_SWAP_IN, Q);
+    sa_plan *p = share_plan(g, 2, 14);
+    int32_t c1 = find_node(p, SA_PLAN_COMPUTE, 1), sq = find_node(p, SA_PLAN_SWAP_IN, Q);
     ck_assert_int_ge(sq, 0);
     int64_t xo = offset_of(p, x, -2);
     ck_assert_int_eq(offset_of(p, y, -2), xo + MB);
@@ -233,8 +233,8 @@ START_TEST(test_share_waits_for_overlapping_tenants_only)
         ck_assert_int_ne(p->deps[p->nodes[sq].dep_off + k], c1);
     /* h2d: D [0, 0.5], Q [0.5, 1.5]; op0 .. op4 back to back from 0.5 */
     ck_assert_double_eq_tol(p->predicted.iteration_us, 5.5, 1e-9);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -246,16 +246,16 @@ END_TEST
  * spare ends. */
 START_TEST(test_split_keeps_shared_resident)
 {
-    dfg_graph *g = share_graph("share3");
+    sa_dfg_graph *g = share_graph("share3");
     int32_t Q = 1, y = 3;
-    plan *p = share_plan(g, 1, 10);
-    ck_assert_int_eq(find_node(p, PLAN_SWAP_OUT, y), -1);
-    ck_assert_int_eq(find_node(p, PLAN_SWAP_IN, y), -1);
-    int32_t sq = find_node(p, PLAN_SWAP_IN, Q);
+    sa_plan *p = share_plan(g, 1, 10);
+    ck_assert_int_eq(find_node(p, SA_PLAN_SWAP_OUT, y), -1);
+    ck_assert_int_eq(find_node(p, SA_PLAN_SWAP_IN, y), -1);
+    int32_t sq = find_node(p, SA_PLAN_SWAP_IN, Q);
     ck_assert_int_ge(sq, 0);
     ck_assert_int_eq(offset_of(p, Q, sq), offset_of(p, y, -2) + MB); /* beside y */
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -264,13 +264,13 @@ START_TEST(test_figure3_steady_state)
     /* With 4 units a resident W3 would be evicted before op3 reads it, so the
      * passes settle on no residents; with 7 units every parameter stays and
      * nothing moves at all. */
-    dfg_graph *g = figure3();
-    plan *p;
+    sa_dfg_graph *g = figure3();
+    sa_plan *p;
     sa_err err = {0};
     for (int64_t units = 4; units <= 7; units++) {
-        dfg_device d = tu_unit_dev(units);
-        ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_OK);
-        ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%lld units: %s", (long long)units, err.msg);
+        sa_dfg_device d = tu_unit_dev(units);
+        ck_assert_int_eq(sa_policy_run("topo", g, &d, &p, &err), SA_OK);
+        ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%lld units: %s", (long long)units, err.msg);
         if (units == 4)
             ck_assert_int_eq(p->n_res, 0);
         if (units == 7) {
@@ -278,53 +278,53 @@ START_TEST(test_figure3_steady_state)
             ck_assert_int_eq(p->predicted.h2d_bytes, 0);
             ck_assert_double_eq_tol(p->predicted.iteration_us, 3.0, 1e-9);
         }
-        plan_free(p);
+        sa_plan_free(p);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_op_larger_than_memory_is_refused)
 {
-    dfg_graph *g = figure3();
-    dfg_device d = tu_unit_dev(3); /* op3 touches four units */
-    plan *p = NULL;
+    sa_dfg_graph *g = figure3();
+    sa_dfg_device d = tu_unit_dev(3); /* op3 touches four units */
+    sa_plan *p = NULL;
     sa_err err = {0};
-    ck_assert_int_eq(policy_run("topo", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(sa_policy_run("topo", g, &d, &p, &err), SA_EINFEASIBLE);
     ck_assert_ptr_null(p);
     ck_assert_msg_contains(err, "op 2 (\"op3\") alone needs 4194304 bytes");
-    ck_assert_int_eq(policy_run("odswap", g, &d, &p, &err), SA_EINFEASIBLE);
+    ck_assert_int_eq(sa_policy_run("odswap", g, &d, &p, &err), SA_EINFEASIBLE);
     /* ideal ignores the memory and raises it to what it needs */
-    ck_assert_int_eq(policy_run("ideal", g, &d, &p, &err), SA_OK);
+    ck_assert_int_eq(sa_policy_run("ideal", g, &d, &p, &err), SA_OK);
     ck_assert_double_eq_tol(p->predicted.iteration_us, 3.0, 1e-9);
     ck_assert_int_eq(p->predicted.h2d_bytes, 0);
-    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
-    plan_free(p);
-    ck_assert_int_eq(policy_run("belady", g, &d, &p, &err), SA_EUSAGE);
-    dfg_free(g);
+    ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    sa_plan_free(p);
+    ck_assert_int_eq(sa_policy_run("belady", g, &d, &p, &err), SA_EUSAGE);
+    sa_dfg_free(g);
 }
 END_TEST
 
 START_TEST(test_policies_on_tiny_under_pressure)
 {
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err err = {0};
     const char *t = tu_tiny_json();
-    ck_assert_int_eq(dfg_parse(t, strlen(t), "tiny.json", &g, &err), SA_OK);
+    ck_assert_int_eq(sa_dfg_parse(t, strlen(t), "tiny.json", &g, &err), SA_OK);
     const char *names[] = {"ideal", "topo", "odswap"};
     for (int64_t mem = 2048; mem >= 1280; mem -= 256) {
-        dfg_device d = {"small", mem, 256e6, 256e6, 384e6, 1.0};
+        sa_dfg_device d = {"small", mem, 256e6, 256e6, 384e6, 1.0};
         for (size_t i = 0; i < 3; i++) {
-            plan *p;
-            sa_status st = policy_run(names[i], g, &d, &p, &err);
+            sa_plan *p;
+            sa_status st = sa_policy_run(names[i], g, &d, &p, &err);
             ck_assert_msg(st == SA_OK, "%s at %lld: %s", names[i], (long long)mem, err.msg);
-            ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s at %lld: %s", names[i],
+            ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s at %lld: %s", names[i],
                           (long long)mem, err.msg);
             ck_assert_double_ge(p->predicted.iteration_us, p->predicted.ideal_us - 1e-9);
-            plan_free(p);
+            sa_plan_free(p);
         }
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -388,34 +388,34 @@ enum { F1_W0, F1_W1, F1_W2, F1_W3, F1_W4, F1_A0, F1_A1, F1_A2, F1_A3, F1_A4, F1_
        F1_G3, F1_NT };
 enum { F1_C0, F1_C1, F1_C2, F1_C3, F1_C4, F1_CAT, F1_LOSS, F1_B4, F1_B1, F1_B3, F1_NOPS };
 
-static dfg_graph *figure1(void)
+static sa_dfg_graph *figure1(void)
 {
     static const char *tn[F1_NT] = {"W0", "W1", "W2", "W3", "W4", "A0", "A1", "A2",
                                     "A3", "A4", "A5", "dL", "g4", "g1", "g3"};
-    dfg_graph *g = dfg_new("figure1");
+    sa_dfg_graph *g = sa_dfg_new("figure1");
     for (int32_t t = 0; t < F1_NT; t++) {
-        dfg_kind k = t <= F1_W4 ? DFG_PARAM : t <= F1_A5 ? DFG_ACTIVATION : DFG_GRADIENT;
-        ck_assert_int_eq(dfg_add_tensor(g, tn[t], k, t == F1_A2 || t == F1_A5 ? 2 * MB : MB), t);
+        sa_dfg_kind k = t <= F1_W4 ? SA_DFG_PARAM : t <= F1_A5 ? SA_DFG_ACTIVATION : SA_DFG_GRADIENT;
+        ck_assert_int_eq(sa_dfg_add_tensor(g, tn[t], k, t == F1_A2 || t == F1_A5 ? 2 * MB : MB), t);
     }
-    struct { const char *name, *type; dfg_phase ph; int32_t in[2], n_in, out; } ops[F1_NOPS] = {
-        {"Conv0", "conv2d", DFG_FORWARD, {F1_W0}, 1, F1_A0},
-        {"Conv1", "conv2d", DFG_FORWARD, {F1_A0, F1_W1}, 2, F1_A1},
-        {"Conv2", "conv2d", DFG_FORWARD, {F1_A0, F1_W2}, 2, F1_A2},
-        {"Conv3", "conv2d", DFG_FORWARD, {F1_A2, F1_W3}, 2, F1_A3},
-        {"Conv4", "conv2d", DFG_FORWARD, {F1_A3, F1_W4}, 2, F1_A4},
-        {"Concat", "concat", DFG_FORWARD, {F1_A1, F1_A4}, 2, F1_A5},
-        {"Loss", "softmax_xent", DFG_FORWARD, {F1_A5}, 1, F1_DL},
-        {"Bwd4", "conv2d_bwd", DFG_BACKWARD, {F1_DL, F1_A3}, 2, F1_G4},
-        {"Bwd1", "conv2d_bwd", DFG_BACKWARD, {F1_DL, F1_A0}, 2, F1_G1},
-        {"Bwd3", "conv2d_bwd", DFG_BACKWARD, {F1_G4, F1_A2}, 2, F1_G3},
+    struct { const char *name, *type; sa_dfg_phase ph; int32_t in[2], n_in, out; } ops[F1_NOPS] = {
+        {"Conv0", "conv2d", SA_DFG_FORWARD, {F1_W0}, 1, F1_A0},
+        {"Conv1", "conv2d", SA_DFG_FORWARD, {F1_A0, F1_W1}, 2, F1_A1},
+        {"Conv2", "conv2d", SA_DFG_FORWARD, {F1_A0, F1_W2}, 2, F1_A2},
+        {"Conv3", "conv2d", SA_DFG_FORWARD, {F1_A2, F1_W3}, 2, F1_A3},
+        {"Conv4", "conv2d", SA_DFG_FORWARD, {F1_A3, F1_W4}, 2, F1_A4},
+        {"Concat", "concat", SA_DFG_FORWARD, {F1_A1, F1_A4}, 2, F1_A5},
+        {"Loss", "softmax_xent", SA_DFG_FORWARD, {F1_A5}, 1, F1_DL},
+        {"Bwd4", "conv2d_bwd", SA_DFG_BACKWARD, {F1_DL, F1_A3}, 2, F1_G4},
+        {"Bwd1", "conv2d_bwd", SA_DFG_BACKWARD, {F1_DL, F1_A0}, 2, F1_G1},
+        {"Bwd3", "conv2d_bwd", SA_DFG_BACKWARD, {F1_G4, F1_A2}, 2, F1_G3},
     };
     for (int32_t i = 0; i < F1_NOPS; i++) {
-        ck_assert_int_eq(dfg_add_op(g, ops[i].name, ops[i].type, ops[i].ph, ops[i].in, ops[i].n_in, &ops[i].out, 1),
+        ck_assert_int_eq(sa_dfg_add_op(g, ops[i].name, ops[i].type, ops[i].ph, ops[i].in, ops[i].n_in, &ops[i].out, 1),
                          i);
         g->ops[i].time_us = 1.0;
     }
     sa_err err;
-    ck_assert_msg(dfg_finalize(g, "figure1", &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_dfg_finalize(g, "figure1", &err) == SA_OK, "%s", err.msg);
     return g;
 }
 
@@ -425,7 +425,7 @@ static const int32_t f1_right_first[F1_NOPS] = {F1_C0, F1_C2, F1_C3, F1_C4, F1_C
 
 /* Coarse: the 1 MiB and 2 MiB sizes share one class of five 2 MiB objects.
  * Fine: eight 1 MiB objects and one 2 MiB object. */
-static void figure1_pool(pool_alloc *a, const dfg_graph *g, bool fine)
+static void figure1_pool(pool_alloc *a, const sa_dfg_graph *g, bool fine)
 {
     ck_assert_int_eq(g->n_sizes, 2);
     ck_assert(pool_alloc_init(a, g->n_sizes));
@@ -461,33 +461,33 @@ typedef struct f1_case {
  * against c, and returns the iteration time. */
 static double figure1_run(const f1_case *c)
 {
-    dfg_graph *g = figure1();
-    dfg_device d = tu_unit_dev(10);
+    sa_dfg_graph *g = figure1();
+    sa_dfg_device d = tu_unit_dev(10);
     pool_alloc a;
     sa_err err = {0};
-    ck_assert(dfg_is_topological(g, c->schedule));
+    ck_assert(sa_dfg_is_topological(g, c->schedule));
     figure1_pool(&a, g, c->fine);
     swp_opts o;
     swp_opts_default(&o);
     o.max_passes = c->passes;
     swp_ws *ws = swp_ws_new(g);
-    plan *p = plan_new(g, &d);
+    sa_plan *p = sa_plan_new(g, &d);
     ck_assert_msg(swp_plan(g, &d, c->schedule, &a, &o, ws, p, &err) == SA_OK, "%s", err.msg);
     ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
-    ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
     ck_assert_int_eq(p->n_res, c->n_res);
-    sim_ws *sw = sim_ws_new();
-    sim_result r;
-    ck_assert_int_eq(sim_run(p, g, sw, &r, &err), SA_OK);
-    const double *st = sim_start(sw);
+    sa_sim_ws *sw = sa_sim_ws_new();
+    sa_sim_result r;
+    ck_assert_int_eq(sa_sim_run(p, g, sw, &r, &err), SA_OK);
+    const double *st = sa_sim_start(sw);
     for (int32_t i = 0; i < F1_NOPS; i++) {
-        int32_t v = find_node(p, PLAN_COMPUTE, c->schedule[i]);
+        int32_t v = find_node(p, SA_PLAN_COMPUTE, c->schedule[i]);
         ck_assert_msg(fabs(st[v] - c->comp[i]) < 1e-9, "%s starts at %g, expected %g", g->ops[c->schedule[i]].name,
                       st[v], c->comp[i]);
     }
     int64_t bytes[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
-        plan_kind kind = k == 0 ? PLAN_SWAP_IN : PLAN_SWAP_OUT;
+        sa_plan_kind kind = k == 0 ? SA_PLAN_SWAP_IN : SA_PLAN_SWAP_OUT;
         const f1_swap *e = k == 0 ? c->in : c->out;
         int n = k == 0 ? c->n_in : c->n_out, seen = 0;
         for (int i = 0; i < n; i++)
@@ -495,10 +495,10 @@ static double figure1_run(const f1_case *c)
         for (int32_t v = 0; v < p->n_nodes; v++) {
             if (p->nodes[v].kind != kind)
                 continue;
-            ck_assert_msg(seen < n, "unexpected %s of %s at %g", plan_kind_name(kind),
+            ck_assert_msg(seen < n, "unexpected %s of %s at %g", sa_plan_kind_name(kind),
                           g->tensors[p->nodes[v].ref].name, st[v]);
             ck_assert_msg(p->nodes[v].ref == e[seen].tensor && fabs(st[v] - e[seen].start) < 1e-9,
-                          "%s #%d: %s at %g, expected %s at %g", plan_kind_name(kind), seen,
+                          "%s #%d: %s at %g, expected %s at %g", sa_plan_kind_name(kind), seen,
                           g->tensors[p->nodes[v].ref].name, st[v], g->tensors[e[seen].tensor].name, e[seen].start);
             seen++;
         }
@@ -509,11 +509,11 @@ static double figure1_run(const f1_case *c)
     ck_assert_double_eq_tol(p->predicted.ideal_us, 10.0, 1e-9);
     ck_assert_double_eq_tol(r.makespan_us, p->predicted.iteration_us, 1e-9);
     double it = p->predicted.iteration_us;
-    sim_ws_free(sw);
-    plan_free(p);
+    sa_sim_ws_free(sw);
+    sa_plan_free(p);
     swp_ws_free(ws);
     pool_alloc_free(&a);
-    dfg_free(g);
+    sa_dfg_free(g);
     return it;
 }
 
@@ -702,24 +702,24 @@ END_TEST
 
 /* g's pool plan on its default order in mem bytes (fine-grained pool), with
  * the flags rc (NULL: none); NULL when the pool does not fit. */
-static plan *pool_rc_plan(const dfg_graph *g, int64_t mem, const uint8_t *rc)
+static sa_plan *pool_rc_plan(const sa_dfg_graph *g, int64_t mem, const uint8_t *rc)
 {
-    dfg_device d = tu_policy_dev(mem);
+    sa_dfg_device d = tu_policy_dev(mem);
     pool_alloc a;
     sa_err err = {0};
     ck_assert(pool_alloc_init(&a, g->n_sizes));
     sa_status st = pool_fine_grained(&a, g, g->topo, d.memory_bytes, &err);
-    plan *p = NULL;
+    sa_plan *p = NULL;
     if (!st) {
         swp_opts o;
         swp_opts_default(&o);
         o.recompute = rc;
-        p = plan_new(g, &d);
+        p = sa_plan_new(g, &d);
         ck_assert_ptr_nonnull(p);
         planner_req q = {.layout = PLANNER_POOL, .pool = &a, .evict = &o};
         st = planner_plan(g, &d, &q, p, &err);
         if (st) {
-            plan_free(p);
+            sa_plan_free(p);
             p = NULL;
         }
     }
@@ -728,15 +728,15 @@ static plan *pool_rc_plan(const dfg_graph *g, int64_t mem, const uint8_t *rc)
     return p;
 }
 
-static char *plan_json(const plan *p)
+static char *plan_json(const sa_plan *p)
 {
     char *json;
     sa_err err = {0};
-    ck_assert_int_eq(plan_to_json(p, &json, &err), SA_OK);
+    ck_assert_int_eq(sa_plan_to_json(p, &json, &err), SA_OK);
     return json;
 }
 
-static int32_t count_nodes(const plan *p, plan_kind k)
+static int32_t count_nodes(const sa_plan *p, sa_plan_kind k)
 {
     int32_t n = 0;
     for (int32_t v = 0; v < p->n_nodes; v++)
@@ -746,51 +746,51 @@ static int32_t count_nodes(const plan *p, plan_kind k)
 
 /* Strictly valid, re-simulated alike, replayed exactly on the host (scaled
  * to cap bytes when cap > 0). */
-static void check_rc_plan(const plan *p, const dfg_graph *g, int64_t cap, const char *what)
+static void check_rc_plan(const sa_plan *p, const sa_dfg_graph *g, int64_t cap, const char *what)
 {
     sa_err err = {0};
-    val_report rep = {0};
-    ck_assert_msg(plan_validate(p, g, true, &rep, &err) == SA_OK, "%s: %d violations, first: %s", what,
+    sa_val_report rep = {0};
+    ck_assert_msg(sa_plan_validate(p, g, true, &rep, &err) == SA_OK, "%s: %d violations, first: %s", what,
                   rep.n_violations, err.msg);
-    val_report_free(&rep);
-    sim_ws *ws = sim_ws_new();
-    sim_result r;
-    ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
+    sa_val_report_free(&rep);
+    sa_sim_ws *ws = sa_sim_ws_new();
+    sa_sim_result r;
+    ck_assert_int_eq(sa_sim_run(p, g, ws, &r, &err), SA_OK);
     ck_assert(r.makespan_us == p->predicted.iteration_us);
-    ck_assert_int_eq(r.n_recompute, count_nodes(p, PLAN_RECOMPUTE));
-    sim_ws_free(ws);
-    runner_opts ro;
-    runner_opts_default(&ro);
-    ro.backend = RUNNER_HOST;
+    ck_assert_int_eq(r.n_recompute, count_nodes(p, SA_PLAN_RECOMPUTE));
+    sa_sim_ws_free(ws);
+    sa_runner_opts ro;
+    sa_runner_opts_default(&ro);
+    ro.backend = SA_RUNNER_HOST;
     ro.iterations = 2;
     if (cap > 0)
         ro.cap_bytes = cap;
-    runner_report rr;
-    ck_assert_msg(runner_run(p, g, &ro, &rr, &err) == SA_OK, "%s: replay: %s", what, err.msg);
+    sa_runner_report rr;
+    ck_assert_msg(sa_runner_run(p, g, &ro, &rr, &err) == SA_OK, "%s: replay: %s", what, err.msg);
     ck_assert(rr.valid);
     ck_assert_int_gt(rr.verified_checksums, 0);
     ck_assert_int_eq(rr.plan_d2h_bytes, p->predicted.d2h_bytes);
-    runner_report_free(&rr);
+    sa_runner_report_free(&rr);
 }
 
 /* No recompute node re-runs an op that updates a persistent tensor in place. */
-static void assert_no_in_place_recompute(const plan *p, const dfg_graph *g, const char *what)
+static void assert_no_in_place_recompute(const sa_plan *p, const sa_dfg_graph *g, const char *what)
 {
     for (int32_t v = 0; v < p->n_nodes; v++)
-        if (p->nodes[v].kind == PLAN_RECOMPUTE) {
-            const dfg_op *o = &g->ops[p->nodes[v].ref];
+        if (p->nodes[v].kind == SA_PLAN_RECOMPUTE) {
+            const sa_dfg_op *o = &g->ops[p->nodes[v].ref];
             for (int32_t k = 0; k < o->n_out; k++)
-                ck_assert_msg(!dfg_kind_persistent(g->tensors[o->out[k]].kind), "%s: recomputes in-place update %s",
+                ck_assert_msg(!sa_dfg_kind_persistent(g->tensors[o->out[k]].kind), "%s: recomputes in-place update %s",
                               what, o->name);
         }
 }
 
-static uint8_t *forward_flags(const dfg_graph *g)
+static uint8_t *forward_flags(const sa_dfg_graph *g)
 {
     uint8_t *rc = calloc((size_t)g->n_tensors + 1, 1);
     for (int32_t t = 0; t < g->n_tensors; t++) {
         int32_t op = g->tensors[t].producer;
-        rc[t] = g->tensors[t].kind == DFG_ACTIVATION && op >= 0 && g->ops[op].phase == DFG_FORWARD;
+        rc[t] = g->tensors[t].kind == SA_DFG_ACTIVATION && op >= 0 && g->ops[op].phase == SA_DFG_FORWARD;
     }
     return rc;
 }
@@ -799,24 +799,24 @@ static uint8_t *forward_flags(const dfg_graph *g)
  * without recomputation. */
 START_TEST(test_pool_no_recompute_flags_change_nothing)
 {
-    dfg_graph *g = tu_ladder(8);
+    sa_dfg_graph *g = tu_ladder(8);
     uint8_t *zero = calloc((size_t)g->n_tensors + 1, 1);
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     for (int pct = 40; pct <= 100; pct += 20) {
-        plan *a = pool_rc_plan(g, peak * pct / 100, NULL), *b = pool_rc_plan(g, peak * pct / 100, zero);
+        sa_plan *a = pool_rc_plan(g, peak * pct / 100, NULL), *b = pool_rc_plan(g, peak * pct / 100, zero);
         ck_assert_int_eq(a == NULL, b == NULL);
         if (!a)
             continue;
         char *ja = plan_json(a), *jb = plan_json(b);
         ck_assert_str_eq(ja, jb);
-        ck_assert_int_eq(count_nodes(a, PLAN_RECOMPUTE), 0);
+        ck_assert_int_eq(count_nodes(a, SA_PLAN_RECOMPUTE), 0);
         free(ja);
         free(jb);
-        plan_free(a);
-        plan_free(b);
+        sa_plan_free(a);
+        sa_plan_free(b);
     }
     free(zero);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -827,28 +827,28 @@ END_TEST
  * time, stay strictly valid and replay exactly. */
 START_TEST(test_pool_recompute_chains_valid_and_replay)
 {
-    dfg_graph *g = tu_ladder(8);
+    sa_dfg_graph *g = tu_ladder(8);
     uint8_t *rc = forward_flags(g);
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     int planned = 0;
     for (int pct = 30; pct <= 80; pct += 10) {
-        plan *p0 = pool_rc_plan(g, peak * pct / 100, NULL);
-        plan *p = pool_rc_plan(g, peak * pct / 100, rc);
+        sa_plan *p0 = pool_rc_plan(g, peak * pct / 100, NULL);
+        sa_plan *p = pool_rc_plan(g, peak * pct / 100, rc);
         ck_assert_int_eq(p0 == NULL, p == NULL); /* recomputing never makes a pool unfit */
         if (!p)
             continue;
         char what[64];
         snprintf(what, sizeof what, "ladder(8) at %d %%", pct);
         check_rc_plan(p, g, 0, what);
-        ck_assert_msg(count_nodes(p, PLAN_RECOMPUTE) > 0, "%s: nothing recomputed", what);
+        ck_assert_msg(count_nodes(p, SA_PLAN_RECOMPUTE) > 0, "%s: nothing recomputed", what);
         ck_assert(p->predicted.compute_us > p0->predicted.compute_us);
         planned++;
-        plan_free(p0);
-        plan_free(p);
+        sa_plan_free(p0);
+        sa_plan_free(p);
     }
     ck_assert_int_ge(planned, 3);
     free(rc);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -857,69 +857,69 @@ END_TEST
  * every activation flagged, b (made by the in-place update) is never
  * recomputed and the default rule does not flag it; a and c are, and the
  * plans replay exactly. */
-static dfg_graph *bn_graph(void)
+static sa_dfg_graph *bn_graph(void)
 {
-    dfg_graph *g = dfg_new("bn");
+    sa_dfg_graph *g = sa_dfg_new("bn");
     const int64_t KB = 1024;
-    int32_t x = dfg_add_tensor(g, "x", DFG_INPUT, 64 * KB), w = dfg_add_tensor(g, "W", DFG_PARAM, 32 * KB);
-    int32_t st = dfg_add_tensor(g, "S", DFG_STATE, 4 * KB);
-    int32_t a = dfg_add_tensor(g, "a", DFG_ACTIVATION, 256 * KB), b = dfg_add_tensor(g, "b", DFG_ACTIVATION, 256 * KB);
-    int32_t c = dfg_add_tensor(g, "c", DFG_ACTIVATION, 256 * KB), dl = dfg_add_tensor(g, "dl", DFG_GRADIENT, 256 * KB);
-    int32_t db = dfg_add_tensor(g, "db", DFG_GRADIENT, 256 * KB), da = dfg_add_tensor(g, "da", DFG_GRADIENT, 256 * KB);
-    int32_t dw = dfg_add_tensor(g, "dW", DFG_GRADIENT, 32 * KB);
+    int32_t x = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, 64 * KB), w = sa_dfg_add_tensor(g, "W", SA_DFG_PARAM, 32 * KB);
+    int32_t st = sa_dfg_add_tensor(g, "S", SA_DFG_STATE, 4 * KB);
+    int32_t a = sa_dfg_add_tensor(g, "a", SA_DFG_ACTIVATION, 256 * KB), b = sa_dfg_add_tensor(g, "b", SA_DFG_ACTIVATION, 256 * KB);
+    int32_t c = sa_dfg_add_tensor(g, "c", SA_DFG_ACTIVATION, 256 * KB), dl = sa_dfg_add_tensor(g, "dl", SA_DFG_GRADIENT, 256 * KB);
+    int32_t db = sa_dfg_add_tensor(g, "db", SA_DFG_GRADIENT, 256 * KB), da = sa_dfg_add_tensor(g, "da", SA_DFG_GRADIENT, 256 * KB);
+    int32_t dw = sa_dfg_add_tensor(g, "dW", SA_DFG_GRADIENT, 32 * KB);
     int32_t i0[] = {x, w}, o0[] = {a}, i1[] = {a, st}, o1[] = {b, st}, i2[] = {b}, o2[] = {c}, i3[] = {c}, o3[] = {dl};
     int32_t i4[] = {dl, c}, o4[] = {db}, i5[] = {db, a}, o5[] = {da}, i6[] = {da, x, w}, o6[] = {dw}, i7[] = {w, dw};
     int32_t o7[] = {w};
-    dfg_add_op(g, "fc", "matmul", DFG_FORWARD, i0, 2, o0, 1);
-    dfg_add_op(g, "bn", "batchnorm", DFG_FORWARD, i1, 2, o1, 2);
-    dfg_add_op(g, "relu", "relu", DFG_FORWARD, i2, 1, o2, 1);
-    dfg_add_op(g, "loss", "softmax_xent", DFG_FORWARD, i3, 1, o3, 1);
-    dfg_add_op(g, "relu_bwd", "relu_bwd", DFG_BACKWARD, i4, 2, o4, 1);
-    dfg_add_op(g, "bn_bwd", "batchnorm_bwd", DFG_BACKWARD, i5, 2, o5, 1);
-    dfg_add_op(g, "fc_bwd", "matmul_bwd", DFG_BACKWARD, i6, 3, o6, 1);
-    dfg_add_op(g, "sgd", "sgd_update", DFG_UPDATE, i7, 2, o7, 1);
+    sa_dfg_add_op(g, "fc", "matmul", SA_DFG_FORWARD, i0, 2, o0, 1);
+    sa_dfg_add_op(g, "bn", "batchnorm", SA_DFG_FORWARD, i1, 2, o1, 2);
+    sa_dfg_add_op(g, "relu", "relu", SA_DFG_FORWARD, i2, 1, o2, 1);
+    sa_dfg_add_op(g, "loss", "softmax_xent", SA_DFG_FORWARD, i3, 1, o3, 1);
+    sa_dfg_add_op(g, "relu_bwd", "relu_bwd", SA_DFG_BACKWARD, i4, 2, o4, 1);
+    sa_dfg_add_op(g, "bn_bwd", "batchnorm_bwd", SA_DFG_BACKWARD, i5, 2, o5, 1);
+    sa_dfg_add_op(g, "fc_bwd", "matmul_bwd", SA_DFG_BACKWARD, i6, 3, o6, 1);
+    sa_dfg_add_op(g, "sgd", "sgd_update", SA_DFG_UPDATE, i7, 2, o7, 1);
     tu_unit_finalize(g);
     return g;
 }
 
 START_TEST(test_pool_never_recomputes_in_place_updates)
 {
-    dfg_graph *g = bn_graph();
+    sa_dfg_graph *g = bn_graph();
     uint8_t *rc = forward_flags(g), rule[16];
     int32_t pos[16], bn = 1, b = 4;
     ck_assert_int_eq(g->tensors[b].producer, bn);
     ck_assert(rc[b]);
-    dfg_device slow = tu_policy_dev(1 << 30);
+    sa_dfg_device slow = tu_policy_dev(1 << 30);
     slow.h2d_bytes_per_s = slow.d2h_bytes_per_s = 1e6; /* every transfer costs more than an op */
     ck_assert_int_gt(swp_recompute_rule(g, &slow, NULL, 1e9, pos, rule), 0);
     ck_assert(!rule[b]);
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     int recomputed = 0;
     for (int pct = 40; pct <= 100; pct += 5) {
-        plan *p = pool_rc_plan(g, peak * pct / 100, rc);
+        sa_plan *p = pool_rc_plan(g, peak * pct / 100, rc);
         if (!p)
             continue;
         assert_no_in_place_recompute(p, g, "bn graph");
         check_rc_plan(p, g, 0, "bn graph");
-        recomputed += count_nodes(p, PLAN_RECOMPUTE);
-        plan_free(p);
+        recomputed += count_nodes(p, SA_PLAN_RECOMPUTE);
+        sa_plan_free(p);
     }
     ck_assert_int_gt(recomputed, 0); /* the other flags were carried out */
     free(rc);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* Recompute nodes right after another on the compute stream that read an
  * output of it: chains. */
-static int32_t count_chains(const plan *p, const dfg_graph *g)
+static int32_t count_chains(const sa_plan *p, const sa_dfg_graph *g)
 {
     int32_t n = 0, prev = -1;
     for (int32_t v = 0; v < p->n_nodes; v++) {
-        if (plan_kind_stream(p->nodes[v].kind) != PLAN_STREAM_COMPUTE)
+        if (sa_plan_kind_stream(p->nodes[v].kind) != SA_PLAN_STREAM_COMPUTE)
             continue;
-        if (prev >= 0 && p->nodes[v].kind == PLAN_RECOMPUTE && p->nodes[prev].kind == PLAN_RECOMPUTE) {
-            const dfg_op *a = &g->ops[p->nodes[prev].ref], *b = &g->ops[p->nodes[v].ref];
+        if (prev >= 0 && p->nodes[v].kind == SA_PLAN_RECOMPUTE && p->nodes[prev].kind == SA_PLAN_RECOMPUTE) {
+            const sa_dfg_op *a = &g->ops[p->nodes[prev].ref], *b = &g->ops[p->nodes[v].ref];
             bool link = false;
             for (int32_t i = 0; i < b->n_in; i++)
                 for (int32_t k = 0; k < a->n_out; k++)
@@ -940,50 +940,50 @@ static int32_t count_chains(const plan *p, const dfg_graph *g)
  * row plans the same way. */
 START_TEST(test_pool_recompute_on_zoo_resnet)
 {
-    dfg_graph *g = tu_zoo_roofline("resnet-18", 0);
+    sa_dfg_graph *g = tu_zoo_roofline("resnet-18", 0);
     sa_err err = {0};
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     uint8_t *all = forward_flags(g), *rule = calloc((size_t)g->n_tensors + 1, 1);
     int32_t *pos = calloc((size_t)g->n_ops + 1, sizeof *pos);
-    dfg_device d = tu_policy_dev(peak);
+    sa_dfg_device d = tu_policy_dev(peak);
     ck_assert_int_gt(swp_recompute_rule(g, &d, NULL, SWP_RECOMPUTE_US_PER_MB, pos, rule), 0);
     const double fr[] = {0.5, 0.25};
     int recomputed = 0, chains = 0;
     for (size_t f = 0; f < SA_ARRAY_LEN(fr); f++) {
         const uint8_t *sets[] = {rule, all};
         double x = fr[f];
-        plan *p0;
+        sa_plan *p0;
         while (!(p0 = pool_rc_plan(g, (int64_t)(x * (double)peak), NULL)) && x < 1)
             x += 0.05;
         ck_assert_ptr_nonnull(p0);
         for (size_t k = 0; k < 2; k++) {
-            plan *p = pool_rc_plan(g, (int64_t)(x * (double)peak), sets[k]);
+            sa_plan *p = pool_rc_plan(g, (int64_t)(x * (double)peak), sets[k]);
             ck_assert_ptr_nonnull(p);
             char what[64];
             snprintf(what, sizeof what, "resnet-18 at %.2f, %s", x, k ? "all" : "rule");
             assert_no_in_place_recompute(p, g, what);
             check_rc_plan(p, g, 48 << 20, what);
-            recomputed += count_nodes(p, PLAN_RECOMPUTE);
+            recomputed += count_nodes(p, SA_PLAN_RECOMPUTE);
             chains += count_chains(p, g);
             if (k == 0)
                 ck_assert_msg(p->predicted.d2h_bytes < p0->predicted.d2h_bytes, "%s: %lld bytes out, %lld without",
                               what, (long long)p->predicted.d2h_bytes, (long long)p0->predicted.d2h_bytes);
-            plan_free(p);
+            sa_plan_free(p);
         }
-        plan_free(p0);
+        sa_plan_free(p0);
     }
     ck_assert_int_gt(recomputed, 0);
     ck_assert_int_gt(chains, 0);
-    plan *p = NULL;
+    sa_plan *p = NULL;
     d = tu_policy_dev(peak / 2);
-    ck_assert_msg(policy_run("topo-rc", g, &d, &p, &err) == SA_OK, "%s", err.msg);
-    ck_assert_int_gt(count_nodes(p, PLAN_RECOMPUTE), 0);
+    ck_assert_msg(sa_policy_run("topo-rc", g, &d, &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_gt(count_nodes(p, SA_PLAN_RECOMPUTE), 0);
     tu_check_policy_plan(p, g, "topo-rc on resnet-18", false);
-    plan_free(p);
+    sa_plan_free(p);
     free(all);
     free(rule);
     free(pos);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -993,11 +993,11 @@ END_TEST
  * no intermediate behind and replay exactly. */
 START_TEST(test_pool_recompute_intermediates_on_zoo_gpt)
 {
-    dfg_graph *g = tu_zoo_roofline("gpt-2-256", 0);
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    sa_dfg_graph *g = tu_zoo_roofline("gpt-2-256", 0);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     uint8_t *rule = calloc((size_t)g->n_tensors + 1, 1);
     int32_t *pos = calloc((size_t)g->n_ops + 1, sizeof *pos);
-    dfg_device d = tu_policy_dev(peak);
+    sa_dfg_device d = tu_policy_dev(peak);
     ck_assert_int_gt(swp_recompute_rule(g, &d, NULL, SWP_RECOMPUTE_US_PER_MB, pos, rule), 0);
     int32_t inter = 0;
     for (int32_t t = 0; t < g->n_tensors; t++) {
@@ -1008,7 +1008,7 @@ START_TEST(test_pool_recompute_intermediates_on_zoo_gpt)
     ck_assert_int_gt(inter, 0);
     int chains = 0, planned = 0;
     for (int pct = 40; pct <= 100 && planned < 2; pct += 10) {
-        plan *p = pool_rc_plan(g, peak * pct / 100, rule);
+        sa_plan *p = pool_rc_plan(g, peak * pct / 100, rule);
         if (!p)
             continue;
         char what[64];
@@ -1017,13 +1017,13 @@ START_TEST(test_pool_recompute_intermediates_on_zoo_gpt)
         check_rc_plan(p, g, 48 << 20, what);
         chains += count_chains(p, g);
         planned++;
-        plan_free(p);
+        sa_plan_free(p);
     }
     ck_assert_int_eq(planned, 2);
     ck_assert_int_gt(chains, 0);
     free(rule);
     free(pos);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -1036,13 +1036,13 @@ END_TEST
  * strictly valid and replays exactly. */
 START_TEST(test_pool_recompute_drops_rebuilt_again)
 {
-    dfg_graph *g = tu_zoo_roofline("vgg-16", 0);
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    sa_dfg_graph *g = tu_zoo_roofline("vgg-16", 0);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     uint8_t *all = forward_flags(g);
     int32_t *seen = calloc((size_t)g->n_ops + 1, sizeof *seen);
     int twice = 0, planned = 0;
     for (int pct = 50; pct <= 90; pct += 10) {
-        plan *p = pool_rc_plan(g, peak * pct / 100, all);
+        sa_plan *p = pool_rc_plan(g, peak * pct / 100, all);
         if (!p)
             continue;
         char what[64];
@@ -1051,21 +1051,21 @@ START_TEST(test_pool_recompute_drops_rebuilt_again)
         check_rc_plan(p, g, 48 << 20, what);
         memset(seen, 0, (size_t)g->n_ops * sizeof *seen);
         for (int32_t v = 0; v < p->n_nodes; v++)
-            if (p->nodes[v].kind == PLAN_RECOMPUTE && ++seen[p->nodes[v].ref] == 2)
+            if (p->nodes[v].kind == SA_PLAN_RECOMPUTE && ++seen[p->nodes[v].ref] == 2)
                 twice++;
         planned++;
-        plan_free(p);
+        sa_plan_free(p);
     }
     ck_assert_int_gt(planned, 0);
     ck_assert_int_gt(twice, 0);
     free(seen);
     free(all);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* The id of g's tensor called name (the test fails when there is none). */
-static int32_t tensor_named(const dfg_graph *g, const char *name)
+static int32_t tensor_named(const sa_dfg_graph *g, const char *name)
 {
     for (int32_t t = 0; t < g->n_tensors; t++)
         if (!strcmp(g->tensors[t].name, name))
@@ -1082,8 +1082,8 @@ static int32_t tensor_named(const dfg_graph *g, const char *name)
  * 70 and 80 %). */
 START_TEST(test_pool_recompute_chain_input_dropped_after_its_reader)
 {
-    dfg_graph *g = tu_zoo_roofline("vgg-16", 0);
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    sa_dfg_graph *g = tu_zoo_roofline("vgg-16", 0);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     uint8_t *rc = calloc((size_t)g->n_tensors + 1, 1);
     const char *block1[] = {"conv1_1", "conv1_1_relu", "conv1_2", "conv1_2_relu"};
     for (int k = 0; k < 4; k++)
@@ -1091,7 +1091,7 @@ START_TEST(test_pool_recompute_chain_input_dropped_after_its_reader)
     int32_t c11r = tensor_named(g, "conv1_1_relu"), c12 = tensor_named(g, "conv1_2");
     int planned = 0;
     for (int pct = 50; pct <= 90; pct += 10) {
-        plan *p = pool_rc_plan(g, peak * pct / 100, rc);
+        sa_plan *p = pool_rc_plan(g, peak * pct / 100, rc);
         if (!p)
             continue;
         char what[64];
@@ -1100,22 +1100,22 @@ START_TEST(test_pool_recompute_chain_input_dropped_after_its_reader)
         bool chain = false, swapped = false;
         int rebuilt = 0;
         for (int32_t v = 0; v < p->n_nodes; v++) {
-            const plan_node *nd = &p->nodes[v];
-            if (nd->kind == PLAN_RECOMPUTE && nd->ref == g->tensors[c12].producer)
+            const sa_plan_node *nd = &p->nodes[v];
+            if (nd->kind == SA_PLAN_RECOMPUTE && nd->ref == g->tensors[c12].producer)
                 chain = true;
-            if (nd->kind == PLAN_RECOMPUTE && nd->ref == g->tensors[c11r].producer)
+            if (nd->kind == SA_PLAN_RECOMPUTE && nd->ref == g->tensors[c11r].producer)
                 rebuilt++;
-            if (chain && nd->kind == PLAN_SWAP_OUT && nd->ref == c11r)
+            if (chain && nd->kind == SA_PLAN_SWAP_OUT && nd->ref == c11r)
                 swapped = true;
         }
         ck_assert_msg(chain && !swapped && rebuilt >= 2, "%s: conv1_2 rebuilt %d, conv1_1_relu swapped out after %d, "
                       "rebuilt %d times", what, chain, swapped, rebuilt);
         planned++;
-        plan_free(p);
+        sa_plan_free(p);
     }
     ck_assert_int_gt(planned, 0);
     free(rc);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -1125,8 +1125,8 @@ END_TEST
  * pool1 there instead. */
 START_TEST(test_pool_recompute_intermediates_let_a_chain_rebuild)
 {
-    dfg_graph *g = tu_zoo_roofline("vgg-16", 0);
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    sa_dfg_graph *g = tu_zoo_roofline("vgg-16", 0);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     int32_t *pos = calloc((size_t)g->n_ops, sizeof *pos);
     uint8_t *one = calloc((size_t)g->n_tensors + 1, 1), *chain = calloc((size_t)g->n_tensors + 1, 1);
     int32_t c21 = tensor_named(g, "conv2_1"), c21r = tensor_named(g, "conv2_1_relu");
@@ -1137,29 +1137,29 @@ START_TEST(test_pool_recompute_intermediates_let_a_chain_rebuild)
     ck_assert(chain[c21] && chain[c21r]);
     for (int32_t t = 0; t < g->n_tensors; t++)
         if (chain[t] && t != c21r)
-            ck_assert_msg(g->tensors[t].kind == DFG_ACTIVATION, "%s flagged", g->tensors[t].name);
+            ck_assert_msg(g->tensors[t].kind == SA_DFG_ACTIVATION, "%s flagged", g->tensors[t].name);
     int with = 0;
     for (int pct = 50; pct <= 90; pct += 10)
         for (int k = 0; k < 2; k++) {
-            plan *p = pool_rc_plan(g, peak * pct / 100, k ? chain : one);
+            sa_plan *p = pool_rc_plan(g, peak * pct / 100, k ? chain : one);
             if (!p)
                 continue;
             char what[64];
             snprintf(what, sizeof what, "vgg-16 at %d %%, %s", pct, k ? "intermediates" : "alone");
             int rebuilt = 0;
             for (int32_t v = 0; v < p->n_nodes; v++)
-                rebuilt += p->nodes[v].kind == PLAN_RECOMPUTE && p->nodes[v].ref == g->tensors[c21].producer;
+                rebuilt += p->nodes[v].kind == SA_PLAN_RECOMPUTE && p->nodes[v].ref == g->tensors[c21].producer;
             ck_assert_msg(k || rebuilt == 0, "%s: conv2_1 rebuilt %d times", what, rebuilt);
             with += k && rebuilt > 0;
             if (k && pct == 50)
                 check_rc_plan(p, g, 48 << 20, what);
-            plan_free(p);
+            sa_plan_free(p);
         }
     ck_assert_int_gt(with, 0);
     free(pos);
     free(one);
     free(chain);
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
@@ -1167,59 +1167,59 @@ END_TEST
  * or not; the answer is strictly valid and replays. */
 START_TEST(test_pool_recompute_search_same_plan_any_thread_count)
 {
-    dfg_graph *g = tu_ladder(8);
-    dfg_device d = tu_policy_dev(dfg_peak_bytes(g, NULL) * 4 / 10);
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 4 / 10);
     for (int seeded = 0; seeded < 2; seeded++) {
         char *json[2];
         for (int k = 0; k < 2; k++) {
-            policy_opts po;
-            policy_opts_default(&po);
+            sa_policy_opts po;
+            sa_policy_opts_default(&po);
             po.search.generations = 4;
             po.search.population = 8;
             po.search.threads = 1 + k;
             po.search.pool_recompute = true;
             po.search_seeds = seeded;
-            plan *p = NULL;
+            sa_plan *p = NULL;
             sa_err err = {0};
-            ck_assert_msg(policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
+            ck_assert_msg(sa_policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
             ck_assert_msg(strstr(p->search_json, "\"pool_recompute\":true") != NULL, "%s", p->search_json);
             if (k == 0)
                 check_rc_plan(p, g, 0, seeded ? "seeded search" : "search");
-            plan_set_search_json(p, NULL); /* wall-clock and thread fields differ */
+            sa_plan_set_search_json(p, NULL); /* wall-clock and thread fields differ */
             json[k] = plan_json(p);
-            plan_free(p);
+            sa_plan_free(p);
         }
         ck_assert_str_eq(json[0], json[1]);
         free(json[0]);
         free(json[1]);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
 }
 END_TEST
 
 /* x (an input) -> op1 -> A1, x -> op2 -> A2, op3(A1, A2) -> A3, op4(x, A3)
  * -> A4: nothing persistent, so the first pass already ends steady (no
  * resident at the end); under 3 units x leaves for op3 and comes back. */
-static dfg_graph *no_params(void)
+static sa_dfg_graph *no_params(void)
 {
-    dfg_graph *g = dfg_new("no_params");
-    int32_t x = dfg_add_tensor(g, "x", DFG_INPUT, MB), a1 = dfg_add_tensor(g, "A1", DFG_ACTIVATION, MB);
-    int32_t a2 = dfg_add_tensor(g, "A2", DFG_ACTIVATION, MB), a3 = dfg_add_tensor(g, "A3", DFG_ACTIVATION, MB);
-    int32_t a4 = dfg_add_tensor(g, "A4", DFG_ACTIVATION, MB);
+    sa_dfg_graph *g = sa_dfg_new("no_params");
+    int32_t x = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, MB), a1 = sa_dfg_add_tensor(g, "A1", SA_DFG_ACTIVATION, MB);
+    int32_t a2 = sa_dfg_add_tensor(g, "A2", SA_DFG_ACTIVATION, MB), a3 = sa_dfg_add_tensor(g, "A3", SA_DFG_ACTIVATION, MB);
+    int32_t a4 = sa_dfg_add_tensor(g, "A4", SA_DFG_ACTIVATION, MB);
     int32_t i1[] = {x}, o1[] = {a1}, o2[] = {a2}, i3[] = {a1, a2}, o3[] = {a3}, i4[] = {x, a3}, o4[] = {a4};
-    dfg_add_op(g, "op1", "matmul", DFG_FORWARD, i1, 1, o1, 1);
-    dfg_add_op(g, "op2", "matmul", DFG_FORWARD, i1, 1, o2, 1);
-    dfg_add_op(g, "op3", "add", DFG_FORWARD, i3, 2, o3, 1);
-    dfg_add_op(g, "op4", "add", DFG_FORWARD, i4, 2, o4, 1);
+    sa_dfg_add_op(g, "op1", "matmul", SA_DFG_FORWARD, i1, 1, o1, 1);
+    sa_dfg_add_op(g, "op2", "matmul", SA_DFG_FORWARD, i1, 1, o2, 1);
+    sa_dfg_add_op(g, "op3", "add", SA_DFG_FORWARD, i3, 2, o3, 1);
+    sa_dfg_add_op(g, "op4", "add", SA_DFG_FORWARD, i4, 2, o4, 1);
     tu_unit_finalize(g);
     return g;
 }
 
 /* The plan of swp_plan with workspace ws (NULL: a fresh one) on `units` MiB,
  * as JSON (the caller frees it); NULL when the pool does not fit. */
-static char *swp_json(const dfg_graph *g, int64_t units, swp_ws *ws)
+static char *swp_json(const sa_dfg_graph *g, int64_t units, swp_ws *ws)
 {
-    dfg_device d = tu_unit_dev(units);
+    sa_dfg_device d = tu_unit_dev(units);
     pool_alloc a;
     sa_err err = {0};
     ck_assert(pool_alloc_init(&a, g->n_sizes));
@@ -1228,13 +1228,13 @@ static char *swp_json(const dfg_graph *g, int64_t units, swp_ws *ws)
         swp_opts o;
         swp_opts_default(&o);
         swp_ws *own = ws ? NULL : swp_ws_new(g);
-        plan *p = plan_new(g, &d);
+        sa_plan *p = sa_plan_new(g, &d);
         ck_assert_ptr_nonnull(p);
         ck_assert_int_eq(swp_plan(g, &d, g->topo, &a, &o, ws ? ws : own, p, &err), SA_OK);
         ck_assert_int_eq(planner_predict(p, g, NULL, NULL, &err), SA_OK);
-        ck_assert_msg(plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+        ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
         json = plan_json(p);
-        plan_free(p);
+        sa_plan_free(p);
         swp_ws_free(own);
     }
     pool_alloc_free(&a);
@@ -1248,7 +1248,7 @@ static char *swp_json(const dfg_graph *g, int64_t units, swp_ws *ws)
  * fresh one does. */
 START_TEST(test_dry_first_pass_same_plan)
 {
-    dfg_graph *gs[2] = {no_params(), figure3()};
+    sa_dfg_graph *gs[2] = {no_params(), figure3()};
     swp_ws *ws[2] = {swp_ws_new(gs[0]), swp_ws_new(gs[1])};
     const int64_t units[] = {3, 4, 3, 7, 5, 3, 4};
     int planned = 0;
@@ -1267,7 +1267,7 @@ START_TEST(test_dry_first_pass_same_plan)
     ck_assert_int_ge(planned, 20);
     for (int k = 0; k < 2; k++) {
         swp_ws_free(ws[k]);
-        dfg_free(gs[k]);
+        sa_dfg_free(gs[k]);
     }
 }
 END_TEST

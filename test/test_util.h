@@ -22,7 +22,7 @@
 
 /* Op times from a fast GPU's roofline (5 us a launch, 50 TFLOP/s, 2 TB/s):
  * the times only shape the plans. */
-static inline void tu_roofline_times(dfg_graph *g)
+static inline void tu_roofline_times(sa_dfg_graph *g)
 {
     for (int32_t i = 0; i < g->n_ops; i++) {
         double f = g->ops[i].flops > 0 ? g->ops[i].flops : 0;
@@ -32,10 +32,10 @@ static inline void tu_roofline_times(dfg_graph *g)
 }
 
 /* Zoo model name at batch (0: its default) with tu_roofline_times; the
- * caller frees it (dfg_free). */
-static inline dfg_graph *tu_zoo_roofline(const char *name, int batch)
+ * caller frees it (sa_dfg_free). */
+static inline sa_dfg_graph *tu_zoo_roofline(const char *name, int batch)
 {
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err err = {0};
     zoo_opts zo = {0};
     zo.batch = batch;
@@ -124,49 +124,49 @@ static inline const char *tu_tiny_json(void)
 /* A training graph with two branches per layer and layer-dependent sizes:
  * forward a = fa(x, Wa), b = fb(x, Wb), x' = add(a, b); backward in reverse;
  * one sgd update per weight. */
-static inline dfg_graph *tu_ladder(int layers)
+static inline sa_dfg_graph *tu_ladder(int layers)
 {
-    dfg_graph *g = dfg_new("ladder");
+    sa_dfg_graph *g = sa_dfg_new("ladder");
     int32_t *x = calloc((size_t)layers + 1, sizeof *x), *wa = calloc((size_t)layers, sizeof *wa);
     int32_t *wb = calloc((size_t)layers, sizeof *wb);
     char name[64];
     const int64_t KB = 1024;
-    x[0] = dfg_add_tensor(g, "x0", DFG_INPUT, 64 * KB);
+    x[0] = sa_dfg_add_tensor(g, "x0", SA_DFG_INPUT, 64 * KB);
     for (int l = 0; l < layers; l++) {
         int64_t act = (64 + 32 * (l % 3)) * KB, w = (16 + 16 * (l % 2)) * KB;
         snprintf(name, sizeof name, "Wa%d", l);
-        wa[l] = dfg_add_tensor(g, name, DFG_PARAM, w);
+        wa[l] = sa_dfg_add_tensor(g, name, SA_DFG_PARAM, w);
         snprintf(name, sizeof name, "Wb%d", l);
-        wb[l] = dfg_add_tensor(g, name, DFG_PARAM, w);
-        int32_t a = dfg_add_tensor(g, "a", DFG_ACTIVATION, act), b = dfg_add_tensor(g, "b", DFG_ACTIVATION, act);
-        x[l + 1] = dfg_add_tensor(g, "x", DFG_ACTIVATION, act);
+        wb[l] = sa_dfg_add_tensor(g, name, SA_DFG_PARAM, w);
+        int32_t a = sa_dfg_add_tensor(g, "a", SA_DFG_ACTIVATION, act), b = sa_dfg_add_tensor(g, "b", SA_DFG_ACTIVATION, act);
+        x[l + 1] = sa_dfg_add_tensor(g, "x", SA_DFG_ACTIVATION, act);
         int32_t ia[] = {x[l], wa[l]}, ib[] = {x[l], wb[l]}, oa[] = {a}, ob[] = {b}, is[] = {a, b}, os[] = {x[l + 1]};
-        dfg_add_op(g, "fa", "matmul", DFG_FORWARD, ia, 2, oa, 1);
-        dfg_add_op(g, "fb", "matmul", DFG_FORWARD, ib, 2, ob, 1);
-        dfg_add_op(g, "add", "add", DFG_FORWARD, is, 2, os, 1);
+        sa_dfg_add_op(g, "fa", "matmul", SA_DFG_FORWARD, ia, 2, oa, 1);
+        sa_dfg_add_op(g, "fb", "matmul", SA_DFG_FORWARD, ib, 2, ob, 1);
+        sa_dfg_add_op(g, "add", "add", SA_DFG_FORWARD, is, 2, os, 1);
     }
-    int32_t dx = dfg_add_tensor(g, "dloss", DFG_GRADIENT, g->tensors[x[layers]].bytes);
+    int32_t dx = sa_dfg_add_tensor(g, "dloss", SA_DFG_GRADIENT, g->tensors[x[layers]].bytes);
     int32_t il[] = {x[layers]}, ol[] = {dx};
-    dfg_add_op(g, "loss", "softmax_xent", DFG_FORWARD, il, 1, ol, 1);
+    sa_dfg_add_op(g, "loss", "softmax_xent", SA_DFG_FORWARD, il, 1, ol, 1);
     for (int l = layers - 1; l >= 0; l--) {
         int64_t in_b = g->tensors[x[l]].bytes, w = g->tensors[wa[l]].bytes;
-        int32_t dwa = dfg_add_tensor(g, "dWa", DFG_GRADIENT, w), dwb = dfg_add_tensor(g, "dWb", DFG_GRADIENT, w);
-        int32_t dxa = dfg_add_tensor(g, "dxa", DFG_GRADIENT, in_b), dxb = dfg_add_tensor(g, "dxb", DFG_GRADIENT, in_b);
-        int32_t ndx = dfg_add_tensor(g, "dx", DFG_GRADIENT, in_b);
+        int32_t dwa = sa_dfg_add_tensor(g, "dWa", SA_DFG_GRADIENT, w), dwb = sa_dfg_add_tensor(g, "dWb", SA_DFG_GRADIENT, w);
+        int32_t dxa = sa_dfg_add_tensor(g, "dxa", SA_DFG_GRADIENT, in_b), dxb = sa_dfg_add_tensor(g, "dxb", SA_DFG_GRADIENT, in_b);
+        int32_t ndx = sa_dfg_add_tensor(g, "dx", SA_DFG_GRADIENT, in_b);
         int32_t ia[] = {dx, x[l], wa[l]}, ib[] = {dx, x[l], wb[l]}, oa[] = {dxa, dwa}, ob[] = {dxb, dwb};
         int32_t is[] = {dxa, dxb}, os[] = {ndx};
-        dfg_add_op(g, "fa_bwd", "matmul_bwd_data", DFG_BACKWARD, ia, 3, oa, 2);
-        dfg_add_op(g, "fb_bwd", "matmul_bwd_data", DFG_BACKWARD, ib, 3, ob, 2);
-        dfg_add_op(g, "sum", "add", DFG_BACKWARD, is, 2, os, 1);
+        sa_dfg_add_op(g, "fa_bwd", "matmul_bwd_data", SA_DFG_BACKWARD, ia, 3, oa, 2);
+        sa_dfg_add_op(g, "fb_bwd", "matmul_bwd_data", SA_DFG_BACKWARD, ib, 3, ob, 2);
+        sa_dfg_add_op(g, "sum", "add", SA_DFG_BACKWARD, is, 2, os, 1);
         int32_t ua[] = {wa[l], dwa}, ub[] = {wb[l], dwb}, wao[] = {wa[l]}, wbo[] = {wb[l]};
-        dfg_add_op(g, "sgd_a", "sgd_update", DFG_UPDATE, ua, 2, wao, 1);
-        dfg_add_op(g, "sgd_b", "sgd_update", DFG_UPDATE, ub, 2, wbo, 1);
+        sa_dfg_add_op(g, "sgd_a", "sgd_update", SA_DFG_UPDATE, ua, 2, wao, 1);
+        sa_dfg_add_op(g, "sgd_b", "sgd_update", SA_DFG_UPDATE, ub, 2, wbo, 1);
         dx = ndx;
     }
     for (int32_t i = 0; i < g->n_ops; i++)
         g->ops[i].time_us = 2.0 + (i * 7 % 11);
     sa_err err;
-    ck_assert_msg(dfg_finalize(g, "ladder", &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_dfg_finalize(g, "ladder", &err) == SA_OK, "%s", err.msg);
     free(x);
     free(wa);
     free(wb);
@@ -174,66 +174,66 @@ static inline dfg_graph *tu_ladder(int layers)
 }
 
 /* Gives every op of the hand-built g 1 us and finalizes it, which must pass. */
-static inline void tu_unit_finalize(dfg_graph *g)
+static inline void tu_unit_finalize(sa_dfg_graph *g)
 {
     for (int32_t i = 0; i < g->n_ops; i++)
         g->ops[i].time_us = 1.0;
     sa_err err = {0};
-    ck_assert_msg(dfg_finalize(g, g->name, &err) == SA_OK, "%s: %s", g->name, err.msg);
+    ck_assert_msg(sa_dfg_finalize(g, g->name, &err) == SA_OK, "%s: %s", g->name, err.msg);
 }
 
 /* Unit device for hand-computed timelines: 1 MiB tensors move in 1 us each way
  * (full duplex), no latency; memory of `units` MiB. */
-static inline dfg_device tu_unit_dev(int64_t units)
+static inline sa_dfg_device tu_unit_dev(int64_t units)
 {
-    dfg_device d = {"unit", units * 1048576, 1e6 * 1048576, 1e6 * 1048576, 2e6 * 1048576, 0};
+    sa_dfg_device d = {"unit", units * 1048576, 1e6 * 1048576, 1e6 * 1048576, 2e6 * 1048576, 0};
     return d;
 }
 
 /* What every policy plan must satisfy: strict validation, an arena within
  * memory, a prediction the simulator reproduces, a search block; with replay,
  * a host-runner replay that loses nothing. */
-static inline void tu_check_policy_plan(const plan *p, const dfg_graph *g, const char *what, bool replay)
+static inline void tu_check_policy_plan(const sa_plan *p, const sa_dfg_graph *g, const char *what, bool replay)
 {
     sa_err err = {0};
-    val_report rep = {0};
-    ck_assert_msg(plan_validate(p, g, true, &rep, &err) == SA_OK, "%s: %d violations, first: %s", what,
+    sa_val_report rep = {0};
+    ck_assert_msg(sa_plan_validate(p, g, true, &rep, &err) == SA_OK, "%s: %d violations, first: %s", what,
                   rep.n_violations, err.msg);
-    val_report_free(&rep);
+    sa_val_report_free(&rep);
     ck_assert_int_le(p->arena_bytes, p->device.memory_bytes);
-    sim_ws *ws = sim_ws_new();
-    sim_result r;
-    ck_assert_int_eq(sim_run(p, g, ws, &r, &err), SA_OK);
+    sa_sim_ws *ws = sa_sim_ws_new();
+    sa_sim_result r;
+    ck_assert_int_eq(sa_sim_run(p, g, ws, &r, &err), SA_OK);
     ck_assert(r.makespan_us == p->predicted.iteration_us);
-    sim_ws_free(ws);
+    sa_sim_ws_free(ws);
     ck_assert_ptr_nonnull(p->search_json);
     if (!replay)
         return;
-    runner_opts ro;
-    runner_opts_default(&ro);
-    ro.backend = RUNNER_HOST;
+    sa_runner_opts ro;
+    sa_runner_opts_default(&ro);
+    ro.backend = SA_RUNNER_HOST;
     ro.cap_bytes = 48 << 20;
-    ck_assert_msg(runner_run(p, g, &ro, NULL, &err) == SA_OK, "%s replay: %s", what, err.msg);
+    ck_assert_msg(sa_runner_run(p, g, &ro, NULL, &err) == SA_OK, "%s replay: %s", what, err.msg);
 }
 
 /* A device with a mid-range PCIe link and a memory of mem bytes. */
-static inline dfg_device tu_policy_dev(int64_t mem)
+static inline sa_dfg_device tu_policy_dev(int64_t mem)
 {
-    dfg_device d = {"policy-dev", mem, 4e9, 4e9, 6e9, 5.0};
+    sa_dfg_device d = {"policy-dev", mem, 4e9, 4e9, 6e9, 5.0};
     return d;
 }
 
 /* The smallest memory (in 5 % steps of the no-swap peak, from frac up) where
  * policy pol plans g, each plan checked by tu_check_policy_plan; refusals on
  * the way must name the policy.  Returns that fraction. */
-static inline double tu_plan_lowest(const dfg_graph *g, const char *pol, double frac, bool replay)
+static inline double tu_plan_lowest(const sa_dfg_graph *g, const char *pol, double frac, bool replay)
 {
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     for (double f = frac; f <= 2.0; f += 0.05) {
-        dfg_device d = tu_policy_dev((int64_t)((double)peak * f));
-        plan *p = NULL;
+        sa_dfg_device d = tu_policy_dev((int64_t)((double)peak * f));
+        sa_plan *p = NULL;
         sa_err err = {0};
-        sa_status st = policy_run(pol, g, &d, &p, &err);
+        sa_status st = sa_policy_run(pol, g, &d, &p, &err);
         if (st == SA_EINFEASIBLE) {
             ck_assert_msg(strstr(err.msg, pol) == err.msg, "refusal names the policy: %s", err.msg);
             continue;
@@ -242,7 +242,7 @@ static inline double tu_plan_lowest(const dfg_graph *g, const char *pol, double 
         char what[96];
         snprintf(what, sizeof what, "%s on %s at %.2f", pol, g->name, f);
         tu_check_policy_plan(p, g, what, replay);
-        plan_free(p);
+        sa_plan_free(p);
         return f;
     }
     ck_abort_msg("%s on %s: no plan up to twice the peak", pol, g->name);
@@ -251,13 +251,13 @@ static inline double tu_plan_lowest(const dfg_graph *g, const char *pol, double 
 
 /* Below the persistent bytes every named policy refuses with a message that
  * starts with its name and says why. */
-static inline void tu_refuse_below_params(const dfg_graph *g, const char *const *names, size_t n)
+static inline void tu_refuse_below_params(const sa_dfg_graph *g, const char *const *names, size_t n)
 {
-    dfg_device d = tu_policy_dev(dfg_persistent_bytes(g) - 1);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_persistent_bytes(g) - 1);
     for (size_t i = 0; i < n; i++) {
-        plan *p = NULL;
+        sa_plan *p = NULL;
         sa_err err = {0};
-        ck_assert_int_eq(policy_run_unchecked(names[i], g, &d, NULL, &p, &err), SA_EINFEASIBLE);
+        ck_assert_int_eq(sa_policy_run_unchecked(names[i], g, &d, NULL, &p, &err), SA_EINFEASIBLE);
         ck_assert_ptr_null(p);
         ck_assert_msg_contains(err, "parameters and optimizer state alone need");
         ck_assert_msg(strstr(err.msg, names[i]) == err.msg, "%s", err.msg);

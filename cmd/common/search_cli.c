@@ -16,7 +16,7 @@ void search_args_init(search_args *a)
     memset(a, 0, sizeof *a);
     a->out = "-";
     a->policy = "swapadvisor";
-    policy_opts_default(&a->po);
+    sa_policy_opts_default(&a->po);
     a->migrate_every = 5;
     a->migrants = 2;
 }
@@ -25,7 +25,7 @@ void search_args_init(search_args *a)
 static int help(const cli_tool *tool)
 {
     int n;
-    const policy_def *t = policy_table(&n);
+    const sa_policy_def *t = sa_policy_table(&n);
     cli_help(tool);
     printf("\nPolicies:\n");
     for (int i = 0; i < n; i++)
@@ -36,7 +36,7 @@ static int help(const cli_tool *tool)
 static int list_policies(void)
 {
     int n;
-    const policy_def *t = policy_table(&n);
+    const sa_policy_def *t = sa_policy_table(&n);
     for (int i = 0; i < n; i++)
         printf("%s\t%s\n", t[i].name, t[i].summary);
     return 0;
@@ -64,7 +64,7 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
     memcpy(opts, longopts, sizeof opts);
     if (!islands) /* end the table before the islands' two */
         memset(&opts[SA_ARRAY_LEN(longopts) - 3], 0, sizeof opts[0]);
-    ga_opts *go = &a->po.search;
+    sa_ga_opts *go = &a->po.search;
     int64_t v;
     bool gens_set = false;
     int c;
@@ -84,8 +84,8 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
         case O_NOSEEDS: a->po.search_seeds = false; break;
         case O_POOLRC: go->pool_recompute = true; break;
         case O_SOLVER:
-            if (strcmp(optarg, "cbc") == 0) a->po.optimal.solver = MILP_CBC;
-            else if (strcmp(optarg, "glpk") == 0) a->po.optimal.solver = MILP_GLPK;
+            if (strcmp(optarg, "cbc") == 0) a->po.optimal.solver = SA_MILP_CBC;
+            else if (strcmp(optarg, "glpk") == 0) a->po.optimal.solver = SA_MILP_GLPK;
             else return cli_usage(tool, "--solver takes cbc or glpk, not '%s'", optarg);
             break;
         case O_BOUND:
@@ -133,9 +133,9 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
                 return cli_usage(tool, "--temperature takes a number > 0, not '%s'", optarg);
             break;
         case O_SEARCH:
-            if (strcmp(optarg, "both") == 0) go->mode = GA_BOTH;
-            else if (strcmp(optarg, "schedule") == 0) go->mode = GA_SCHEDULE_ONLY;
-            else if (strcmp(optarg, "alloc") == 0) go->mode = GA_ALLOC_ONLY;
+            if (strcmp(optarg, "both") == 0) go->mode = SA_GA_BOTH;
+            else if (strcmp(optarg, "schedule") == 0) go->mode = SA_GA_SCHEDULE_ONLY;
+            else if (strcmp(optarg, "alloc") == 0) go->mode = SA_GA_ALLOC_ONLY;
             else return cli_usage(tool, "--search takes both, schedule or alloc, not '%s'", optarg);
             break;
         case O_MIGRATE_EVERY:
@@ -160,9 +160,9 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
         return cli_usage(tool, "-o %s is the input graph: it would be overwritten", a->out);
     if (go->time_limit_s > 0 && !gens_set)
         go->generations = 1000000; /* the time limit alone decides */
-    if (!policy_find(a->policy)) {
+    if (!sa_policy_find(a->policy)) {
         char names[512];
-        return cli_usage(tool, "unknown policy '%s' (%s)", a->policy, policy_names(names, sizeof names));
+        return cli_usage(tool, "unknown policy '%s' (%s)", a->policy, sa_policy_names(names, sizeof names));
     }
     if (islands && a->migrants >= (go->population + (go->population & 1)))
         return cli_usage(tool, "--migrants %d must be below the population (%d)", a->migrants, go->population);
@@ -170,12 +170,12 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
 }
 
 int search_load(const cli_tool *tool, const search_args *a, const char *text, size_t len, bool report,
-                dfg_graph **g, dfg_device *dev)
+                sa_dfg_graph **g, sa_dfg_device *dev)
 {
     sa_err err = {0};
     *g = NULL;
-    sa_status st = text ? dfg_parse(text, len, strcmp(a->graph, "-") == 0 ? "<stdin>" : a->graph, g, &err)
-                        : dfg_load_file(a->graph, g, &err);
+    sa_status st = text ? sa_dfg_parse(text, len, strcmp(a->graph, "-") == 0 ? "<stdin>" : a->graph, g, &err)
+                        : sa_dfg_load_file(a->graph, g, &err);
     if (!st)
         st = planner_check_graph(*g, a->graph, &err);
     if (!st && !(*g)->has_device)
@@ -187,13 +187,13 @@ int search_load(const cli_tool *tool, const search_args *a, const char *text, si
     } else {
         *dev = (*g)->device;
         int64_t bytes;
-        if (a->memory && cli_parse_size(a->memory, dfg_peak_bytes(*g, NULL), &bytes, &err))
+        if (a->memory && cli_parse_size(a->memory, sa_dfg_peak_bytes(*g, NULL), &bytes, &err))
             rc = report ? cli_usage(tool, "--memory: %s", err.msg) : 2;
         else if (a->memory)
             dev->memory_bytes = bytes;
     }
     if (rc >= 0) {
-        dfg_free(*g);
+        sa_dfg_free(*g);
         *g = NULL;
     }
     return rc;
@@ -226,7 +226,7 @@ void search_log_phase(const char *what, int index, int count, void *ctx)
         fprintf(stderr, "\rseed %2d/%-2d %-66s", index + 1, count, what);
 }
 
-void search_log_generation(const ga_gen_stats *s, void *ctx)
+void search_log_generation(const sa_ga_gen_stats *s, void *ctx)
 {
     search_log *l = ctx;
     if (l->f)
@@ -250,7 +250,7 @@ int search_log_close(const cli_tool *tool, const search_args *a, search_log *l, 
     return rc;
 }
 
-static void print_summary(const cli_tool *tool, const search_args *a, const dfg_graph *g, const plan *p,
+static void print_summary(const cli_tool *tool, const search_args *a, const sa_dfg_graph *g, const sa_plan *p,
                           const pack_stats *ps, const bound_result *br)
 {
     fprintf(stderr,
@@ -274,7 +274,7 @@ static void print_summary(const cli_tool *tool, const search_args *a, const dfg_
                 (long long)ps->peak_load, ps->kept ? " (best fit was no smaller: offsets kept)" : "");
 }
 
-int search_finish(const cli_tool *tool, const search_args *a, const dfg_graph *g, plan *p)
+int search_finish(const cli_tool *tool, const search_args *a, const sa_dfg_graph *g, sa_plan *p)
 {
     sa_err err = {0};
     sa_status st = SA_OK;
@@ -287,7 +287,7 @@ int search_finish(const cli_tool *tool, const search_args *a, const dfg_graph *g
     }
     if (!st) {
         sa_err verr = {0};
-        if (plan_validate(p, g, true, NULL, &verr) != SA_OK)
+        if (sa_plan_validate(p, g, true, NULL, &verr) != SA_OK)
             st = sa_fail(&err, SA_EINTERNAL, "internal error: the plan fails validation: %s", verr.msg);
     }
     bound_result br;
@@ -299,7 +299,7 @@ int search_finish(const cli_tool *tool, const search_args *a, const dfg_graph *g
             st = bound_attach(p, &br, &err);
     }
     if (!st)
-        st = plan_write_file(p, a->out, &err);
+        st = sa_plan_write_file(p, a->out, &err);
     if (st)
         return cli_fail(tool, &err);
     if (!a->quiet)

@@ -4,7 +4,7 @@
  * per-generation log, and writing the plan (repack, validation, atomic
  * write, summary line).  Only cmd/ uses it; like cli.h it prints.
  *
- * Ownership: search_load's *g is the caller's (dfg_free); search_finish
+ * Ownership: search_load's *g is the caller's (sa_dfg_free); search_finish
  * does not take p.
  */
 #ifndef SEARCH_CLI_H
@@ -69,7 +69,7 @@
 
 typedef struct search_args {
     const char *out, *policy, *memory, *logpath, *graph;
-    policy_opts po;
+    sa_policy_opts po;
     int64_t threads;
     bool quiet, repack;
     int bound; /* --bound: 0 none, 1 combinatorial, 2 lp */
@@ -92,7 +92,7 @@ int search_parse_args(int argc, char **argv, const cli_tool *tool, bool islands,
  * go on, else the exit code; report: print the failure (else stay silent).
  * On failure *g is NULL. */
 int search_load(const cli_tool *tool, const search_args *a, const char *text, size_t len, bool report,
-                dfg_graph **g, dfg_device *dev);
+                sa_dfg_graph **g, sa_dfg_device *dev);
 
 /* The --log file and the progress line on a terminal. */
 typedef struct search_log {
@@ -100,21 +100,21 @@ typedef struct search_log {
     bool tty;
 } search_log;
 
-/* policy_opts.on_phase: on a terminal, the phase under way (a seed row, the
+/* sa_policy_opts.on_phase: on a terminal, the phase under way (a seed row, the
  * search, the polish) on the progress line. */
 void search_log_phase(const char *what, int index, int count, void *ctx);
 
 /* Opens a->logpath (when given) and writes its header; tty: show progress.
  * Returns -1 to go on, else the exit code after printing. */
 int search_log_open(const cli_tool *tool, const search_args *a, bool tty, search_log *l);
-/* ga_opts.on_generation for a search_log ctx. */
-void search_log_generation(const ga_gen_stats *s, void *ctx);
+/* sa_ga_opts.on_generation for a search_log ctx. */
+void search_log_generation(const sa_ga_gen_stats *s, void *ctx);
 /* Closes the log; returns rc, or the I/O exit code when rc was 0 and the
  * close failed. */
 int search_log_close(const cli_tool *tool, const search_args *a, search_log *l, int rc);
 
 /* Repacks (--repack), validates strictly, writes p to a->out atomically and
  * prints the summary line (unless --quiet).  Returns the exit code. */
-int search_finish(const cli_tool *tool, const search_args *a, const dfg_graph *g, plan *p);
+int search_finish(const cli_tool *tool, const search_args *a, const sa_dfg_graph *g, sa_plan *p);
 
 #endif

@@ -1,11 +1,11 @@
 /* swapadvisor-search-mpi - the genetic search as an island model over MPI.
  *
  * Rank 0 reads the graph and sends it to every rank (so GRAPH may be '-').
- * Each rank runs the library's search (ga_search, with its own OpenMP
+ * Each rank runs the library's search (sa_ga_search, with its own OpenMP
  * threads) on its own population and random seed; every
  * --migrate-every generations each rank sends its best --migrants genomes to
  * the next rank in a ring and takes the previous rank's in place of its
- * worst (ga_opts.migrate).  Rank 0 sends but takes none in: it evolves
+ * worst (sa_ga_opts.migrate).  Rank 0 sends but takes none in: it evolves
  * exactly as swapadvisor-search does with the same options, so the answer,
  * the best individual of all ranks, which goes to rank 0 after the last
  * generation, is never slower than the one-process search's.  All MPI is in
@@ -67,8 +67,8 @@ static sa_status mpi_failed(sa_err *err, const char *what, int rc)
     return sa_fail(err, SA_EINTERNAL, "%s failed: %s", what, msg);
 }
 
-/* ga_opts.migrate: the ring, a stop decision, and at the end the best to rank 0. */
-static sa_status migrate(ga_migration *m, void *ctx, sa_err *err)
+/* sa_ga_opts.migrate: the ring, a stop decision, and at the end the best to rank 0. */
+static sa_status migrate(sa_ga_migration *m, void *ctx, sa_err *err)
 {
     island *is = ctx;
     int rc;
@@ -108,7 +108,7 @@ static sa_status migrate(ga_migration *m, void *ctx, sa_err *err)
 }
 
 /* Adds the island figures to the plan's search block. */
-static sa_status record_islands(plan *p, const island *is, const search_args *a, sa_err *err)
+static sa_status record_islands(sa_plan *p, const island *is, const search_args *a, sa_err *err)
 {
     const char *old = p->search_json;
     size_t len = old ? strlen(old) : 0;
@@ -122,7 +122,7 @@ static sa_status record_islands(plan *p, const island *is, const search_args *a,
         return sa_fail(err, SA_ENOMEM, "out of memory");
     memcpy(json, old, len - 1);
     memcpy(json + len - 1, tail, (size_t)n + 1);
-    bool ok = plan_set_search_json(p, json);
+    bool ok = sa_plan_set_search_json(p, json);
     free(json);
     return ok ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory");
 }
@@ -193,8 +193,8 @@ static int run(int argc, char **argv, const island *is0)
     }
     if (rc >= 0)
         return rc;
-    dfg_graph *g;
-    dfg_device dev;
+    sa_dfg_graph *g;
+    sa_dfg_device dev;
     char *text = NULL;
     size_t len = 0;
     if ((rc = read_graph(&a, root, &text, &len)) >= 0)
@@ -205,7 +205,7 @@ static int run(int argc, char **argv, const island *is0)
         return rc;
     bool ga = strcmp(a.policy, "swapadvisor") == 0;
     if (!ga && !root) {
-        dfg_free(g);
+        sa_dfg_free(g);
         return 0;
     }
     search_log lg = {NULL, false};
@@ -216,10 +216,10 @@ static int run(int argc, char **argv, const island *is0)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (rc >= 0) { /* the log cannot be opened: every rank stops here */
-        dfg_free(g);
+        sa_dfg_free(g);
         return rc;
     }
-    ga_opts *o = &a.po.search;
+    sa_ga_opts *o = &a.po.search;
     o->threads = cli_threads(a.threads);
     if (root) {
         o->on_generation = search_log_generation;
@@ -230,7 +230,7 @@ static int run(int argc, char **argv, const island *is0)
             uint64_t x = o->seed + (uint64_t)is.rank;
             o->seed = rng_splitmix(&x);
         }
-        is.in = calloc((size_t)a.migrants * (size_t)ga_genome_words(g), sizeof *is.in);
+        is.in = calloc((size_t)a.migrants * (size_t)sa_ga_genome_words(g), sizeof *is.in);
         if (!is.in) {
             fprintf(stderr, "%s: rank %d: out of memory\n", TOOL.name, is.rank);
             MPI_Abort(MPI_COMM_WORLD, 1);
@@ -251,9 +251,9 @@ static int run(int argc, char **argv, const island *is0)
     if ((is.time_limit_s > 0 || o->time_limit_s > 0) && strcmp(a.policy, "swapadvisor") == 0)
         a.po.deadline_s = sa_now_s() + (is.time_limit_s > 0 ? is.time_limit_s : o->time_limit_s);
     sa_err err = {0};
-    plan *p = NULL;
+    sa_plan *p = NULL;
     is.t0 = MPI_Wtime();
-    sa_status st = policy_run_opts(a.policy, g, &dev, &a.po, &p, &err);
+    sa_status st = sa_policy_run_opts(a.policy, g, &dev, &a.po, &p, &err);
     if (lg.tty)
         fputc('\n', stderr);
     if (st && st != SA_EINFEASIBLE && is.size > 1) {
@@ -269,8 +269,8 @@ static int run(int argc, char **argv, const island *is0)
         rc = 0; /* only rank 0's plan counts: another rank's infeasible island is no failure */
     rc = search_log_close(&TOOL, &a, &lg, rc);
     free(is.in);
-    plan_free(p);
-    dfg_free(g);
+    sa_plan_free(p);
+    sa_dfg_free(g);
     return rc;
 }
 

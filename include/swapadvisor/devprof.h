@@ -13,47 +13,55 @@
  *    "efficiency": {"default": {"compute": 0.5, "memory": 0.7}, "conv2d": {...}, ...},
  *    ...unknown fields (sources, notes) are kept}
  *
- * Ownership: a devprof owns its arrays and strings; free with devprof_free().
+ * Ownership: a devprof owns its arrays and strings; free with sa_devprof_free().
  */
-#ifndef DEVPROF_H
-#define DEVPROF_H
+#ifndef SWAPADVISOR_DEVPROF_H
+#define SWAPADVISOR_DEVPROF_H
 
 #include <stdbool.h>
 
 #include "dfg.h"
 #include "sa_common.h"
 
-typedef struct devprof_eff {
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sa_devprof_eff {
     char *type;       /* op type, or "default" */
     double compute;   /* fraction of peak FLOP/s reached, (0, 1] */
     double memory;    /* fraction of memory bandwidth reached, (0, 1] */
-} devprof_eff;
+} sa_devprof_eff;
 
-typedef struct devprof {
-    dfg_device dev;
+typedef struct sa_devprof {
+    sa_dfg_device dev;
     double peak_flops_f32;
     double peak_flops_f16;        /* 0 when absent: f16 runs at f32 rate */
     double mem_bytes_per_s;
     double launch_us;
     int32_t n_eff;
-    devprof_eff *eff;             /* eff[0] is "default" */
+    sa_devprof_eff *eff;             /* eff[0] is "default" */
     char *extra_json;
-} devprof;
+} sa_devprof;
 
 /* Parses / loads a profile; *out is owned by the caller. */
-sa_status devprof_parse(const char *text, size_t len, const char *source, devprof **out, sa_err *err);
-sa_status devprof_load_file(const char *path, devprof **out, sa_err *err);
+sa_status sa_devprof_parse(const char *text, size_t len, const char *source, sa_devprof **out, sa_err *err);
+sa_status sa_devprof_load_file(const char *path, sa_devprof **out, sa_err *err);
 
 /* Serializes (unknown fields kept); *out malloc'd, caller frees. */
-sa_status devprof_to_json(const devprof *p, char **out, sa_err *err);
-sa_status devprof_write_file(const devprof *p, const char *path, sa_err *err);
+sa_status sa_devprof_to_json(const sa_devprof *p, char **out, sa_err *err);
+sa_status sa_devprof_write_file(const sa_devprof *p, const char *path, sa_err *err);
 
 /* Efficiency entry for an op type (falls back to "default"). Points into p. */
-const devprof_eff *devprof_eff_for(const devprof *p, const char *type);
+const sa_devprof_eff *sa_devprof_eff_for(const sa_devprof *p, const char *type);
 
 /* Sets (adds or replaces) the efficiency of a type. Returns false on OOM. */
-bool devprof_set_eff(devprof *p, const char *type, double compute, double memory);
+bool sa_devprof_set_eff(sa_devprof *p, const char *type, double compute, double memory);
 
-void devprof_free(devprof *p);
+void sa_devprof_free(sa_devprof *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -22,27 +22,27 @@
  * recompute).
  *
  * Seeds.  The caller may hand in plans of other policies for the same graph
- * and memory (ga_opts.seeds; the swapadvisor policy row passes every other
+ * and memory (sa_ga_opts.seeds; the swapadvisor policy row passes every other
  * row's).  Each becomes an individual of the first generation: its schedule
  * and, in the best-fit layout, the decisions its plan carries out (swapped:
  * it has a swap_out; recomputed: a placement begins at a recompute node);
- * a seed made with the pool layout (ga_seed.pool) stays a pool individual
+ * a seed made with the pool layout (sa_ga_seed.pool) stays a pool individual
  * with the topo individual's pool genes.  The cost rule's individual (every
  * forward activation DEC_EVICT, best fit) joins them.
  * The answer is never slower than the fastest seed: when no individual beats
  * it, that seed's plan itself is the answer.  The search block then records
  * the fastest seed, the gain over it and where the answer came from.
  *
- * Islands: with ga_opts.migrate set, the search exchanges individuals with
+ * Islands: with sa_ga_opts.migrate set, the search exchanges individuals with
  * other searches (swapadvisor-search-mpi runs one per MPI rank) through that
  * hook; the library itself knows nothing of how they travel.  See
- * ga_migration below.
+ * sa_ga_migration below.
  *
- * Ownership: ga_result.best is a plan the caller frees (plan_free).  Seeds
+ * Ownership: sa_ga_result.best is a plan the caller frees (sa_plan_free).  Seeds
  * stay the caller's (a winning seed is copied).
  */
-#ifndef GA_H
-#define GA_H
+#ifndef SWAPADVISOR_GA_H
+#define SWAPADVISOR_GA_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,22 +51,26 @@
 #include "plan.h"
 #include "sa_common.h"
 
-typedef enum ga_mode { GA_BOTH, GA_SCHEDULE_ONLY, GA_ALLOC_ONLY } ga_mode;
+#ifdef __cplusplus
+extern "C" {
+#endif
 
-typedef struct ga_gen_stats {
+typedef enum sa_ga_mode { SA_GA_BOTH, SA_GA_SCHEDULE_ONLY, SA_GA_ALLOC_ONLY } sa_ga_mode;
+
+typedef struct sa_ga_gen_stats {
     int generation;
     int64_t evaluations;
     double elapsed_s;
     double best_us, mean_us, worst_us; /* over the feasible survivors */
     double ideal_us;
-} ga_gen_stats;
+} sa_ga_gen_stats;
 
 /* One exchange with other searches (islands).  A genome is one individual
- * as ga_genome_words(g) int32 words, plain data that can be sent anywhere:
+ * as sa_ga_genome_words(g) int32 words, plain data that can be sent anywhere:
  *   [0, n_ops)              the schedule: op ids, a topological order
  *   [n_ops]                 the layout gene (planner_layout: pool or best fit)
  *   [n_ops + 1]             the best-fit swap-out timing gene (0 timed, 1 synchronous)
- *   [n_ops + 2]             origin: the seed (ga_opts.seeds index) its layout and
+ *   [n_ops + 2]             origin: the seed (sa_ga_opts.seeds index) its layout and
  *                           decisions descend from, -1 none, -2 the cost rule,
  *                           -3 the pool recompute rule (pool_recompute)
  *   [n_ops + 3]             n_classes
@@ -77,13 +81,13 @@ typedef struct ga_gen_stats {
  *   then n_tensors words    the decision genes (dec_action per tensor)
  * The layout belongs to this build: only searches of the same build (the
  * ranks of one job, with the same seeds) exchange genomes, so new genes may
- * change it freely.  ga_genome_check checks its form, not that the planner
+ * change it freely.  sa_ga_genome_check checks its form, not that the planner
  * takes every decision.
  * The search fills the first group; the hook fills the second. */
-typedef struct ga_migration {
+typedef struct sa_ga_migration {
     int generation;          /* generations done so far */
     bool final;              /* the last exchange, after the last generation */
-    int32_t words;           /* ga_genome_words(g) */
+    int32_t words;           /* sa_ga_genome_words(g) */
     int n_out;               /* the best n_out of the population, best first */
     const int32_t *out;      /* n_out * words; owned by the search, valid during the call */
     const double *out_us;    /* their simulated iteration times (us) */
@@ -91,18 +95,18 @@ typedef struct ga_migration {
     const int32_t *in;       /* n_in * words taken in; owned by the hook, copied as the hook returns */
     int n_in;                /* 0 .. population - 1 genomes replace the worst individuals */
     bool stop;               /* end the search after this exchange (ignored when final) */
-} ga_migration;
+} sa_ga_migration;
 
 /* Returns SA_OK, or a failure that ends the search with that status and err. */
-typedef sa_status (*ga_migrate_fn)(ga_migration *m, void *ctx, sa_err *err);
+typedef sa_status (*sa_ga_migrate_fn)(sa_ga_migration *m, void *ctx, sa_err *err);
 
-typedef struct ga_seed {
+typedef struct sa_ga_seed {
     const char *name;    /* the policy that made it (kept as a pointer) */
-    const plan *plan;    /* a plan of the same graph within the same memory, predicted block filled */
+    const sa_plan *plan;    /* a plan of the same graph within the same memory, predicted block filled */
     bool pool;           /* made with the size-class pool layout: seeded as a pool individual */
-} ga_seed;
+} sa_ga_seed;
 
-typedef struct ga_opts {
+typedef struct sa_ga_opts {
     uint64_t seed;
     int threads;           /* >= 1 */
     int population;        /* N_p, even, >= 2 */
@@ -115,11 +119,11 @@ typedef struct ga_opts {
                             * inputs and the seed only) */
     double mutation;       /* P: per-pick / per-element mutation probability */
     double temperature;    /* softmax temperature on t_norm (1 = the paper) */
-    ga_mode mode;
+    sa_ga_mode mode;
     /* called after every generation from the calling thread; may be NULL */
-    void (*on_generation)(const ga_gen_stats *s, void *ctx);
+    void (*on_generation)(const sa_ga_gen_stats *s, void *ctx);
     void *ctx;
-    const ga_seed *seeds;  /* n_seeds plans of other policies to start from; may be NULL */
+    const sa_ga_seed *seeds;  /* n_seeds plans of other policies to start from; may be NULL */
     int n_seeds;
     /* islands: every migrate_every generations (after survival) and once
      * after the last one, the search offers its best `migrants` individuals
@@ -127,7 +131,7 @@ typedef struct ga_opts {
      * place of its worst ones (each checked, SA_EFORMAT when malformed, and
      * evaluated).  The exchanges are part of the result: the same genomes in
      * give the same plan.  NULL: no exchanges. */
-    ga_migrate_fn migrate;
+    sa_ga_migrate_fn migrate;
     void *migrate_ctx;
     int migrate_every;     /* >= 1 with migrate */
     int migrants;          /* 1 .. population with migrate */
@@ -141,19 +145,19 @@ typedef struct ga_opts {
      * their decision genes as best-fit ones do.  false (the default): pool
      * individuals never recompute, and plans are as without this field. */
     bool pool_recompute;
-} ga_opts;
+} sa_ga_opts;
 
-typedef struct ga_result {
-    plan *best;
+typedef struct sa_ga_result {
+    sa_plan *best;
     int generations;
     int64_t evaluations;
     double wall_s;
     double first_us;          /* best of the first generation */
     double time_to_1pct_s;    /* search time until within 1 % of the final best */
-} ga_result;
+} sa_ga_result;
 
-void ga_opts_default(ga_opts *o);
-const char *ga_mode_name(ga_mode m);
+void sa_ga_opts_default(sa_ga_opts *o);
+const char *sa_ga_mode_name(sa_ga_mode m);
 
 /* Searches for dev (memory_bytes is the budget).  Returns SA_OK with
  * res->best set; SA_EFORMAT when an op has no time (planner_check_graph);
@@ -162,14 +166,18 @@ const char *ga_mode_name(ga_mode m);
  * (err says which, from the lowest-numbered individual that failed, so the
  * same whatever the thread count).  On error res->best is NULL and nothing
  * is left allocated. */
-sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o, ga_result *res, sa_err *err);
+sa_status sa_ga_search(const sa_dfg_graph *g, const sa_dfg_device *dev, const sa_ga_opts *o, sa_ga_result *res, sa_err *err);
 
-/* Words in one genome of g (see ga_migration). */
-int32_t ga_genome_words(const dfg_graph *g);
+/* Words in one genome of g (see sa_ga_migration). */
+int32_t sa_ga_genome_words(const sa_dfg_graph *g);
 
-/* SA_OK when genome (ga_genome_words(g) words) is well formed for g: the
+/* SA_OK when genome (sa_ga_genome_words(g) words) is well formed for g: the
  * schedule a topological order of every op, CLS and CNT as above;
  * SA_EFORMAT naming the first broken word otherwise (SA_ENOMEM on OOM). */
-sa_status ga_genome_check(const dfg_graph *g, const int32_t *genome, sa_err *err);
+sa_status sa_ga_genome_check(const sa_dfg_graph *g, const int32_t *genome, sa_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

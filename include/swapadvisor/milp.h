@@ -5,25 +5,29 @@
  * and why).  Minimizes; rows are lb <= a.x <= ub with -HUGE_VAL / HUGE_VAL
  * for an open side.
  *
- * Ownership: milp_new returns a model the caller frees (milp_free); the
- * builders copy what they are given.  milp_result.x is malloc'd by
- * milp_solve (one value per column) and freed by milp_result_free; on a
+ * Ownership: sa_milp_new returns a model the caller frees (sa_milp_free); the
+ * builders copy what they are given.  sa_milp_result.x is malloc'd by
+ * sa_milp_solve (one value per column) and freed by sa_milp_result_free; on a
  * failed solve it is NULL.
  */
-#ifndef SA_MILP_H
-#define SA_MILP_H
+#ifndef SWAPADVISOR_MILP_H
+#define SWAPADVISOR_MILP_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "sa_common.h"
 
-typedef struct milp milp;
+#ifdef __cplusplus
+extern "C" {
+#endif
 
-typedef enum milp_backend { MILP_AUTO = 0, MILP_CBC, MILP_GLPK } milp_backend;
+typedef struct sa_milp sa_milp;
 
-typedef struct milp_opts {
-    milp_backend backend; /* AUTO: the preferred one the build has */
+typedef enum sa_milp_backend { SA_MILP_AUTO = 0, SA_MILP_CBC, SA_MILP_GLPK } sa_milp_backend;
+
+typedef struct sa_milp_opts {
+    sa_milp_backend backend; /* AUTO: the preferred one the build has */
     double time_limit_s;  /* <= 0: none */
     double rel_gap;       /* stop when (incumbent - bound) / incumbent <= this (0: solver default) */
     int threads;          /* CBC only; <= 1: one */
@@ -32,43 +36,47 @@ typedef struct milp_opts {
                            * time limit this effort limit does not depend on the machine's speed: with
                            * threads <= 1 CBC then returns the same solution on every run (GLPK has no
                            * node limit; its only limit is the time limit) */
-} milp_opts;
+} sa_milp_opts;
 
-typedef enum milp_status {
-    MILP_OPTIMAL,    /* proven optimal (within rel_gap) */
-    MILP_FEASIBLE,   /* stopped with an incumbent (time limit) */
-    MILP_NO_SOLUTION,/* stopped without one */
-    MILP_INFEASIBLE
-} milp_status;
+typedef enum sa_milp_status {
+    SA_MILP_OPTIMAL,    /* proven optimal (within rel_gap) */
+    SA_MILP_FEASIBLE,   /* stopped with an incumbent (time limit) */
+    SA_MILP_NO_SOLUTION,/* stopped without one */
+    SA_MILP_INFEASIBLE
+} sa_milp_status;
 
-typedef struct milp_result {
-    milp_status status;
+typedef struct sa_milp_result {
+    sa_milp_status status;
     double objective;  /* of x (HUGE_VAL without one) */
     double best_bound; /* proven lower bound on the optimum (-HUGE_VAL unknown) */
     double seconds;
     bool timed_out;    /* stopped at time_limit_s (the result depends on the machine's speed) */
     double *x;
     const char *solver; /* "cbc" or "glpk" (static) */
-} milp_result;
+} sa_milp_result;
 
-milp *milp_new(void);
-void milp_free(milp *m);
-int32_t milp_n_cols(const milp *m);
+sa_milp *sa_milp_new(void);
+void sa_milp_free(sa_milp *m);
+int32_t sa_milp_n_cols(const sa_milp *m);
 
 /* Adds a column; returns its index or -1 on allocation failure. */
-int32_t milp_add_col(milp *m, double lb, double ub, double obj, bool integer);
+int32_t sa_milp_add_col(sa_milp *m, double lb, double ub, double obj, bool integer);
 /* Adds a row over n (idx, val) pairs; false on allocation failure. */
-bool milp_add_row(milp *m, double lb, double ub, int32_t n, const int32_t *idx, const double *val);
+bool sa_milp_add_row(sa_milp *m, double lb, double ub, int32_t n, const int32_t *idx, const double *val);
 
 /* Whether the build has a backend (AUTO: any). */
-bool milp_have(milp_backend b);
+bool sa_milp_have(sa_milp_backend b);
 /* Name of the backend AUTO picks ("cbc", "glpk"), or NULL. */
-const char *milp_auto_name(void);
+const char *sa_milp_auto_name(void);
 
 /* Solves m.  SA_EUSAGE when the build lacks the backend; SA_ENOMEM;
  * SA_EINTERNAL when the solver fails.  Infeasible and time-limit outcomes are
  * statuses in *r, not errors. */
-sa_status milp_solve(const milp *m, const milp_opts *o, milp_result *r, sa_err *err);
-void milp_result_free(milp_result *r);
+sa_status sa_milp_solve(const sa_milp *m, const sa_milp_opts *o, sa_milp_result *r, sa_err *err);
+void sa_milp_result_free(sa_milp_result *r);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

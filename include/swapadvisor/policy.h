@@ -8,7 +8,7 @@
  *
  *   swapadvisor   SwapAdvisor's genetic search over schedule, layout, pool
  *                 and per-tensor decisions (search/ga.h), seeded with every
- *                 other row's plan; policy_opts.search sets its options
+ *                 other row's plan; sa_policy_opts.search sets its options
  *   ideal, topo, odswap
  *                 the planner core's size-class pool layout with Belady /
  *                 LRU eviction (planning/swp.h) on the default order
@@ -25,7 +25,7 @@
  *
  * Adding a policy (one file, one row):
  *   1. Write lib/policies/NAME.c with
- *        sa_status policy_run_NAME(const policy_call *c, plan **out, sa_err *err);
+ *        sa_status policy_run_NAME(const sa_policy_call *c, plan **out, sa_err *err);
  *      building its plan with the planner core (planning/planner.h:
  *      planner_plan, the size-class pool or best-fit layout, which also
  *      fills the predicted block); on failure it leaves *out NULL and
@@ -37,11 +37,11 @@
  *      (or a test file of its own); scripts/policies.sh picks it up from
  *      `swapadvisor-search --list-policies`.
  *
- * Ownership: *out is a new plan owned by the caller (plan_free).  The table
+ * Ownership: *out is a new plan owned by the caller (sa_plan_free).  The table
  * and every string here are static.
  */
-#ifndef SA_POLICY_H
-#define SA_POLICY_H
+#ifndef SWAPADVISOR_POLICY_H
+#define SWAPADVISOR_POLICY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,11 +52,15 @@
 #include "plan.h"
 #include "sa_common.h"
 
-/* Options a row may read; policy_opts_default gives every row's defaults. */
-typedef struct policy_opts {
-    ga_opts search; /* the swapadvisor row's genetic search (and optimal-search's) */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Options a row may read; sa_policy_opts_default gives every row's defaults. */
+typedef struct sa_policy_opts {
+    sa_ga_opts search; /* the swapadvisor row's genetic search (and optimal-search's) */
     struct {
-        milp_backend solver;  /* AUTO: the build's preferred solver */
+        sa_milp_backend solver;  /* AUTO: the build's preferred solver */
         double time_limit_s;  /* all solves together (<= 0: 60 s) */
         double gap;           /* relative MIP gap to stop at (default 0.02) */
         int threads;          /* solver threads (CBC) */
@@ -69,14 +73,14 @@ typedef struct policy_opts {
                          * from their plans: never slower than any of them (default true) */
     struct {
         double max_cells;    /* the MILP rows are seeds while the MILP on the default order spans at
-                              * most this many positions x candidates (policy_milp_cells; default
-                              * POLICY_SEED_MILP_CELLS; <= 0: never) */
+                              * most this many positions x candidates (sa_policy_milp_cells; default
+                              * SA_POLICY_SEED_MILP_CELLS; <= 0: never) */
         double polish_cells; /* the polish (the MILP's decisions on the search's best order, kept
                               * when faster; not when the answer is a MILP row's own plan) runs
                               * while that MILP spans at most this many (default
-                              * POLICY_POLISH_MILP_CELLS; <= 0: never) */
+                              * SA_POLICY_POLISH_MILP_CELLS; <= 0: never) */
         int max_nodes;    /* the node limit of those solves, each on one solver thread whatever
-                           * search.threads (default POLICY_SEED_MILP_NODES): an effort limit that
+                           * search.threads (default SA_POLICY_SEED_MILP_NODES): an effort limit that
                            * does not depend on the machine's speed; optimal.time_limit_s stays as a
                            * safety net (docs/policies.md, "The MILP rows as seeds, and
                            * the polish") */
@@ -95,76 +99,80 @@ typedef struct policy_opts {
      * "search", "polish"), with its position among the seeds; may be NULL */
     void (*on_phase)(const char *phase, int index, int count, void *ctx);
     void *phase_ctx;
-} policy_opts;
+} sa_policy_opts;
 
-typedef struct policy_call {
+typedef struct sa_policy_call {
     const char *name;
-    const dfg_graph *g;
-    const dfg_device *dev;  /* memory_bytes is the budget */
-    const policy_opts *opts;
-} policy_call;
+    const sa_dfg_graph *g;
+    const sa_dfg_device *dev;  /* memory_bytes is the budget */
+    const sa_policy_opts *opts;
+} sa_policy_call;
 
-typedef sa_status (*policy_run_fn)(const policy_call *c, plan **out, sa_err *err);
+typedef sa_status (*sa_policy_run_fn)(const sa_policy_call *c, sa_plan **out, sa_err *err);
 
 enum {
-    POLICY_NEEDS_FIT = 1u << 0,  /* refuse up front an op whose own tensors exceed memory */
-    POLICY_POOL_LAYOUT = 1u << 1, /* plans with the core's size-class pool (the search seeds it as such) */
-    POLICY_NO_SEED = 1u << 2,     /* not among the search's seeds (ideal: it raises the memory) */
-    POLICY_SEED_MILP = 1u << 3,   /* a MILP row: a seed only while the model is small
-                                   * (policy_opts.seed_milp.max_cells), solved under a node limit on
+    SA_POLICY_NEEDS_FIT = 1u << 0,  /* refuse up front an op whose own tensors exceed memory */
+    SA_POLICY_POOL_LAYOUT = 1u << 1, /* plans with the core's size-class pool (the search seeds it as such) */
+    SA_POLICY_NO_SEED = 1u << 2,     /* not among the search's seeds (ideal: it raises the memory) */
+    SA_POLICY_SEED_MILP = 1u << 3,   /* a MILP row: a seed only while the model is small
+                                   * (sa_policy_opts.seed_milp.max_cells), solved under a node limit on
                                    * one solver thread so that the seed is deterministic */
-    POLICY_SEED_FIRST = 1u << 4   /* a peer the search is held to (dtr, memory-budget): run before
+    SA_POLICY_SEED_FIRST = 1u << 4   /* a peer the search is held to (dtr, memory-budget): run before
                                    * the other seeds, so that a time limit does not skip it (the
                                    * seeds still reach the search in the table's order) */
 };
 
-typedef struct policy_def {
+typedef struct sa_policy_def {
     const char *name;
     const char *summary; /* one line of at most 56 columns, for --help */
     unsigned flags;
-    policy_run_fn run;
-} policy_def;
+    sa_policy_run_fn run;
+} sa_policy_def;
 
-/* The defaults of policy_opts.seed_milp: gpt-12-768's model (542 positions x
+/* The defaults of sa_policy_opts.seed_milp: gpt-12-768's model (542 positions x
  * 493 candidates) is well inside, nasnet-25's and brnn-4-8k's (over 10^7)
  * well outside; docs/policies.md has the measurements behind them. */
-#define POLICY_SEED_MILP_CELLS 4.0e6
-#define POLICY_POLISH_MILP_CELLS 4.0e6
-enum { POLICY_SEED_MILP_NODES = 200 };
+#define SA_POLICY_SEED_MILP_CELLS 4.0e6
+#define SA_POLICY_POLISH_MILP_CELLS 4.0e6
+enum { SA_POLICY_SEED_MILP_NODES = 200 };
 
-void policy_opts_default(policy_opts *o);
+void sa_policy_opts_default(sa_policy_opts *o);
 
 /* The table: *n rows (static). */
-const policy_def *policy_table(int *n);
+const sa_policy_def *sa_policy_table(int *n);
 
 /* The row named name, or NULL. */
-const policy_def *policy_find(const char *name);
+const sa_policy_def *sa_policy_find(const char *name);
 
 /* Writes the names, comma-separated, into buf (always terminated; cut when
  * len is too small); returns buf. */
-const char *policy_names(char *buf, size_t len);
+const char *sa_policy_names(char *buf, size_t len);
 
 /* The size of the MILP the optimal rows would build on g for dev with
  * schedule (NULL: g->topo): positions x candidates of its widened decision
  * space, the larger of its two (optimal.c refuses models over 2 x 10^7).
  * Linear in the graph, no solver involved.  SA_ENOMEM; *cells is untouched
  * on failure. */
-sa_status policy_milp_cells(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double *cells,
+sa_status sa_policy_milp_cells(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, double *cells,
                             sa_err *err);
 
 /* Runs the named policy on g for dev with opts (NULL: defaults), after the
- * checks every planner needs (op times present; with POLICY_NEEDS_FIT, no op
+ * checks every planner needs (op times present; with SA_POLICY_NEEDS_FIT, no op
  * larger than memory).  SA_EUSAGE for an unknown name (err lists the known
  * ones).  On failure *out is NULL. */
-sa_status policy_run_opts(const char *name, const dfg_graph *g, const dfg_device *dev, const policy_opts *opts,
-                          plan **out, sa_err *err);
+sa_status sa_policy_run_opts(const char *name, const sa_dfg_graph *g, const sa_dfg_device *dev, const sa_policy_opts *opts,
+                          sa_plan **out, sa_err *err);
 
-/* policy_run_opts with the defaults. */
-sa_status policy_run(const char *name, const dfg_graph *g, const dfg_device *dev, plan **out, sa_err *err);
+/* sa_policy_run_opts with the defaults. */
+sa_status sa_policy_run(const char *name, const sa_dfg_graph *g, const sa_dfg_device *dev, sa_plan **out, sa_err *err);
 
 /* Runs the row without the up-front checks (tests reach a policy's own
- * refusals this way).  Same contract as policy_run_opts otherwise. */
-sa_status policy_run_unchecked(const char *name, const dfg_graph *g, const dfg_device *dev, const policy_opts *opts,
-                               plan **out, sa_err *err);
+ * refusals this way).  Same contract as sa_policy_run_opts otherwise. */
+sa_status sa_policy_run_unchecked(const char *name, const sa_dfg_graph *g, const sa_dfg_device *dev, const sa_policy_opts *opts,
+                               sa_plan **out, sa_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -15,19 +15,19 @@
  *         GEMMs and element-wise kernels with real_ops).  Reports measured
  *         time per iteration beside the plan's prediction.
  *
- * runner_run first checks the plan with plan_validate(strict) and refuses an
+ * sa_runner_run first checks the plan with sa_plan_validate(strict) and refuses an
  * invalid one (SA_EINVALID) unless opts.force; some defects make a replay
  * impossible even then (a dependency cycle, an id out of range, a placement
  * past the arena, a tensor used but never placed) and are refused always.
  *
  * docs/runner.md explains both backends and the byte scaling.
  *
- * Ownership: a runner_report owns its arrays (runner_report_free); a
- * runner_layout owns its arrays (runner_layout_free).  The plan and graph stay
+ * Ownership: a sa_runner_report owns its arrays (sa_runner_report_free); a
+ * sa_runner_layout owns its arrays (sa_runner_layout_free).  The plan and graph stay
  * owned by the caller and are only read.
  */
-#ifndef RUNNER_H
-#define RUNNER_H
+#ifndef SWAPADVISOR_RUNNER_H
+#define SWAPADVISOR_RUNNER_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -41,10 +41,10 @@
 extern "C" {
 #endif
 
-typedef enum runner_backend { RUNNER_HOST, RUNNER_CUDA } runner_backend;
+typedef enum sa_runner_backend { SA_RUNNER_HOST, SA_RUNNER_CUDA } sa_runner_backend;
 
-typedef struct runner_opts {
-    runner_backend backend;
+typedef struct sa_runner_opts {
+    sa_runner_backend backend;
     int iterations;       /* >= 1 (0 = 2) */
     bool force;           /* replay a plan that fails strict validation */
     bool real_ops;        /* cuda: cuBLAS for matrix products, element-wise kernels for the rest */
@@ -53,17 +53,17 @@ typedef struct runner_opts {
     int64_t cap_bytes;    /* host, automatic K: arena + host copies + reference run
                            * under this (0 = 1 GiB) */
     int32_t max_violation_lines; /* validation lines kept in the report (0 = 10) */
-} runner_opts;
+} sa_runner_opts;
 
-void runner_opts_default(runner_opts *o);
-const char *runner_backend_name(runner_backend b);          /* "host", "cuda" */
-bool runner_backend_from_name(const char *s, runner_backend *out);
+void sa_runner_opts_default(sa_runner_opts *o);
+const char *sa_runner_backend_name(sa_runner_backend b);          /* "host", "cuda" */
+bool sa_runner_backend_from_name(const char *s, sa_runner_backend *out);
 
-typedef struct runner_report {
-    runner_backend backend;
+typedef struct sa_runner_report {
+    sa_runner_backend backend;
     /* validation (both backends): valid is false only when forced past it */
     bool valid;
-    val_report violations;     /* the first max_violation_lines lines; n_violations counts all */
+    sa_val_report violations;     /* the first max_violation_lines lines; n_violations counts all */
     /* the replayed layout */
     int32_t iterations;
     int64_t scale;             /* K */
@@ -82,9 +82,9 @@ typedef struct runner_report {
     double h2d_bytes_per_s, d2h_bytes_per_s; /* achieved in the last iteration (0: no transfers) */
     double cycles_per_us;      /* the calibrated spin rate */
     int32_t n_ops_cublas, n_ops_elementwise, n_ops_calibrated; /* per iteration, by how they ran */
-} runner_report;
+} sa_runner_report;
 
-void runner_report_free(runner_report *r);
+void sa_runner_report_free(sa_runner_report *r);
 
 /* Validates p against g (strict), then replays opts->iterations iterations on
  * opts->backend.  rep may be NULL.  Returns SA_OK when the replay ran (and, on
@@ -95,7 +95,7 @@ void runner_report_free(runner_report *r);
  * SA_EINFEASIBLE when the host replay does not fit opts->cap_bytes at the byte
  * scale asked for (or at any scale, when automatic); SA_EUSAGE for bad
  * options; SA_ENOMEM. */
-sa_status runner_run(const plan *p, const dfg_graph *g, const runner_opts *opts, runner_report *rep, sa_err *err);
+sa_status sa_runner_run(const sa_plan *p, const sa_dfg_graph *g, const sa_runner_opts *opts, sa_runner_report *rep, sa_err *err);
 
 /* ---- the replay layout both backends share ---- */
 
@@ -111,7 +111,7 @@ sa_status runner_run(const plan *p, const dfg_graph *g, const runner_opts *opts,
  * collide.  A partial overlap (only in a forced, invalid plan) may shrink away,
  * as the scaled tensor fills only the start of its range: K = 1 replays those
  * exactly.  K = 1 is the identity (an arena of exactly arena_bytes). */
-typedef struct runner_layout {
+typedef struct sa_runner_layout {
     int64_t scale;        /* K */
     int64_t arena_bytes;  /* scaled arena */
     int64_t host_bytes;   /* host copies, one per tensor that has one */
@@ -125,32 +125,32 @@ typedef struct runner_layout {
     int32_t *use_off;
     int64_t *use;
     int32_t *order;       /* the nodes in a topological order of stream order + deps */
-} runner_layout;
+} sa_runner_layout;
 
 /* Checks that p can be replayed at all (ids in range, no dependency cycle,
  * every tensor a node touches placed, every placement inside arena_bytes),
  * resolves which placement each node uses (by the plan's simulated timing, as
  * the validator does) and scales by K (>= 1).  SA_EINVALID when p cannot be
  * replayed; SA_EUSAGE for K < 1. */
-sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, runner_layout *out, sa_err *err);
-void runner_layout_free(runner_layout *l);
+sa_status sa_runner_layout_build(const sa_plan *p, const sa_dfg_graph *g, int64_t scale, sa_runner_layout *out, sa_err *err);
+void sa_runner_layout_free(sa_runner_layout *l);
 
 /* The smallest K (a power of two) for which the host backend's memory (arena,
  * host copies, reference buffers) fits in cap bytes.  SA_EINFEASIBLE when not
  * even the largest K does (the per-tensor minimum of 8 bytes adds up). */
-sa_status runner_auto_scale(const plan *p, const dfg_graph *g, int64_t cap, int64_t *scale, sa_err *err);
+sa_status sa_runner_auto_scale(const sa_plan *p, const sa_dfg_graph *g, int64_t cap, int64_t *scale, sa_err *err);
 
 /* Host memory the host backend needs at scale K (arena + host copies +
  * reference buffers), or -1 when p cannot be laid out. */
-int64_t runner_host_footprint(const plan *p, const dfg_graph *g, int64_t scale);
+int64_t sa_runner_host_footprint(const sa_plan *p, const sa_dfg_graph *g, int64_t scale);
 
-/* ---- the backends (runner_run calls them after validating) ---- */
+/* ---- the backends (sa_runner_run calls them after validating) ---- */
 
-/* rep must be zeroed by the caller beforehand (runner_run does it). */
-sa_status runner_host_replay(const plan *p, const dfg_graph *g, const runner_layout *l, const runner_opts *o,
-                             runner_report *rep, sa_err *err);
-sa_status runner_cuda_replay(const plan *p, const dfg_graph *g, const runner_layout *l, const runner_opts *o,
-                             runner_report *rep, sa_err *err);
+/* rep must be zeroed by the caller beforehand (sa_runner_run does it). */
+sa_status sa_runner_host_replay(const sa_plan *p, const sa_dfg_graph *g, const sa_runner_layout *l, const sa_runner_opts *o,
+                             sa_runner_report *rep, sa_err *err);
+sa_status sa_runner_cuda_replay(const sa_plan *p, const sa_dfg_graph *g, const sa_runner_layout *l, const sa_runner_opts *o,
+                             sa_runner_report *rep, sa_err *err);
 
 
 #ifdef __cplusplus

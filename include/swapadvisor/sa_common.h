@@ -5,12 +5,16 @@
  * on failure, fill the caller's sa_err with one line that names the file, the
  * item and the problem.  Only cmd/ turns a status into an exit code.
  */
-#ifndef SA_COMMON_H
-#define SA_COMMON_H
+#ifndef SWAPADVISOR_SA_COMMON_H
+#define SWAPADVISOR_SA_COMMON_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define SA_VERSION "0.1.0"
 
@@ -62,7 +66,7 @@ int sa_utf8_valid(const char *s, size_t len, size_t *bad);
 void sa_utf8_copy(char *dst, size_t cap, const char *src);
 
 /* Seconds on the monotonic clock (CLOCK_MONOTONIC; an arbitrary origin):
- * the one clock that deadlines (policy_opts.deadline_s, ga_opts.deadline_s)
+ * the one clock that deadlines (sa_policy_opts.deadline_s, sa_ga_opts.deadline_s)
  * are stated in. */
 double sa_now_s(void);
 
@@ -113,5 +117,9 @@ static inline int64_t sa_mul_sat(int64_t a, int64_t b)
         return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
     return r;
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,13 +9,13 @@
  * the other side starts or stops).
  *
  * It is the search's fitness function: after the workspace has grown to the
- * largest plan seen, sim_run allocates nothing.
+ * largest plan seen, sa_sim_run allocates nothing.
  *
- * Ownership: sim_ws is opaque and owned by its creator (sim_ws_free).  The
+ * Ownership: sa_sim_ws is opaque and owned by its creator (sa_sim_ws_free).  The
  * time arrays it hands out belong to it and stay valid until the next run.
  */
-#ifndef SIM_H
-#define SIM_H
+#ifndef SWAPADVISOR_SIM_H
+#define SWAPADVISOR_SIM_H
 
 #include <stdint.h>
 
@@ -23,29 +23,37 @@
 #include "plan.h"
 #include "sa_common.h"
 
-typedef struct sim_result {
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sa_sim_result {
     double makespan_us;   /* end of the last node */
     double compute_us;    /* busy time of the compute stream */
     double stall_us;      /* compute stream idle time before its last node ends */
     int64_t h2d_bytes, d2h_bytes;
     int32_t n_swap_in, n_swap_out, n_recompute;
-} sim_result;
+} sa_sim_result;
 
-typedef struct sim_ws sim_ws;
+typedef struct sa_sim_ws sa_sim_ws;
 
-sim_ws *sim_ws_new(void);
-void sim_ws_free(sim_ws *ws);
+sa_sim_ws *sa_sim_ws_new(void);
+void sa_sim_ws_free(sa_sim_ws *ws);
 
 /* Simulates p's nodes with g's op times and p->device's links.
  * SA_EINVALID when the nodes deadlock (a dependency cycle across streams);
  * err then names a node that never started. */
-sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out, sa_err *err);
+sa_status sa_sim_run(const sa_plan *p, const sa_dfg_graph *g, sa_sim_ws *ws, sa_sim_result *out, sa_err *err);
 
 /* Start and end times of every node of the last run (n_nodes entries). */
-const double *sim_start(const sim_ws *ws);
-const double *sim_end(const sim_ws *ws);
+const double *sa_sim_start(const sa_sim_ws *ws);
+const double *sa_sim_end(const sa_sim_ws *ws);
 
 /* Duration a transfer of `bytes` takes alone on a link (latency included). */
-double sim_transfer_alone_us(const dfg_device *dev, int64_t bytes, plan_stream s);
+double sa_sim_transfer_alone_us(const sa_dfg_device *dev, int64_t bytes, sa_plan_stream s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

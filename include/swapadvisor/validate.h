@@ -9,10 +9,10 @@
  * enforced by the dependency graph (stream order plus deps), not only by the
  * simulated timing: what a real device needs, since its timings differ.
  *
- * Ownership: a val_report owns its lines; val_report_free.
+ * Ownership: a sa_val_report owns its lines; sa_val_report_free.
  */
-#ifndef VALIDATE_H
-#define VALIDATE_H
+#ifndef SWAPADVISOR_VALIDATE_H
+#define SWAPADVISOR_VALIDATE_H
 
 #include <stdbool.h>
 
@@ -20,19 +20,27 @@
 #include "plan.h"
 #include "sa_common.h"
 
-typedef struct val_report {
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sa_val_report {
     int32_t n_violations;   /* all found */
     int32_t n_lines, cap_lines;
     char **lines;           /* the first max_lines violations, one line each */
     int32_t max_lines;      /* set before the call; 0 = 100 */
     double makespan_us;     /* of the re-simulation */
-} val_report;
+} sa_val_report;
 
-void val_report_free(val_report *r);
+void sa_val_report_free(sa_val_report *r);
 
 /* SA_OK when valid; SA_EINVALID when not (err holds the first violation and
  * rep, when given, all of them); other codes for OOM or a plan that does not
  * belong to g (SA_EFORMAT). */
-sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_report *rep, sa_err *err);
+sa_status sa_plan_validate(const sa_plan *p, const sa_dfg_graph *g, bool strict, sa_val_report *rep, sa_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

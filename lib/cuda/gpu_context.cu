@@ -62,7 +62,7 @@ Dt dt_from_name(const char *s)
         return DT_F32;
     if (strcasecmp(s, "bf16") == 0 || strcasecmp(s, "bfloat16") == 0)
         return DT_BF16;
-    if (cost_dtype_is_half(s))
+    if (sa_cost_dtype_is_half(s))
         return DT_F16;
     if (strcasecmp(s, "f64") == 0 || strcasecmp(s, "float64") == 0 || strcasecmp(s, "double") == 0)
         return DT_F64;

@@ -48,7 +48,7 @@ Extras parse_extras(const char *json)
     return e;
 }
 
-long long numel(const dfg_tensor *t)
+long long numel(const sa_dfg_tensor *t)
 {
     if (t->ndim <= 0)
         return -1;
@@ -82,7 +82,7 @@ bool solve_dim(long long in, long long k, long long out, int d, int sg, int pg, 
     return false;
 }
 
-bool fits_int(const dfg_tensor *t)
+bool fits_int(const sa_dfg_tensor *t)
 {
     for (int i = 0; i < t->ndim; i++)
         if (t->shape[i] < 1 || t->shape[i] > 2147483647LL)
@@ -90,7 +90,7 @@ bool fits_int(const dfg_tensor *t)
     return true;
 }
 
-static bool conv_fit(const dfg_tensor *x, const dfg_tensor *w, const dfg_tensor *y, const Extras &e, ConvGeo *g)
+static bool conv_fit(const sa_dfg_tensor *x, const sa_dfg_tensor *w, const sa_dfg_tensor *y, const Extras &e, ConvGeo *g)
 {
     if (x->ndim != 4 || w->ndim != 4 || y->ndim != 4 || !fits_int(x) || !fits_int(w) || !fits_int(y))
         return false;
@@ -123,7 +123,7 @@ static bool conv_fit(const dfg_tensor *x, const dfg_tensor *w, const dfg_tensor 
     return true;
 }
 
-OpView view_of(const dfg_graph *g, int32_t o)
+OpView view_of(const sa_dfg_graph *g, int32_t o)
 {
     OpView v;
     v.g = g;
@@ -131,8 +131,8 @@ OpView view_of(const dfg_graph *g, int32_t o)
     for (int i = 0; i < v.op->n_in; i++)
         v.in.push_back(&g->tensors[v.op->in[i]]);
     for (int i = 0; i < v.op->n_out; i++) {
-        const dfg_tensor *t = &g->tensors[v.op->out[i]];
-        if (t->kind == DFG_WORKSPACE)
+        const sa_dfg_tensor *t = &g->tensors[v.op->out[i]];
+        if (t->kind == SA_DFG_WORKSPACE)
             v.ws_bytes += t->bytes;
         else
             v.out.push_back(t);
@@ -149,7 +149,7 @@ bool conv_roles(const OpView &v, ConvGeo *geo, std::string *why)
 {
     std::string t = v.op->type;
     bool fwd = t == "conv2d" || t == "conv2d_bias_relu" || t == "conv2d_bias_add_relu", bdata = t == "conv2d_bwd_data";
-    std::vector<const dfg_tensor *> ins, outs;
+    std::vector<const sa_dfg_tensor *> ins, outs;
     for (auto *x : v.in)
         if (x->ndim == 4)
             ins.push_back(x);
@@ -159,9 +159,9 @@ bool conv_roles(const OpView &v, ConvGeo *geo, std::string *why)
     /* weights are read by forward and backward-data, written by backward-filter;
      * x and y: forward reads x writes y, backward-data reads dy writes dx,
      * backward-filter reads both */
-    const std::vector<const dfg_tensor *> &wc = (fwd || bdata) ? ins : outs;
-    const std::vector<const dfg_tensor *> &xs = fwd ? ins : bdata ? outs : ins;
-    const std::vector<const dfg_tensor *> &ys = fwd ? outs : ins;
+    const std::vector<const sa_dfg_tensor *> &wc = (fwd || bdata) ? ins : outs;
+    const std::vector<const sa_dfg_tensor *> &xs = fwd ? ins : bdata ? outs : ins;
+    const std::vector<const sa_dfg_tensor *> &ys = fwd ? outs : ins;
     bool found = false;
     double best = 0;
     for (auto *w : wc)
@@ -171,7 +171,7 @@ bool conv_roles(const OpView &v, ConvGeo *geo, std::string *why)
                 if (x == w || y == w || x == y || !conv_fit(x, w, y, v.ex, &g))
                     continue;
                 double macs = (double)g.n * g.k * g.p * g.q * (double)g.cpg * g.r * g.s;
-                double score = (w->kind == DFG_PARAM || !(fwd || bdata) ? 0 : 1e6) + (g.ph + g.pw);
+                double score = (w->kind == SA_DFG_PARAM || !(fwd || bdata) ? 0 : 1e6) + (g.ph + g.pw);
                 if (v.op->flops > 0)
                     score += 1e3 * std::fabs(std::log(v.op->flops / (2.0 * macs)));
                 if (!found || score < best) {
@@ -201,7 +201,7 @@ bool gemm_roles(const OpView &v, bool batched, std::vector<Gemm> *gs, std::strin
         n_matrix += o->ndim >= 2;
     long long batch = 1;
     if (batched) {
-        const dfg_tensor *top = nullptr;
+        const sa_dfg_tensor *top = nullptr;
         for (auto *t : v.in)
             if (numel(t) > 0 && (!top || t->ndim > top->ndim))
                 top = t;
@@ -261,7 +261,7 @@ bool gemm_roles(const OpView &v, bool batched, std::vector<Gemm> *gs, std::strin
  * when the op lists it. */
 bool pool_roles(const OpView &v, bool bwd, PoolGeo *out, bool *readx, std::string *why)
 {
-    const dfg_tensor *big = nullptr, *small = nullptr, *xt = nullptr;
+    const sa_dfg_tensor *big = nullptr, *small = nullptr, *xt = nullptr;
     if (!bwd) {
         for (auto *t : v.in)
             if (t->ndim == 4 && fits_int(t) && (!big || t->bytes > big->bytes))
@@ -341,10 +341,10 @@ bool pool_roles(const OpView &v, bool bwd, PoolGeo *out, bool *readx, std::strin
  * backward dy and ids -> dtable. */
 bool emb_roles(const OpView &v, bool bwd, size_t *vocab_out, size_t *dim_out, size_t *rows_out, std::string *why)
 {
-    const dfg_tensor *table = nullptr, *dense = nullptr;
+    const sa_dfg_tensor *table = nullptr, *dense = nullptr;
     if (!bwd) {
         for (auto *t : v.in)
-            if (t->ndim == 2 && (!table || (t->kind == DFG_PARAM && table->kind != DFG_PARAM)))
+            if (t->ndim == 2 && (!table || (t->kind == SA_DFG_PARAM && table->kind != SA_DFG_PARAM)))
                 table = t;
         dense = v.out.empty() ? nullptr : v.out[0];
     } else {

@@ -277,27 +277,27 @@ struct Extras {
 /* The kernel / stride / pad / dilation / groups an op's extra JSON gives. */
 Extras parse_extras(const char *json);
 /* Elements of t, or -1 when it has no (sane) shape. */
-long long numel(const dfg_tensor *t);
+long long numel(const sa_dfg_tensor *t);
 /* Solves one spatial dimension: out = (in + 2 pad - ((k - 1) d + 1)) / stride + 1
  * for stride and pad (each given when >= 0), smallest stride then pad first. */
 bool solve_dim(long long in, long long k, long long out, int d, int sg, int pg, int *stride, int *pad);
 /* Every dimension of t is in [1, INT_MAX]. */
-bool fits_int(const dfg_tensor *t);
+bool fits_int(const sa_dfg_tensor *t);
 
 struct ConvGeo {
     int n, c, h, w, k, cpg, r, s, p, q, sh, sw, ph, pw, dh, dw, groups;
 };
 
 struct OpView {
-    const dfg_graph *g;
-    const dfg_op *op;
-    std::vector<const dfg_tensor *> in, out; /* outputs without workspaces */
+    const sa_dfg_graph *g;
+    const sa_dfg_op *op;
+    std::vector<const sa_dfg_tensor *> in, out; /* outputs without workspaces */
     long long ws_bytes = 0;                  /* the op's workspace tensors */
     Dt dt = DT_F32;
     Extras ex;
 };
 
-OpView view_of(const dfg_graph *g, int32_t o);
+OpView view_of(const sa_dfg_graph *g, int32_t o);
 
 /* Each *_roles function fills its geometry and returns true, or returns false
  * with the reason in *why. */
@@ -317,7 +317,7 @@ struct Result {
 
 /* Times op o of g with its family's method, else the calibrated stand-in
  * (res->note says why).  RC_SOFT: even the stand-in could not run. */
-Rc measure_op(Ctx &c, const dfg_graph *g, int32_t o, Result *res);
+Rc measure_op(Ctx &c, const sa_dfg_graph *g, int32_t o, Result *res);
 
 } /* namespace sa_gpu */
 

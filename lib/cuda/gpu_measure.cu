@@ -92,7 +92,7 @@ double median(std::vector<double> v)
     return v.empty() ? 0 : v[v.size() / 2];
 }
 
-Rc measure_links(Ctx &c, dfg_device *dev)
+Rc measure_links(Ctx &c, sa_dfg_device *dev)
 {
     LinkRes L;
     CK_CUDA(c, cudaSetDevice(0));
@@ -206,9 +206,9 @@ sa_status step_failed(Ctx &c, Rc r, const char *step)
 /* ------------------------------------------------------------------------- */
 /* the graph                                                                 */
 
-std::string shape_key(const dfg_graph *g, int32_t o)
+std::string shape_key(const sa_dfg_graph *g, int32_t o)
 {
-    const dfg_op *op = &g->ops[o];
+    const sa_dfg_op *op = &g->ops[o];
     std::string k = op->type;
     char b[64];
     snprintf(b, sizeof b, "|f%.17g|b%.17g", op->flops, op->bytes_accessed);
@@ -218,8 +218,8 @@ std::string shape_key(const dfg_graph *g, int32_t o)
         int n = pass ? op->n_out : op->n_in;
         const int32_t *ids = pass ? op->out : op->in;
         for (int i = 0; i < n; i++) {
-            const dfg_tensor *t = &g->tensors[ids[i]];
-            snprintf(b, sizeof b, ";%s:%s:%lld:", dfg_kind_name(t->kind), t->dtype ? t->dtype : "", (long long)t->bytes);
+            const sa_dfg_tensor *t = &g->tensors[ids[i]];
+            snprintf(b, sizeof b, ";%s:%s:%lld:", sa_dfg_kind_name(t->kind), t->dtype ? t->dtype : "", (long long)t->bytes);
             k += b;
             for (int d = 0; d < t->ndim; d++) {
                 snprintf(b, sizeof b, "%lld,", (long long)t->shape[d]);
@@ -243,8 +243,8 @@ struct Shape {
 /* Fits per-type efficiencies to the timings: for each op, the roofline side it
  * sits on (with the measured peaks) gets ideal time / (measured - launch);
  * the type's value is the median, clamped to (0, 1]. */
-void fit_efficiencies(const dfg_graph *g, const std::vector<double> &us, const std::vector<bool> &exact,
-                      devprof *p, std::vector<std::string> *fitted)
+void fit_efficiencies(const sa_dfg_graph *g, const std::vector<double> &us, const std::vector<bool> &exact,
+                      sa_devprof *p, std::vector<std::string> *fitted)
 {
     std::unordered_map<std::string, std::pair<std::vector<double>, std::vector<double>>> by;
     std::vector<std::string> order;
@@ -252,8 +252,8 @@ void fit_efficiencies(const dfg_graph *g, const std::vector<double> &us, const s
         if (!exact[i])
             continue;
         double busy = std::max(us[i] - p->launch_us, 0.05 * us[i]);
-        double tc = cost_op_flops(g, i) / cost_op_peak_flops(p, g, i) * 1e6;
-        double tm = cost_op_bytes(g, i) / p->mem_bytes_per_s * 1e6;
+        double tc = sa_cost_op_flops(g, i) / sa_cost_op_peak_flops(p, g, i) * 1e6;
+        double tm = sa_cost_op_bytes(g, i) / p->mem_bytes_per_s * 1e6;
         std::string t = g->ops[i].type;
         if (!by.count(t))
             order.push_back(t);
@@ -267,10 +267,10 @@ void fit_efficiencies(const dfg_graph *g, const std::vector<double> &us, const s
         auto &e = by[t];
         if (e.first.empty() && e.second.empty())
             continue;
-        const devprof_eff *old = devprof_eff_for(p, t.c_str());
+        const sa_devprof_eff *old = sa_devprof_eff_for(p, t.c_str());
         double ce = e.first.empty() ? old->compute : median(e.first);
         double me = e.second.empty() ? old->memory : median(e.second);
-        if (devprof_set_eff(p, t.c_str(), ce, me))
+        if (sa_devprof_set_eff(p, t.c_str(), ce, me))
             fitted->push_back(t);
     }
 }
@@ -279,9 +279,9 @@ cJSON *num(double d) { return ju_number(d); }
 
 /* A new profile with the figures measured so far (links and peaks) and the
  * efficiencies of base (else one default row); NULL when out of memory. */
-devprof *new_profile(const dfg_device &dev, const Peaks &pk, const devprof *base)
+sa_devprof *new_profile(const sa_dfg_device &dev, const Peaks &pk, const sa_devprof *base)
 {
-    devprof *p = (devprof *)calloc(1, sizeof *p);
+    sa_devprof *p = (sa_devprof *)calloc(1, sizeof *p);
     if (!p)
         return nullptr;
     p->dev = dev;
@@ -292,12 +292,12 @@ devprof *new_profile(const dfg_device &dev, const Peaks &pk, const devprof *base
     bool ok = true;
     if (base && base->n_eff > 0) {
         for (int32_t i = 0; i < base->n_eff && ok; i++)
-            ok = devprof_set_eff(p, base->eff[i].type, base->eff[i].compute, base->eff[i].memory);
+            ok = sa_devprof_set_eff(p, base->eff[i].type, base->eff[i].compute, base->eff[i].memory);
     } else {
-        ok = devprof_set_eff(p, "default", 0.5, 0.7);
+        ok = sa_devprof_set_eff(p, "default", 0.5, 0.7);
     }
     if (!ok) {
-        devprof_free(p);
+        sa_devprof_free(p);
         return nullptr;
     }
     return p;
@@ -305,7 +305,7 @@ devprof *new_profile(const dfg_device &dev, const Peaks &pk, const devprof *base
 
 /* One entry per distinct shape of g's ops (shape_key), its first op as the
  * representative; shape_of[i] is op i's entry. */
-void group_shapes(const dfg_graph *g, std::vector<Shape> *shapes, std::vector<int> *shape_of)
+void group_shapes(const sa_dfg_graph *g, std::vector<Shape> *shapes, std::vector<int> *shape_of)
 {
     std::unordered_map<std::string, int> index;
     shape_of->assign(g->n_ops, 0);
@@ -325,7 +325,7 @@ void group_shapes(const dfg_graph *g, std::vector<Shape> *shapes, std::vector<in
 /* Times each shape's representative op; a shape that even the stand-in cannot
  * run (out of memory) gets p's analytic time.  SA_EDEVICE, naming the op, when
  * a timing fails hard. */
-sa_status time_shapes(Ctx &c, const dfg_graph *g, const devprof *p, std::vector<Shape> &shapes, int *fallbacks,
+sa_status time_shapes(Ctx &c, const sa_dfg_graph *g, const sa_devprof *p, std::vector<Shape> &shapes, int *fallbacks,
                       int *analytic)
 {
     for (Shape &s : shapes) {
@@ -339,7 +339,7 @@ sa_status time_shapes(Ctx &c, const dfg_graph *g, const devprof *p, std::vector<
         s.timed = r == RC_OK;
         if (!s.timed) { /* even the stand-in could not run (out of memory): the model */
             s.res.method = "analytic";
-            s.res.us = cost_op_time_us(p, g, s.rep);
+            s.res.us = sa_cost_op_time_us(p, g, s.rep);
             (*analytic)++;
         } else if (s.res.method.rfind("fallback", 0) == 0) {
             (*fallbacks)++;
@@ -350,7 +350,7 @@ sa_status time_shapes(Ctx &c, const dfg_graph *g, const devprof *p, std::vector<
 
 /* The "measurement" object: the device, the software versions, the counts and
  * how each figure was taken. */
-void describe_measurement(cJSON *m, Ctx &c, const dfg_graph *g, size_t n_shapes, int fallbacks, int analytic,
+void describe_measurement(cJSON *m, Ctx &c, const sa_dfg_graph *g, size_t n_shapes, int fallbacks, int analytic,
                           const std::string &notes, const std::vector<std::string> &fitted)
 {
     int rt = 0, drv = 0, blasv = 0;
@@ -393,7 +393,7 @@ void describe_measurement(cJSON *m, Ctx &c, const dfg_graph *g, size_t n_shapes,
 
 /* One "measured_ops" entry per shape: its type, an op of it, how many ops
  * share it, the time and how it was taken. */
-void describe_shapes(cJSON *ops, const dfg_graph *g, const std::vector<Shape> &shapes)
+void describe_shapes(cJSON *ops, const sa_dfg_graph *g, const std::vector<Shape> &shapes)
 {
     for (const Shape &s : shapes) {
         cJSON *e = cJSON_CreateObject();
@@ -418,7 +418,7 @@ void describe_shapes(cJSON *ops, const dfg_graph *g, const std::vector<Shape> &s
 
 /* The measurement record kept in the profile as unknown fields, printed into
  * *extra (malloc'd, the caller's); SA_ENOMEM leaves *extra alone. */
-sa_status measurement_record(Ctx &c, const dfg_graph *g, const std::vector<Shape> &shapes, int fallbacks,
+sa_status measurement_record(Ctx &c, const sa_dfg_graph *g, const std::vector<Shape> &shapes, int fallbacks,
                              int analytic, const std::string &notes, const std::vector<std::string> &fitted,
                              char **extra, sa_err *err)
 {
@@ -442,13 +442,13 @@ sa_status measurement_record(Ctx &c, const dfg_graph *g, const std::vector<Shape
 
 /* The driver: context, links, peaks, one timing per distinct op shape,
  * efficiencies fitted to them, the record; then g's op times. */
-sa_status measure_graph(dfg_graph *g, const devprof *base, devprof **out, sa_err *err)
+sa_status measure_graph(sa_dfg_graph *g, const sa_devprof *base, sa_devprof **out, sa_err *err)
 {
     Ctx c;
     Rc r = ctx_init(c, err);
     if (r != RC_OK)
         return step_failed(c, r, "setting up CUDA, cuBLAS and cuDNN");
-    dfg_device dev;
+    sa_dfg_device dev;
     if ((r = measure_links(c, &dev)) != RC_OK)
         return step_failed(c, r, "measuring the host link");
     Peaks pk;
@@ -456,12 +456,12 @@ sa_status measure_graph(dfg_graph *g, const devprof *base, devprof **out, sa_err
     if ((r = measure_peaks(c, &pk, &notes)) != RC_OK)
         return step_failed(c, r, "measuring peak FLOP/s, bandwidth and launch overhead");
 
-    devprof *p = new_profile(dev, pk, base);
+    sa_devprof *p = new_profile(dev, pk, base);
     if (!p)
         return sa_fail(err, SA_ENOMEM, "out of memory building the measured profile");
     struct Guard {
-        devprof *p;
-        ~Guard() { devprof_free(p); }
+        sa_devprof *p;
+        ~Guard() { sa_devprof_free(p); }
     } guard{p};
 
     std::vector<Shape> shapes;
@@ -527,7 +527,7 @@ extern "C" sa_status gpu_available(sa_err *err)
     return SA_OK;
 }
 
-extern "C" sa_status gpu_measure_links(dfg_device *dev, sa_err *err)
+extern "C" sa_status gpu_measure_links(sa_dfg_device *dev, sa_err *err)
 {
     sa_status st = gpu_available(err);
     if (st)
@@ -546,7 +546,7 @@ extern "C" sa_status gpu_measure_links(dfg_device *dev, sa_err *err)
     }
 }
 
-extern "C" sa_status gpu_measure_graph(dfg_graph *g, const devprof *base, devprof **measured, sa_err *err)
+extern "C" sa_status gpu_measure_graph(sa_dfg_graph *g, const sa_devprof *base, sa_devprof **measured, sa_err *err)
 {
     *measured = NULL;
     sa_status st = gpu_available(err);

@@ -8,13 +8,13 @@
 
 sa_status gpu_available(sa_err *err) { return sa_fail(err, SA_EDEVICE, NO_CUDA); }
 
-sa_status gpu_measure_links(dfg_device *dev, sa_err *err)
+sa_status gpu_measure_links(sa_dfg_device *dev, sa_err *err)
 {
     (void)dev;
     return sa_fail(err, SA_EDEVICE, NO_CUDA);
 }
 
-sa_status gpu_measure_graph(dfg_graph *g, const devprof *base, devprof **measured, sa_err *err)
+sa_status gpu_measure_graph(sa_dfg_graph *g, const sa_devprof *base, sa_devprof **measured, sa_err *err)
 {
     (void)g;
     (void)base;
@@ -22,8 +22,8 @@ sa_status gpu_measure_graph(dfg_graph *g, const devprof *base, devprof **measure
     return sa_fail(err, SA_EDEVICE, NO_CUDA);
 }
 
-sa_status runner_cuda_replay(const plan *p, const dfg_graph *g, const runner_layout *l, const runner_opts *o,
-                             runner_report *rep, sa_err *err)
+sa_status sa_runner_cuda_replay(const sa_plan *p, const sa_dfg_graph *g, const sa_runner_layout *l, const sa_runner_opts *o,
+                             sa_runner_report *rep, sa_err *err)
 {
     (void)p;
     (void)g;

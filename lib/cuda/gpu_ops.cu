@@ -369,9 +369,9 @@ static Rc time_conv_fused(Ctx &c, const OpView &v, Result *res)
     return RC_OK;
 }
 
-static const dfg_tensor *largest_shaped_input(const OpView &v)
+static const sa_dfg_tensor *largest_shaped_input(const OpView &v)
 {
-    const dfg_tensor *best = nullptr;
+    const sa_dfg_tensor *best = nullptr;
     for (auto *t : v.in)
         if (numel(t) > 0 && (!best || t->bytes > best->bytes))
             best = t;
@@ -380,7 +380,7 @@ static const dfg_tensor *largest_shaped_input(const OpView &v)
 
 static Rc time_rows(Ctx &c, const OpView &v, Result *res)
 {
-    const dfg_tensor *m = largest_shaped_input(v);
+    const sa_dfg_tensor *m = largest_shaped_input(v);
     if (!m) {
         c.note = "no input shape to find the rows being normalised";
         return RC_SOFT;
@@ -414,7 +414,7 @@ static Rc time_rows(Ctx &c, const OpView &v, Result *res)
 
 static Rc time_batchnorm(Ctx &c, const OpView &v, bool bwd, Result *res)
 {
-    const dfg_tensor *x = largest_shaped_input(v);
+    const sa_dfg_tensor *x = largest_shaped_input(v);
     if (!x || x->ndim < 2) {
         c.note = "no N x C (x H x W) input shape";
         return RC_SOFT;
@@ -528,8 +528,8 @@ static Rc time_embedding(Ctx &c, const OpView &v, bool bwd, Result *res)
 static Rc time_copy(Ctx &c, const OpView &v, bool concat, Result *res)
 {
     /* concat: every input into its slice of the output; split: the reverse */
-    const std::vector<const dfg_tensor *> &parts = concat ? v.in : v.out;
-    const std::vector<const dfg_tensor *> &whole = concat ? v.out : v.in;
+    const std::vector<const sa_dfg_tensor *> &parts = concat ? v.in : v.out;
+    const std::vector<const sa_dfg_tensor *> &whole = concat ? v.out : v.in;
     if (whole.empty() || parts.empty()) {
         c.note = "no tensors to copy";
         return RC_SOFT;
@@ -581,7 +581,7 @@ static Rc time_lstm(Ctx &c, const OpView &v, Result *res)
     CK_RC(time_gemms(c, v.dt, gs, &gemm_us));
     size_t rb = 0, wb = 0;
     for (auto *t : v.in)
-        if (t->kind != DFG_PARAM)
+        if (t->kind != SA_DFG_PARAM)
             rb += (size_t)t->bytes;
     for (auto *t : v.out)
         wb += (size_t)t->bytes;
@@ -597,9 +597,9 @@ static Rc time_lstm(Ctx &c, const OpView &v, Result *res)
 
 /* The fallbacks, in order: a GEMM of equal FLOPs (ops with FLOPs) together with
  * the memory-bound kernel over the op's bytes, or the memory-bound kernel alone. */
-static Rc time_fallback(Ctx &c, const dfg_graph *g, int32_t o, const OpView &v, Result *res)
+static Rc time_fallback(Ctx &c, const sa_dfg_graph *g, int32_t o, const OpView &v, Result *res)
 {
-    double bytes = cost_op_bytes(g, o);
+    double bytes = sa_cost_op_bytes(g, o);
     size_t rb, wb;
     if (v.op->bytes_accessed >= 0) {
         rb = (size_t)(bytes / 2);
@@ -633,7 +633,7 @@ static Rc time_fallback(Ctx &c, const dfg_graph *g, int32_t o, const OpView &v, 
 /* ------------------------------------------------------------------------- */
 /* choosing the family                                                       */
 
-Rc measure_op(Ctx &c, const dfg_graph *g, int32_t o, Result *res)
+Rc measure_op(Ctx &c, const sa_dfg_graph *g, int32_t o, Result *res)
 {
     OpView v = view_of(g, o);
     std::string t = v.op->type;

@@ -160,9 +160,9 @@ struct OpPlan {
 /* Everything the run allocates; the destructor frees it on every path. */
 struct Holder {
     unsigned char *arena = nullptr, *host = nullptr;
-    cudaStream_t st[PLAN_STREAM_COUNT] = {nullptr, nullptr, nullptr};
+    cudaStream_t st[SA_PLAN_STREAM_COUNT] = {nullptr, nullptr, nullptr};
     std::vector<cudaEvent_t> ev_start, ev_end, it_start, it_end;
-    cudaEvent_t join[PLAN_STREAM_COUNT] = {nullptr, nullptr, nullptr};
+    cudaEvent_t join[SA_PLAN_STREAM_COUNT] = {nullptr, nullptr, nullptr};
     cudaEvent_t cal0 = nullptr, cal1 = nullptr;
     cublasHandle_t blas = nullptr;
     Holder() = default;
@@ -195,7 +195,7 @@ struct Holder {
     }
 };
 
-int64_t numel(const dfg_tensor *t)
+int64_t numel(const sa_dfg_tensor *t)
 {
     if (t->ndim <= 0)
         return -1;
@@ -212,16 +212,16 @@ bool fits_int(int64_t x) { return x > 0 && x <= INT_MAX; }
 
 /* Derives the GEMMs of a matrix-product op from its tensors' shapes; false
  * when the shapes are absent or do not agree (the op then stays calibrated). */
-bool plan_gemms(const dfg_graph *g, int32_t op, OpPlan *pl)
+bool plan_gemms(const sa_dfg_graph *g, int32_t op, OpPlan *pl)
 {
-    const dfg_op *o = &g->ops[op];
+    const sa_dfg_op *o = &g->ops[op];
     std::string type = o->type ? o->type : "";
-    auto T = [&](int k) -> const dfg_tensor * {
+    auto T = [&](int k) -> const sa_dfg_tensor * {
         return &g->tensors[k < o->n_in ? o->in[k] : o->out[k - o->n_in]];
     };
     auto ne = [&](int k) { return numel(T(k)); };
     auto last = [&](int k, int from_end) -> int64_t {
-        const dfg_tensor *t = T(k);
+        const sa_dfg_tensor *t = T(k);
         return t->ndim >= from_end ? t->shape[t->ndim - from_end] : -1;
     };
     auto add = [&](int64_t m, int64_t n, int64_t k, int64_t batch, int a, int b, int c) {
@@ -303,18 +303,18 @@ bool plan_gemms(const dfg_graph *g, int32_t op, OpPlan *pl)
 }
 
 struct Run {
-    const plan *p;
-    const dfg_graph *g;
-    const runner_layout *l;
-    const runner_opts *o;
-    runner_report *rep;
+    const sa_plan *p;
+    const sa_dfg_graph *g;
+    const sa_runner_layout *l;
+    const sa_runner_opts *o;
+    sa_runner_report *rep;
     sa_err *err;
     Holder h;
     int sms = 0;
     std::vector<OpPlan> ops;
     std::vector<std::string> names;
 
-    Run(const plan *p_, const dfg_graph *g_, const runner_layout *l_, const runner_opts *o_, runner_report *rep_,
+    Run(const sa_plan *p_, const sa_dfg_graph *g_, const sa_runner_layout *l_, const sa_runner_opts *o_, sa_runner_report *rep_,
         sa_err *err_)
         : p(p_), g(g_), l(l_), o(o_), rep(rep_), err(err_)
     {
@@ -332,10 +332,10 @@ sa_status Run::calibrate()
     const long long cycles = 4000000;
     float ms = 0;
     for (int rep_i = 0; rep_i < 3; rep_i++) { /* the first launch pays for module loading */
-        CK(cudaEventRecord(h.cal0, h.st[PLAN_STREAM_COMPUTE]));
-        spin_kernel<<<sms, 32, 0, h.st[PLAN_STREAM_COMPUTE]>>>(cycles);
+        CK(cudaEventRecord(h.cal0, h.st[SA_PLAN_STREAM_COMPUTE]));
+        spin_kernel<<<sms, 32, 0, h.st[SA_PLAN_STREAM_COMPUTE]>>>(cycles);
         CK(cudaGetLastError());
-        CK(cudaEventRecord(h.cal1, h.st[PLAN_STREAM_COMPUTE]));
+        CK(cudaEventRecord(h.cal1, h.st[SA_PLAN_STREAM_COMPUTE]));
         CK(cudaEventSynchronize(h.cal1));
         CK(cudaEventElapsedTime(&ms, h.cal0, h.cal1));
     }
@@ -364,7 +364,7 @@ sa_status Run::setup()
     CK(cudaHostAlloc((void **)&h.host, (size_t)(l->host_bytes > 0 ? l->host_bytes : 1), cudaHostAllocDefault));
     /* contents do not matter for timing, but keep them defined */
     memset(h.host, 0, (size_t)(l->host_bytes > 0 ? l->host_bytes : 1));
-    for (int s = 0; s < PLAN_STREAM_COUNT; s++) {
+    for (int s = 0; s < SA_PLAN_STREAM_COUNT; s++) {
         CK(cudaStreamCreateWithFlags(&h.st[s], cudaStreamNonBlocking));
         CK(cudaEventCreateWithFlags(&h.join[s], cudaEventDisableTiming));
     }
@@ -400,14 +400,14 @@ sa_status Run::setup()
     }
     if (any_blas) {
         CKB(cublasCreate(&h.blas));
-        CKB(cublasSetStream(h.blas, h.st[PLAN_STREAM_COMPUTE]));
+        CKB(cublasSetStream(h.blas, h.st[SA_PLAN_STREAM_COMPUTE]));
     }
     names.resize((size_t)nn);
     for (int32_t i = 0; i < nn; i++) {
-        const plan_node *nd = &p->nodes[i];
-        bool is_op = nd->kind == PLAN_COMPUTE || nd->kind == PLAN_RECOMPUTE;
+        const sa_plan_node *nd = &p->nodes[i];
+        bool is_op = nd->kind == SA_PLAN_COMPUTE || nd->kind == SA_PLAN_RECOMPUTE;
         const char *what = is_op ? g->ops[nd->ref].name : g->tensors[nd->ref].name;
-        names[(size_t)i] = std::string(plan_kind_name(nd->kind)) + " " + (what ? what : "?");
+        names[(size_t)i] = std::string(sa_plan_kind_name(nd->kind)) + " " + (what ? what : "?");
     }
     /* the steady state: residents hold their contents when the first iteration starts */
     for (int32_t i = 0; i < p->n_res; i++) {
@@ -423,22 +423,22 @@ sa_status Run::setup()
 
 sa_status Run::enqueue_node(int32_t n, bool count)
 {
-    const plan_node *nd = &p->nodes[n];
-    plan_stream s = plan_kind_stream(nd->kind);
+    const sa_plan_node *nd = &p->nodes[n];
+    sa_plan_stream s = sa_plan_kind_stream(nd->kind);
     cudaStream_t st = h.st[s];
     for (int32_t k = 0; k < nd->n_deps; k++)
         CK(cudaStreamWaitEvent(st, h.ev_end[(size_t)p->deps[nd->dep_off + k]], 0));
     CK(cudaEventRecord(h.ev_start[(size_t)n], st));
     nvtxRangePushA(names[(size_t)n].c_str());
     const int64_t *use = l->use + l->use_off[n];
-    if (nd->kind == PLAN_SWAP_IN) {
+    if (nd->kind == SA_PLAN_SWAP_IN) {
         CK(cudaMemcpyAsync(h.arena + use[0], h.host + l->host_off[nd->ref], (size_t)l->tbytes[nd->ref],
                            cudaMemcpyHostToDevice, st));
-    } else if (nd->kind == PLAN_SWAP_OUT) {
+    } else if (nd->kind == SA_PLAN_SWAP_OUT) {
         CK(cudaMemcpyAsync(h.host + l->host_off[nd->ref], h.arena + use[0], (size_t)l->tbytes[nd->ref],
                            cudaMemcpyDeviceToHost, st));
     } else {
-        const dfg_op *op = &g->ops[nd->ref];
+        const sa_dfg_op *op = &g->ops[nd->ref];
         const OpPlan &pl = ops[(size_t)nd->ref];
         OpMode mode = pl.mode;
         auto ptr = [&](int k) { return h.arena + use[k]; };
@@ -503,18 +503,18 @@ sa_status Run::enqueue_node(int32_t n, bool count)
 sa_status Run::run()
 {
     CKS(setup());
-    cudaStream_t cs = h.st[PLAN_STREAM_COMPUTE];
+    cudaStream_t cs = h.st[SA_PLAN_STREAM_COMPUTE];
     char label[64];
     for (int it = 0; it < o->iterations; it++) {
         snprintf(label, sizeof label, "iteration %d", it + 1);
         nvtxRangePushA(label);
         /* the fence: every stream starts after the previous iteration ended */
         CK(cudaEventRecord(h.it_start[(size_t)it], cs));
-        CK(cudaStreamWaitEvent(h.st[PLAN_STREAM_H2D], h.it_start[(size_t)it], 0));
-        CK(cudaStreamWaitEvent(h.st[PLAN_STREAM_D2H], h.it_start[(size_t)it], 0));
+        CK(cudaStreamWaitEvent(h.st[SA_PLAN_STREAM_H2D], h.it_start[(size_t)it], 0));
+        CK(cudaStreamWaitEvent(h.st[SA_PLAN_STREAM_D2H], h.it_start[(size_t)it], 0));
         for (int32_t i = 0; i < p->n_nodes; i++)
             CKS(enqueue_node(l->order[i], it == 0));
-        for (int s = PLAN_STREAM_H2D; s < PLAN_STREAM_COUNT; s++) {
+        for (int s = SA_PLAN_STREAM_H2D; s < SA_PLAN_STREAM_COUNT; s++) {
             CK(cudaEventRecord(h.join[s], h.st[s]));
             CK(cudaStreamWaitEvent(cs, h.join[s], 0));
         }
@@ -529,24 +529,24 @@ sa_status Run::run()
         rep->iter_us[it] = (double)ms * 1e3;
     }
     /* achieved bandwidth: bytes over the time the copies took, last iteration */
-    double sec[PLAN_STREAM_COUNT] = {0, 0, 0};
+    double sec[SA_PLAN_STREAM_COUNT] = {0, 0, 0};
     for (int32_t i = 0; i < p->n_nodes; i++) {
-        plan_stream s = plan_kind_stream(p->nodes[i].kind);
-        if (s == PLAN_STREAM_COMPUTE)
+        sa_plan_stream s = sa_plan_kind_stream(p->nodes[i].kind);
+        if (s == SA_PLAN_STREAM_COMPUTE)
             continue;
         float ms = 0;
         CK(cudaEventElapsedTime(&ms, h.ev_start[(size_t)i], h.ev_end[(size_t)i]));
         sec[s] += (double)ms * 1e-3;
     }
-    rep->h2d_bytes_per_s = sec[PLAN_STREAM_H2D] > 0 ? (double)rep->h2d_bytes / sec[PLAN_STREAM_H2D] : 0;
-    rep->d2h_bytes_per_s = sec[PLAN_STREAM_D2H] > 0 ? (double)rep->d2h_bytes / sec[PLAN_STREAM_D2H] : 0;
+    rep->h2d_bytes_per_s = sec[SA_PLAN_STREAM_H2D] > 0 ? (double)rep->h2d_bytes / sec[SA_PLAN_STREAM_H2D] : 0;
+    rep->d2h_bytes_per_s = sec[SA_PLAN_STREAM_D2H] > 0 ? (double)rep->d2h_bytes / sec[SA_PLAN_STREAM_D2H] : 0;
     return SA_OK;
 }
 
 } /* namespace */
 
-extern "C" sa_status runner_cuda_replay(const plan *p, const dfg_graph *g, const runner_layout *l,
-                                        const runner_opts *o, runner_report *rep, sa_err *err)
+extern "C" sa_status sa_runner_cuda_replay(const sa_plan *p, const sa_dfg_graph *g, const sa_runner_layout *l,
+                                        const sa_runner_opts *o, sa_runner_report *rep, sa_err *err)
 {
     sa_status st = gpu_available(err); /* a device this build's kernels run on */
     if (st)

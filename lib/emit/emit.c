@@ -17,7 +17,7 @@ static sa_status out_status(FILE *out, sa_err *err)
 
 /* ---- timeline ---- */
 
-void emit_timeline_free(emit_timeline *tl)
+void sa_emit_timeline_free(sa_emit_timeline *tl)
 {
     if (!tl)
         return;
@@ -27,13 +27,13 @@ void emit_timeline_free(emit_timeline *tl)
 }
 
 /* The simulator and the curves index graph arrays with plan ids; a plan built
- * in memory has not been through plan_parse's range checks, so repeat the
+ * in memory has not been through sa_plan_parse's range checks, so repeat the
  * ones the views rely on. */
-static sa_status check_refs(const plan *p, const dfg_graph *g, sa_err *err)
+static sa_status check_refs(const sa_plan *p, const sa_dfg_graph *g, sa_err *err)
 {
     for (int32_t i = 0; i < p->n_nodes; i++) {
-        const plan_node *n = &p->nodes[i];
-        bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
+        const sa_plan_node *n = &p->nodes[i];
+        bool op = n->kind == SA_PLAN_COMPUTE || n->kind == SA_PLAN_RECOMPUTE;
         if (n->ref < 0 || n->ref >= (op ? g->n_ops : g->n_tensors))
             return sa_fail(err, SA_EFORMAT, "plan: nodes[%d]: %s %d does not exist", i, op ? "op" : "tensor", n->ref);
         for (int32_t k = 0; k < n->n_deps; k++) {
@@ -43,7 +43,7 @@ static sa_status check_refs(const plan *p, const dfg_graph *g, sa_err *err)
         }
     }
     for (int32_t i = 0; i < p->n_place; i++) {
-        const plan_placement *q = &p->place[i];
+        const sa_plan_placement *q = &p->place[i];
         if (q->tensor < 0 || q->tensor >= g->n_tensors || q->begin < -1 || q->begin >= p->n_nodes || q->end < -1 ||
             q->end >= p->n_nodes)
             return sa_fail(err, SA_EFORMAT, "plan: placements[%d]: tensor %d or node %d..%d does not exist", i,
@@ -52,54 +52,54 @@ static sa_status check_refs(const plan *p, const dfg_graph *g, sa_err *err)
     return SA_OK;
 }
 
-sa_status emit_timeline_run(const plan *p, const dfg_graph *g, emit_timeline *tl, sa_err *err)
+sa_status sa_emit_timeline_run(const sa_plan *p, const sa_dfg_graph *g, sa_emit_timeline *tl, sa_err *err)
 {
     memset(tl, 0, sizeof *tl);
-    sa_status st = plan_check_graph(p, g, "plan", err);
+    sa_status st = sa_plan_check_graph(p, g, "plan", err);
     if (!st)
         st = check_refs(p, g, err);
     if (!st)
         st = planner_check_graph(g, NULL, err);
     if (st)
         return st;
-    sim_ws *ws = sim_ws_new();
+    sa_sim_ws *ws = sa_sim_ws_new();
     size_t n = (size_t)(p->n_nodes > 0 ? p->n_nodes : 1);
     tl->start = malloc(n * sizeof *tl->start);
     tl->end = malloc(n * sizeof *tl->end);
     if (!ws || !tl->start || !tl->end) {
-        sim_ws_free(ws);
-        emit_timeline_free(tl);
+        sa_sim_ws_free(ws);
+        sa_emit_timeline_free(tl);
         return sa_fail(err, SA_ENOMEM, "out of memory simulating %d nodes", p->n_nodes);
     }
-    st = sim_run(p, g, ws, &tl->sim, err);
+    st = sa_sim_run(p, g, ws, &tl->sim, err);
     if (!st) {
         tl->n_nodes = p->n_nodes;
         if (p->n_nodes > 0) {
-            memcpy(tl->start, sim_start(ws), (size_t)p->n_nodes * sizeof *tl->start);
-            memcpy(tl->end, sim_end(ws), (size_t)p->n_nodes * sizeof *tl->end);
+            memcpy(tl->start, sa_sim_start(ws), (size_t)p->n_nodes * sizeof *tl->start);
+            memcpy(tl->end, sa_sim_end(ws), (size_t)p->n_nodes * sizeof *tl->end);
         }
     }
-    sim_ws_free(ws);
+    sa_sim_ws_free(ws);
     if (st)
-        emit_timeline_free(tl);
+        sa_emit_timeline_free(tl);
     return st;
 }
 
 /* Runs the simulation unless the caller already did. */
-static sa_status need_timeline(const plan *p, const dfg_graph *g, const emit_timeline **tl, emit_timeline *own,
+static sa_status need_timeline(const sa_plan *p, const sa_dfg_graph *g, const sa_emit_timeline **tl, sa_emit_timeline *own,
                                sa_err *err)
 {
     memset(own, 0, sizeof *own);
     if (*tl)
         return SA_OK;
-    sa_status st = emit_timeline_run(p, g, own, err);
+    sa_status st = sa_emit_timeline_run(p, g, own, err);
     *tl = own;
     return st;
 }
 
 /* ---- memory curves ---- */
 
-void emit_curve_free(emit_curve *c)
+void sa_emit_curve_free(sa_emit_curve *c)
 {
     if (!c)
         return;
@@ -108,13 +108,13 @@ void emit_curve_free(emit_curve *c)
     memset(c, 0, sizeof *c);
 }
 
-static sa_status curve_alloc(emit_curve *c, size_t rows, sa_err *err)
+static sa_status curve_alloc(sa_emit_curve *c, size_t rows, sa_err *err)
 {
     memset(c, 0, sizeof *c);
     c->time_us = malloc(rows * sizeof *c->time_us);
     c->bytes = malloc(rows * sizeof *c->bytes);
     if (!c->time_us || !c->bytes) {
-        emit_curve_free(c);
+        sa_emit_curve_free(c);
         return sa_fail(err, SA_ENOMEM, "out of memory building a memory curve of %zu rows", rows);
     }
     return SA_OK;
@@ -124,7 +124,7 @@ static sa_status curve_alloc(emit_curve *c, size_t rows, sa_err *err)
  * the last value, and a step that changes nothing is dropped, so rows stay
  * strictly increasing in time and every row is a change.  The peak counts
  * replaced values too (an op that takes no time still needs its memory). */
-static void curve_push(emit_curve *c, double t, int64_t b)
+static void curve_push(sa_emit_curve *c, double t, int64_t b)
 {
     if (b > c->peak)
         c->peak = b;
@@ -168,13 +168,13 @@ static int cmp_event(const void *a, const void *b)
 }
 
 /* *rank (n_nodes entries, the caller frees it): each node's position in a
- * topological order of stream order + deps.  SA_ENOMEM, or plan_node_order's
+ * topological order of stream order + deps.  SA_ENOMEM, or sa_plan_node_order's
  * failure; *rank stays NULL then. */
-static sa_status node_ranks(const plan *p, int32_t **rank, sa_err *err)
+static sa_status node_ranks(const sa_plan *p, int32_t **rank, sa_err *err)
 {
     int32_t *r = malloc(((size_t)p->n_nodes + 1) * sizeof *r);
     int32_t *order = malloc(((size_t)p->n_nodes + 1) * sizeof *order), stuck;
-    sa_status st = r && order ? plan_node_order(p, order, &stuck, err)
+    sa_status st = r && order ? sa_plan_node_order(p, order, &stuck, err)
                               : sa_fail(err, SA_ENOMEM, "out of memory building the memory curve");
     for (int32_t i = 0; !st && i < p->n_nodes; i++)
         r[order[i]] = i;
@@ -187,11 +187,11 @@ static sa_status node_ranks(const plan *p, int32_t **rank, sa_err *err)
     return SA_OK;
 }
 
-sa_status emit_memory_curve(const plan *p, const dfg_graph *g, const emit_timeline *tl, emit_curve *out,
+sa_status sa_emit_memory_curve(const sa_plan *p, const sa_dfg_graph *g, const sa_emit_timeline *tl, sa_emit_curve *out,
                             sa_err *err)
 {
     memset(out, 0, sizeof *out);
-    emit_timeline own;
+    sa_emit_timeline own;
     sa_status st = need_timeline(p, g, &tl, &own, err);
     if (st)
         return st;
@@ -202,13 +202,13 @@ sa_status emit_memory_curve(const plan *p, const dfg_graph *g, const emit_timeli
     if (st || (st = curve_alloc(out, cap, err))) {
         free(ev);
         free(rank);
-        emit_timeline_free(&own);
+        sa_emit_timeline_free(&own);
         return st;
     }
     size_t n = 0;
     double makespan = tl->sim.makespan_us;
     for (int32_t i = 0; i < p->n_place; i++) {
-        const plan_placement *q = &p->place[i];
+        const sa_plan_placement *q = &p->place[i];
         double t0 = q->begin < 0 ? 0 : tl->start[q->begin];
         double t1 = q->end < 0 ? makespan : tl->end[q->end];
         if (t1 < t0)
@@ -244,12 +244,12 @@ sa_status emit_memory_curve(const plan *p, const dfg_graph *g, const emit_timeli
     if (top > out->peak)
         out->peak = top;
     free(ev);
-    emit_timeline_free(&own);
+    sa_emit_timeline_free(&own);
     return SA_OK;
 }
 
 /* Compute node of every op (-1 when the plan lacks one); caller frees. */
-static int32_t *op_nodes(const plan *p, const dfg_graph *g)
+static int32_t *op_nodes(const sa_plan *p, const sa_dfg_graph *g)
 {
     int32_t *node = malloc((size_t)(g->n_ops > 0 ? g->n_ops : 1) * sizeof *node);
     if (!node)
@@ -257,16 +257,16 @@ static int32_t *op_nodes(const plan *p, const dfg_graph *g)
     for (int32_t i = 0; i < g->n_ops; i++)
         node[i] = -1;
     for (int32_t i = 0; i < p->n_nodes; i++)
-        if (p->nodes[i].kind == PLAN_COMPUTE && node[p->nodes[i].ref] < 0)
+        if (p->nodes[i].kind == SA_PLAN_COMPUTE && node[p->nodes[i].ref] < 0)
             node[p->nodes[i].ref] = i;
     return node;
 }
 
-sa_status emit_noswap_curve(const plan *p, const dfg_graph *g, const emit_timeline *tl, emit_curve *out,
+sa_status sa_emit_noswap_curve(const sa_plan *p, const sa_dfg_graph *g, const sa_emit_timeline *tl, sa_emit_curve *out,
                             sa_err *err)
 {
     memset(out, 0, sizeof *out);
-    emit_timeline own;
+    sa_emit_timeline own;
     sa_status st = need_timeline(p, g, &tl, &own, err);
     if (st)
         return st;
@@ -278,7 +278,7 @@ sa_status emit_noswap_curve(const plan *p, const dfg_graph *g, const emit_timeli
         free(pos);
         free(delta);
         free(node);
-        emit_timeline_free(&own);
+        sa_emit_timeline_free(&own);
         return st ? st : sa_fail(err, SA_ENOMEM, "out of memory building the no-swap curve");
     }
     for (int32_t i = 0; i < n; i++)
@@ -294,20 +294,20 @@ sa_status emit_noswap_curve(const plan *p, const dfg_graph *g, const emit_timeli
         free(pos);
         free(delta);
         free(node);
-        emit_timeline_free(&own);
-        emit_curve_free(out);
+        sa_emit_timeline_free(&own);
+        sa_emit_curve_free(out);
         return sa_fail(err, SA_EFORMAT, "plan: schedule: not a permutation of the graph's %d ops", n);
     }
-    /* the liveness dfg_peak_bytes documents */
+    /* the liveness sa_dfg_peak_bytes documents */
     int64_t base = 0;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        const dfg_tensor *tt = &g->tensors[t];
+        const sa_dfg_tensor *tt = &g->tensors[t];
         int32_t first, last;
-        if (dfg_kind_persistent(tt->kind)) {
+        if (sa_dfg_kind_persistent(tt->kind)) {
             base = sa_add_sat(base, tt->bytes);
             continue;
         }
-        if (!dfg_tensor_span(g, pos, t, &first, &last))
+        if (!sa_dfg_tensor_span(g, pos, t, &first, &last))
             continue;
         delta[first] = sa_add_sat(delta[first], tt->bytes);
         delta[last + 1] = sa_add_sat(delta[last + 1], -tt->bytes);
@@ -329,18 +329,18 @@ sa_status emit_noswap_curve(const plan *p, const dfg_graph *g, const emit_timeli
     free(pos);
     free(delta);
     free(node);
-    emit_timeline_free(&own);
+    sa_emit_timeline_free(&own);
     return SA_OK;
 }
 
 /* ---- check ---- */
 
-sa_status emit_check(const plan *p, const dfg_graph *g, bool strict, int32_t max_lines, FILE *out,
+sa_status sa_emit_check(const sa_plan *p, const sa_dfg_graph *g, bool strict, int32_t max_lines, FILE *out,
                      int32_t *n_violations, sa_err *err)
 {
-    val_report rep = {0};
+    sa_val_report rep = {0};
     rep.max_lines = max_lines > 0 ? max_lines : INT32_MAX;
-    sa_status st = plan_validate(p, g, strict, &rep, err);
+    sa_status st = sa_plan_validate(p, g, strict, &rep, err);
     /* a deadlock returns before the count is stored, with its line listed */
     int32_t n = rep.n_violations > rep.n_lines ? rep.n_violations : rep.n_lines;
     if (st == SA_EINVALID && n == 0)
@@ -350,7 +350,7 @@ sa_status emit_check(const plan *p, const dfg_graph *g, bool strict, int32_t max
     if (st == SA_OK || st == SA_EINVALID)
         for (int32_t i = 0; i < rep.n_lines; i++)
             fprintf(out, "%s\n", rep.lines[i]);
-    val_report_free(&rep);
+    sa_val_report_free(&rep);
     if (st != SA_OK && st != SA_EINVALID)
         return st;
     sa_err werr;
@@ -361,7 +361,7 @@ sa_status emit_check(const plan *p, const dfg_graph *g, bool strict, int32_t max
 
 /* ---- summary ---- */
 
-const char *emit_fmt_bytes(char *buf, size_t size, int64_t b, bool exact)
+const char *sa_emit_fmt_bytes(char *buf, size_t size, int64_t b, bool exact)
 {
     static const char *const unit[] = {"KB", "MB", "GB", "TB", "PB"};
     if (b < 1000 && b > -1000) {
@@ -382,19 +382,19 @@ const char *emit_fmt_bytes(char *buf, size_t size, int64_t b, bool exact)
 }
 
 /* One node as a reader would name it: "nodes[1] swap_in w (tensor 1, param, 32 B)". */
-static void describe_node(char *buf, size_t size, const plan *p, const dfg_graph *g, int32_t v)
+static void describe_node(char *buf, size_t size, const sa_plan *p, const sa_dfg_graph *g, int32_t v)
 {
-    const plan_node *n = &p->nodes[v];
+    const sa_plan_node *n = &p->nodes[v];
     char b[64];
-    if (n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE)
-        snprintf(buf, size, "nodes[%d] %s %s (op %d)", v, plan_kind_name(n->kind), g->ops[n->ref].name, n->ref);
+    if (n->kind == SA_PLAN_COMPUTE || n->kind == SA_PLAN_RECOMPUTE)
+        snprintf(buf, size, "nodes[%d] %s %s (op %d)", v, sa_plan_kind_name(n->kind), g->ops[n->ref].name, n->ref);
     else
-        snprintf(buf, size, "nodes[%d] %s %s (tensor %d, %s, %s)", v, plan_kind_name(n->kind),
-                 g->tensors[n->ref].name, n->ref, dfg_kind_name(g->tensors[n->ref].kind),
-                 emit_fmt_bytes(b, sizeof b, g->tensors[n->ref].bytes, false));
+        snprintf(buf, size, "nodes[%d] %s %s (tensor %d, %s, %s)", v, sa_plan_kind_name(n->kind),
+                 g->tensors[n->ref].name, n->ref, sa_dfg_kind_name(g->tensors[n->ref].kind),
+                 sa_emit_fmt_bytes(b, sizeof b, g->tensors[n->ref].bytes, false));
 }
 
-sa_status emit_stalls(const plan *p, const emit_timeline *tl, emit_stall **out, int32_t *n, sa_err *err)
+sa_status sa_emit_stalls(const sa_plan *p, const sa_emit_timeline *tl, sa_emit_stall **out, int32_t *n, sa_err *err)
 {
     *out = NULL;
     *n = 0;
@@ -406,9 +406,9 @@ sa_status emit_stalls(const plan *p, const emit_timeline *tl, emit_stall **out, 
     int32_t *before = malloc(((size_t)p->n_nodes + 1) * sizeof *before);
     if (!before)
         return sa_fail(err, SA_ENOMEM, "out of memory listing stalls");
-    int32_t last_on[PLAN_STREAM_COUNT] = {-1, -1, -1};
+    int32_t last_on[SA_PLAN_STREAM_COUNT] = {-1, -1, -1};
     for (int32_t v = 0; v < p->n_nodes; v++) {
-        plan_stream s = plan_kind_stream(p->nodes[v].kind);
+        sa_plan_stream s = sa_plan_kind_stream(p->nodes[v].kind);
         before[v] = last_on[s];
         last_on[s] = v;
     }
@@ -417,8 +417,8 @@ sa_status emit_stalls(const plan *p, const emit_timeline *tl, emit_stall **out, 
         prev_end = 0;
         count = 0;
         for (int32_t v = 0; v < p->n_nodes; v++) {
-            const plan_node *nd = &p->nodes[v];
-            if (plan_kind_stream(nd->kind) != PLAN_STREAM_COMPUTE)
+            const sa_plan_node *nd = &p->nodes[v];
+            if (sa_plan_kind_stream(nd->kind) != SA_PLAN_STREAM_COMPUTE)
                 continue;
             double gap = tl->start[v] - prev_end;
             prev_end = tl->end[v];
@@ -434,7 +434,7 @@ sa_status emit_stalls(const plan *p, const emit_timeline *tl, emit_stall **out, 
                 /* a transfer: of it and the transfers queued ahead of it on
                  * its stream, the one that ran longest inside the stall */
                 double s0 = tl->start[v] - gap, s1 = tl->start[v], best = -1;
-                for (int32_t w = dep; w >= 0 && plan_kind_stream(p->nodes[w].kind) != PLAN_STREAM_COMPUTE &&
+                for (int32_t w = dep; w >= 0 && sa_plan_kind_stream(p->nodes[w].kind) != SA_PLAN_STREAM_COMPUTE &&
                                       tl->end[w] > s0;
                      w = before[w]) {
                     double ov = fmin(tl->end[w], s1) - fmax(tl->start[w], s0);
@@ -443,7 +443,7 @@ sa_status emit_stalls(const plan *p, const emit_timeline *tl, emit_stall **out, 
                         dep = w;
                     }
                 }
-                (*out)[count] = (emit_stall){v, dep, gap};
+                (*out)[count] = (sa_emit_stall){v, dep, gap};
             }
             count++;
         }
@@ -466,7 +466,7 @@ sa_status emit_stalls(const plan *p, const emit_timeline *tl, emit_stall **out, 
 
 static int cmp_stall(const void *a, const void *b)
 {
-    const emit_stall *x = a, *y = b;
+    const sa_emit_stall *x = a, *y = b;
     if (x->gap_us != y->gap_us)
         return x->gap_us > y->gap_us ? -1 : 1;
     return (x->node > y->node) - (x->node < y->node);
@@ -474,48 +474,48 @@ static int cmp_stall(const void *a, const void *b)
 
 static const char *plural(int64_t n, const char *one, const char *many) { return n == 1 ? one : many; }
 
-sa_status emit_summary(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
+sa_status sa_emit_summary(const sa_plan *p, const sa_dfg_graph *g, FILE *out, sa_err *err)
 {
-    emit_timeline tl;
-    emit_curve mem = {0}, ns = {0};
-    sa_status st = emit_timeline_run(p, g, &tl, err);
+    sa_emit_timeline tl;
+    sa_emit_curve mem = {0}, ns = {0};
+    sa_status st = sa_emit_timeline_run(p, g, &tl, err);
     if (!st)
-        st = emit_memory_curve(p, g, &tl, &mem, err);
+        st = sa_emit_memory_curve(p, g, &tl, &mem, err);
     if (!st)
-        st = emit_noswap_curve(p, g, &tl, &ns, err);
-    emit_stall *stalls = NULL;
+        st = sa_emit_noswap_curve(p, g, &tl, &ns, err);
+    sa_emit_stall *stalls = NULL;
     int32_t n_stalls = 0;
     if (!st)
-        st = emit_stalls(p, &tl, &stalls, &n_stalls, err);
+        st = sa_emit_stalls(p, &tl, &stalls, &n_stalls, err);
     if (st) {
-        emit_curve_free(&mem);
-        emit_curve_free(&ns);
-        emit_timeline_free(&tl);
+        sa_emit_curve_free(&mem);
+        sa_emit_curve_free(&ns);
+        sa_emit_timeline_free(&tl);
         return st;
     }
-    const sim_result *r = &tl.sim;
-    int32_t count[PLAN_KIND_COUNT] = {0};
-    int32_t kcount[DFG_KIND_COUNT][2] = {{0}};
-    int64_t kbytes[DFG_KIND_COUNT][2] = {{0}};
+    const sa_sim_result *r = &tl.sim;
+    int32_t count[SA_PLAN_KIND_COUNT] = {0};
+    int32_t kcount[SA_DFG_KIND_COUNT][2] = {{0}};
+    int64_t kbytes[SA_DFG_KIND_COUNT][2] = {{0}};
     double before = 0;
     for (int32_t i = 0; i < n_stalls; i++)
         before += stalls[i].gap_us;
     for (int32_t v = 0; v < p->n_nodes; v++) {
-        const plan_node *nd = &p->nodes[v];
+        const sa_plan_node *nd = &p->nodes[v];
         count[nd->kind]++;
-        if (nd->kind == PLAN_SWAP_IN || nd->kind == PLAN_SWAP_OUT) {
-            int dir = nd->kind == PLAN_SWAP_OUT;
+        if (nd->kind == SA_PLAN_SWAP_IN || nd->kind == SA_PLAN_SWAP_OUT) {
+            int dir = nd->kind == SA_PLAN_SWAP_OUT;
             kcount[g->tensors[nd->ref].kind][dir]++;
             kbytes[g->tensors[nd->ref].kind][dir] =
                 sa_add_sat(kbytes[g->tensors[nd->ref].kind][dir], g->tensors[nd->ref].bytes);
         }
     }
-    double ideal = dfg_total_time_us(g);
+    double ideal = sa_dfg_total_time_us(g);
     char a[96], b[96], c[96], d[96];
     fprintf(out, "plan        graph \"%s\": %d ops, %d tensors; %d nodes (%d compute, %d recompute, %d swap-in, "
                  "%d swap-out); device \"%s\"\n",
-            g->name, g->n_ops, g->n_tensors, p->n_nodes, count[PLAN_COMPUTE], count[PLAN_RECOMPUTE],
-            count[PLAN_SWAP_IN], count[PLAN_SWAP_OUT], p->device.name);
+            g->name, g->n_ops, g->n_tensors, p->n_nodes, count[SA_PLAN_COMPUTE], count[SA_PLAN_RECOMPUTE],
+            count[SA_PLAN_SWAP_IN], count[SA_PLAN_SWAP_OUT], p->device.name);
     fprintf(out, "iteration   %s predicted; ideal %s (%.1f%% of ideal)\n", eu_fmt_time(a, sizeof a, r->makespan_us),
             eu_fmt_time(b, sizeof b, ideal), r->makespan_us > 0 ? 100.0 * ideal / r->makespan_us : 100.0);
     const char *lb = p->search_json ? strstr(p->search_json, "\"lower_bound_us\":") : NULL;
@@ -536,38 +536,38 @@ sa_status emit_summary(const plan *p, const dfg_graph *g, FILE *out, sa_err *err
     fprintf(out, "stall       %s with the compute stream idle: %s before ops start, %s after the last one ends\n",
             eu_fmt_time(a, sizeof a, r->stall_us), eu_fmt_time(b, sizeof b, before),
             eu_fmt_time(c, sizeof c, fmax(0.0, r->stall_us - before)));
-    fprintf(out, "traffic     h2d %s in %d %s; d2h %s in %d %s\n", emit_fmt_bytes(a, sizeof a, r->h2d_bytes, true),
-            r->n_swap_in, plural(r->n_swap_in, "swap-in", "swap-ins"), emit_fmt_bytes(b, sizeof b, r->d2h_bytes, true),
+    fprintf(out, "traffic     h2d %s in %d %s; d2h %s in %d %s\n", sa_emit_fmt_bytes(a, sizeof a, r->h2d_bytes, true),
+            r->n_swap_in, plural(r->n_swap_in, "swap-in", "swap-ins"), sa_emit_fmt_bytes(b, sizeof b, r->d2h_bytes, true),
             r->n_swap_out, plural(r->n_swap_out, "swap-out", "swap-outs"));
     fprintf(out, "memory      peak %s in use of %s memory_bytes (%.1f%%); arena_bytes %s\n",
-            emit_fmt_bytes(a, sizeof a, mem.peak, true), emit_fmt_bytes(b, sizeof b, p->device.memory_bytes, true),
+            sa_emit_fmt_bytes(a, sizeof a, mem.peak, true), sa_emit_fmt_bytes(b, sizeof b, p->device.memory_bytes, true),
             p->device.memory_bytes > 0 ? 100.0 * (double)mem.peak / (double)p->device.memory_bytes : 0.0,
-            emit_fmt_bytes(c, sizeof c, p->arena_bytes, true));
+            sa_emit_fmt_bytes(c, sizeof c, p->arena_bytes, true));
     fprintf(out, "no-swap     this schedule would need a peak of %s without swapping (%.2fx memory_bytes)\n",
-            emit_fmt_bytes(a, sizeof a, ns.peak, true),
+            sa_emit_fmt_bytes(a, sizeof a, ns.peak, true),
             p->device.memory_bytes > 0 ? (double)ns.peak / (double)p->device.memory_bytes : 0.0);
-    fprintf(out, "recompute   %d %s\n", count[PLAN_RECOMPUTE], plural(count[PLAN_RECOMPUTE], "node", "nodes"));
+    fprintf(out, "recompute   %d %s\n", count[SA_PLAN_RECOMPUTE], plural(count[SA_PLAN_RECOMPUTE], "node", "nodes"));
 
     fprintf(out, "\nswaps by tensor kind   swap-ins        bytes   swap-outs        bytes\n");
     int32_t tot[2] = {0, 0};
     int64_t totb[2] = {0, 0};
-    for (int k = 0; k < DFG_KIND_COUNT; k++) {
+    for (int k = 0; k < SA_DFG_KIND_COUNT; k++) {
         if (kcount[k][0] == 0 && kcount[k][1] == 0)
             continue;
-        fprintf(out, "  %-18s %10d %12s %11d %12s\n", dfg_kind_name((dfg_kind)k), kcount[k][0],
-                emit_fmt_bytes(a, sizeof a, kbytes[k][0], false), kcount[k][1],
-                emit_fmt_bytes(b, sizeof b, kbytes[k][1], false));
+        fprintf(out, "  %-18s %10d %12s %11d %12s\n", sa_dfg_kind_name((sa_dfg_kind)k), kcount[k][0],
+                sa_emit_fmt_bytes(a, sizeof a, kbytes[k][0], false), kcount[k][1],
+                sa_emit_fmt_bytes(b, sizeof b, kbytes[k][1], false));
         for (int dir = 0; dir < 2; dir++) {
             tot[dir] += kcount[k][dir];
             totb[dir] = sa_add_sat(totb[dir], kbytes[k][dir]);
         }
     }
-    fprintf(out, "  %-18s %10d %12s %11d %12s\n", "all", tot[0], emit_fmt_bytes(a, sizeof a, totb[0], false), tot[1],
-            emit_fmt_bytes(b, sizeof b, totb[1], false));
+    fprintf(out, "  %-18s %10d %12s %11d %12s\n", "all", tot[0], sa_emit_fmt_bytes(a, sizeof a, totb[0], false), tot[1],
+            sa_emit_fmt_bytes(b, sizeof b, totb[1], false));
 
     if (n_stalls > 0) /* stalls is NULL when the plan has no compute node */
         qsort(stalls, (size_t)n_stalls, sizeof *stalls, cmp_stall);
-    int32_t shown = n_stalls < EMIT_TOP_STALLS ? n_stalls : EMIT_TOP_STALLS;
+    int32_t shown = n_stalls < SA_EMIT_TOP_STALLS ? n_stalls : SA_EMIT_TOP_STALLS;
     fprintf(out, "\nlongest stalls (%d of %d): the compute stream idle before a node, and the dependency that "
                  "ended last\n",
             shown, n_stalls);
@@ -583,18 +583,18 @@ sa_status emit_summary(const plan *p, const dfg_graph *g, FILE *out, sa_err *err
         fprintf(out, "  %2d %10.3f %10.3f  %-36s %s\n", i + 1, stalls[i].gap_us, tl.start[v], c, d);
     }
     free(stalls);
-    emit_curve_free(&mem);
-    emit_curve_free(&ns);
-    emit_timeline_free(&tl);
+    sa_emit_curve_free(&mem);
+    sa_emit_curve_free(&ns);
+    sa_emit_timeline_free(&tl);
     return out_status(out, err);
 }
 
 /* ---- memory CSV ---- */
 
-sa_status emit_memory_csv(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
+sa_status sa_emit_memory_csv(const sa_plan *p, const sa_dfg_graph *g, FILE *out, sa_err *err)
 {
-    emit_curve c;
-    sa_status st = emit_memory_curve(p, g, NULL, &c, err);
+    sa_emit_curve c;
+    sa_status st = sa_emit_memory_curve(p, g, NULL, &c, err);
     if (st)
         return st;
     /* Times print to the nanosecond; rows that would print at the same time
@@ -614,6 +614,6 @@ sa_status emit_memory_csv(const plan *p, const dfg_graph *g, FILE *out, sa_err *
         fprintf(out, "%s,%lld\n", cur, (long long)c.bytes[i]);
         last = c.bytes[i];
     }
-    emit_curve_free(&c);
+    sa_emit_curve_free(&c);
     return out_status(out, err);
 }

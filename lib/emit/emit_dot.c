@@ -1,4 +1,4 @@
-/* emit_dot.c - the augmented dataflow graph in Graphviz DOT (emit.h). */
+/* sa_emit_dot.c - the augmented dataflow graph in Graphviz DOT (emit.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,29 +35,29 @@ typedef struct node_style {
 
 /* Shape and colour tell the kinds apart even in grey print; the stream-order
  * edges take the stream's line colour. */
-static const node_style STYLE[PLAN_KIND_COUNT] = {
-    [PLAN_COMPUTE] = {"box", "#cfe2f3", "#3d85c6"},
-    [PLAN_SWAP_IN] = {"invhouse", "#d9ead3", "#38761d"},
-    [PLAN_SWAP_OUT] = {"house", "#f4cccc", "#990000"},
-    [PLAN_RECOMPUTE] = {"octagon", "#fce5cd", "#b45f06"},
+static const node_style STYLE[SA_PLAN_KIND_COUNT] = {
+    [SA_PLAN_COMPUTE] = {"box", "#cfe2f3", "#3d85c6"},
+    [SA_PLAN_SWAP_IN] = {"invhouse", "#d9ead3", "#38761d"},
+    [SA_PLAN_SWAP_OUT] = {"house", "#f4cccc", "#990000"},
+    [SA_PLAN_RECOMPUTE] = {"octagon", "#fce5cd", "#b45f06"},
 };
 
-static const char *stream_colour(plan_stream s)
+static const char *stream_colour(sa_plan_stream s)
 {
-    return s == PLAN_STREAM_H2D ? STYLE[PLAN_SWAP_IN].line
-           : s == PLAN_STREAM_D2H ? STYLE[PLAN_SWAP_OUT].line
-                                  : STYLE[PLAN_COMPUTE].line;
+    return s == SA_PLAN_STREAM_H2D ? STYLE[SA_PLAN_SWAP_IN].line
+           : s == SA_PLAN_STREAM_D2H ? STYLE[SA_PLAN_SWAP_OUT].line
+                                  : STYLE[SA_PLAN_COMPUTE].line;
 }
 
-sa_status emit_dot(const plan *p, const dfg_graph *g, int32_t first, int32_t last, FILE *out, sa_err *err)
+sa_status sa_emit_dot(const sa_plan *p, const sa_dfg_graph *g, int32_t first, int32_t last, FILE *out, sa_err *err)
 {
-    sa_status st = plan_check_graph(p, g, "plan", err);
+    sa_status st = sa_plan_check_graph(p, g, "plan", err);
     if (st)
         return st;
     for (int32_t i = 0; i < p->n_nodes; i++) {
-        const plan_node *n = &p->nodes[i];
-        bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
-        if ((unsigned)n->kind >= PLAN_KIND_COUNT || n->ref < 0 || n->ref >= (op ? g->n_ops : g->n_tensors))
+        const sa_plan_node *n = &p->nodes[i];
+        bool op = n->kind == SA_PLAN_COMPUTE || n->kind == SA_PLAN_RECOMPUTE;
+        if ((unsigned)n->kind >= SA_PLAN_KIND_COUNT || n->ref < 0 || n->ref >= (op ? g->n_ops : g->n_tensors))
             return sa_fail(err, SA_EFORMAT, "plan: nodes[%d]: %s %d does not exist", i, op ? "op" : "tensor", n->ref);
         for (int32_t k = 0; k < n->n_deps; k++)
             if (p->deps[n->dep_off + k] < 0 || p->deps[n->dep_off + k] >= p->n_nodes)
@@ -65,7 +65,7 @@ sa_status emit_dot(const plan *p, const dfg_graph *g, int32_t first, int32_t las
     }
     int32_t n_comp = 0;
     for (int32_t i = 0; i < p->n_nodes; i++)
-        n_comp += p->nodes[i].kind == PLAN_COMPUTE;
+        n_comp += p->nodes[i].kind == SA_PLAN_COMPUTE;
     bool window = !(first == 0 && last == -1);
     if (!window)
         last = n_comp - 1;
@@ -74,38 +74,38 @@ sa_status emit_dot(const plan *p, const dfg_graph *g, int32_t first, int32_t las
 
     /* A plan that deadlocks is drawn without times: the picture is how one
      * finds the cycle.  So is a graph without op times. */
-    emit_timeline tl;
+    sa_emit_timeline tl;
     sa_err terr;
-    st = emit_timeline_run(p, g, &tl, &terr);
+    st = sa_emit_timeline_run(p, g, &tl, &terr);
     bool timed = st == SA_OK;
     if (st && st != SA_EINVALID && st != SA_EFORMAT)
         return sa_fail(err, st, "%s", terr.msg);
 
     unsigned char *show = calloc((size_t)(p->n_nodes > 0 ? p->n_nodes : 1), 1);
     if (!show) {
-        emit_timeline_free(&tl);
+        sa_emit_timeline_free(&tl);
         return sa_fail(err, SA_ENOMEM, "out of memory drawing %d nodes", p->n_nodes);
     }
     /* compute stream: positions first..last, and the recomputes that run
      * just before any of them */
     int32_t seen = 0, shown = 0;
     for (int32_t v = 0; v < p->n_nodes; v++) {
-        plan_kind k = p->nodes[v].kind;
-        if (k == PLAN_COMPUTE) {
+        sa_plan_kind k = p->nodes[v].kind;
+        if (k == SA_PLAN_COMPUTE) {
             show[v] = seen >= first && seen <= last;
             seen++;
-        } else if (k == PLAN_RECOMPUTE) {
+        } else if (k == SA_PLAN_RECOMPUTE) {
             show[v] = !window || (seen >= first && seen <= last);
         }
     }
     /* transfers that feed or wait for a shown compute-stream node (marked 2 so
      * that swap-to-swap deps do not pull in more of the graph) */
     for (int32_t v = 0; v < p->n_nodes; v++) {
-        const plan_node *n = &p->nodes[v];
-        bool xfer = plan_kind_stream(n->kind) != PLAN_STREAM_COMPUTE;
+        const sa_plan_node *n = &p->nodes[v];
+        bool xfer = sa_plan_kind_stream(n->kind) != SA_PLAN_STREAM_COMPUTE;
         for (int32_t k = 0; k < n->n_deps; k++) {
             int32_t u = p->deps[n->dep_off + k];
-            bool uxfer = plan_kind_stream(p->nodes[u].kind) != PLAN_STREAM_COMPUTE;
+            bool uxfer = sa_plan_kind_stream(p->nodes[u].kind) != SA_PLAN_STREAM_COMPUTE;
             if (xfer && !uxfer && show[u] == 1 && !show[v])
                 show[v] = 2;
             if (!xfer && uxfer && show[v] == 1 && !show[u])
@@ -136,19 +136,19 @@ sa_status emit_dot(const plan *p, const dfg_graph *g, int32_t first, int32_t las
     for (int32_t v = 0; v < p->n_nodes; v++) {
         if (!show[v])
             continue;
-        const plan_node *n = &p->nodes[v];
+        const sa_plan_node *n = &p->nodes[v];
         const node_style *s = &STYLE[n->kind];
         char b[64];
         fprintf(out, "  n%d [shape=%s, fillcolor=\"%s\", color=\"%s\", label=\"", v, s->shape, s->fill, s->line);
-        if (n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE) {
-            if (n->kind == PLAN_RECOMPUTE)
+        if (n->kind == SA_PLAN_COMPUTE || n->kind == SA_PLAN_RECOMPUTE) {
+            if (n->kind == SA_PLAN_RECOMPUTE)
                 fputs("recompute ", out);
             dot_str(out, g->ops[n->ref].name);
             fprintf(out, "\\nop %d, node %d", n->ref, v);
         } else {
-            fprintf(out, "%s ", plan_kind_name(n->kind));
+            fprintf(out, "%s ", sa_plan_kind_name(n->kind));
             dot_str(out, g->tensors[n->ref].name);
-            fprintf(out, "\\ntensor %d, %s, node %d", n->ref, emit_fmt_bytes(b, sizeof b, g->tensors[n->ref].bytes, false),
+            fprintf(out, "\\ntensor %d, %s, node %d", n->ref, sa_emit_fmt_bytes(b, sizeof b, g->tensors[n->ref].bytes, false),
                     v);
         }
         if (timed)
@@ -156,17 +156,17 @@ sa_status emit_dot(const plan *p, const dfg_graph *g, int32_t first, int32_t las
         fputs("\"];\n", out);
     }
     /* stream order between consecutive shown nodes; a gap says how many it skips */
-    for (int s = 0; s < PLAN_STREAM_COUNT; s++) {
+    for (int s = 0; s < SA_PLAN_STREAM_COUNT; s++) {
         int32_t prev = -1, skipped = 0;
         for (int32_t v = 0; v < p->n_nodes; v++) {
-            if (plan_kind_stream(p->nodes[v].kind) != (plan_stream)s)
+            if (sa_plan_kind_stream(p->nodes[v].kind) != (sa_plan_stream)s)
                 continue;
             if (!show[v]) {
                 skipped += prev >= 0;
                 continue;
             }
             if (prev >= 0) {
-                fprintf(out, "  n%d -> n%d [color=\"%s\"", prev, v, stream_colour((plan_stream)s));
+                fprintf(out, "  n%d -> n%d [color=\"%s\"", prev, v, stream_colour((sa_plan_stream)s));
                 if (skipped)
                     fprintf(out, ", label=\"%d hidden\"", skipped);
                 fputs("];\n", out);
@@ -178,7 +178,7 @@ sa_status emit_dot(const plan *p, const dfg_graph *g, int32_t first, int32_t las
     for (int32_t v = 0; v < p->n_nodes; v++) {
         if (!show[v])
             continue;
-        const plan_node *n = &p->nodes[v];
+        const sa_plan_node *n = &p->nodes[v];
         for (int32_t k = 0; k < n->n_deps; k++) {
             int32_t u = p->deps[n->dep_off + k];
             if (show[u])
@@ -187,6 +187,6 @@ sa_status emit_dot(const plan *p, const dfg_graph *g, int32_t first, int32_t las
     }
     fputs("}\n", out);
     free(show);
-    emit_timeline_free(&tl);
+    sa_emit_timeline_free(&tl);
     return ferror(out) ? sa_fail(err, SA_EIO, "<output>: write error") : SA_OK;
 }

@@ -1,4 +1,4 @@
-/* emit_html.c - one self-contained HTML page of one or several plans (emit.h):
+/* sa_emit_html.c - one self-contained HTML page of one or several plans (emit.h):
  * the data as JSON in a <script type="application/json">, the page's script
  * (lib/emit/report.js, made a C string by the build) and styles inline, and
  * the comparison SVG inline when there are several plans.  Nothing refers
@@ -27,7 +27,7 @@ static void js_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
-const char *emit_plan_label(const plan *p, const char *fallback, bool with_memory, char *buf, size_t size)
+const char *sa_emit_plan_label(const sa_plan *p, const char *fallback, bool with_memory, char *buf, size_t size)
 {
     const char *name = fallback;
     cJSON *s = p->search_json ? cJSON_Parse(p->search_json) : NULL;
@@ -36,14 +36,14 @@ const char *emit_plan_label(const plan *p, const char *fallback, bool with_memor
         name = alg->valuestring;
     char b[64];
     if (with_memory)
-        snprintf(buf, size, "%s @ %s", name ? name : "plan", emit_fmt_bytes(b, sizeof b, p->device.memory_bytes, false));
+        snprintf(buf, size, "%s @ %s", name ? name : "plan", sa_emit_fmt_bytes(b, sizeof b, p->device.memory_bytes, false));
     else
         snprintf(buf, size, "%s", name ? name : "plan");
     cJSON_Delete(s);
     return buf;
 }
 
-static void graph_json(FILE *out, const dfg_graph *g)
+static void graph_json(FILE *out, const sa_dfg_graph *g)
 {
     fputs("\"graph\":{\"name\":", out);
     js_str(out, g->name);
@@ -69,36 +69,36 @@ static void graph_json(FILE *out, const dfg_graph *g)
     for (int32_t i = 0; i < g->n_tensors; i++)
         fprintf(out, "%s%lld", i ? "," : "", (long long)g->tensors[i].bytes);
     fputs("]},\"kinds\":[", out);
-    for (int k = 0; k < DFG_KIND_COUNT; k++) {
+    for (int k = 0; k < SA_DFG_KIND_COUNT; k++) {
         fputs(k ? "," : "", out);
-        js_str(out, dfg_kind_name((dfg_kind)k));
+        js_str(out, sa_dfg_kind_name((sa_dfg_kind)k));
     }
     fputc(']', out);
 }
 
 /* One plan's numbers and arrays; times in us with three decimals (whole ns). */
-static sa_status plan_json(FILE *out, const plan *p, const char *label, const dfg_graph *g, sa_err *err)
+static sa_status plan_json(FILE *out, const sa_plan *p, const char *label, const sa_dfg_graph *g, sa_err *err)
 {
-    emit_timeline tl;
-    emit_curve mem = {0}, ns = {0};
-    emit_stall *st = NULL;
+    sa_emit_timeline tl;
+    sa_emit_curve mem = {0}, ns = {0};
+    sa_emit_stall *st = NULL;
     int32_t n_st = 0;
-    sa_status s = emit_timeline_run(p, g, &tl, err);
+    sa_status s = sa_emit_timeline_run(p, g, &tl, err);
     if (!s)
-        s = emit_memory_curve(p, g, &tl, &mem, err);
+        s = sa_emit_memory_curve(p, g, &tl, &mem, err);
     if (!s)
-        s = emit_noswap_curve(p, g, &tl, &ns, err);
+        s = sa_emit_noswap_curve(p, g, &tl, &ns, err);
     if (!s)
-        s = emit_stalls(p, &tl, &st, &n_st, err);
+        s = sa_emit_stalls(p, &tl, &st, &n_st, err);
     if (s) {
         sa_err e2 = *err;
         sa_fail(err, s, "%s: %s", label, e2.msg);
-        emit_curve_free(&mem);
-        emit_curve_free(&ns);
-        emit_timeline_free(&tl);
+        sa_emit_curve_free(&mem);
+        sa_emit_curve_free(&ns);
+        sa_emit_timeline_free(&tl);
         return s;
     }
-    const sim_result *r = &tl.sim;
+    const sa_sim_result *r = &tl.sim;
     fputs("{\"label\":", out);
     js_str(out, label);
     fputs(",\"device\":", out);
@@ -110,7 +110,7 @@ static sa_status plan_json(FILE *out, const plan *p, const char *label, const df
     fputs("\"iteration_us\":", out);
     eu_print_us(out, eu_ns(r->makespan_us));
     fputs(",\"ideal_us\":", out);
-    eu_print_us(out, eu_ns(dfg_total_time_us(g)));
+    eu_print_us(out, eu_ns(sa_dfg_total_time_us(g)));
     fputs(",\"stall_us\":", out);
     eu_print_us(out, eu_ns(r->stall_us));
     fputs(",\n\"nk\":[", out);
@@ -146,7 +146,7 @@ static sa_status plan_json(FILE *out, const plan *p, const char *label, const df
         }
     fputs("],\n\"pl\":[", out);
     for (int32_t i = 0; i < p->n_place; i++) {
-        const plan_placement *q = &p->place[i];
+        const sa_plan_placement *q = &p->place[i];
         fprintf(out, "%s%d,%lld,%d,%d", i ? "," : "", q->tensor, (long long)q->offset, q->begin, q->end);
     }
     fputs("],\n\"stalls\":[", out);
@@ -162,9 +162,9 @@ static sa_status plan_json(FILE *out, const plan *p, const char *label, const df
     }
     fputs("]}", out);
     free(st);
-    emit_curve_free(&mem);
-    emit_curve_free(&ns);
-    emit_timeline_free(&tl);
+    sa_emit_curve_free(&mem);
+    sa_emit_curve_free(&ns);
+    sa_emit_timeline_free(&tl);
     return SA_OK;
 }
 
@@ -180,7 +180,7 @@ static const char CSS[] =
     "#legend i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:middle}"
     "svg.compare{max-width:100%;height:auto}";
 
-sa_status emit_html(const plan *const *plans, const char *const *labels, int32_t n, const dfg_graph *g, FILE *out,
+sa_status sa_emit_html(const sa_plan *const *plans, const char *const *labels, int32_t n, const sa_dfg_graph *g, FILE *out,
                     sa_err *err)
 {
     if (n < 1)

@@ -7,10 +7,10 @@
 #include "model/json_util.h"
 
 /* Bytes an op touches: the distinct tensors of its working set. */
-static int64_t op_bytes(const dfg_graph *g, int32_t op)
+static int64_t op_bytes(const sa_dfg_graph *g, int32_t op)
 {
     int64_t b = 0;
-    const dfg_op *o = &g->ops[op];
+    const sa_dfg_op *o = &g->ops[op];
     for (int32_t k = 0; k < o->n_use; k++)
         b = sa_add_sat(b, g->tensors[o->use[k]].bytes);
     return b;
@@ -18,41 +18,41 @@ static int64_t op_bytes(const dfg_graph *g, int32_t op)
 
 /* The midpoint of node v in integer ns: a flow event placed there binds to
  * v's slice and to no neighbour that touches it. */
-static int64_t mid_ns(const emit_timeline *tl, int32_t v)
+static int64_t mid_ns(const sa_emit_timeline *tl, int32_t v)
 {
     int64_t a = eu_ns(tl->start[v]), b = eu_ns(tl->end[v]);
     return a + (b - a) / 2;
 }
 
 /* "nodes[3] swap_in w" for the stall markers' names and args. */
-static void node_label(char *buf, size_t size, const plan *p, const dfg_graph *g, int32_t v)
+static void node_label(char *buf, size_t size, const sa_plan *p, const sa_dfg_graph *g, int32_t v)
 {
-    const plan_node *n = &p->nodes[v];
-    bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
-    snprintf(buf, size, "nodes[%d] %s %s", v, plan_kind_name(n->kind), op ? g->ops[n->ref].name : g->tensors[n->ref].name);
+    const sa_plan_node *n = &p->nodes[v];
+    bool op = n->kind == SA_PLAN_COMPUTE || n->kind == SA_PLAN_RECOMPUTE;
+    snprintf(buf, size, "nodes[%d] %s %s", v, sa_plan_kind_name(n->kind), op ? g->ops[n->ref].name : g->tensors[n->ref].name);
 }
 
-static void trace_slice(FILE *out, const plan *p, const dfg_graph *g, const emit_timeline *tl, int32_t v)
+static void trace_slice(FILE *out, const sa_plan *p, const sa_dfg_graph *g, const sa_emit_timeline *tl, int32_t v)
 {
-    const plan_node *n = &p->nodes[v];
-    bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
+    const sa_plan_node *n = &p->nodes[v];
+    bool op = n->kind == SA_PLAN_COMPUTE || n->kind == SA_PLAN_RECOMPUTE;
     int64_t t0 = eu_ns(tl->start[v]), t1 = eu_ns(tl->end[v]);
     fputs(",\n{\"name\":", out);
     eu_json_str(out, op ? g->ops[n->ref].name : g->tensors[n->ref].name);
-    fprintf(out, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":", plan_kind_name(n->kind),
-            plan_kind_stream(n->kind) + 1);
+    fprintf(out, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":", sa_plan_kind_name(n->kind),
+            sa_plan_kind_stream(n->kind) + 1);
     eu_print_us(out, t0);
     fputs(",\"dur\":", out);
     eu_print_us(out, t1 - t0);
-    fprintf(out, ",\"args\":{\"node\":%d,\"kind\":\"%s\",", v, plan_kind_name(n->kind));
+    fprintf(out, ",\"args\":{\"node\":%d,\"kind\":\"%s\",", v, sa_plan_kind_name(n->kind));
     if (op) {
         fprintf(out, "\"op\":%d,\"type\":", n->ref);
         eu_json_str(out, g->ops[n->ref].type);
-        fprintf(out, ",\"phase\":\"%s\",\"bytes\":%lld", dfg_phase_name(g->ops[n->ref].phase),
+        fprintf(out, ",\"phase\":\"%s\",\"bytes\":%lld", sa_dfg_phase_name(g->ops[n->ref].phase),
                 (long long)op_bytes(g, n->ref));
     } else {
         fprintf(out, "\"tensor\":%d,\"tensor_kind\":\"%s\",\"bytes\":%lld", n->ref,
-                dfg_kind_name(g->tensors[n->ref].kind), (long long)g->tensors[n->ref].bytes);
+                sa_dfg_kind_name(g->tensors[n->ref].kind), (long long)g->tensors[n->ref].bytes);
     }
     fputs(",\"deps\":[", out);
     for (int32_t k = 0; k < n->n_deps; k++)
@@ -63,14 +63,14 @@ static void trace_slice(FILE *out, const plan *p, const dfg_graph *g, const emit
 /* One arrow per dependency that crosses streams: "s" inside the slice it
  * leaves, "f" (binding point "e": the enclosing slice) inside the slice that
  * waited.  Flow ids are the dependency's index in p->deps, unique. */
-static void trace_flows(FILE *out, const plan *p, const emit_timeline *tl)
+static void trace_flows(FILE *out, const sa_plan *p, const sa_emit_timeline *tl)
 {
     for (int32_t v = 0; v < p->n_nodes; v++) {
-        const plan_node *n = &p->nodes[v];
-        plan_stream sv = plan_kind_stream(n->kind);
+        const sa_plan_node *n = &p->nodes[v];
+        sa_plan_stream sv = sa_plan_kind_stream(n->kind);
         for (int32_t k = 0; k < n->n_deps; k++) {
             int32_t u = p->deps[n->dep_off + k];
-            plan_stream su = plan_kind_stream(p->nodes[u].kind);
+            sa_plan_stream su = sa_plan_kind_stream(p->nodes[u].kind);
             if (su == sv)
                 continue;
             int32_t id = n->dep_off + k;
@@ -88,7 +88,7 @@ static void trace_flows(FILE *out, const plan *p, const emit_timeline *tl)
 }
 
 /* An instant event on the compute track where each stall ends. */
-static void trace_stalls(FILE *out, const plan *p, const dfg_graph *g, const emit_timeline *tl, const emit_stall *st,
+static void trace_stalls(FILE *out, const sa_plan *p, const sa_dfg_graph *g, const sa_emit_timeline *tl, const sa_emit_stall *st,
                          int32_t n)
 {
     char a[320], b[320];
@@ -111,20 +111,20 @@ static void trace_stalls(FILE *out, const plan *p, const dfg_graph *g, const emi
     }
 }
 
-sa_status emit_trace(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
+sa_status sa_emit_trace(const sa_plan *p, const sa_dfg_graph *g, FILE *out, sa_err *err)
 {
-    emit_timeline tl;
-    emit_curve mem = {0};
-    emit_stall *stalls = NULL;
+    sa_emit_timeline tl;
+    sa_emit_curve mem = {0};
+    sa_emit_stall *stalls = NULL;
     int32_t n_stalls = 0;
-    sa_status st = emit_timeline_run(p, g, &tl, err);
+    sa_status st = sa_emit_timeline_run(p, g, &tl, err);
     if (!st)
-        st = emit_memory_curve(p, g, &tl, &mem, err);
+        st = sa_emit_memory_curve(p, g, &tl, &mem, err);
     if (!st)
-        st = emit_stalls(p, &tl, &stalls, &n_stalls, err);
+        st = sa_emit_stalls(p, &tl, &stalls, &n_stalls, err);
     if (st) {
-        emit_curve_free(&mem);
-        emit_timeline_free(&tl);
+        sa_emit_curve_free(&mem);
+        sa_emit_timeline_free(&tl);
         return st;
     }
     /* One process, one thread per stream: Perfetto and chrome://tracing draw
@@ -134,9 +134,9 @@ sa_status emit_trace(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
     snprintf(pname, sizeof pname, "swap plan: %s", g->name);
     eu_json_str(out, pname);
     fputs("}}", out);
-    for (int s = 0; s < PLAN_STREAM_COUNT; s++) {
+    for (int s = 0; s < SA_PLAN_STREAM_COUNT; s++) {
         fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"%s\"}}", s + 1,
-                plan_stream_name((plan_stream)s));
+                sa_plan_stream_name((sa_plan_stream)s));
         fprintf(out, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
                 s + 1, s + 1);
     }
@@ -158,22 +158,22 @@ sa_status emit_trace(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
     eu_json_str(out, p->device.name);
     fprintf(out, ",\"iteration_us\":%.3f,\"ideal_us\":%.3f,\"stall_us\":%.3f,\"memory_bytes\":%lld,"
                  "\"peak_bytes\":%lld,\"stalls\":%d}}\n",
-            tl.sim.makespan_us, dfg_total_time_us(g), tl.sim.stall_us, (long long)p->device.memory_bytes,
+            tl.sim.makespan_us, sa_dfg_total_time_us(g), tl.sim.stall_us, (long long)p->device.memory_bytes,
             (long long)mem.peak, n_stalls);
     free(stalls);
-    emit_curve_free(&mem);
-    emit_timeline_free(&tl);
+    sa_emit_curve_free(&mem);
+    sa_emit_timeline_free(&tl);
     return ferror(out) ? sa_fail(err, SA_EIO, "<output>: write error") : SA_OK;
 }
 
-sa_status emit_graph_json(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
+sa_status sa_emit_graph_json(const sa_plan *p, const sa_dfg_graph *g, FILE *out, sa_err *err)
 {
-    sa_status st = plan_check_graph(p, g, "plan", err);
+    sa_status st = sa_plan_check_graph(p, g, "plan", err);
     if (st)
         return st;
     for (int32_t i = 0; i < p->n_nodes; i++) {
-        const plan_node *n = &p->nodes[i];
-        bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
+        const sa_plan_node *n = &p->nodes[i];
+        bool op = n->kind == SA_PLAN_COMPUTE || n->kind == SA_PLAN_RECOMPUTE;
         if (n->ref < 0 || n->ref >= (op ? g->n_ops : g->n_tensors))
             return sa_fail(err, SA_EFORMAT, "plan: nodes[%d]: %s %d does not exist", i, op ? "op" : "tensor", n->ref);
     }
@@ -189,7 +189,7 @@ sa_status emit_graph_json(const plan *p, const dfg_graph *g, FILE *out, sa_err *
     if (!root)
         return sa_fail(err, SA_ENOMEM, "out of memory writing the swapexec graph");
     cJSON_AddStringToObject(root, "format", "swapexec");
-    ju_add_number(root, "version", EMIT_GRAPH_FORMAT_VERSION);
+    ju_add_number(root, "version", SA_EMIT_GRAPH_FORMAT_VERSION);
     cJSON *gr = cJSON_AddObjectToObject(root, "graph");
     if (gr) {
         cJSON_AddStringToObject(gr, "name", g->name);
@@ -197,18 +197,18 @@ sa_status emit_graph_json(const plan *p, const dfg_graph *g, FILE *out, sa_err *
         ju_add_number(gr, "tensors", g->n_tensors);
     }
     cJSON *streams = cJSON_AddArrayToObject(root, "streams");
-    for (int s = 0; streams && s < PLAN_STREAM_COUNT; s++)
-        cJSON_AddItemToArray(streams, cJSON_CreateString(plan_stream_name((plan_stream)s)));
+    for (int s = 0; streams && s < SA_PLAN_STREAM_COUNT; s++)
+        cJSON_AddItemToArray(streams, cJSON_CreateString(sa_plan_stream_name((sa_plan_stream)s)));
     cJSON *nodes = cJSON_AddArrayToObject(root, "nodes");
     for (int32_t i = 0; nodes && i < p->n_nodes; i++) {
-        const plan_node *n = &p->nodes[i];
-        bool op = n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE;
+        const sa_plan_node *n = &p->nodes[i];
+        bool op = n->kind == SA_PLAN_COMPUTE || n->kind == SA_PLAN_RECOMPUTE;
         cJSON *o = cJSON_CreateObject();
         if (!o)
             break;
         ju_add_number(o, "id", i);
-        cJSON_AddStringToObject(o, "kind", plan_kind_name(n->kind));
-        cJSON_AddStringToObject(o, "stream", plan_stream_name(plan_kind_stream(n->kind)));
+        cJSON_AddStringToObject(o, "kind", sa_plan_kind_name(n->kind));
+        cJSON_AddStringToObject(o, "stream", sa_plan_stream_name(sa_plan_kind_stream(n->kind)));
         ju_add_number(o, op ? "op" : "tensor", n->ref);
         cJSON_AddStringToObject(o, "name", op ? g->ops[n->ref].name : g->tensors[n->ref].name);
         cJSON *d = cJSON_AddArrayToObject(o, "deps");
@@ -225,13 +225,13 @@ sa_status emit_graph_json(const plan *p, const dfg_graph *g, FILE *out, sa_err *
             break;
         ju_add_number(o, "id", t);
         cJSON_AddStringToObject(o, "name", g->tensors[t].name);
-        cJSON_AddStringToObject(o, "kind", dfg_kind_name(g->tensors[t].kind));
+        cJSON_AddStringToObject(o, "kind", sa_dfg_kind_name(g->tensors[t].kind));
         ju_add_number(o, "bytes", (double)g->tensors[t].bytes);
         pl[t] = cJSON_AddArrayToObject(o, "placements");
         cJSON_AddItemToArray(tensors, o);
     }
     for (int32_t i = 0; pl && i < p->n_place; i++) {
-        const plan_placement *q = &p->place[i];
+        const sa_plan_placement *q = &p->place[i];
         cJSON *o = cJSON_CreateObject();
         if (!o || !pl[q->tensor]) {
             cJSON_Delete(o);

@@ -49,7 +49,7 @@ static double px(const axes *a, double t_us) { return a->x0 + t_us / a->tmax * a
 static double py(const axes *a, double bytes) { return a->y0 + a->h - fmin(bytes, a->ytop * 1.02) / a->ytop * a->h; }
 
 /* The step function as a path; the last value holds to end_us. */
-static void step_path_to(FILE *out, const axes *a, const emit_curve *c, double end_us)
+static void step_path_to(FILE *out, const axes *a, const sa_emit_curve *c, double end_us)
 {
     fprintf(out, "M%.1f %.1f", px(a, c->time_us[0]), py(a, (double)c->bytes[0]));
     for (int32_t i = 1; i < c->n; i++)
@@ -58,7 +58,7 @@ static void step_path_to(FILE *out, const axes *a, const emit_curve *c, double e
 }
 
 /* The same, holding the last value to the right edge. */
-static void step_path(FILE *out, const axes *a, const emit_curve *c) { step_path_to(out, a, c, a->tmax); }
+static void step_path(FILE *out, const axes *a, const sa_emit_curve *c) { step_path_to(out, a, c, a->tmax); }
 
 static void draw_axes(FILE *out, const axes *a)
 {
@@ -130,7 +130,7 @@ static int draw_legend(FILE *out, const legend_entry *e, int n, double x0, doubl
 static const char *fmt_capacity(char *buf, size_t size, int64_t b)
 {
     char d[64];
-    emit_fmt_bytes(d, sizeof d, b, false);
+    sa_emit_fmt_bytes(d, sizeof d, b, false);
     if (b >= (1LL << 30) && b % (1LL << 30) == 0)
         snprintf(buf, size, "%s = %lld GiB", d, (long long)(b >> 30));
     else if (b >= (1LL << 20) && b % (1LL << 20) == 0 && b % 1000000 != 0)
@@ -142,7 +142,7 @@ static const char *fmt_capacity(char *buf, size_t size, int64_t b)
 
 /* Draws the curves and the capacity line into the plot area of a (clipped to
  * it, so a zoomed plot cuts the no-swap curve at its top edge). */
-static void draw_curves(FILE *out, const axes *a, const emit_curve *mem, const emit_curve *ns, int64_t cap,
+static void draw_curves(FILE *out, const axes *a, const sa_emit_curve *mem, const sa_emit_curve *ns, int64_t cap,
                         const char *clip_id, double scale)
 {
     fprintf(out, "<clipPath id=\"%s\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
@@ -184,28 +184,28 @@ static void y_scale(axes *a, double top)
     a->ytop = ceil(top * 1.08 / a->ydiv / ystep) * ystep * a->ydiv;
 }
 
-sa_status emit_memory_svg(const plan *p, const dfg_graph *g, FILE *out, sa_err *err)
+sa_status sa_emit_memory_svg(const sa_plan *p, const sa_dfg_graph *g, FILE *out, sa_err *err)
 {
-    return emit_memory_svg_scaled(p, g, EMIT_SCALE_AUTO, out, err);
+    return sa_emit_memory_svg_scaled(p, g, SA_EMIT_SCALE_AUTO, out, err);
 }
 
-sa_status emit_memory_svg_scaled(const plan *p, const dfg_graph *g, emit_scale scale, FILE *out, sa_err *err)
+sa_status sa_emit_memory_svg_scaled(const sa_plan *p, const sa_dfg_graph *g, sa_emit_scale scale, FILE *out, sa_err *err)
 {
-    emit_timeline tl;
-    emit_curve mem = {0}, ns = {0};
-    sa_status st = emit_timeline_run(p, g, &tl, err);
+    sa_emit_timeline tl;
+    sa_emit_curve mem = {0}, ns = {0};
+    sa_status st = sa_emit_timeline_run(p, g, &tl, err);
     if (!st)
-        st = emit_memory_curve(p, g, &tl, &mem, err);
+        st = sa_emit_memory_curve(p, g, &tl, &mem, err);
     if (!st)
-        st = emit_noswap_curve(p, g, &tl, &ns, err);
+        st = sa_emit_noswap_curve(p, g, &tl, &ns, err);
     if (st) {
-        emit_curve_free(&mem);
-        emit_timeline_free(&tl);
+        sa_emit_curve_free(&mem);
+        sa_emit_timeline_free(&tl);
         return st;
     }
     int64_t cap = p->device.memory_bytes;
     double near = (double)(mem.peak > cap ? mem.peak : cap), full = fmax(near, (double)ns.peak);
-    bool zoom = scale == EMIT_SCALE_ZOOM || (scale == EMIT_SCALE_AUTO && full > EMIT_ZOOM_RATIO * near);
+    bool zoom = scale == SA_EMIT_SCALE_ZOOM || (scale == SA_EMIT_SCALE_AUTO && full > SA_EMIT_ZOOM_RATIO * near);
     /* a zoomed plot puts its inset in a taller header, right of the title */
     int extra = zoom ? INSET_H : 0, height = SVG_H + extra;
     axes a = {PAD_L, PAD_T + extra, PLOT_W, PLOT_H, 0, 0, 0, NULL, NULL, 0};
@@ -226,7 +226,7 @@ sa_status emit_memory_svg_scaled(const plan *p, const dfg_graph *g, emit_scale s
     eu_xml_str(out, g->name);
     fputs("</text>\n", out);
     snprintf(line, sizeof line, "one iteration of %s on %s; ideal %s", eu_fmt_time(b1, sizeof b1, tl.sim.makespan_us),
-             p->device.name, eu_fmt_time(b2, sizeof b2, dfg_total_time_us(g)));
+             p->device.name, eu_fmt_time(b2, sizeof b2, sa_dfg_total_time_us(g)));
     fprintf(out, "<text x=\"%d\" y=\"46\" font-size=\"12\" fill=\"#555\">", PAD_L);
     eu_xml_str(out, line);
     fputs("</text>\n", out);
@@ -255,21 +255,21 @@ sa_status emit_memory_svg_scaled(const plan *p, const dfg_graph *g, emit_scale s
                      "stroke-dasharray=\"2 2\"/>\n",
                 in.x0, py(&in, a.ytop), in.w, py(&in, 0) - py(&in, a.ytop));
         snprintf(line, sizeof line, "full scale: no-swap peak %s = %.1fx capacity",
-                 emit_fmt_bytes(b1, sizeof b1, ns.peak, false), cap > 0 ? (double)ns.peak / (double)cap : 0.0);
+                 sa_emit_fmt_bytes(b1, sizeof b1, ns.peak, false), cap > 0 ? (double)ns.peak / (double)cap : 0.0);
         fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#333\">", in.x0, in.y0 + in.h + 13);
         eu_xml_str(out, line);
         fputs("</text></g>\n", out);
     }
     legend_entry le[3] = {{COL_PLAN, NULL, 1.8, ""}, {COL_NOSWAP, "5 3", 1.5, ""}, {COL_CAP, "8 4", 1.5, ""}};
-    snprintf(le[0].text, sizeof le[0].text, "this plan (peak %s)", emit_fmt_bytes(b1, sizeof b1, mem.peak, false));
+    snprintf(le[0].text, sizeof le[0].text, "this plan (peak %s)", sa_emit_fmt_bytes(b1, sizeof b1, mem.peak, false));
     snprintf(le[1].text, sizeof le[1].text, "same schedule without swapping (peak %s%s)",
-             emit_fmt_bytes(b2, sizeof b2, ns.peak, false), zoom ? ", cut off: see the inset" : "");
+             sa_emit_fmt_bytes(b2, sizeof b2, ns.peak, false), zoom ? ", cut off: see the inset" : "");
     snprintf(le[2].text, sizeof le[2].text, "capacity, memory_bytes (%s)", fmt_capacity(b3, sizeof b3, cap));
     draw_legend(out, le, 3, PAD_L, height - 52, SVG_W - PAD_R);
     fputs("</svg>\n", out);
-    emit_curve_free(&mem);
-    emit_curve_free(&ns);
-    emit_timeline_free(&tl);
+    sa_emit_curve_free(&mem);
+    sa_emit_curve_free(&ns);
+    sa_emit_timeline_free(&tl);
     return ferror(out) ? sa_fail(err, SA_EIO, "<output>: write error") : SA_OK;
 }
 
@@ -282,11 +282,11 @@ static const char *const SERIES[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
 #define COL_D2H "#990000"
 
 typedef struct cmp_row {
-    emit_timeline tl;
-    emit_curve mem;
+    sa_emit_timeline tl;
+    sa_emit_curve mem;
 } cmp_row;
 
-sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, int32_t n, const dfg_graph *g,
+sa_status eu_compare_svg(const sa_plan *const *plans, const char *const *labels, int32_t n, const sa_dfg_graph *g,
                          bool standalone, FILE *out, sa_err *err)
 {
     if (n < 1)
@@ -297,9 +297,9 @@ sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, in
     sa_status st = SA_OK;
     double tmax = 0, top = 0, traffic = 0, label_w = 0;
     for (int32_t i = 0; i < n && !st; i++) {
-        st = emit_timeline_run(plans[i], g, &rows[i].tl, err);
+        st = sa_emit_timeline_run(plans[i], g, &rows[i].tl, err);
         if (!st)
-            st = emit_memory_curve(plans[i], g, &rows[i].tl, &rows[i].mem, err);
+            st = sa_emit_memory_curve(plans[i], g, &rows[i].tl, &rows[i].mem, err);
         if (st) {
             sa_err e2 = *err;
             sa_fail(err, st, "%s: %s", labels[i], e2.msg);
@@ -312,8 +312,8 @@ sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, in
     }
     if (st) {
         for (int32_t i = 0; i < n; i++) {
-            emit_curve_free(&rows[i].mem);
-            emit_timeline_free(&rows[i].tl);
+            sa_emit_curve_free(&rows[i].mem);
+            sa_emit_timeline_free(&rows[i].tl);
         }
         free(rows);
         return st;
@@ -337,11 +337,11 @@ sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, in
     eu_xml_str(out, line);
     fputs("</text>\n<text x=\"16\" y=\"46\" font-size=\"12\" fill=\"#555\">", out);
     snprintf(line, sizeof line, "iteration time = compute (blue) + stall (orange); traffic = h2d (green) + d2h (red); "
-                                "ideal %s", eu_fmt_time(b1, sizeof b1, dfg_total_time_us(g)));
+                                "ideal %s", eu_fmt_time(b1, sizeof b1, sa_dfg_total_time_us(g)));
     eu_xml_str(out, line);
     fputs("</text>\n", out);
     for (int32_t i = 0; i < n; i++) {
-        const sim_result *r = &rows[i].tl.sim;
+        const sa_sim_result *r = &rows[i].tl.sim;
         double y = bars_y + row_h * i;
         double comp = r->makespan_us - r->stall_us;
         fprintf(out, "<g class=\"plan-row\"><text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\" "
@@ -358,15 +358,15 @@ sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, in
         fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"6\" fill=\"" COL_H2D "\"/>"
                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"6\" fill=\"" COL_D2H "\"/>\n",
                 left, y + 19, th, left + th, y + 19, td);
-        double ideal = dfg_total_time_us(g);
+        double ideal = sa_dfg_total_time_us(g);
         snprintf(line, sizeof line, "%s (%.1f%% of ideal), stall %s", eu_fmt_time(b1, sizeof b1, r->makespan_us),
                  r->makespan_us > 0 ? 100.0 * ideal / r->makespan_us : 100.0,
                  eu_fmt_time(b2, sizeof b2, r->stall_us));
         fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\">", left + bar_w + 10, y + 13);
         eu_xml_str(out, line);
-        snprintf(line, sizeof line, "h2d %s, d2h %s, peak %s", emit_fmt_bytes(b3, sizeof b3, r->h2d_bytes, false),
-                 emit_fmt_bytes(b4, sizeof b4, r->d2h_bytes, false),
-                 emit_fmt_bytes(b1, sizeof b1, rows[i].mem.peak, false));
+        snprintf(line, sizeof line, "h2d %s, d2h %s, peak %s", sa_emit_fmt_bytes(b3, sizeof b3, r->h2d_bytes, false),
+                 sa_emit_fmt_bytes(b4, sizeof b4, r->d2h_bytes, false),
+                 sa_emit_fmt_bytes(b1, sizeof b1, rows[i].mem.peak, false));
         fprintf(out, "</text>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#555\">", left + bar_w + 10, y + 26);
         eu_xml_str(out, line);
         fputs("</text></g>\n", out);
@@ -408,15 +408,15 @@ sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, in
             le[i].colour = SERIES[i % SA_ARRAY_LEN(SERIES)];
             le[i].width = 1.8;
             snprintf(le[i].text, sizeof le[i].text, "%s (peak %s)", labels[i],
-                     emit_fmt_bytes(b1, sizeof b1, rows[i].mem.peak, false));
+                     sa_emit_fmt_bytes(b1, sizeof b1, rows[i].mem.peak, false));
         }
         draw_legend(out, le, n, PAD_L, a.y0 + a.h + 66, SVG_W - PAD_R);
         free(le);
     }
     fputs("</svg>\n", out);
     for (int32_t i = 0; i < n; i++) {
-        emit_curve_free(&rows[i].mem);
-        emit_timeline_free(&rows[i].tl);
+        sa_emit_curve_free(&rows[i].mem);
+        sa_emit_timeline_free(&rows[i].tl);
     }
     free(rows);
     if (!le)
@@ -424,7 +424,7 @@ sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, in
     return ferror(out) ? sa_fail(err, SA_EIO, "<output>: write error") : SA_OK;
 }
 
-sa_status emit_compare_svg(const plan *const *plans, const char *const *labels, int32_t n, const dfg_graph *g,
+sa_status sa_emit_compare_svg(const sa_plan *const *plans, const char *const *labels, int32_t n, const sa_dfg_graph *g,
                            FILE *out, sa_err *err)
 {
     return eu_compare_svg(plans, labels, n, g, true, out, err);

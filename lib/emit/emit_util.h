@@ -49,10 +49,10 @@ double eu_nice_step(double range, int target);
 /* Enough decimals to tell ticks step apart. */
 int eu_step_decimals(double step);
 
-/* emit_compare_svg's body; standalone false leaves out the XML prolog, for
+/* sa_emit_compare_svg's body; standalone false leaves out the XML prolog, for
  * an SVG inside an HTML page. */
 #include "swapadvisor/emit.h"
-sa_status eu_compare_svg(const plan *const *plans, const char *const *labels, int32_t n, const dfg_graph *g,
+sa_status eu_compare_svg(const sa_plan *const *plans, const char *const *labels, int32_t n, const sa_dfg_graph *g,
                          bool standalone, FILE *out, sa_err *err);
 
 #endif

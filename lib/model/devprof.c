@@ -13,7 +13,7 @@ static const char *const prof_known[] = {"format", "version", "name", "memory_by
                                          "peak_flops", "memory_bandwidth_bytes_per_s", "launch_overhead_us",
                                          "efficiency", NULL};
 
-bool devprof_set_eff(devprof *p, const char *type, double compute, double memory)
+bool sa_devprof_set_eff(sa_devprof *p, const char *type, double compute, double memory)
 {
     for (int32_t i = 0; i < p->n_eff; i++)
         if (strcmp(p->eff[i].type, type) == 0) {
@@ -21,18 +21,18 @@ bool devprof_set_eff(devprof *p, const char *type, double compute, double memory
             p->eff[i].memory = memory;
             return true;
         }
-    devprof_eff *ne = realloc(p->eff, (size_t)(p->n_eff + 1) * sizeof *ne);
+    sa_devprof_eff *ne = realloc(p->eff, (size_t)(p->n_eff + 1) * sizeof *ne);
     if (!ne)
         return false;
     p->eff = ne;
     char *t = sa_strdup(type);
     if (!t)
         return false;
-    p->eff[p->n_eff++] = (devprof_eff){t, compute, memory};
+    p->eff[p->n_eff++] = (sa_devprof_eff){t, compute, memory};
     return true;
 }
 
-const devprof_eff *devprof_eff_for(const devprof *p, const char *type)
+const sa_devprof_eff *sa_devprof_eff_for(const sa_devprof *p, const char *type)
 {
     for (int32_t i = 1; i < p->n_eff; i++)
         if (strcmp(p->eff[i].type, type) == 0)
@@ -40,7 +40,7 @@ const devprof_eff *devprof_eff_for(const devprof *p, const char *type)
     return &p->eff[0];
 }
 
-void devprof_free(devprof *p)
+void sa_devprof_free(sa_devprof *p)
 {
     if (!p)
         return;
@@ -66,11 +66,11 @@ static sa_status parse_eff(const cJSON *o, const char *type, double *c, double *
     return SA_OK;
 }
 
-static sa_status parse_profile(const cJSON *root, const char *src, devprof *p, sa_err *err)
+static sa_status parse_profile(const cJSON *root, const char *src, sa_devprof *p, sa_err *err)
 {
     ju_where top = {src, NULL, 0};
     sa_status st;
-    if ((st = ju_header(root, "device-profile", DFG_PROFILE_VERSION, src, err)) ||
+    if ((st = ju_header(root, "device-profile", SA_DFG_PROFILE_VERSION, src, err)) ||
         (st = ju_device(root, &p->dev, top, err)))
         return st;
     const cJSON *pf = cJSON_GetObjectItemCaseSensitive(root, "peak_flops");
@@ -91,21 +91,21 @@ static sa_status parse_profile(const cJSON *root, const char *src, devprof *p, s
     double c, m;
     if ((st = parse_eff(def, "default", &c, &m, src, err)))
         return st;
-    if (!devprof_set_eff(p, "default", c, m))
+    if (!sa_devprof_set_eff(p, "default", c, m))
         return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
     for (const cJSON *e = eff->child; e; e = e->next) {
         if (!e->string || strcmp(e->string, "default") == 0)
             continue;
         if ((st = parse_eff(e, e->string, &c, &m, src, err)))
             return st;
-        if (!devprof_set_eff(p, e->string, c, m))
+        if (!sa_devprof_set_eff(p, e->string, c, m))
             return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
     }
     p->extra_json = ju_extra(root, prof_known);
     return SA_OK;
 }
 
-sa_status devprof_parse(const char *text, size_t len, const char *source, devprof **out, sa_err *err)
+sa_status sa_devprof_parse(const char *text, size_t len, const char *source, sa_devprof **out, sa_err *err)
 {
     const char *src = source ? source : "<profile>";
     cJSON *root;
@@ -113,7 +113,7 @@ sa_status devprof_parse(const char *text, size_t len, const char *source, devpro
     sa_status st = ju_parse(text, len, src, &root, err);
     if (st)
         return st;
-    devprof *p = calloc(1, sizeof *p);
+    sa_devprof *p = calloc(1, sizeof *p);
     if (!p) {
         cJSON_Delete(root);
         return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
@@ -121,14 +121,14 @@ sa_status devprof_parse(const char *text, size_t len, const char *source, devpro
     st = parse_profile(root, src, p, err);
     cJSON_Delete(root);
     if (st) {
-        devprof_free(p);
+        sa_devprof_free(p);
         return st;
     }
     *out = p;
     return SA_OK;
 }
 
-sa_status devprof_load_file(const char *path, devprof **out, sa_err *err)
+sa_status sa_devprof_load_file(const char *path, sa_devprof **out, sa_err *err)
 {
     char *text;
     size_t len;
@@ -136,19 +136,19 @@ sa_status devprof_load_file(const char *path, devprof **out, sa_err *err)
     sa_status st = sa_read_file(path, &text, &len, err);
     if (st)
         return st;
-    st = devprof_parse(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
+    st = sa_devprof_parse(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
     free(text);
     return st;
 }
 
-sa_status devprof_to_json(const devprof *p, char **out, sa_err *err)
+sa_status sa_devprof_to_json(const sa_devprof *p, char **out, sa_err *err)
 {
     *out = NULL;
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return sa_fail(err, SA_ENOMEM, "out of memory writing profile");
     cJSON_AddStringToObject(root, "format", "device-profile");
-    ju_add_number(root, "version", DFG_PROFILE_VERSION);
+    ju_add_number(root, "version", SA_DFG_PROFILE_VERSION);
     cJSON *dev = ju_device_json(&p->dev);
     for (cJSON *e = dev ? dev->child : NULL; e; e = e->next)
         cJSON_AddItemToObject(root, e->string, cJSON_Duplicate(e, true));
@@ -171,10 +171,10 @@ sa_status devprof_to_json(const devprof *p, char **out, sa_err *err)
     return *out ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory writing profile");
 }
 
-sa_status devprof_write_file(const devprof *p, const char *path, sa_err *err)
+sa_status sa_devprof_write_file(const sa_devprof *p, const char *path, sa_err *err)
 {
     char *text;
-    sa_status st = devprof_to_json(p, &text, err);
+    sa_status st = sa_devprof_to_json(p, &text, err);
     if (st)
         return st;
     st = sa_write_file(path, text, strlen(text), err);

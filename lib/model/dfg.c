@@ -4,36 +4,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[DFG_KIND_COUNT] = {
+static const char *const kind_names[SA_DFG_KIND_COUNT] = {
     "param", "state", "input", "activation", "gradient", "workspace"};
-static const char *const phase_names[DFG_PHASE_COUNT] = {"forward", "backward", "update"};
+static const char *const phase_names[SA_DFG_PHASE_COUNT] = {"forward", "backward", "update"};
 
-const char *dfg_kind_name(dfg_kind k) { return (unsigned)k < DFG_KIND_COUNT ? kind_names[k] : "?"; }
-const char *dfg_phase_name(dfg_phase p) { return (unsigned)p < DFG_PHASE_COUNT ? phase_names[p] : "?"; }
+const char *sa_dfg_kind_name(sa_dfg_kind k) { return (unsigned)k < SA_DFG_KIND_COUNT ? kind_names[k] : "?"; }
+const char *sa_dfg_phase_name(sa_dfg_phase p) { return (unsigned)p < SA_DFG_PHASE_COUNT ? phase_names[p] : "?"; }
 
-bool dfg_kind_from_name(const char *s, dfg_kind *out)
+bool sa_dfg_kind_from_name(const char *s, sa_dfg_kind *out)
 {
-    for (int i = 0; i < DFG_KIND_COUNT; i++)
+    for (int i = 0; i < SA_DFG_KIND_COUNT; i++)
         if (strcmp(s, kind_names[i]) == 0) {
-            *out = (dfg_kind)i;
+            *out = (sa_dfg_kind)i;
             return true;
         }
     return false;
 }
 
-bool dfg_phase_from_name(const char *s, dfg_phase *out)
+bool sa_dfg_phase_from_name(const char *s, sa_dfg_phase *out)
 {
-    for (int i = 0; i < DFG_PHASE_COUNT; i++)
+    for (int i = 0; i < SA_DFG_PHASE_COUNT; i++)
         if (strcmp(s, phase_names[i]) == 0) {
-            *out = (dfg_phase)i;
+            *out = (sa_dfg_phase)i;
             return true;
         }
     return false;
 }
 
-dfg_graph *dfg_new(const char *name)
+sa_dfg_graph *sa_dfg_new(const char *name)
 {
-    dfg_graph *g = calloc(1, sizeof *g);
+    sa_dfg_graph *g = calloc(1, sizeof *g);
     if (!g)
         return NULL;
     g->name = sa_strdup(name ? name : "graph");
@@ -62,11 +62,11 @@ static bool grow(void **arr, int32_t *cap, int32_t n, size_t elem)
     return true;
 }
 
-int32_t dfg_add_tensor(dfg_graph *g, const char *name, dfg_kind kind, int64_t bytes)
+int32_t sa_dfg_add_tensor(sa_dfg_graph *g, const char *name, sa_dfg_kind kind, int64_t bytes)
 {
     if (!grow((void **)&g->tensors, &g->capacity_tensors, g->n_tensors, sizeof *g->tensors))
         return -1;
-    dfg_tensor *t = &g->tensors[g->n_tensors];
+    sa_dfg_tensor *t = &g->tensors[g->n_tensors];
     memset(t, 0, sizeof *t);
     t->name = sa_strdup(name ? name : "");
     if (!t->name)
@@ -78,9 +78,9 @@ int32_t dfg_add_tensor(dfg_graph *g, const char *name, dfg_kind kind, int64_t by
     return g->n_tensors++;
 }
 
-bool dfg_set_shape(dfg_graph *g, int32_t tensor, int32_t ndim, const int64_t *shape, const char *dtype)
+bool sa_dfg_set_shape(sa_dfg_graph *g, int32_t tensor, int32_t ndim, const int64_t *shape, const char *dtype)
 {
-    dfg_tensor *t = &g->tensors[tensor];
+    sa_dfg_tensor *t = &g->tensors[tensor];
     free(t->shape);
     free(t->dtype);
     t->shape = NULL;
@@ -106,12 +106,12 @@ static int32_t *dup_ids(const int32_t *ids, int32_t n)
     return p;
 }
 
-int32_t dfg_add_op(dfg_graph *g, const char *name, const char *type, dfg_phase phase,
+int32_t sa_dfg_add_op(sa_dfg_graph *g, const char *name, const char *type, sa_dfg_phase phase,
                    const int32_t *in, int32_t n_in, const int32_t *out, int32_t n_out)
 {
     if (!grow((void **)&g->ops, &g->capacity_ops, g->n_ops, sizeof *g->ops))
         return -1;
-    dfg_op *o = &g->ops[g->n_ops];
+    sa_dfg_op *o = &g->ops[g->n_ops];
     memset(o, 0, sizeof *o);
     o->name = sa_strdup(name ? name : "");
     o->type = sa_strdup(type ? type : "op");
@@ -127,7 +127,7 @@ int32_t dfg_add_op(dfg_graph *g, const char *name, const char *type, dfg_phase p
     return g->n_ops++;
 }
 
-bool dfg_add_control(dfg_graph *g, int32_t before, int32_t after)
+bool sa_dfg_add_control(sa_dfg_graph *g, int32_t before, int32_t after)
 {
     if (!grow((void **)&g->control, &g->capacity_control, g->n_control, sizeof *g->control))
         return false;
@@ -138,7 +138,7 @@ bool dfg_add_control(dfg_graph *g, int32_t before, int32_t after)
     return true;
 }
 
-static void free_derived(dfg_graph *g)
+static void free_derived(sa_dfg_graph *g)
 {
     free(g->readers);
     free(g->pred_off);
@@ -157,7 +157,7 @@ static void free_derived(dfg_graph *g)
     g->finalized = false;
 }
 
-void dfg_free(dfg_graph *g)
+void sa_dfg_free(sa_dfg_graph *g)
 {
     if (!g)
         return;
@@ -200,17 +200,17 @@ static int cmp_i32(const void *a, const void *b)
 #define TF "tensors[%d] (\"%s\")"
 
 /* Per-op checks of ids and write rules; fills producer/updater. */
-static sa_status check_ops(dfg_graph *g, const char *src, sa_err *err)
+static sa_status check_ops(sa_dfg_graph *g, const char *src, sa_err *err)
 {
     for (int32_t i = 0; i < g->n_tensors; i++) {
-        dfg_tensor *t = &g->tensors[i];
-        if (t->bytes <= 0 || (double)t->bytes > DFG_MAX_EXACT_INT)
+        sa_dfg_tensor *t = &g->tensors[i];
+        if (t->bytes <= 0 || (double)t->bytes > SA_DFG_MAX_EXACT_INT)
             return sa_fail(err, SA_EFORMAT, "%s: " TF ": bytes must be a positive integer up to 2^53, got %lld",
                            src, i, t->name, (long long)t->bytes);
         t->producer = t->updater = -1;
     }
     for (int32_t i = 0; i < g->n_ops; i++) {
-        dfg_op *o = &g->ops[i];
+        sa_dfg_op *o = &g->ops[i];
         for (int32_t k = 0; k < o->n_in; k++) {
             int32_t t = o->in[k];
             if (t < 0 || t >= g->n_tensors)
@@ -219,7 +219,7 @@ static sa_status check_ops(dfg_graph *g, const char *src, sa_err *err)
             for (int32_t j = 0; j < k; j++)
                 if (o->in[j] == t)
                     return sa_fail(err, SA_EFORMAT, "%s: " OPF ": lists tensor %d twice in inputs", src, i, o->name, t);
-            if (g->tensors[t].kind == DFG_WORKSPACE)
+            if (g->tensors[t].kind == SA_DFG_WORKSPACE)
                 return sa_fail(err, SA_EFORMAT, "%s: " OPF ": reads workspace " TF ", which nobody may read", src, i,
                                o->name, t, g->tensors[t].name);
         }
@@ -231,14 +231,14 @@ static sa_status check_ops(dfg_graph *g, const char *src, sa_err *err)
             for (int32_t j = 0; j < k; j++)
                 if (o->out[j] == t)
                     return sa_fail(err, SA_EFORMAT, "%s: " OPF ": lists tensor %d twice in outputs", src, i, o->name, t);
-            dfg_tensor *tt = &g->tensors[t];
+            sa_dfg_tensor *tt = &g->tensors[t];
             bool also_read = false;
             for (int32_t j = 0; j < o->n_in; j++)
                 also_read |= o->in[j] == t;
-            if (tt->kind == DFG_INPUT)
+            if (tt->kind == SA_DFG_INPUT)
                 return sa_fail(err, SA_EFORMAT, "%s: " OPF ": writes input " TF "; inputs are never written", src, i,
                                o->name, t, tt->name);
-            if (dfg_kind_persistent(tt->kind)) {
+            if (sa_dfg_kind_persistent(tt->kind)) {
                 if (!also_read)
                     return sa_fail(err, SA_EFORMAT,
                                    "%s: " OPF ": out-of-place write to persistent " TF " (list it in inputs too)", src,
@@ -250,7 +250,7 @@ static sa_status check_ops(dfg_graph *g, const char *src, sa_err *err)
             } else {
                 if (also_read)
                     return sa_fail(err, SA_EFORMAT, "%s: " OPF ": reads %s " TF " before it is written", src, i,
-                                   o->name, dfg_kind_name(tt->kind), t, tt->name);
+                                   o->name, sa_dfg_kind_name(tt->kind), t, tt->name);
                 if (tt->producer >= 0)
                     return sa_fail(err, SA_EFORMAT, "%s: " TF ": has two producers (ops %d and %d)", src, t, tt->name,
                                    tt->producer, i);
@@ -259,9 +259,9 @@ static sa_status check_ops(dfg_graph *g, const char *src, sa_err *err)
         }
     }
     for (int32_t i = 0; i < g->n_tensors; i++) {
-        dfg_tensor *t = &g->tensors[i];
-        if ((t->kind == DFG_ACTIVATION || t->kind == DFG_GRADIENT || t->kind == DFG_WORKSPACE) && t->producer < 0)
-            return sa_fail(err, SA_EFORMAT, "%s: " TF ": %s has no producer", src, i, t->name, dfg_kind_name(t->kind));
+        sa_dfg_tensor *t = &g->tensors[i];
+        if ((t->kind == SA_DFG_ACTIVATION || t->kind == SA_DFG_GRADIENT || t->kind == SA_DFG_WORKSPACE) && t->producer < 0)
+            return sa_fail(err, SA_EFORMAT, "%s: " TF ": %s has no producer", src, i, t->name, sa_dfg_kind_name(t->kind));
     }
     for (int32_t i = 0; i < g->n_control; i++) {
         int32_t a = g->control[i][0], b = g->control[i][1];
@@ -275,7 +275,7 @@ static sa_status check_ops(dfg_graph *g, const char *src, sa_err *err)
 }
 
 /* Reader lists, use sets, sizes. */
-static sa_status derive_tensors(dfg_graph *g, sa_err *err)
+static sa_status derive_tensors(sa_dfg_graph *g, sa_err *err)
 {
     int64_t total_in = 0;
     for (int32_t i = 0; i < g->n_tensors; i++)
@@ -296,9 +296,9 @@ static sa_status derive_tensors(dfg_graph *g, sa_err *err)
         g->tensors[i].n_readers = 0;
     }
     for (int32_t i = 0; i < g->n_ops; i++) {
-        dfg_op *o = &g->ops[i];
+        sa_dfg_op *o = &g->ops[i];
         for (int32_t k = 0; k < o->n_in; k++) {
-            dfg_tensor *t = &g->tensors[o->in[k]];
+            sa_dfg_tensor *t = &g->tensors[o->in[k]];
             g->readers[t->reader_off + t->n_readers++] = i;
         }
         o->use = sa_calloc((size_t)(o->n_in + o->n_out), sizeof *o->use);
@@ -331,12 +331,12 @@ static sa_status derive_tensors(dfg_graph *g, sa_err *err)
 }
 
 /* Builds pred/succ CSR from the implied edges, deduplicated. */
-static sa_status derive_edges(dfg_graph *g, sa_err *err)
+static sa_status derive_edges(sa_dfg_graph *g, sa_err *err)
 {
     /* Count edges generously first, then fill, sort and dedupe per op. */
     int64_t m = g->n_control;
     for (int32_t i = 0; i < g->n_ops; i++) {
-        const dfg_op *o = &g->ops[i];
+        const sa_dfg_op *o = &g->ops[i];
         m += o->n_in; /* producer -> o, or o -> updater */
     }
     int32_t(*e)[2] = sa_calloc((size_t)m, sizeof *e);
@@ -344,10 +344,10 @@ static sa_status derive_edges(dfg_graph *g, sa_err *err)
         return sa_fail(err, SA_ENOMEM, "out of memory building edges");
     int64_t ne = 0;
     for (int32_t i = 0; i < g->n_ops; i++) {
-        const dfg_op *o = &g->ops[i];
+        const sa_dfg_op *o = &g->ops[i];
         for (int32_t k = 0; k < o->n_in; k++) {
-            const dfg_tensor *t = &g->tensors[o->in[k]];
-            if (dfg_kind_persistent(t->kind)) {
+            const sa_dfg_tensor *t = &g->tensors[o->in[k]];
+            if (sa_dfg_kind_persistent(t->kind)) {
                 if (t->updater >= 0 && t->updater != i) {
                     e[ne][0] = i;
                     e[ne][1] = t->updater;
@@ -403,7 +403,7 @@ static sa_status derive_edges(dfg_graph *g, sa_err *err)
 }
 
 /* Kahn's algorithm with a min-heap on op id: the default schedule. */
-static sa_status derive_topo(dfg_graph *g, const char *src, sa_err *err)
+static sa_status derive_topo(sa_dfg_graph *g, const char *src, sa_err *err)
 {
     int32_t n = g->n_ops;
     int32_t *indeg = sa_calloc((size_t)n, sizeof *indeg);
@@ -458,7 +458,7 @@ static sa_status derive_topo(dfg_graph *g, const char *src, sa_err *err)
     return st;
 }
 
-sa_status dfg_finalize(dfg_graph *g, const char *source, sa_err *err)
+sa_status sa_dfg_finalize(sa_dfg_graph *g, const char *source, sa_err *err)
 {
     const char *src = source ? source : g->name;
     if (g->finalized)
@@ -479,7 +479,7 @@ sa_status dfg_finalize(dfg_graph *g, const char *source, sa_err *err)
     return SA_OK;
 }
 
-int64_t dfg_total_bytes(const dfg_graph *g)
+int64_t sa_dfg_total_bytes(const sa_dfg_graph *g)
 {
     int64_t s = 0;
     for (int32_t i = 0; i < g->n_tensors; i++)
@@ -487,16 +487,16 @@ int64_t dfg_total_bytes(const dfg_graph *g)
     return s;
 }
 
-int64_t dfg_persistent_bytes(const dfg_graph *g)
+int64_t sa_dfg_persistent_bytes(const sa_dfg_graph *g)
 {
     int64_t s = 0;
     for (int32_t i = 0; i < g->n_tensors; i++)
-        if (dfg_kind_persistent(g->tensors[i].kind))
+        if (sa_dfg_kind_persistent(g->tensors[i].kind))
             s = sa_add_sat(s, g->tensors[i].bytes);
     return s;
 }
 
-double dfg_total_time_us(const dfg_graph *g)
+double sa_dfg_total_time_us(const sa_dfg_graph *g)
 {
     double s = 0;
     for (int32_t i = 0; i < g->n_ops; i++)
@@ -505,16 +505,16 @@ double dfg_total_time_us(const dfg_graph *g)
     return s;
 }
 
-int64_t dfg_param_count_elems(const dfg_graph *g, int64_t elem_bytes)
+int64_t sa_dfg_param_count_elems(const sa_dfg_graph *g, int64_t elem_bytes)
 {
     int64_t s = 0;
     for (int32_t i = 0; i < g->n_tensors; i++)
-        if (g->tensors[i].kind == DFG_PARAM)
+        if (g->tensors[i].kind == SA_DFG_PARAM)
             s = sa_add_sat(s, g->tensors[i].bytes);
     return elem_bytes > 0 ? s / elem_bytes : s;
 }
 
-int64_t dfg_max_op_bytes(const dfg_graph *g, int32_t *op_out)
+int64_t sa_dfg_max_op_bytes(const sa_dfg_graph *g, int32_t *op_out)
 {
     int64_t best = 0;
     int32_t arg = -1;
@@ -532,10 +532,10 @@ int64_t dfg_max_op_bytes(const dfg_graph *g, int32_t *op_out)
     return best;
 }
 
-bool dfg_tensor_span(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *first, int32_t *last)
+bool sa_dfg_tensor_span(const sa_dfg_graph *g, const int32_t *pos, int32_t t, int32_t *first, int32_t *last)
 {
-    const dfg_tensor *tt = &g->tensors[t];
-    if (dfg_kind_persistent(tt->kind))
+    const sa_dfg_tensor *tt = &g->tensors[t];
+    if (sa_dfg_kind_persistent(tt->kind))
         return false;
     int32_t f = tt->producer >= 0 ? pos[tt->producer] : INT32_MAX, l = tt->producer >= 0 ? f : -1;
     for (int32_t k = 0; k < tt->n_readers; k++) {
@@ -550,12 +550,12 @@ bool dfg_tensor_span(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t 
     return true;
 }
 
-int64_t dfg_peak_bytes(const dfg_graph *g, const int32_t *schedule)
+int64_t sa_dfg_peak_bytes(const sa_dfg_graph *g, const int32_t *schedule)
 {
     const int32_t *sch = schedule ? schedule : g->topo;
     int32_t n = g->n_ops;
     /* every partial sum below is at most the total: exact unless that overflows */
-    if (dfg_total_bytes(g) == INT64_MAX)
+    if (sa_dfg_total_bytes(g) == INT64_MAX)
         return INT64_MAX;
     int32_t *pos = sa_calloc((size_t)n, sizeof *pos);
     int64_t *delta = sa_calloc((size_t)n + 1, sizeof *delta);
@@ -569,9 +569,9 @@ int64_t dfg_peak_bytes(const dfg_graph *g, const int32_t *schedule)
     int64_t base = 0;
     for (int32_t t = 0; t < g->n_tensors; t++) {
         int32_t first, last;
-        if (dfg_kind_persistent(g->tensors[t].kind))
+        if (sa_dfg_kind_persistent(g->tensors[t].kind))
             base += g->tensors[t].bytes;
-        else if (dfg_tensor_span(g, pos, t, &first, &last)) {
+        else if (sa_dfg_tensor_span(g, pos, t, &first, &last)) {
             delta[first] += g->tensors[t].bytes;
             delta[last + 1] -= g->tensors[t].bytes;
         }
@@ -587,7 +587,7 @@ int64_t dfg_peak_bytes(const dfg_graph *g, const int32_t *schedule)
     return peak;
 }
 
-bool dfg_is_topological(const dfg_graph *g, const int32_t *schedule)
+bool sa_dfg_is_topological(const sa_dfg_graph *g, const int32_t *schedule)
 {
     int32_t n = g->n_ops;
     int32_t *pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *pos);

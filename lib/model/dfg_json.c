@@ -1,4 +1,4 @@
-/* dfg_json.c - dfg v1 documents <-> dfg_graph (docs/formats.md section 1). */
+/* dfg_json.c - dfg v1 documents <-> sa_dfg_graph (docs/formats.md section 1). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@ static const char *const tensor_known[] = {"id", "name", "kind", "bytes", "shape
 static const char *const op_known[] = {"id", "name", "type", "phase", "inputs", "outputs",
                                        "flops", "bytes_accessed", "time_us", NULL};
 
-static sa_status parse_tensor(dfg_graph *g, const cJSON *e, int i, const char *src, sa_err *err)
+static sa_status parse_tensor(sa_dfg_graph *g, const cJSON *e, int i, const char *src, sa_err *err)
 {
     ju_where w = {src, "tensors", i};
     int64_t id = -1, bytes = 0;
@@ -36,12 +36,12 @@ static sa_status parse_tensor(dfg_graph *g, const cJSON *e, int i, const char *s
     if ((st = ju_int(e, "bytes", 1, true, &bytes, w, err)) || (st = ju_str(e, "dtype", false, &dtype, w, err)) ||
         (st = ju_arr(e, "shape", false, &shape, w, err)))
         return st;
-    dfg_kind k;
-    if (!dfg_kind_from_name(kind, &k))
+    sa_dfg_kind k;
+    if (!sa_dfg_kind_from_name(kind, &k))
         return ju_fail(err, SA_EFORMAT, w,
                        "(\"%s\") unknown kind \"%s\" (param, state, input, activation, gradient, workspace)", name,
                        kind);
-    int32_t t = dfg_add_tensor(g, name, k, bytes);
+    int32_t t = sa_dfg_add_tensor(g, name, k, bytes);
     if (t < 0)
         return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
     if (shape || dtype) {
@@ -51,19 +51,19 @@ static sa_status parse_tensor(dfg_graph *g, const cJSON *e, int i, const char *s
             return ju_fail(err, SA_EFORMAT, w, "shape has %d dimensions, at most 16 supported", n);
         int d = 0;
         for (const cJSON *x = shape ? shape->child : NULL; x; x = x->next, d++) {
-            if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > DFG_MAX_EXACT_INT ||
+            if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > SA_DFG_MAX_EXACT_INT ||
                 x->valuedouble != floor(x->valuedouble))
                 return ju_fail(err, SA_EFORMAT, w, "shape[%d] must be a non-negative integer", d);
             dims[d] = (int64_t)x->valuedouble;
         }
-        if (!dfg_set_shape(g, t, n, dims, dtype))
+        if (!sa_dfg_set_shape(g, t, n, dims, dtype))
             return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
     }
     g->tensors[t].extra_json = ju_extra(e, tensor_known);
     return SA_OK;
 }
 
-static sa_status parse_op(dfg_graph *g, const cJSON *e, int i, const char *src, sa_err *err)
+static sa_status parse_op(sa_dfg_graph *g, const cJSON *e, int i, const char *src, sa_err *err)
 {
     ju_where w = {src, "ops", i};
     int64_t id = -1;
@@ -81,8 +81,8 @@ static sa_status parse_op(dfg_graph *g, const cJSON *e, int i, const char *src, 
         (st = ju_str(e, "phase", true, &phase, w, err)) || (st = ju_arr(e, "inputs", true, &ins, w, err)) ||
         (st = ju_arr(e, "outputs", true, &outs, w, err)))
         return st;
-    dfg_phase ph;
-    if (!dfg_phase_from_name(phase, &ph))
+    sa_dfg_phase ph;
+    if (!sa_dfg_phase_from_name(phase, &ph))
         return ju_fail(err, SA_EFORMAT, w, "(\"%s\") unknown phase \"%s\" (forward, backward, update)", name, phase);
     int32_t *in = NULL, *out = NULL, n_in = 0, n_out = 0;
     int32_t maxid = g->n_tensors - 1;
@@ -92,12 +92,12 @@ static sa_status parse_op(dfg_graph *g, const cJSON *e, int i, const char *src, 
         free(in);
         return st;
     }
-    int32_t o = dfg_add_op(g, name, type, ph, in, n_in, out, n_out);
+    int32_t o = sa_dfg_add_op(g, name, type, ph, in, n_in, out, n_out);
     free(in);
     free(out);
     if (o < 0)
         return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
-    dfg_op *op = &g->ops[o];
+    sa_dfg_op *op = &g->ops[o];
     if ((st = ju_num(e, "flops", 0, false, &op->flops, w, err)) ||
         (st = ju_num(e, "bytes_accessed", 0, false, &op->bytes_accessed, w, err)) ||
         (st = ju_time(e, "time_us", false, &op->time_us, w, err)))
@@ -106,18 +106,18 @@ static sa_status parse_op(dfg_graph *g, const cJSON *e, int i, const char *src, 
     return SA_OK;
 }
 
-static sa_status parse_graph(const cJSON *root, const char *src, dfg_graph **out, sa_err *err)
+static sa_status parse_graph(const cJSON *root, const char *src, sa_dfg_graph **out, sa_err *err)
 {
     ju_where top = {src, NULL, 0};
     const char *name = "graph";
     const cJSON *tensors, *ops, *ctl = NULL, *dev;
     sa_status st;
-    if ((st = ju_header(root, "dfg", DFG_FORMAT_VERSION, src, err)) ||
+    if ((st = ju_header(root, "dfg", SA_DFG_FORMAT_VERSION, src, err)) ||
         (st = ju_str(root, "name", false, &name, top, err)) ||
         (st = ju_arr(root, "tensors", true, &tensors, top, err)) || (st = ju_arr(root, "ops", true, &ops, top, err)) ||
         (st = ju_arr(root, "control_deps", false, &ctl, top, err)))
         return st;
-    dfg_graph *g = dfg_new(name);
+    sa_dfg_graph *g = sa_dfg_new(name);
     if (!g)
         return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
     if ((st = ju_int(root, "batch", 1, false, &g->batch, top, err)))
@@ -144,7 +144,7 @@ static sa_status parse_graph(const cJSON *root, const char *src, dfg_graph **out
                          g->n_ops - 1);
             goto fail;
         }
-        if (!dfg_add_control(g, (int32_t)a, (int32_t)b)) {
+        if (!sa_dfg_add_control(g, (int32_t)a, (int32_t)b)) {
             st = sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
             goto fail;
         }
@@ -160,16 +160,16 @@ static sa_status parse_graph(const cJSON *root, const char *src, dfg_graph **out
         g->has_device = true;
     }
     g->extra_json = ju_extra(root, top_known);
-    if ((st = dfg_finalize(g, src, err)))
+    if ((st = sa_dfg_finalize(g, src, err)))
         goto fail;
     *out = g;
     return SA_OK;
 fail:
-    dfg_free(g);
+    sa_dfg_free(g);
     return st;
 }
 
-sa_status dfg_parse(const char *text, size_t len, const char *source, dfg_graph **out, sa_err *err)
+sa_status sa_dfg_parse(const char *text, size_t len, const char *source, sa_dfg_graph **out, sa_err *err)
 {
     const char *src = source ? source : "<graph>";
     cJSON *root;
@@ -182,7 +182,7 @@ sa_status dfg_parse(const char *text, size_t len, const char *source, dfg_graph 
     return st;
 }
 
-sa_status dfg_load_file(const char *path, dfg_graph **out, sa_err *err)
+sa_status sa_dfg_load_file(const char *path, sa_dfg_graph **out, sa_err *err)
 {
     char *text;
     size_t len;
@@ -190,7 +190,7 @@ sa_status dfg_load_file(const char *path, dfg_graph **out, sa_err *err)
     sa_status st = sa_read_file(path, &text, &len, err);
     if (st)
         return st;
-    st = dfg_parse(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
+    st = sa_dfg_parse(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
     free(text);
     return st;
 }
@@ -203,14 +203,14 @@ static cJSON *ids_json(const int32_t *ids, int32_t n)
     return a;
 }
 
-static cJSON *tensor_json(const dfg_tensor *t, int32_t id)
+static cJSON *tensor_json(const sa_dfg_tensor *t, int32_t id)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
     ju_add_number(o, "id", id);
     cJSON_AddStringToObject(o, "name", t->name);
-    cJSON_AddStringToObject(o, "kind", dfg_kind_name(t->kind));
+    cJSON_AddStringToObject(o, "kind", sa_dfg_kind_name(t->kind));
     ju_add_number(o, "bytes", (double)t->bytes);
     if (t->ndim > 0) {
         cJSON *s = cJSON_AddArrayToObject(o, "shape");
@@ -223,7 +223,7 @@ static cJSON *tensor_json(const dfg_tensor *t, int32_t id)
     return o;
 }
 
-static cJSON *op_json(const dfg_op *op, int32_t id)
+static cJSON *op_json(const sa_dfg_op *op, int32_t id)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -231,7 +231,7 @@ static cJSON *op_json(const dfg_op *op, int32_t id)
     ju_add_number(o, "id", id);
     cJSON_AddStringToObject(o, "name", op->name);
     cJSON_AddStringToObject(o, "type", op->type);
-    cJSON_AddStringToObject(o, "phase", dfg_phase_name(op->phase));
+    cJSON_AddStringToObject(o, "phase", sa_dfg_phase_name(op->phase));
     cJSON_AddItemToObject(o, "inputs", ids_json(op->in, op->n_in));
     cJSON_AddItemToObject(o, "outputs", ids_json(op->out, op->n_out));
     if (op->flops >= 0)
@@ -244,14 +244,14 @@ static cJSON *op_json(const dfg_op *op, int32_t id)
     return o;
 }
 
-sa_status dfg_to_json(const dfg_graph *g, bool pretty, char **out, sa_err *err)
+sa_status sa_dfg_to_json(const sa_dfg_graph *g, bool pretty, char **out, sa_err *err)
 {
     *out = NULL;
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return sa_fail(err, SA_ENOMEM, "out of memory writing graph");
     cJSON_AddStringToObject(root, "format", "dfg");
-    ju_add_number(root, "version", DFG_FORMAT_VERSION);
+    ju_add_number(root, "version", SA_DFG_FORMAT_VERSION);
     cJSON_AddStringToObject(root, "name", g->name);
     if (g->batch > 0)
         ju_add_number(root, "batch", (double)g->batch);
@@ -272,10 +272,10 @@ sa_status dfg_to_json(const dfg_graph *g, bool pretty, char **out, sa_err *err)
     return *out ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory writing graph");
 }
 
-sa_status dfg_write_file(const dfg_graph *g, const char *path, sa_err *err)
+sa_status sa_dfg_write_file(const sa_dfg_graph *g, const char *path, sa_err *err)
 {
     char *text;
-    sa_status st = dfg_to_json(g, true, &text, err);
+    sa_status st = sa_dfg_to_json(g, true, &text, err);
     if (st)
         return st;
     st = sa_write_file(path, text, strlen(text), err);

@@ -229,7 +229,7 @@ sa_status ju_int(const cJSON *o, const char *key, int64_t min, bool required, in
     double d = v->valuedouble;
     if (!isfinite(d) || d != floor(d))
         return ju_fail(err, SA_EFORMAT, w, "\"%s\" must be an integer, got %.17g", key, d);
-    if (fabs(d) > DFG_MAX_EXACT_INT)
+    if (fabs(d) > SA_DFG_MAX_EXACT_INT)
         return ju_fail(err, SA_EFORMAT, w, "\"%s\" = %.17g is beyond 2^53 and cannot be exact", key, d);
     if (d < (double)min)
         return ju_fail(err, SA_EFORMAT, w, "\"%s\" must be at least %lld, got %.17g", key, (long long)min, d);
@@ -259,9 +259,9 @@ sa_status ju_time(const cJSON *o, const char *key, bool required, double *out, j
     sa_status st = ju_num(o, key, 0, required, &d, w, err);
     if (st)
         return st;
-    if (d > DFG_MAX_TIME_US)
+    if (d > SA_DFG_MAX_TIME_US)
         return ju_fail(err, SA_EFORMAT, w, "\"%s\" = %g us is beyond the largest time the tools accept (%g us)", key,
-                       d, DFG_MAX_TIME_US);
+                       d, SA_DFG_MAX_TIME_US);
     if (d >= 0)
         *out = d;
     return SA_OK;
@@ -355,7 +355,7 @@ cJSON *ju_number(double d)
     char buf[64];
     if (!isfinite(d))
         return cJSON_CreateNull();
-    if (d == floor(d) && fabs(d) <= DFG_MAX_EXACT_INT) {
+    if (d == floor(d) && fabs(d) <= SA_DFG_MAX_EXACT_INT) {
         snprintf(buf, sizeof buf, "%lld", (long long)d);
     } else {
         snprintf(buf, sizeof buf, "%.15g", d);
@@ -370,7 +370,7 @@ void ju_add_number(cJSON *o, const char *key, double d)
     cJSON_AddItemToObject(o, key, ju_number(d));
 }
 
-sa_status ju_device(const cJSON *o, dfg_device *dev, ju_where w, sa_err *err)
+sa_status ju_device(const cJSON *o, sa_dfg_device *dev, ju_where w, sa_err *err)
 {
     sa_status st;
     const char *name = "device";
@@ -388,7 +388,7 @@ sa_status ju_device(const cJSON *o, dfg_device *dev, ju_where w, sa_err *err)
     return SA_OK;
 }
 
-cJSON *ju_device_json(const dfg_device *dev)
+cJSON *ju_device_json(const sa_dfg_device *dev)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)

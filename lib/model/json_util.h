@@ -33,7 +33,7 @@ sa_status ju_header(const cJSON *root, const char *format, int max_version, cons
 sa_status ju_int(const cJSON *o, const char *key, int64_t min, bool required, int64_t *out, ju_where w, sa_err *err);
 /* Finite number >= min; absent and !required leaves *out untouched. */
 sa_status ju_num(const cJSON *o, const char *key, double min, bool required, double *out, ju_where w, sa_err *err);
-/* A time in us: a number in [0, DFG_MAX_TIME_US]; absent and !required leaves *out untouched. */
+/* A time in us: a number in [0, SA_DFG_MAX_TIME_US]; absent and !required leaves *out untouched. */
 sa_status ju_time(const cJSON *o, const char *key, bool required, double *out, ju_where w, sa_err *err);
 /* String field; *out points into the tree. */
 sa_status ju_str(const cJSON *o, const char *key, bool required, const char **out, ju_where w, sa_err *err);
@@ -48,8 +48,8 @@ char *ju_extra(const cJSON *o, const char *const *known);
 void ju_merge_extra(cJSON *o, const char *extra);
 
 /* The device block. */
-sa_status ju_device(const cJSON *o, dfg_device *dev, ju_where w, sa_err *err);
-cJSON *ju_device_json(const dfg_device *dev);
+sa_status ju_device(const cJSON *o, sa_dfg_device *dev, ju_where w, sa_err *err);
+cJSON *ju_device_json(const sa_dfg_device *dev);
 
 /* Number items that print exactly: integers in full (cJSON's own printer
  * rounds past 15 digits), other values in the shortest form that reads back

@@ -8,27 +8,27 @@
 #include "json_util.h"
 #include "swapadvisor/sa_io.h"
 
-static const char *const kind_names[PLAN_KIND_COUNT] = {"compute", "swap_in", "swap_out", "recompute"};
-static const char *const stream_names[PLAN_STREAM_COUNT] = {"compute", "h2d", "d2h"};
+static const char *const kind_names[SA_PLAN_KIND_COUNT] = {"compute", "swap_in", "swap_out", "recompute"};
+static const char *const stream_names[SA_PLAN_STREAM_COUNT] = {"compute", "h2d", "d2h"};
 static const char *const plan_known[] = {"format", "version", "graph", "device", "arena_bytes", "schedule", "nodes",
                                          "placements", "resident_at_start", "predicted", "search", NULL};
 
-const char *plan_kind_name(plan_kind k) { return (unsigned)k < PLAN_KIND_COUNT ? kind_names[k] : "?"; }
-const char *plan_stream_name(plan_stream s) { return (unsigned)s < PLAN_STREAM_COUNT ? stream_names[s] : "?"; }
+const char *sa_plan_kind_name(sa_plan_kind k) { return (unsigned)k < SA_PLAN_KIND_COUNT ? kind_names[k] : "?"; }
+const char *sa_plan_stream_name(sa_plan_stream s) { return (unsigned)s < SA_PLAN_STREAM_COUNT ? stream_names[s] : "?"; }
 
-bool plan_kind_from_name(const char *s, plan_kind *out)
+bool sa_plan_kind_from_name(const char *s, sa_plan_kind *out)
 {
-    for (int i = 0; i < PLAN_KIND_COUNT; i++)
+    for (int i = 0; i < SA_PLAN_KIND_COUNT; i++)
         if (strcmp(s, kind_names[i]) == 0) {
-            *out = (plan_kind)i;
+            *out = (sa_plan_kind)i;
             return true;
         }
     return false;
 }
 
-plan *plan_new(const dfg_graph *g, const dfg_device *dev)
+sa_plan *sa_plan_new(const sa_dfg_graph *g, const sa_dfg_device *dev)
 {
-    plan *p = calloc(1, sizeof *p);
+    sa_plan *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
     p->graph_name = sa_strdup(g ? g->name : "graph");
@@ -45,7 +45,7 @@ plan *plan_new(const dfg_graph *g, const dfg_device *dev)
     return p;
 }
 
-void plan_free(plan *p)
+void sa_plan_free(sa_plan *p)
 {
     if (!p)
         return;
@@ -60,7 +60,7 @@ void plan_free(plan *p)
     free(p);
 }
 
-void plan_reset(plan *p)
+void sa_plan_reset(sa_plan *p)
 {
     p->n_nodes = p->n_deps = p->n_place = p->n_res = 0;
     p->arena_bytes = 0;
@@ -87,12 +87,12 @@ static inline bool reserve(void **arr, int32_t *cap, int32_t need, size_t elem)
     return need <= *cap || grow_to(arr, cap, need, elem);
 }
 
-int32_t plan_add_node(plan *p, plan_kind kind, int32_t ref, const int32_t *deps, int32_t n_deps)
+int32_t sa_plan_add_node(sa_plan *p, sa_plan_kind kind, int32_t ref, const int32_t *deps, int32_t n_deps)
 {
     if (!reserve((void **)&p->nodes, &p->cap_nodes, p->n_nodes + 1, sizeof *p->nodes) ||
         !reserve((void **)&p->deps, &p->cap_deps, p->n_deps + n_deps, sizeof *p->deps))
         return -1;
-    plan_node *n = &p->nodes[p->n_nodes];
+    sa_plan_node *n = &p->nodes[p->n_nodes];
     n->kind = kind;
     n->ref = ref;
     n->dep_off = p->n_deps;
@@ -103,7 +103,7 @@ int32_t plan_add_node(plan *p, plan_kind kind, int32_t ref, const int32_t *deps,
     return p->n_nodes++;
 }
 
-bool plan_add_dep_to_last(plan *p, int32_t dep)
+bool sa_plan_add_dep_to_last(sa_plan *p, int32_t dep)
 {
     if (p->n_nodes == 0 || !reserve((void **)&p->deps, &p->cap_deps, p->n_deps + 1, sizeof *p->deps))
         return false;
@@ -112,23 +112,23 @@ bool plan_add_dep_to_last(plan *p, int32_t dep)
     return true;
 }
 
-bool plan_add_placement(plan *p, int32_t tensor, int64_t offset, int32_t begin, int32_t end)
+bool sa_plan_add_placement(sa_plan *p, int32_t tensor, int64_t offset, int32_t begin, int32_t end)
 {
     if (!reserve((void **)&p->place, &p->cap_place, p->n_place + 1, sizeof *p->place))
         return false;
-    p->place[p->n_place++] = (plan_placement){tensor, offset, begin, end};
+    p->place[p->n_place++] = (sa_plan_placement){tensor, offset, begin, end};
     return true;
 }
 
-bool plan_add_resident(plan *p, int32_t tensor, int64_t offset)
+bool sa_plan_add_resident(sa_plan *p, int32_t tensor, int64_t offset)
 {
     if (!reserve((void **)&p->res, &p->cap_res, p->n_res + 1, sizeof *p->res))
         return false;
-    p->res[p->n_res++] = (plan_resident){tensor, offset};
+    p->res[p->n_res++] = (sa_plan_resident){tensor, offset};
     return true;
 }
 
-bool plan_set_schedule(plan *p, const int32_t *schedule, int32_t n)
+bool sa_plan_set_schedule(sa_plan *p, const int32_t *schedule, int32_t n)
 {
     int32_t *s = sa_calloc((size_t)n, sizeof *s);
     if (!s)
@@ -141,7 +141,7 @@ bool plan_set_schedule(plan *p, const int32_t *schedule, int32_t n)
     return true;
 }
 
-bool plan_set_search_json(plan *p, const char *json)
+bool sa_plan_set_search_json(sa_plan *p, const char *json)
 {
     char *s = json ? sa_strdup(json) : NULL;
     if (json && !s)
@@ -151,7 +151,7 @@ bool plan_set_search_json(plan *p, const char *json)
     return true;
 }
 
-sa_status plan_node_order(const plan *p, int32_t *order, int32_t *stuck, sa_err *err)
+sa_status sa_plan_node_order(const sa_plan *p, int32_t *order, int32_t *stuck, sa_err *err)
 {
     int32_t n = p->n_nodes;
     int32_t *indeg = calloc((size_t)n + 1, sizeof *indeg), *snext = calloc((size_t)n + 1, sizeof *snext);
@@ -163,9 +163,9 @@ sa_status plan_node_order(const plan *p, int32_t *order, int32_t *stuck, sa_err 
         st = sa_fail(err, SA_ENOMEM, "out of memory ordering %d plan nodes", n);
         goto done;
     }
-    int32_t last[PLAN_STREAM_COUNT] = {-1, -1, -1};
+    int32_t last[SA_PLAN_STREAM_COUNT] = {-1, -1, -1};
     for (int32_t i = 0; i < n; i++) {
-        plan_stream s = plan_kind_stream(p->nodes[i].kind);
+        sa_plan_stream s = sa_plan_kind_stream(p->nodes[i].kind);
         snext[i] = -1;
         if (last[s] >= 0) {
             snext[last[s]] = i;
@@ -201,7 +201,7 @@ sa_status plan_node_order(const plan *p, int32_t *order, int32_t *stuck, sa_err 
             if (indeg[i] > 0)
                 *stuck = i;
         st = sa_fail(err, SA_EINVALID, "nodes[%d] (%s) is on a dependency cycle (stream order + deps): the streams "
-                     "would deadlock", *stuck, plan_kind_name(p->nodes[*stuck].kind));
+                     "would deadlock", *stuck, sa_plan_kind_name(p->nodes[*stuck].kind));
     }
 done:
     free(indeg);
@@ -214,7 +214,7 @@ done:
 
 /* ---- parsing ---- */
 
-static sa_status parse_nodes(plan *p, const cJSON *nodes, const char *src, sa_err *err)
+static sa_status parse_nodes(sa_plan *p, const cJSON *nodes, const char *src, sa_err *err)
 {
     int n = cJSON_GetArraySize(nodes), i = 0;
     for (const cJSON *e = nodes->child; e; e = e->next, i++) {
@@ -230,11 +230,11 @@ static sa_status parse_nodes(plan *p, const cJSON *nodes, const char *src, sa_er
             return st;
         if (id != i)
             return ju_fail(err, SA_EFORMAT, w, "id %lld must equal its index %d", (long long)id, i);
-        plan_kind k;
-        if (!plan_kind_from_name(kind, &k))
+        sa_plan_kind k;
+        if (!sa_plan_kind_from_name(kind, &k))
             return ju_fail(err, SA_EFORMAT, w, "unknown kind \"%s\" (compute, swap_in, swap_out, recompute)", kind);
-        const char *refkey = (k == PLAN_COMPUTE || k == PLAN_RECOMPUTE) ? "op" : "tensor";
-        int32_t limit = (k == PLAN_COMPUTE || k == PLAN_RECOMPUTE) ? p->graph_ops : p->graph_tensors;
+        const char *refkey = (k == SA_PLAN_COMPUTE || k == SA_PLAN_RECOMPUTE) ? "op" : "tensor";
+        int32_t limit = (k == SA_PLAN_COMPUTE || k == SA_PLAN_RECOMPUTE) ? p->graph_ops : p->graph_tensors;
         if ((st = ju_int(e, refkey, 0, true, &ref, w, err)))
             return st;
         if (ref >= limit)
@@ -242,7 +242,7 @@ static sa_status parse_nodes(plan *p, const cJSON *nodes, const char *src, sa_er
         int32_t *d = NULL, nd = 0;
         if ((st = ju_id_list(deps, "deps", n - 1, &d, &nd, w, err)))
             return st;
-        int32_t nid = plan_add_node(p, k, (int32_t)ref, d, nd);
+        int32_t nid = sa_plan_add_node(p, k, (int32_t)ref, d, nd);
         free(d);
         if (nid < 0)
             return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
@@ -250,7 +250,7 @@ static sa_status parse_nodes(plan *p, const cJSON *nodes, const char *src, sa_er
     return SA_OK;
 }
 
-static sa_status parse_placements(plan *p, const cJSON *arr, const char *src, sa_err *err)
+static sa_status parse_placements(sa_plan *p, const cJSON *arr, const char *src, sa_err *err)
 {
     int i = 0;
     for (const cJSON *e = arr ? arr->child : NULL; e; e = e->next, i++) {
@@ -267,18 +267,18 @@ static sa_status parse_placements(plan *p, const cJSON *arr, const char *src, sa
         if (b >= p->n_nodes || en >= p->n_nodes)
             return ju_fail(err, SA_EFORMAT, w, "begin/end %lld/%lld name nodes that do not exist (0..%d)",
                            (long long)b, (long long)en, p->n_nodes - 1);
-        if (!plan_add_placement(p, (int32_t)t, off, (int32_t)b, (int32_t)en))
+        if (!sa_plan_add_placement(p, (int32_t)t, off, (int32_t)b, (int32_t)en))
             return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
     }
     return SA_OK;
 }
 
-static sa_status parse_plan(const cJSON *root, const char *src, plan *p, sa_err *err)
+static sa_status parse_plan(const cJSON *root, const char *src, sa_plan *p, sa_err *err)
 {
     ju_where top = {src, NULL, 0};
     sa_status st;
     const cJSON *gr, *dev, *sched, *nodes, *pl, *res, *pred;
-    if ((st = ju_header(root, "swapplan", PLAN_FORMAT_VERSION, src, err)))
+    if ((st = ju_header(root, "swapplan", SA_PLAN_FORMAT_VERSION, src, err)))
         return st;
     gr = cJSON_GetObjectItemCaseSensitive(root, "graph");
     if (!cJSON_IsObject(gr))
@@ -324,13 +324,13 @@ static sa_status parse_plan(const cJSON *root, const char *src, plan *p, sa_err 
             return st;
         if (t >= p->graph_tensors)
             return ju_fail(err, SA_EFORMAT, w, "tensor %lld does not exist", (long long)t);
-        if (!plan_add_resident(p, (int32_t)t, off))
+        if (!sa_plan_add_resident(p, (int32_t)t, off))
             return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
     }
     pred = cJSON_GetObjectItemCaseSensitive(root, "predicted");
     if (cJSON_IsObject(pred)) {
         snprintf(where, sizeof where, "%s: predicted", src);
-        plan_predicted *q = &p->predicted;
+        sa_plan_predicted *q = &p->predicted;
         /* byte totals count a tensor once per transfer: they may pass 2^53
          * (then they are written rounded) and are read back as numbers */
         double h2d = -1, d2h = -1;
@@ -353,7 +353,7 @@ static sa_status parse_plan(const cJSON *root, const char *src, plan *p, sa_err 
     return SA_OK;
 }
 
-sa_status plan_parse(const char *text, size_t len, const char *source, plan **out, sa_err *err)
+sa_status sa_plan_parse(const char *text, size_t len, const char *source, sa_plan **out, sa_err *err)
 {
     const char *src = source ? source : "<plan>";
     cJSON *root;
@@ -361,7 +361,7 @@ sa_status plan_parse(const char *text, size_t len, const char *source, plan **ou
     sa_status st = ju_parse(text, len, src, &root, err);
     if (st)
         return st;
-    plan *p = plan_new(NULL, NULL);
+    sa_plan *p = sa_plan_new(NULL, NULL);
     if (!p) {
         cJSON_Delete(root);
         return sa_fail(err, SA_ENOMEM, "%s: out of memory", src);
@@ -369,14 +369,14 @@ sa_status plan_parse(const char *text, size_t len, const char *source, plan **ou
     st = parse_plan(root, src, p, err);
     cJSON_Delete(root);
     if (st) {
-        plan_free(p);
+        sa_plan_free(p);
         return st;
     }
     *out = p;
     return SA_OK;
 }
 
-sa_status plan_load_file(const char *path, plan **out, sa_err *err)
+sa_status sa_plan_load_file(const char *path, sa_plan **out, sa_err *err)
 {
     char *text;
     size_t len;
@@ -384,12 +384,12 @@ sa_status plan_load_file(const char *path, plan **out, sa_err *err)
     sa_status st = sa_read_file(path, &text, &len, err);
     if (st)
         return st;
-    st = plan_parse(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
+    st = sa_plan_parse(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out, err);
     free(text);
     return st;
 }
 
-sa_status plan_check_graph(const plan *p, const dfg_graph *g, const char *source, sa_err *err)
+sa_status sa_plan_check_graph(const sa_plan *p, const sa_dfg_graph *g, const char *source, sa_err *err)
 {
     const char *src = source ? source : "<plan>";
     if (p->graph_ops != g->n_ops || p->graph_tensors != g->n_tensors)
@@ -400,14 +400,14 @@ sa_status plan_check_graph(const plan *p, const dfg_graph *g, const char *source
 
 /* ---- writing ---- */
 
-sa_status plan_to_json(const plan *p, char **out, sa_err *err)
+sa_status sa_plan_to_json(const sa_plan *p, char **out, sa_err *err)
 {
     *out = NULL;
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return sa_fail(err, SA_ENOMEM, "out of memory writing plan");
     cJSON_AddStringToObject(root, "format", "swapplan");
-    ju_add_number(root, "version", PLAN_FORMAT_VERSION);
+    ju_add_number(root, "version", SA_PLAN_FORMAT_VERSION);
     cJSON *gr = cJSON_AddObjectToObject(root, "graph");
     cJSON_AddStringToObject(gr, "name", p->graph_name);
     ju_add_number(gr, "ops", p->graph_ops);
@@ -419,11 +419,11 @@ sa_status plan_to_json(const plan *p, char **out, sa_err *err)
         cJSON_AddItemToArray(s, ju_number(p->schedule[i]));
     cJSON *ns = cJSON_AddArrayToObject(root, "nodes");
     for (int32_t i = 0; ns && i < p->n_nodes; i++) {
-        const plan_node *n = &p->nodes[i];
+        const sa_plan_node *n = &p->nodes[i];
         cJSON *o = cJSON_CreateObject();
         ju_add_number(o, "id", i);
-        cJSON_AddStringToObject(o, "kind", plan_kind_name(n->kind));
-        ju_add_number(o, (n->kind == PLAN_COMPUTE || n->kind == PLAN_RECOMPUTE) ? "op" : "tensor", n->ref);
+        cJSON_AddStringToObject(o, "kind", sa_plan_kind_name(n->kind));
+        ju_add_number(o, (n->kind == SA_PLAN_COMPUTE || n->kind == SA_PLAN_RECOMPUTE) ? "op" : "tensor", n->ref);
         cJSON *d = cJSON_AddArrayToObject(o, "deps");
         for (int32_t k = 0; d && k < n->n_deps; k++)
             cJSON_AddItemToArray(d, ju_number(p->deps[n->dep_off + k]));
@@ -431,7 +431,7 @@ sa_status plan_to_json(const plan *p, char **out, sa_err *err)
     }
     cJSON *pl = cJSON_AddArrayToObject(root, "placements");
     for (int32_t i = 0; pl && i < p->n_place; i++) {
-        const plan_placement *q = &p->place[i];
+        const sa_plan_placement *q = &p->place[i];
         cJSON *o = cJSON_CreateObject();
         ju_add_number(o, "tensor", q->tensor);
         ju_add_number(o, "offset", (double)q->offset);
@@ -461,10 +461,10 @@ sa_status plan_to_json(const plan *p, char **out, sa_err *err)
     return *out ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory writing plan");
 }
 
-sa_status plan_write_file(const plan *p, const char *path, sa_err *err)
+sa_status sa_plan_write_file(const sa_plan *p, const char *path, sa_err *err)
 {
     char *text;
-    sa_status st = plan_to_json(p, &text, err);
+    sa_status st = sa_plan_to_json(p, &text, err);
     if (st)
         return st;
     st = sa_write_file(path, text, strlen(text), err);
@@ -472,7 +472,7 @@ sa_status plan_write_file(const plan *p, const char *path, sa_err *err)
     return st;
 }
 
-sa_status plan_clocks(const plan *p, int32_t *spos, int32_t (*vc)[PLAN_STREAM_COUNT], sa_err *err)
+sa_status sa_plan_clocks(const sa_plan *p, int32_t *spos, int32_t (*vc)[SA_PLAN_STREAM_COUNT], sa_err *err)
 {
     int32_t n = p->n_nodes, stuck;
     /* when every dep names an earlier node (as the planners emit them), the
@@ -488,30 +488,30 @@ sa_status plan_clocks(const plan *p, int32_t *spos, int32_t (*vc)[PLAN_STREAM_CO
     int32_t *order = forward ? NULL : calloc((size_t)n + 1, sizeof *order);
     int32_t *sprev = calloc((size_t)n + 1, sizeof *sprev);
     sa_status st = ((!forward && !order) || !sprev) ? sa_fail(err, SA_ENOMEM, "out of memory ordering the plan's nodes")
-                   : forward ? SA_OK : plan_node_order(p, order, &stuck, err);
+                   : forward ? SA_OK : sa_plan_node_order(p, order, &stuck, err);
     if (st) {
         free(order);
         free(sprev);
         return st;
     }
-    int32_t last[PLAN_STREAM_COUNT] = {-1, -1, -1}, cnt[PLAN_STREAM_COUNT] = {0, 0, 0};
+    int32_t last[SA_PLAN_STREAM_COUNT] = {-1, -1, -1}, cnt[SA_PLAN_STREAM_COUNT] = {0, 0, 0};
     for (int32_t i = 0; i < n; i++) {
-        plan_stream s = plan_kind_stream(p->nodes[i].kind);
+        sa_plan_stream s = sa_plan_kind_stream(p->nodes[i].kind);
         spos[i] = cnt[s]++;
         sprev[i] = last[s];
         last[s] = i;
     }
     for (int32_t i = 0; i < n; i++) {
         int32_t b = order ? order[i] : i;
-        const plan_node *nd = &p->nodes[b];
+        const sa_plan_node *nd = &p->nodes[b];
         for (int32_t k = -1; k < nd->n_deps; k++) {
             int32_t a = k < 0 ? sprev[b] : p->deps[nd->dep_off + k];
             if (a < 0)
                 continue;
-            for (int s = 0; s < PLAN_STREAM_COUNT; s++)
+            for (int s = 0; s < SA_PLAN_STREAM_COUNT; s++)
                 if (vc[a][s] > vc[b][s])
                     vc[b][s] = vc[a][s];
-            plan_stream sa_ = plan_kind_stream(p->nodes[a].kind);
+            sa_plan_stream sa_ = sa_plan_kind_stream(p->nodes[a].kind);
             if (spos[a] + 1 > vc[b][sa_])
                 vc[b][sa_] = spos[a] + 1;
         }

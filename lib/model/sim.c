@@ -5,18 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct sim_ws {
+struct sa_sim_ws {
     int32_t cap;
     double *start, *end;
     int32_t *next_dep;  /* per node: index of the first dep not yet seen finished */
-    int32_t *queue[PLAN_STREAM_COUNT];
-    int32_t qlen[PLAN_STREAM_COUNT];
+    int32_t *queue[SA_PLAN_STREAM_COUNT];
+    int32_t qlen[SA_PLAN_STREAM_COUNT];
     unsigned char *done;
 };
 
-sim_ws *sim_ws_new(void) { return calloc(1, sizeof(sim_ws)); }
+sa_sim_ws *sa_sim_ws_new(void) { return calloc(1, sizeof(sa_sim_ws)); }
 
-void sim_ws_free(sim_ws *ws)
+void sa_sim_ws_free(sa_sim_ws *ws)
 {
     if (!ws)
         return;
@@ -24,15 +24,15 @@ void sim_ws_free(sim_ws *ws)
     free(ws->end);
     free(ws->next_dep);
     free(ws->done);
-    for (int s = 0; s < PLAN_STREAM_COUNT; s++)
+    for (int s = 0; s < SA_PLAN_STREAM_COUNT; s++)
         free(ws->queue[s]);
     free(ws);
 }
 
-const double *sim_start(const sim_ws *ws) { return ws->start; }
-const double *sim_end(const sim_ws *ws) { return ws->end; }
+const double *sa_sim_start(const sa_sim_ws *ws) { return ws->start; }
+const double *sa_sim_end(const sa_sim_ws *ws) { return ws->end; }
 
-static bool ws_reserve(sim_ws *ws, int32_t n)
+static bool ws_reserve(sa_sim_ws *ws, int32_t n)
 {
     if (n <= ws->cap)
         return true;
@@ -48,7 +48,7 @@ static bool ws_reserve(sim_ws *ws, int32_t n)
     unsigned char *dn = realloc(ws->done, (size_t)nc);
     if (dn) ws->done = dn;
     bool ok = s && e && d && dn;
-    for (int k = 0; k < PLAN_STREAM_COUNT; k++) {
+    for (int k = 0; k < SA_PLAN_STREAM_COUNT; k++) {
         int32_t *q = realloc(ws->queue[k], (size_t)nc * sizeof *q);
         if (q) ws->queue[k] = q;
         ok = ok && q;
@@ -58,9 +58,9 @@ static bool ws_reserve(sim_ws *ws, int32_t n)
     return ok;
 }
 
-double sim_transfer_alone_us(const dfg_device *dev, int64_t bytes, plan_stream s)
+double sa_sim_transfer_alone_us(const sa_dfg_device *dev, int64_t bytes, sa_plan_stream s)
 {
-    double rate = s == PLAN_STREAM_H2D ? dev->h2d_bytes_per_s : dev->d2h_bytes_per_s;
+    double rate = s == SA_PLAN_STREAM_H2D ? dev->h2d_bytes_per_s : dev->d2h_bytes_per_s;
     return dev->transfer_latency_us + (double)bytes / rate * 1e6;
 }
 
@@ -106,48 +106,48 @@ static inline __attribute__((always_inline)) void xfer_retire(xfer *x, double fi
     (*finished)++;
 }
 
-sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out, sa_err *err)
+sa_status sa_sim_run(const sa_plan *p, const sa_dfg_graph *g, sa_sim_ws *ws, sa_sim_result *out, sa_err *err)
 {
     int32_t n = p->n_nodes;
     memset(out, 0, sizeof *out);
     if (!ws_reserve(ws, n))
         return sa_fail(err, SA_ENOMEM, "out of memory simulating %d nodes", n);
-    const dfg_device *dev = &p->device;
-    double rate_alone[PLAN_STREAM_COUNT] = {0, dev->h2d_bytes_per_s * 1e-6, dev->d2h_bytes_per_s * 1e-6};
-    double rate_shared[PLAN_STREAM_COUNT] = {0, fmin(rate_alone[1], dev->duplex_bytes_per_s * 0.5e-6),
+    const sa_dfg_device *dev = &p->device;
+    double rate_alone[SA_PLAN_STREAM_COUNT] = {0, dev->h2d_bytes_per_s * 1e-6, dev->d2h_bytes_per_s * 1e-6};
+    double rate_shared[SA_PLAN_STREAM_COUNT] = {0, fmin(rate_alone[1], dev->duplex_bytes_per_s * 0.5e-6),
                                              fmin(rate_alone[2], dev->duplex_bytes_per_s * 0.5e-6)};
-    for (int s = 0; s < PLAN_STREAM_COUNT; s++)
+    for (int s = 0; s < SA_PLAN_STREAM_COUNT; s++)
         ws->qlen[s] = 0;
     for (int32_t i = 0; i < n; i++) {
-        plan_stream s = plan_kind_stream(p->nodes[i].kind);
+        sa_plan_stream s = sa_plan_kind_stream(p->nodes[i].kind);
         ws->queue[s][ws->qlen[s]++] = i;
         ws->next_dep[i] = 0;
         ws->done[i] = 0;
         ws->start[i] = ws->end[i] = -1;
     }
-    int32_t head[PLAN_STREAM_COUNT] = {0, 0, 0};
-    int32_t running[PLAN_STREAM_COUNT] = {-1, -1, -1};
+    int32_t head[SA_PLAN_STREAM_COUNT] = {0, 0, 0};
+    int32_t running[SA_PLAN_STREAM_COUNT] = {-1, -1, -1};
     double comp_end = 0;
-    xfer xf[PLAN_STREAM_COUNT] = {{-1, 0, 0, 0}, {-1, 0, 0, 0}, {-1, 0, 0, 0}};
+    xfer xf[SA_PLAN_STREAM_COUNT] = {{-1, 0, 0, 0}, {-1, 0, 0, 0}, {-1, 0, 0, 0}};
     double now = 0, busy = 0;
     int32_t finished = 0;
     /* the loop's arrays in locals: its stores could alias them for all the
      * compiler knows */
-    const plan_node *nodes = p->nodes;
+    const sa_plan_node *nodes = p->nodes;
     const int32_t *pdeps = p->deps;
     unsigned char *done = ws->done;
     int32_t *next_dep = ws->next_dep;
     double *t_start = ws->start, *t_end = ws->end;
     /* the dep a stream's head was last found waiting for (-1: none yet):
      * until that one is done, the head stays where it is */
-    int32_t wait[PLAN_STREAM_COUNT] = {-1, -1, -1};
+    int32_t wait[SA_PLAN_STREAM_COUNT] = {-1, -1, -1};
     while (finished < n) {
         /* start every stream head whose deps are done */
-        for (int s = 0; s < PLAN_STREAM_COUNT; s++) {
+        for (int s = 0; s < SA_PLAN_STREAM_COUNT; s++) {
             if (running[s] >= 0 || head[s] >= ws->qlen[s] || (wait[s] >= 0 && !done[wait[s]]))
                 continue;
             int32_t v = ws->queue[s][head[s]];
-            const plan_node *nd = &nodes[v];
+            const sa_plan_node *nd = &nodes[v];
             /* indexed, not pdeps + dep_off: a plan without deps has pdeps NULL */
             int32_t k = next_dep[v], nk = nd->n_deps, off = nd->dep_off;
             while (k < nk && done[pdeps[off + k]])
@@ -161,17 +161,17 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
             running[s] = v;
             head[s]++;
             t_start[v] = now;
-            if (s == PLAN_STREAM_COMPUTE) {
+            if (s == SA_PLAN_STREAM_COMPUTE) {
                 double d = g->ops[nd->ref].time_us;
                 comp_end = now + (d > 0 ? d : 0);
                 busy += comp_end - now;
-                if (nd->kind == PLAN_RECOMPUTE)
+                if (nd->kind == SA_PLAN_RECOMPUTE)
                     out->n_recompute++;
             } else {
                 int64_t bytes = g->tensors[nd->ref].bytes;
                 xf[s] = (xfer){v, now + dev->transfer_latency_us, (double)bytes,
                                SIM_EPS * (1.0 + (double)bytes)};
-                if (s == PLAN_STREAM_H2D) {
+                if (s == SA_PLAN_STREAM_H2D) {
                     out->h2d_bytes = sa_add_sat(out->h2d_bytes, bytes);
                     out->n_swap_in++;
                 } else {
@@ -182,7 +182,7 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
         }
         /* the next event: a compute end, a latency end, or a transfer end
          * (the two transfer streams written out; min_time is fmin here) */
-        double next = running[PLAN_STREAM_COMPUTE] >= 0 ? comp_end : (double)INFINITY;
+        double next = running[SA_PLAN_STREAM_COMPUTE] >= 0 ? comp_end : (double)INFINITY;
         bool mv1 = running[1] >= 0 && xf[1].lat_end <= now, mv2 = running[2] >= 0 && xf[2].lat_end <= now;
         double rate1 = mv2 ? rate_shared[1] : rate_alone[1], rate2 = mv1 ? rate_shared[2] : rate_alone[2];
         double fin1 = 0, fin2 = 0;
@@ -192,14 +192,14 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
             next = xfer_next(&xf[2], mv2, rate2, now, next, &fin2);
         if (!isfinite(next)) {
             int32_t stuck = -1;
-            for (int s = 0; s < PLAN_STREAM_COUNT && stuck < 0; s++)
+            for (int s = 0; s < SA_PLAN_STREAM_COUNT && stuck < 0; s++)
                 if (head[s] < ws->qlen[s])
                     stuck = ws->queue[s][head[s]];
             if (stuck < 0)
                 return sa_fail(err, SA_EINVALID, "the simulated time does not advance past %g us (a time too large "
                                "to simulate)", now);
             return sa_fail(err, SA_EINVALID, "nodes[%d] (%s) can never start: its deps wait on a later node of "
-                           "its own stream (a dependency cycle)", stuck, plan_kind_name(nodes[stuck].kind));
+                           "its own stream (a dependency cycle)", stuck, sa_plan_kind_name(nodes[stuck].kind));
         }
         double dt = next - now;
         now = next;
@@ -208,11 +208,11 @@ sa_status sim_run(const plan *p, const dfg_graph *g, sim_ws *ws, sim_result *out
         if (mv2)
             xf[2].left -= rate2 * dt;
         /* retire what ended */
-        if (running[PLAN_STREAM_COMPUTE] >= 0 && comp_end <= now) {
-            int32_t v = running[PLAN_STREAM_COMPUTE];
+        if (running[SA_PLAN_STREAM_COMPUTE] >= 0 && comp_end <= now) {
+            int32_t v = running[SA_PLAN_STREAM_COMPUTE];
             t_end[v] = comp_end;
             done[v] = 1;
-            running[PLAN_STREAM_COMPUTE] = -1;
+            running[SA_PLAN_STREAM_COMPUTE] = -1;
             finished++;
         }
         if (mv1)

@@ -9,7 +9,7 @@
 
 #include "swapadvisor/sim.h"
 
-void val_report_free(val_report *r)
+void sa_val_report_free(sa_val_report *r)
 {
     if (!r)
         return;
@@ -21,17 +21,17 @@ void val_report_free(val_report *r)
 }
 
 typedef struct vctx {
-    const plan *p;
-    const dfg_graph *g;
+    const sa_plan *p;
+    const sa_dfg_graph *g;
     bool strict;
-    val_report *rep;
+    sa_val_report *rep;
     sa_err *err;
     int32_t count;
     const double *ts, *te;
     double makespan;
     int32_t *spos;       /* position of a node within its stream */
     int32_t *rank;       /* position of a node in a topological order of stream order + deps */
-    int32_t (*vc)[PLAN_STREAM_COUNT];
+    int32_t (*vc)[SA_PLAN_STREAM_COUNT];
     int32_t *res_off, *res_idx; /* resident_at_start by tensor: res_idx[res_off[t] .. res_off[t+1]) */
 } vctx;
 
@@ -47,7 +47,7 @@ static void violation(vctx *v, const char *fmt, ...)
     if (v->count == 0)
         sa_fail(v->err, SA_EINVALID, "%s", line);
     v->count++;
-    val_report *r = v->rep;
+    sa_val_report *r = v->rep;
     if (!r)
         return;
     int32_t max = r->max_lines > 0 ? r->max_lines : 100;
@@ -76,7 +76,7 @@ static bool hb(const vctx *v, int32_t a, int32_t b)
         return true; /* the iteration start precedes everything */
     if (b < 0 || a == b)
         return false;
-    plan_stream s = plan_kind_stream(v->p->nodes[a].kind);
+    sa_plan_stream s = sa_plan_kind_stream(v->p->nodes[a].kind);
     return v->vc[b][s] >= v->spos[a] + 1;
 }
 
@@ -93,28 +93,28 @@ static sa_status build_clocks(vctx *v)
         free(order);
         return sa_fail(v->err, SA_ENOMEM, "out of memory validating");
     }
-    sa_status st = plan_node_order(v->p, order, &stuck, v->err);
+    sa_status st = sa_plan_node_order(v->p, order, &stuck, v->err);
     for (int32_t i = 0; !st && i < n; i++)
         v->rank[order[i]] = i;
     free(order);
-    return st ? st : plan_clocks(v->p, v->spos, v->vc, v->err);
+    return st ? st : sa_plan_clocks(v->p, v->spos, v->vc, v->err);
 }
 
 static void check_structure(vctx *v)
 {
-    const plan *p = v->p;
-    const dfg_graph *g = v->g;
+    const sa_plan *p = v->p;
+    const sa_dfg_graph *g = v->g;
     int32_t *seen = calloc((size_t)g->n_ops + 1, sizeof *seen);
     if (!seen)
         return;
     if (p->n_schedule != g->n_ops)
         violation(v, "schedule lists %d ops, the graph has %d", p->n_schedule, g->n_ops);
-    else if (!dfg_is_topological(g, p->schedule))
+    else if (!sa_dfg_is_topological(g, p->schedule))
         violation(v, "schedule is not a topological order of the graph (each op once, producers first)");
     int32_t k = 0;
     for (int32_t i = 0; i < p->n_nodes; i++) {
-        const plan_node *nd = &p->nodes[i];
-        if (nd->kind != PLAN_COMPUTE)
+        const sa_plan_node *nd = &p->nodes[i];
+        if (nd->kind != SA_PLAN_COMPUTE)
             continue;
         if (seen[nd->ref]++)
             violation(v, "rule 1: op %d (\"%s\") has more than one compute node (nodes[%d])", nd->ref,
@@ -173,7 +173,7 @@ static event ev_node(const vctx *v, int32_t cls, int32_t n)
 
 static event ev_place(const vctx *v, int32_t cls, int32_t i)
 {
-    const plan_placement *q = &v->p->place[i];
+    const sa_plan_placement *q = &v->p->place[i];
     if (cls == EV_PBEGIN)
         return q->begin < 0 ? (event){0, -1, -1, 0, EV_PBEGIN, i}
                             : (event){v->ts[q->begin], 1, v->rank[q->begin], 0, EV_PBEGIN, i};
@@ -189,8 +189,8 @@ typedef struct tstate {
     int32_t out_ver;             /* version a running swap_out copies */
 } tstate;
 
-static double pl_begin_t(const vctx *v, const plan_placement *q) { return q->begin < 0 ? 0 : v->ts[q->begin]; }
-static double pl_end_t(const vctx *v, const plan_placement *q) { return q->end < 0 ? v->makespan : v->te[q->end]; }
+static double pl_begin_t(const vctx *v, const sa_plan_placement *q) { return q->begin < 0 ? 0 : v->ts[q->begin]; }
+static double pl_end_t(const vctx *v, const sa_plan_placement *q) { return q->end < 0 ? v->makespan : v->te[q->end]; }
 
 /* Is t placed (with placement ap) for the whole of node n? */
 static void need_placed(vctx *v, const tstate *st, int32_t t, int32_t n, const char *what)
@@ -199,7 +199,7 @@ static void need_placed(vctx *v, const tstate *st, int32_t t, int32_t n, const c
         violation(v, "rule 2: nodes[%d] (%s) uses tensor %d (\"%s\") while it is not placed", n, what, t, tname(v, t));
         return;
     }
-    const plan_placement *q = &v->p->place[st->active];
+    const sa_plan_placement *q = &v->p->place[st->active];
     if (pl_end_t(v, q) < v->te[n])
         violation(v, "rule 2: tensor %d (\"%s\") placement %d ends before nodes[%d] (%s) does", t, tname(v, t),
                   st->active, n, what);
@@ -207,7 +207,7 @@ static void need_placed(vctx *v, const tstate *st, int32_t t, int32_t n, const c
         violation(v, "strict: nodes[%d] (%s) is not ordered after the start of placement %d of tensor %d", n, what,
                   st->active, t);
     if (v->strict && q->end >= 0 && q->end != n && !hb(v, n, q->end) &&
-        !(plan_kind_stream(v->p->nodes[n].kind) == plan_kind_stream(v->p->nodes[q->end].kind) &&
+        !(sa_plan_kind_stream(v->p->nodes[n].kind) == sa_plan_kind_stream(v->p->nodes[q->end].kind) &&
           v->spos[n] < v->spos[q->end]))
         violation(v, "strict: placement %d of tensor %d may end (nodes[%d]) before nodes[%d] (%s) finishes",
                   st->active, t, q->end, n, what);
@@ -215,11 +215,11 @@ static void need_placed(vctx *v, const tstate *st, int32_t t, int32_t n, const c
 
 static void node_start(vctx *v, tstate *ts, int32_t n)
 {
-    const plan_node *nd = &v->p->nodes[n];
-    const dfg_graph *g = v->g;
-    if (nd->kind == PLAN_COMPUTE || nd->kind == PLAN_RECOMPUTE) {
-        const dfg_op *o = &g->ops[nd->ref];
-        const char *what = nd->kind == PLAN_COMPUTE ? "compute" : "recompute";
+    const sa_plan_node *nd = &v->p->nodes[n];
+    const sa_dfg_graph *g = v->g;
+    if (nd->kind == SA_PLAN_COMPUTE || nd->kind == SA_PLAN_RECOMPUTE) {
+        const sa_dfg_op *o = &g->ops[nd->ref];
+        const char *what = nd->kind == SA_PLAN_COMPUTE ? "compute" : "recompute";
         for (int32_t k = 0; k < o->n_use; k++)
             need_placed(v, &ts[o->use[k]], o->use[k], n, what);
         for (int32_t k = 0; k < o->n_in; k++) {
@@ -232,12 +232,12 @@ static void node_start(vctx *v, tstate *ts, int32_t n)
                 violation(v, "strict: nodes[%d] reads tensor %d, whose contents come from nodes[%d] that it does "
                           "not wait for", n, t, s->dev_src);
         }
-        if (nd->kind == PLAN_RECOMPUTE)
+        if (nd->kind == SA_PLAN_RECOMPUTE)
             for (int32_t k = 0; k < o->n_out; k++)
-                if (dfg_kind_persistent(g->tensors[o->out[k]].kind))
+                if (sa_dfg_kind_persistent(g->tensors[o->out[k]].kind))
                     violation(v, "rule 1: nodes[%d] recomputes op %d, which updates persistent tensor %d in place",
                               n, nd->ref, o->out[k]);
-    } else if (nd->kind == PLAN_SWAP_IN) {
+    } else if (nd->kind == SA_PLAN_SWAP_IN) {
         int32_t t = nd->ref;
         tstate *s = &ts[t];
         if (s->cur < 0 || s->host != s->cur)
@@ -263,19 +263,19 @@ static void node_start(vctx *v, tstate *ts, int32_t n)
 
 static void node_end(vctx *v, tstate *ts, int32_t n)
 {
-    const plan_node *nd = &v->p->nodes[n];
-    if (nd->kind == PLAN_COMPUTE || nd->kind == PLAN_RECOMPUTE) {
-        const dfg_op *o = &v->g->ops[nd->ref];
+    const sa_plan_node *nd = &v->p->nodes[n];
+    if (nd->kind == SA_PLAN_COMPUTE || nd->kind == SA_PLAN_RECOMPUTE) {
+        const sa_dfg_op *o = &v->g->ops[nd->ref];
         for (int32_t k = 0; k < o->n_out; k++) {
             tstate *s = &ts[o->out[k]];
-            if (nd->kind == PLAN_COMPUTE)
+            if (nd->kind == SA_PLAN_COMPUTE)
                 s->cur++;
             if (s->active >= 0) {
                 s->dev = s->cur;
                 s->dev_src = n;
             }
         }
-    } else if (nd->kind == PLAN_SWAP_IN) {
+    } else if (nd->kind == SA_PLAN_SWAP_IN) {
         tstate *s = &ts[nd->ref];
         if (s->active >= 0 && s->host >= 0) {
             s->dev = s->host;
@@ -292,8 +292,8 @@ static void node_end(vctx *v, tstate *ts, int32_t n)
 
 static void check_events(vctx *v, tstate *ts)
 {
-    const plan *p = v->p;
-    const dfg_graph *g = v->g;
+    const sa_plan *p = v->p;
+    const sa_dfg_graph *g = v->g;
     size_t ne = (size_t)p->n_nodes * 2 + (size_t)p->n_place * 2;
     event *ev = calloc(ne + 1, sizeof *ev);
     if (!ev) {
@@ -317,7 +317,7 @@ static void check_events(vctx *v, tstate *ts)
         case EV_START: node_start(v, ts, i); break;
         case EV_END: node_end(v, ts, i); break;
         case EV_PBEGIN: {
-            const plan_placement *q = &p->place[i];
+            const sa_plan_placement *q = &p->place[i];
             tstate *s = &ts[q->tensor];
             if (s->active >= 0)
                 violation(v, "placements %d and %d hold tensor %d (\"%s\") at the same time", s->active, i,
@@ -328,7 +328,7 @@ static void check_events(vctx *v, tstate *ts)
                 bool listed = false;
                 for (int32_t j = v->res_off[q->tensor]; j < v->res_off[q->tensor + 1]; j++)
                     listed |= p->res[v->res_idx[j]].offset == q->offset;
-                if (!listed || !dfg_kind_persistent(g->tensors[q->tensor].kind))
+                if (!listed || !sa_dfg_kind_persistent(g->tensors[q->tensor].kind))
                     violation(v, "placement %d starts with the iteration but tensor %d (\"%s\") is not a persistent "
                               "tensor in resident_at_start at offset %lld", i, q->tensor, tname(v, q->tensor),
                               (long long)q->offset);
@@ -353,7 +353,7 @@ static void check_events(vctx *v, tstate *ts)
     /* rule 5 and the steady state */
     for (int32_t t = 0; t < g->n_tensors; t++) {
         tstate *s = &ts[t];
-        bool pers = dfg_kind_persistent(g->tensors[t].kind);
+        bool pers = sa_dfg_kind_persistent(g->tensors[t].kind);
         bool at_end = s->active >= 0;
         bool at_start = false;
         for (int32_t j = v->res_off[t]; j < v->res_off[t + 1]; j++) {
@@ -385,7 +385,7 @@ static int cmp_place_begin(const void *a, const void *b, void *ctx)
 {
     const vctx *v = ctx;
     int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-    const plan_placement *x = &v->p->place[i], *y = &v->p->place[j];
+    const sa_plan_placement *x = &v->p->place[i], *y = &v->p->place[j];
     double xs = pl_begin_t(v, x), ys = pl_begin_t(v, y);
     if (xs != ys)
         return xs < ys ? -1 : 1;
@@ -399,7 +399,7 @@ static int cmp_place_begin(const void *a, const void *b, void *ctx)
  * time, and under --strict one must end before the other begins by deps. */
 static void space_pair(vctx *v, int32_t xi, int32_t yi)
 {
-    const plan_placement *x = &v->p->place[xi], *y = &v->p->place[yi];
+    const sa_plan_placement *x = &v->p->place[xi], *y = &v->p->place[yi];
     double xs = pl_begin_t(v, x), xt = pl_end_t(v, x), ys = pl_begin_t(v, y), yt = pl_end_t(v, y);
     if (xs < yt && ys < xt) {
         violation(v, "rule 4: placements %d (tensor %d) and %d (tensor %d) overlap in address and time", xi,
@@ -411,7 +411,7 @@ static void space_pair(vctx *v, int32_t xi, int32_t yi)
     /* at one instant (zero-time nodes) either may come first: the deps decide */
     bool x_first = xt <= ys && x->end >= 0 && hb(v, x->end, y->begin);
     bool y_first = yt <= xs && y->end >= 0 && hb(v, y->end, x->begin);
-    const plan_placement *first = xt <= ys ? x : y, *second = xt <= ys ? y : x;
+    const sa_plan_placement *first = xt <= ys ? x : y, *second = xt <= ys ? y : x;
     if (!x_first && !y_first)
         violation(v, "strict: placement of tensor %d may begin (nodes[%d]) before the overlapping placement "
                   "of tensor %d ends (nodes[%d])", second->tensor, second->begin, first->tensor, first->end);
@@ -419,11 +419,11 @@ static void space_pair(vctx *v, int32_t xi, int32_t yi)
 
 static void check_space(vctx *v)
 {
-    const plan *p = v->p;
-    const dfg_graph *g = v->g;
+    const sa_plan *p = v->p;
+    const sa_dfg_graph *g = v->g;
     int64_t arena = 0;
     for (int32_t i = 0; i < p->n_place; i++) {
-        const plan_placement *q = &p->place[i];
+        const sa_plan_placement *q = &p->place[i];
         int64_t e = q->offset + g->tensors[q->tensor].bytes;
         if (e > p->device.memory_bytes)
             violation(v, "rule 4: placement %d of tensor %d ends at byte %lld, past memory_bytes %lld", i, q->tensor,
@@ -457,9 +457,9 @@ static void check_space(vctx *v)
     for (int32_t i = 0; i < n; i++) {
         idx[i] = i;
         stamp[i] = -1;
-        const plan_placement *q = &p->place[i];
+        const sa_plan_placement *q = &p->place[i];
         if (v->strict && q->begin >= 0 && q->end >= 0 && q->begin != q->end && !hb(v, q->begin, q->end) &&
-            !(plan_kind_stream(p->nodes[q->begin].kind) == plan_kind_stream(p->nodes[q->end].kind) &&
+            !(sa_plan_kind_stream(p->nodes[q->begin].kind) == sa_plan_kind_stream(p->nodes[q->end].kind) &&
               v->spos[q->begin] < v->spos[q->end]))
             violation(v, "strict: placement %d of tensor %d may end (nodes[%d]) before it begins (nodes[%d])", i,
                       q->tensor, q->end, q->begin);
@@ -468,7 +468,7 @@ static void check_space(vctx *v)
     int32_t ns = 0;
     for (int32_t a = 0; a < n; a++) {
         int32_t yi = idx[a];
-        const plan_placement *y = &p->place[yi];
+        const sa_plan_placement *y = &p->place[yi];
         int64_t lo = y->offset, hi = sa_add_sat(y->offset, g->tensors[y->tensor].bytes);
         /* first segment ending past lo */
         int32_t l = 0, r = ns;
@@ -503,28 +503,28 @@ static void check_space(vctx *v)
     free(sg);
 }
 
-sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_report *rep, sa_err *err)
+sa_status sa_plan_validate(const sa_plan *p, const sa_dfg_graph *g, bool strict, sa_val_report *rep, sa_err *err)
 {
-    sa_status st = plan_check_graph(p, g, "plan", err);
+    sa_status st = sa_plan_check_graph(p, g, "plan", err);
     if (st)
         return st;
-    sim_ws *ws = sim_ws_new();
+    sa_sim_ws *ws = sa_sim_ws_new();
     if (!ws)
         return sa_fail(err, SA_ENOMEM, "out of memory validating");
-    sim_result r;
+    sa_sim_result r;
     vctx v = {p, g, strict, rep, err, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL};
     check_structure(&v);
-    st = sim_run(p, g, ws, &r, err);
+    st = sa_sim_run(p, g, ws, &r, err);
     if (st) {
-        sim_ws_free(ws);
+        sa_sim_ws_free(ws);
         if (st == SA_EINVALID)
             violation(&v, "%s", err->msg);
         if (rep)
             rep->n_violations = v.count;
         return st;
     }
-    v.ts = sim_start(ws);
-    v.te = sim_end(ws);
+    v.ts = sa_sim_start(ws);
+    v.te = sa_sim_end(ws);
     v.makespan = r.makespan_us;
     if (rep)
         rep->makespan_us = r.makespan_us;
@@ -553,14 +553,14 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
         free(v.spos);
         free(v.rank);
         free(v.vc);
-        sim_ws_free(ws);
+        sa_sim_ws_free(ws);
         return st ? st : sa_fail(err, SA_ENOMEM, "out of memory validating");
     }
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        dfg_kind k = g->tensors[t].kind;
+        sa_dfg_kind k = g->tensors[t].kind;
         bool start_res = v.res_off[t + 1] > v.res_off[t];
-        ts[t].cur = (k == DFG_INPUT || dfg_kind_persistent(k)) ? 0 : -1;
-        ts[t].host = (k == DFG_INPUT || (dfg_kind_persistent(k) && !start_res)) ? 0 : -1;
+        ts[t].cur = (k == SA_DFG_INPUT || sa_dfg_kind_persistent(k)) ? 0 : -1;
+        ts[t].host = (k == SA_DFG_INPUT || (sa_dfg_kind_persistent(k) && !start_res)) ? 0 : -1;
         ts[t].dev = -1;
         ts[t].dev_src = ts[t].host_src = -1;
         ts[t].active = -1;
@@ -568,7 +568,7 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
     }
     check_events(&v, ts);
     check_space(&v);
-    double ideal = dfg_total_time_us(g);
+    double ideal = sa_dfg_total_time_us(g);
     if (fabs(p->predicted.iteration_us - r.makespan_us) > 0.005 * r.makespan_us)
         violation(&v, "rule 6: predicted.iteration_us %.3f differs from the re-simulated %.3f by more than 0.5%%",
                   p->predicted.iteration_us, r.makespan_us);
@@ -581,7 +581,7 @@ sa_status plan_validate(const plan *p, const dfg_graph *g, bool strict, val_repo
     free(v.vc);
     free(v.res_off);
     free(v.res_idx);
-    sim_ws_free(ws);
+    sa_sim_ws_free(ws);
     if (rep)
         rep->n_violations = v.count;
     return v.count ? SA_EINVALID : SA_OK;

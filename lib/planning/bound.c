@@ -37,10 +37,10 @@ void bnd_free(bnd_model *m)
 }
 
 /* Is op p one a recompute node may re-run (it updates no persistent tensor)? */
-static bool op_recomputable(const dfg_graph *g, int32_t p)
+static bool op_recomputable(const sa_dfg_graph *g, int32_t p)
 {
     for (int32_t k = 0; k < g->ops[p].n_out; k++)
-        if (dfg_kind_persistent(g->tensors[g->ops[p].out[k]].kind))
+        if (sa_dfg_kind_persistent(g->tensors[g->ops[p].out[k]].kind))
             return false;
     return true;
 }
@@ -62,7 +62,7 @@ static int by_witem(const void *a, const void *b)
  * instant and op i + 1's start -- by a swap-in, or by a recompute node --
  * while the compute stream has nothing of the schedule to run.  These
  * windows are disjoint, so their lengths add to the sum of op times. */
-static bool bnd_boundary(bnd_model *m, const dfg_graph *g, const dfg_device *dev)
+static bool bnd_boundary(bnd_model *m, const sa_dfg_graph *g, const sa_dfg_device *dev)
 {
     double lat = dev->transfer_latency_us, rh = dev->h2d_bytes_per_s * 1e-6;
     int32_t cap = 1;
@@ -74,7 +74,7 @@ static bool bnd_boundary(bnd_model *m, const dfg_graph *g, const dfg_device *dev
         return false;
     double extra = 0;
     for (int32_t i = 0; i + 1 < m->n; i++) {
-        const dfg_op *op = &g->ops[m->sch[i]], *nx = &g->ops[m->sch[i + 1]];
+        const sa_dfg_op *op = &g->ops[m->sch[i]], *nx = &g->ops[m->sch[i + 1]];
         if (!(op->time_us > 0))
             continue; /* the argument needs an instant inside op i */
         bnd_mark(m, g, i);
@@ -87,8 +87,8 @@ static bool bnd_boundary(bnd_model *m, const dfg_graph *g, const dfg_device *dev
                 continue;
             double b = (double)g->tensors[t].bytes;
             double cost = lat + b / rh;
-            const dfg_tensor *x = &g->tensors[t];
-            if (!dfg_kind_persistent(x->kind) && x->kind != DFG_INPUT && x->producer >= 0 &&
+            const sa_dfg_tensor *x = &g->tensors[t];
+            if (!sa_dfg_kind_persistent(x->kind) && x->kind != SA_DFG_INPUT && x->producer >= 0 &&
                 op_recomputable(g, x->producer)) {
                 double tp = g->ops[x->producer].time_us > 0 ? g->ops[x->producer].time_us : 0;
                 if (tp < cost)
@@ -117,7 +117,7 @@ static bool bnd_boundary(bnd_model *m, const dfg_graph *g, const dfg_device *dev
     return true;
 }
 
-sa_status bnd_build(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, bnd_model *m, sa_err *err)
+sa_status bnd_build(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, bnd_model *m, sa_err *err)
 {
     memset(m, 0, sizeof *m);
     const int32_t *sch = schedule ? schedule : g->topo;
@@ -152,11 +152,11 @@ sa_status bnd_build(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         m->compute_us += g->ops[sch[i]].time_us > 0 ? g->ops[sch[i]].time_us : 0;
     /* classify every tensor: when its absence costs, and what */
     for (int32_t t = 0; t < nt; t++) {
-        const dfg_tensor *x = &g->tensors[t];
+        const sa_dfg_tensor *x = &g->tensors[t];
         double b = (double)x->bytes;
         m->rec_op[t] = -1;
         m->cls[t] = BND_NONE;
-        if (dfg_kind_persistent(x->kind)) {
+        if (sa_dfg_kind_persistent(x->kind)) {
             if (x->n_readers == 0 && x->updater < 0)
                 continue; /* nobody touches it: absent for free */
             m->cls[t] = BND_PERSIST;
@@ -173,7 +173,7 @@ sa_status bnd_build(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
             if (q < f) f = q;
             if (q > l) l = q;
         }
-        if (x->kind == DFG_INPUT) {
+        if (x->kind == SA_DFG_INPUT) {
             if (l < 0)
                 continue;
             /* one swap-in per iteration is forced; a second one when it is
@@ -200,7 +200,7 @@ sa_status bnd_build(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     }
     /* per position: bytes the op itself needs, bytes alive across it, excess */
     for (int32_t i = 0; i < n; i++) {
-        const dfg_op *op = &g->ops[sch[i]];
+        const sa_dfg_op *op = &g->ops[sch[i]];
         int64_t use = 0, alive = 0;
         bnd_mark(m, g, i);
         for (int32_t k = 0; k < op->n_use; k++)
@@ -225,7 +225,7 @@ sa_status bnd_build(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     /* start: the inputs first read at or before position k all arrive first */
     double arrive = 0, tail = m->compute_us;
     for (int32_t k = 0; k < n; k++) {
-        const dfg_op *op = &g->ops[sch[k]];
+        const sa_dfg_op *op = &g->ops[sch[k]];
         for (int32_t j = 0; j < op->n_in; j++) {
             int32_t t = op->in[j];
             if (m->cls[t] == BND_INPUT && m->from[t] == k)
@@ -259,7 +259,7 @@ static int by_ratio(const void *a, const void *b)
 /* The items of position i: one swap item per tensor alive across it, one
  * recompute item per producer (all its alive outputs at once).  Returns the
  * count. */
-static int32_t position_items(bnd_model *m, const dfg_graph *g, int32_t i, citem *it, double *rec_bytes)
+static int32_t position_items(bnd_model *m, const sa_dfg_graph *g, int32_t i, citem *it, double *rec_bytes)
 {
     int32_t k = 0;
     bnd_mark(m, g, i);
@@ -378,7 +378,7 @@ static double bisect_position(const bnd_model *m, bitem *lists[4], const int32_t
 }
 
 /* Sorts position i's items into the four lists (each by cost per byte). */
-static void position_lists(bnd_model *m, const dfg_graph *g, int32_t i, citem *it, double *rec_bytes,
+static void position_lists(bnd_model *m, const sa_dfg_graph *g, int32_t i, citem *it, double *rec_bytes,
                            bitem *lists[4], int32_t k[4])
 {
     int32_t n = position_items(m, g, i, it, rec_bytes);
@@ -397,7 +397,7 @@ static void position_lists(bnd_model *m, const dfg_graph *g, int32_t i, citem *i
         qsort(lists[r], (size_t)k[r], sizeof *lists[r], by_unit_cost);
 }
 
-sa_status bound_cheap(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, bound_result *out,
+sa_status bound_cheap(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, bound_result *out,
                       sa_err *err)
 {
     double t0 = now_s();
@@ -468,7 +468,7 @@ out:
     return st;
 }
 
-sa_status bound_attach(plan *p, const bound_result *b, sa_err *err)
+sa_status bound_attach(sa_plan *p, const bound_result *b, sa_err *err)
 {
     const char *old = p->search_json && *p->search_json ? p->search_json : "{}";
     size_t len = strlen(old);
@@ -491,7 +491,7 @@ sa_status bound_attach(plan *p, const bound_result *b, sa_err *err)
         return sa_fail(err, SA_ENOMEM, "out of memory adding the bound to the plan");
     memcpy(js, old, len - 1);
     memcpy(js + len - 1, add, (size_t)n + 1);
-    bool ok = plan_set_search_json(p, js);
+    bool ok = sa_plan_set_search_json(p, js);
     free(js);
     return ok ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory adding the bound to the plan");
 }

@@ -43,13 +43,13 @@ typedef struct bnd_model {
     double boundary_us;    /* compute + the windows between ops (docs/bound.md) */
 } bnd_model;
 
-sa_status bnd_build(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, bnd_model *m, sa_err *err);
+sa_status bnd_build(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, bnd_model *m, sa_err *err);
 void bnd_free(bnd_model *m);
 
 /* Marks the tensors of the op at position i (bnd_alive reads the marks). */
-static inline void bnd_mark(bnd_model *m, const dfg_graph *g, int32_t i)
+static inline void bnd_mark(bnd_model *m, const sa_dfg_graph *g, int32_t i)
 {
-    const dfg_op *op = &g->ops[m->sch[i]];
+    const sa_dfg_op *op = &g->ops[m->sch[i]];
     for (int32_t k = 0; k < op->n_use; k++)
         m->use_mark[op->use[k]] = i + 1;
 }

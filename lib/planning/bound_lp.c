@@ -9,15 +9,15 @@
 #include "swapadvisor/milp.h"
 #include "bound_internal.h"
 
-bool bound_have_lp(void) { return milp_have(MILP_AUTO); }
+bool bound_have_lp(void) { return sa_milp_have(SA_MILP_AUTO); }
 
 /* bytes enter the rows in MB, so that the coefficients stay near 1 */
 #define BND_MB 1e-6
 
-sa_status bound_lp(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double time_limit_s,
+sa_status bound_lp(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, double time_limit_s,
                    bound_result *out, sa_err *err)
 {
-    if (!milp_have(MILP_AUTO))
+    if (!sa_milp_have(SA_MILP_AUTO))
         return sa_fail(err, SA_EUSAGE, "this build has no LP solver for the LP bound (install coinor-libcbc-dev "
                        "or libglpk-dev and rebuild; scripts/setup.sh does)");
     sa_status st = bound_cheap(g, dev, schedule, out, err);
@@ -29,13 +29,13 @@ sa_status bound_lp(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
     bnd_model m;
     if ((st = bnd_build(g, dev, schedule, &m, err)))
         return st;
-    milp *lp = milp_new();
+    sa_milp *lp = sa_milp_new();
     int32_t *scol = malloc((size_t)m.nt * sizeof *scol), *ycol = malloc((size_t)m.nt * sizeof *ycol);
     int32_t *rcol = malloc((size_t)m.n * sizeof *rcol);
     uint8_t *used = calloc((size_t)m.nt, 1);
     int32_t *idx = malloc((size_t)(2 * m.nt + m.n + 4) * sizeof *idx);
     double *val = malloc((size_t)(2 * m.nt + m.n + 4) * sizeof *val);
-    milp_result res = {0};
+    sa_milp_result res = {0};
     if (!lp || !scol || !ycol || !rcol || !used || !idx || !val) {
         st = sa_fail(err, SA_ENOMEM, "out of memory building the LP bound");
         goto out;
@@ -50,7 +50,7 @@ sa_status bound_lp(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
                 used[t] = 1;
     }
     double floor_us = fmax(fmax(fmax(out->compute_us, out->forced_us), out->start_us), out->boundary_us);
-    int32_t T = milp_add_col(lp, floor_us, HUGE_VAL, 1.0, false);
+    int32_t T = sa_milp_add_col(lp, floor_us, HUGE_VAL, 1.0, false);
     bool ok = T >= 0;
     for (int32_t p = 0; p < m.n; p++)
         rcol[p] = -1;
@@ -58,16 +58,16 @@ sa_status bound_lp(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
         scol[t] = ycol[t] = -1;
         if (!used[t])
             continue;
-        ok = (scol[t] = milp_add_col(lp, 0, 1, 0, true)) >= 0;
+        ok = (scol[t] = sa_milp_add_col(lp, 0, 1, 0, true)) >= 0;
         int32_t p = m.rec_op[t];
         if (ok && p >= 0 && rcol[p] < 0)
-            ok = (rcol[p] = milp_add_col(lp, 0, 1, 0, true)) >= 0;
+            ok = (rcol[p] = sa_milp_add_col(lp, 0, 1, 0, true)) >= 0;
         if (ok && p >= 0) {
             /* y_t <= s_t + r_p: absent somewhere, paid by a swap or a recompute */
-            ok = (ycol[t] = milp_add_col(lp, 0, 1, 0, false)) >= 0;
+            ok = (ycol[t] = sa_milp_add_col(lp, 0, 1, 0, false)) >= 0;
             int32_t ix[3] = {ycol[t], scol[t], rcol[p]};
             double v[3] = {1, -1, -1};
-            ok = ok && milp_add_row(lp, -HUGE_VAL, 0, 3, ix, v);
+            ok = ok && sa_milp_add_row(lp, -HUGE_VAL, 0, 3, ix, v);
         } else if (ok) {
             ycol[t] = scol[t];
         }
@@ -83,7 +83,7 @@ sa_status bound_lp(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
                 idx[k] = ycol[t];
                 val[k++] = (double)g->tensors[t].bytes * BND_MB;
             }
-        ok = milp_add_row(lp, (double)m.excess[i] * BND_MB, HUGE_VAL, k, idx, val);
+        ok = sa_milp_add_row(lp, (double)m.excess[i] * BND_MB, HUGE_VAL, k, idx, val);
     }
     /* the four resources: T >= base + what the choices add */
     for (int res_k = 0; res_k < 4 && ok; res_k++) {
@@ -107,16 +107,16 @@ sa_status bound_lp(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
                 }
             }
         }
-        ok = milp_add_row(lp, base, HUGE_VAL, k, idx, val);
+        ok = sa_milp_add_row(lp, base, HUGE_VAL, k, idx, val);
     }
     if (!ok) {
         st = sa_fail(err, SA_ENOMEM, "out of memory building the LP bound");
         goto out;
     }
-    milp_opts mo = {MILP_AUTO, time_limit_s, 0, 1, true, 0};
-    if ((st = milp_solve(lp, &mo, &res, err)))
+    sa_milp_opts mo = {SA_MILP_AUTO, time_limit_s, 0, 1, true, 0};
+    if ((st = sa_milp_solve(lp, &mo, &res, err)))
         goto out;
-    if (res.status == MILP_OPTIMAL) {
+    if (res.status == SA_MILP_OPTIMAL) {
         /* the simplex's optimum, less its feasibility tolerance */
         double v = res.objective * (1.0 - 1e-7);
         out->method = "lp";
@@ -125,14 +125,14 @@ sa_status bound_lp(const dfg_graph *g, const dfg_device *dev, const int32_t *sch
             out->memory_pos = -1;
         }
         out->lower_bound_us = fmax(out->lower_bound_us, v);
-    } else if (res.status == MILP_INFEASIBLE) {
+    } else if (res.status == SA_MILP_INFEASIBLE) {
         st = sa_fail(err, SA_EINTERNAL, "internal error: the LP bound is infeasible although every op fits");
     }
-    /* MILP_NO_SOLUTION (time limit): the combinatorial bound stands */
+    /* SA_MILP_NO_SOLUTION (time limit): the combinatorial bound stands */
     out->seconds = t_cheap + res.seconds;
 out:
-    milp_result_free(&res);
-    milp_free(lp);
+    sa_milp_result_free(&res);
+    sa_milp_free(lp);
     free(scol);
     free(ycol);
     free(rcol);

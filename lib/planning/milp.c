@@ -22,7 +22,7 @@
 #include <glpk.h>
 #endif
 
-struct milp {
+struct sa_milp {
     int32_t nc, cap_c;
     double *clb, *cub, *obj;
     uint8_t *integer;
@@ -34,9 +34,9 @@ struct milp {
     double *rval;
 };
 
-milp *milp_new(void)
+sa_milp *sa_milp_new(void)
 {
-    milp *m = calloc(1, sizeof *m);
+    sa_milp *m = calloc(1, sizeof *m);
     if (m && !(m->rstart = calloc(1, sizeof *m->rstart))) {
         free(m);
         return NULL;
@@ -44,7 +44,7 @@ milp *milp_new(void)
     return m;
 }
 
-void milp_free(milp *m)
+void sa_milp_free(sa_milp *m)
 {
     if (!m)
         return;
@@ -60,11 +60,11 @@ void milp_free(milp *m)
     free(m);
 }
 
-int32_t milp_n_cols(const milp *m) { return m->nc; }
+int32_t sa_milp_n_cols(const sa_milp *m) { return m->nc; }
 
 #define GROW(ptr, cap_new) ((ptr) = realloc((ptr), (size_t)(cap_new) * sizeof *(ptr)))
 
-int32_t milp_add_col(milp *m, double lb, double ub, double obj, bool integer)
+int32_t sa_milp_add_col(sa_milp *m, double lb, double ub, double obj, bool integer)
 {
     if (m->nc == m->cap_c) {
         int32_t c = m->cap_c ? 2 * m->cap_c : 256;
@@ -87,7 +87,7 @@ int32_t milp_add_col(milp *m, double lb, double ub, double obj, bool integer)
     return m->nc++;
 }
 
-bool milp_add_row(milp *m, double lb, double ub, int32_t n, const int32_t *idx, const double *val)
+bool sa_milp_add_row(sa_milp *m, double lb, double ub, int32_t n, const int32_t *idx, const double *val)
 {
     if (m->nr == m->cap_r) {
         int32_t c = m->cap_r ? 2 * m->cap_r : 256;
@@ -125,16 +125,16 @@ bool milp_add_row(milp *m, double lb, double ub, int32_t n, const int32_t *idx, 
     return true;
 }
 
-bool milp_have(milp_backend b)
+bool sa_milp_have(sa_milp_backend b)
 {
     switch (b) {
-    case MILP_CBC: return SA_HAVE_CBC;
-    case MILP_GLPK: return SA_HAVE_GLPK;
+    case SA_MILP_CBC: return SA_HAVE_CBC;
+    case SA_MILP_GLPK: return SA_HAVE_GLPK;
     default: return SA_HAVE_CBC || SA_HAVE_GLPK;
     }
 }
 
-const char *milp_auto_name(void) { return SA_HAVE_CBC ? "cbc" : SA_HAVE_GLPK ? "glpk" : NULL; }
+const char *sa_milp_auto_name(void) { return SA_HAVE_CBC ? "cbc" : SA_HAVE_GLPK ? "glpk" : NULL; }
 
 static double now_s(void)
 {
@@ -143,14 +143,14 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void milp_result_free(milp_result *r)
+void sa_milp_result_free(sa_milp_result *r)
 {
     free(r->x);
     r->x = NULL;
 }
 
 #if SA_HAVE_CBC
-static sa_status solve_cbc(const milp *m, const milp_opts *o, milp_result *r, sa_err *err)
+static sa_status solve_cbc(const sa_milp *m, const sa_milp_opts *o, sa_milp_result *r, sa_err *err)
 {
     /* CBC loads columns: transpose the rows */
     int32_t *cstart = calloc((size_t)m->nc + 1, sizeof *cstart);
@@ -212,14 +212,14 @@ static sa_status solve_cbc(const milp *m, const milp_opts *o, milp_result *r, sa
     bool optimal = Cbc_isProvenOptimal(cm), infeasible = Cbc_isProvenInfeasible(cm);
     double best = Cbc_getBestPossibleObjValue(cm);
     if (infeasible) {
-        r->status = MILP_INFEASIBLE;
+        r->status = SA_MILP_INFEASIBLE;
         goto out;
     }
     bool have = sol && ncols == m->nc && (optimal || Cbc_numberSavedSolutions(cm) > 0 || Cbc_bestSolution(cm));
     if (o->relax) /* a pure LP: the solution is optimal or not usable */
         have = sol && optimal;
     if (!have) {
-        r->status = MILP_NO_SOLUTION;
+        r->status = SA_MILP_NO_SOLUTION;
         r->best_bound = isfinite(best) && !o->relax ? best : -HUGE_VAL;
         goto out;
     }
@@ -232,7 +232,7 @@ static sa_status solve_cbc(const milp *m, const milp_opts *o, milp_result *r, sa
     r->objective = 0;
     for (int32_t c = 0; c < m->nc; c++)
         r->objective += m->obj[c] * r->x[c];
-    r->status = optimal ? MILP_OPTIMAL : MILP_FEASIBLE;
+    r->status = optimal ? SA_MILP_OPTIMAL : SA_MILP_FEASIBLE;
     r->best_bound = o->relax ? r->objective : (optimal && !(o->rel_gap > 0) ? r->objective : best);
 out:
     if (cm)
@@ -257,7 +257,7 @@ static int glp_silent(void *info, const char *s)
     return 1;
 }
 
-static sa_status solve_glpk(const milp *m, const milp_opts *o, milp_result *r, sa_err *err)
+static sa_status solve_glpk(const sa_milp *m, const sa_milp_opts *o, sa_milp_result *r, sa_err *err)
 {
     glp_term_hook(glp_silent, NULL);
     glp_prob *lp = glp_create_prob();
@@ -305,11 +305,11 @@ static sa_status solve_glpk(const milp *m, const milp_opts *o, milp_result *r, s
     int rc = glp_simplex(lp, &sp);
     int lpst = glp_get_status(lp);
     if (lpst == GLP_NOFEAS || (rc == GLP_ENOPFS)) {
-        r->status = MILP_INFEASIBLE;
+        r->status = SA_MILP_INFEASIBLE;
         goto out;
     }
     if (rc != 0 || lpst != GLP_OPT) {
-        r->status = MILP_NO_SOLUTION;
+        r->status = SA_MILP_NO_SOLUTION;
         goto out;
     }
     double lp_obj = glp_get_obj_val(lp);
@@ -321,7 +321,7 @@ static sa_status solve_glpk(const milp *m, const milp_opts *o, milp_result *r, s
         for (int32_t c = 0; c < m->nc; c++)
             r->x[c] = glp_get_col_prim(lp, c + 1);
         r->objective = r->best_bound = lp_obj;
-        r->status = MILP_OPTIMAL;
+        r->status = SA_MILP_OPTIMAL;
         goto out;
     }
     glp_iocp ip;
@@ -336,12 +336,12 @@ static sa_status solve_glpk(const milp *m, const milp_opts *o, milp_result *r, s
     r->timed_out = rc == GLP_ETMLIM;
     int mst = glp_mip_status(lp);
     if (mst == GLP_NOFEAS) {
-        r->status = MILP_INFEASIBLE;
+        r->status = SA_MILP_INFEASIBLE;
         goto out;
     }
     r->best_bound = lp_obj; /* the root relaxation: GLPK does not expose the tree's bound */
     if (mst != GLP_OPT && mst != GLP_FEAS) {
-        r->status = MILP_NO_SOLUTION;
+        r->status = SA_MILP_NO_SOLUTION;
         goto out;
     }
     if (!(r->x = malloc((size_t)(m->nc ? m->nc : 1) * sizeof *r->x))) {
@@ -351,8 +351,8 @@ static sa_status solve_glpk(const milp *m, const milp_opts *o, milp_result *r, s
     for (int32_t c = 0; c < m->nc; c++)
         r->x[c] = glp_mip_col_val(lp, c + 1);
     r->objective = glp_mip_obj_val(lp);
-    r->status = (mst == GLP_OPT && rc == 0) || rc == GLP_EMIPGAP ? MILP_OPTIMAL : MILP_FEASIBLE;
-    if (r->status == MILP_OPTIMAL && !(o->rel_gap > 0))
+    r->status = (mst == GLP_OPT && rc == 0) || rc == GLP_EMIPGAP ? SA_MILP_OPTIMAL : SA_MILP_FEASIBLE;
+    if (r->status == SA_MILP_OPTIMAL && !(o->rel_gap > 0))
         r->best_bound = r->objective;
 out:
     if (lp)
@@ -364,32 +364,32 @@ out:
 }
 #endif
 
-sa_status milp_solve(const milp *m, const milp_opts *o, milp_result *r, sa_err *err)
+sa_status sa_milp_solve(const sa_milp *m, const sa_milp_opts *o, sa_milp_result *r, sa_err *err)
 {
     (void)m; /* unread in a build without a solver */
     memset(r, 0, sizeof *r);
     r->objective = HUGE_VAL;
     r->best_bound = -HUGE_VAL;
-    r->status = MILP_NO_SOLUTION;
-    milp_backend b = o->backend;
-    if (b == MILP_AUTO)
-        b = SA_HAVE_CBC ? MILP_CBC : MILP_GLPK;
-    if (!milp_have(b))
+    r->status = SA_MILP_NO_SOLUTION;
+    sa_milp_backend b = o->backend;
+    if (b == SA_MILP_AUTO)
+        b = SA_HAVE_CBC ? SA_MILP_CBC : SA_MILP_GLPK;
+    if (!sa_milp_have(b))
         return sa_fail(err, SA_EUSAGE, "this build has no %s solver (install coinor-libcbc-dev or libglpk-dev and "
-                       "rebuild; scripts/setup.sh does)", o->backend == MILP_GLPK ? "GLPK" :
-                       o->backend == MILP_CBC ? "CBC" : "MILP");
+                       "rebuild; scripts/setup.sh does)", o->backend == SA_MILP_GLPK ? "GLPK" :
+                       o->backend == SA_MILP_CBC ? "CBC" : "MILP");
     double t0 = now_s();
     sa_status st = SA_EINTERNAL;
 #if SA_HAVE_CBC
-    if (b == MILP_CBC)
+    if (b == SA_MILP_CBC)
         st = solve_cbc(m, o, r, err);
 #endif
 #if SA_HAVE_GLPK
-    if (b == MILP_GLPK)
+    if (b == SA_MILP_GLPK)
         st = solve_glpk(m, o, r, err);
 #endif
     r->seconds = now_s() - t0;
     if (st)
-        milp_result_free(r);
+        sa_milp_result_free(r);
     return st;
 }

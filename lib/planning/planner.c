@@ -8,7 +8,7 @@
 
 #include "swapadvisor/pack.h"
 
-sa_status planner_check_graph(const dfg_graph *g, const char *source, sa_err *err)
+sa_status planner_check_graph(const sa_dfg_graph *g, const char *source, sa_err *err)
 {
     const char *src = source ? source : g->name;
     for (int32_t i = 0; i < g->n_ops; i++)
@@ -18,10 +18,10 @@ sa_status planner_check_graph(const dfg_graph *g, const char *source, sa_err *er
     return SA_OK;
 }
 
-sa_status planner_check_fits(const dfg_graph *g, const dfg_device *dev, sa_err *err)
+sa_status planner_check_fits(const sa_dfg_graph *g, const sa_dfg_device *dev, sa_err *err)
 {
     int32_t op;
-    int64_t need = dfg_max_op_bytes(g, &op);
+    int64_t need = sa_dfg_max_op_bytes(g, &op);
     if (op >= 0 && need > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE,
                        "op %d (\"%s\") alone needs %lld bytes for its tensors, more than the %lld bytes of memory", op,
@@ -29,18 +29,18 @@ sa_status planner_check_fits(const dfg_graph *g, const dfg_device *dev, sa_err *
     return SA_OK;
 }
 
-sa_status planner_predict(plan *p, const dfg_graph *g, sim_ws *ws, sim_result *res, sa_err *err)
+sa_status planner_predict(sa_plan *p, const sa_dfg_graph *g, sa_sim_ws *ws, sa_sim_result *res, sa_err *err)
 {
-    sim_ws *own = ws ? NULL : sim_ws_new();
-    sim_result r;
+    sa_sim_ws *own = ws ? NULL : sa_sim_ws_new();
+    sa_sim_result r;
     if (!ws && !own)
         return sa_fail(err, SA_ENOMEM, "out of memory simulating");
-    sa_status st = sim_run(p, g, ws ? ws : own, &r, err);
-    sim_ws_free(own);
+    sa_status st = sa_sim_run(p, g, ws ? ws : own, &r, err);
+    sa_sim_ws_free(own);
     if (st)
         return st;
     p->predicted.iteration_us = r.makespan_us;
-    p->predicted.ideal_us = dfg_total_time_us(g);
+    p->predicted.ideal_us = sa_dfg_total_time_us(g);
     p->predicted.compute_us = r.compute_us;
     p->predicted.stall_us = r.stall_us;
     p->predicted.h2d_bytes = r.h2d_bytes;
@@ -50,7 +50,7 @@ sa_status planner_predict(plan *p, const dfg_graph *g, sim_ws *ws, sim_result *r
     return SA_OK;
 }
 
-sa_status planner_ideal_pool(const dfg_graph *g, const int32_t *schedule, pool_alloc *a, sa_err *err)
+sa_status planner_ideal_pool(const sa_dfg_graph *g, const int32_t *schedule, pool_alloc *a, sa_err *err)
 {
     /* with memory to spare every class gets its full demand: nothing is evicted */
     return pool_fine_grained(a, g, schedule, INT64_MAX / 4, err);
@@ -67,8 +67,8 @@ static sa_status cut(const planner_req *r, sa_err *err)
 }
 
 /* Stages 1-3 of the size-class layout: swp decides, builds and places. */
-static sa_status plan_pool(const dfg_graph *g, const dfg_device *dev, const int32_t *sch, const planner_req *r,
-                           plan *out, sa_err *err)
+static sa_status plan_pool(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *sch, const planner_req *r,
+                           sa_plan *out, sa_err *err)
 {
     swp_opts o;
     if (r->evict)
@@ -87,8 +87,8 @@ static sa_status plan_pool(const dfg_graph *g, const dfg_device *dev, const int3
 
 /* Stages 1-3 of the best-fit layout: the decisions' nodes, then the peak load
  * and (unless only the load is wanted) SmartPool's packing. */
-static sa_status plan_bestfit(const dfg_graph *g, const dfg_device *dev, const int32_t *sch, const planner_req *r,
-                              plan *out, dec_stats *ds, sa_err *err)
+static sa_status plan_bestfit(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *sch, const planner_req *r,
+                              sa_plan *out, dec_stats *ds, sa_err *err)
 {
     dec_opts def;
     if (r->dec)
@@ -121,7 +121,7 @@ static sa_status plan_bestfit(const dfg_graph *g, const dfg_device *dev, const i
     return SA_OK;
 }
 
-sa_status planner_plan(const dfg_graph *g, const dfg_device *dev, const planner_req *r, plan *out, sa_err *err)
+sa_status planner_plan(const sa_dfg_graph *g, const sa_dfg_device *dev, const planner_req *r, sa_plan *out, sa_err *err)
 {
     const int32_t *sch = r->schedule ? r->schedule : g->topo;
     dec_stats ds;

@@ -6,39 +6,39 @@
 
 #include "swapadvisor/plan.h"
 
-bool dec_recomputable(const dfg_graph *g, int32_t t)
+bool dec_recomputable(const sa_dfg_graph *g, int32_t t)
 {
     int32_t op = g->tensors[t].producer;
     if (op < 0)
         return false;
     for (int32_t k = 0; k < g->ops[op].n_out; k++)
-        if (dfg_kind_persistent(g->tensors[g->ops[op].out[k]].kind))
+        if (sa_dfg_kind_persistent(g->tensors[g->ops[op].out[k]].kind))
             return false; /* the validator forbids re-running an in-place update */
     return true;
 }
 
-bool dec_recompute_ok(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t next_use)
+bool dec_recompute_ok(const sa_dfg_graph *g, const int32_t *pos, int32_t t, int32_t next_use)
 {
     if (!dec_recomputable(g, t))
         return false;
-    const dfg_op *po = &g->ops[g->tensors[t].producer];
+    const sa_dfg_op *po = &g->ops[g->tensors[t].producer];
     for (int32_t k = 0; k < po->n_in; k++) {
         int32_t u = g->tensors[po->in[k]].updater;
-        if (dfg_kind_persistent(g->tensors[po->in[k]].kind) && u >= 0 && pos[u] <= next_use)
+        if (sa_dfg_kind_persistent(g->tensors[po->in[k]].kind) && u >= 0 && pos[u] <= next_use)
             return false; /* it would read the updated value */
     }
     return true;
 }
 
-void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use)
+void dec_gap(const sa_dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use)
 {
-    const dfg_tensor *x = &g->tensors[t];
+    const sa_dfg_tensor *x = &g->tensors[t];
     int32_t lf = -1;
-    if (x->producer >= 0 && g->ops[x->producer].phase == DFG_FORWARD)
+    if (x->producer >= 0 && g->ops[x->producer].phase == SA_DFG_FORWARD)
         lf = pos[x->producer];
     for (int32_t k = 0; k < x->n_readers; k++) {
         int32_t op = g->readers[x->reader_off + k];
-        if (g->ops[op].phase == DFG_FORWARD && pos[op] > lf)
+        if (g->ops[op].phase == SA_DFG_FORWARD && pos[op] > lf)
             lf = pos[op];
     }
     int32_t nx = -1;
@@ -57,21 +57,21 @@ void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fw
  * us_per_mb per MB of t, whose non-persistent inputs are live at p or may
  * be rebuilt in turn (flagged in out), depth links deep at most; *cost
  * receives the chain's compute time. */
-static bool rule_ok(const dfg_graph *g, const int32_t *pos, double us_per_mb, int32_t t, int32_t p, int depth,
+static bool rule_ok(const sa_dfg_graph *g, const int32_t *pos, double us_per_mb, int32_t t, int32_t p, int depth,
                     double *cost, uint8_t *out)
 {
-    const dfg_tensor *x = &g->tensors[t];
-    if (depth > SWP_RECOMPUTE_CHAIN_MAX || x->kind != DFG_ACTIVATION || x->producer < 0 ||
-        g->ops[x->producer].phase != DFG_FORWARD)
+    const sa_dfg_tensor *x = &g->tensors[t];
+    if (depth > SWP_RECOMPUTE_CHAIN_MAX || x->kind != SA_DFG_ACTIVATION || x->producer < 0 ||
+        g->ops[x->producer].phase != SA_DFG_FORWARD)
         return false;
-    const dfg_op *po = &g->ops[x->producer];
+    const sa_dfg_op *po = &g->ops[x->producer];
     double tu = po->time_us > 0 ? po->time_us : 0;
     if (tu > us_per_mb * ((double)x->bytes / 1e6) || !dec_recompute_ok(g, pos, t, p))
         return false; /* the cheap test first: neither has side effects */
     *cost += tu;
     for (int32_t j = 0; j < po->n_in; j++) {
         int32_t u = po->in[j], first, last;
-        if (dfg_kind_persistent(g->tensors[u].kind) || (dfg_tensor_span(g, pos, u, &first, &last) && last >= p))
+        if (sa_dfg_kind_persistent(g->tensors[u].kind) || (sa_dfg_tensor_span(g, pos, u, &first, &last) && last >= p))
             continue; /* there anyway */
         if (!rule_ok(g, pos, us_per_mb, u, p, depth + 1, cost, out))
             return false;
@@ -80,7 +80,7 @@ static bool rule_ok(const dfg_graph *g, const int32_t *pos, double us_per_mb, in
     return true;
 }
 
-int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double us_per_mb,
+int32_t swp_recompute_rule(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, double us_per_mb,
                            int32_t *pos, uint8_t *out)
 {
     const int32_t *sch = schedule ? schedule : g->topo;
@@ -92,7 +92,7 @@ int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int3
     for (int32_t t = 0; t < g->n_tensors; t++) {
         int32_t lf, nx, po = g->tensors[t].producer;
         double cost = 0;
-        if (g->tensors[t].kind != DFG_ACTIVATION || po < 0 || g->ops[po].phase != DFG_FORWARD)
+        if (g->tensors[t].kind != SA_DFG_ACTIVATION || po < 0 || g->ops[po].phase != SA_DFG_FORWARD)
             continue; /* rule_ok refuses it at once */
         double tu = g->ops[po].time_us > 0 ? g->ops[po].time_us : 0;
         if (tu > us_per_mb * ((double)g->tensors[t].bytes / 1e6))
@@ -109,20 +109,20 @@ int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int3
     return n;
 }
 
-int32_t swp_recompute_intermediates(const dfg_graph *g, const int32_t *pos, uint8_t *out)
+int32_t swp_recompute_intermediates(const sa_dfg_graph *g, const int32_t *pos, uint8_t *out)
 {
     int32_t n = 0;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        const dfg_tensor *x = &g->tensors[t];
+        const sa_dfg_tensor *x = &g->tensors[t];
         int32_t p = x->producer;
-        if (out[t] || x->kind != DFG_ACTIVATION || p < 0 || g->ops[p].phase != DFG_FORWARD)
+        if (out[t] || x->kind != SA_DFG_ACTIVATION || p < 0 || g->ops[p].phase != SA_DFG_FORWARD)
             continue;
         /* dec_gap's last forward use lf (>= the producer's position) and
          * whether some use follows it, in one walk over the readers */
         int32_t lf = pos[p], last = -1;
         for (int32_t k = 0; k < x->n_readers; k++) {
             int32_t op = g->readers[x->reader_off + k], q = pos[op];
-            if (g->ops[op].phase == DFG_FORWARD && q > lf)
+            if (g->ops[op].phase == SA_DFG_FORWARD && q > lf)
                 lf = q;
             if (q > last)
                 last = q;

@@ -79,7 +79,7 @@ static void tl_prefix(tl *T)
  * exceeds the memory (or, when everything fits, the peak positions). */
 static sa_status tl_init(rctx *r, tl *T)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     int32_t n = g->n_ops;
     T->n = n;
     T->t0 = calloc((size_t)n + 1, sizeof *T->t0);
@@ -97,8 +97,8 @@ static sa_status tl_init(rctx *r, tl *T)
     }
     double base = 0;
     for (int32_t i = 0; i < g->n_tensors; i++) {
-        const dfg_tensor *x = &g->tensors[i];
-        if (dfg_kind_persistent(x->kind)) {
+        const sa_dfg_tensor *x = &g->tensors[i];
+        if (sa_dfg_kind_persistent(x->kind)) {
             base += (double)x->bytes;
             continue;
         }
@@ -165,7 +165,7 @@ static int32_t last_end_before(const tl *T, int32_t hi, double e)
 static sa_status collect(actx *a, double min_bytes)
 {
     rctx *r = a->r;
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     tl *T = &a->T;
     int32_t n = T->n;
     bl_forward_activations(r, true);
@@ -204,8 +204,8 @@ static sa_status collect(actx *a, double min_bytes)
             c->lf = lf;
             c->nx = nx;
             c->bytes = b;
-            c->xo = sim_transfer_alone_us(r->dev, g->tensors[t].bytes, PLAN_STREAM_D2H);
-            c->xi = sim_transfer_alone_us(r->dev, g->tensors[t].bytes, PLAN_STREAM_H2D);
+            c->xo = sa_sim_transfer_alone_us(r->dev, g->tensors[t].bytes, SA_PLAN_STREAM_D2H);
+            c->xi = sa_sim_transfer_alone_us(r->dev, g->tensors[t].bytes, SA_PLAN_STREAM_H2D);
             c->doa = T->t0[nx] - T->t1[lf] - c->xo - c->xi;
             c->a = first_start_after(T, lf + 1, T->t1[lf] + c->xo);
             c->b = last_end_before(T, nx - 1, T->t0[nx] - c->xi);
@@ -266,7 +266,7 @@ const char *ad_timing_json(int i)
 /* The smallest prefix of the order that fits, with the first timing setting
  * under which any does.  *p NULL when even the whole order does not fit
  * (*ds then describes it under the last setting). */
-static sa_status fit_prefix(actx *a, plan **p, dec_stats *ds, int32_t *k, int *timing)
+static sa_status fit_prefix(actx *a, sa_plan **p, dec_stats *ds, int32_t *k, int *timing)
 {
     dec_opts o;
     *p = NULL;
@@ -285,7 +285,7 @@ static sa_status fit_prefix(actx *a, plan **p, dec_stats *ds, int32_t *k, int *t
  * (Capuchin's lineage, Chen's chains); depth-limited against long chains. */
 double ad_recompute_us(const rctx *r, int32_t t, int depth)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     int32_t op = g->tensors[t].producer;
     if (op < 0)
         return 0;
@@ -297,11 +297,11 @@ double ad_recompute_us(const rctx *r, int32_t t, int depth)
     return us;
 }
 
-sa_status ad_accept(rctx *r, plan *p, const dec_stats *ds, const char *extra, plan **out)
+sa_status ad_accept(rctx *r, sa_plan *p, const dec_stats *ds, const char *extra, sa_plan **out)
 {
     sa_status st = bl_finish(r, p, ds, extra);
     if (st) {
-        plan_free(p);
+        sa_plan_free(p);
         return st;
     }
     *out = p;
@@ -311,9 +311,9 @@ sa_status ad_accept(rctx *r, plan *p, const dec_stats *ds, const char *extra, pl
 /* When keeping every tensor fits, that plan (finished, "kept_all" in its
  * search block) goes to *out; otherwise *out stays NULL.  The policies that
  * swap only to get under the limit start here. */
-sa_status ad_keep_all_if_fits(rctx *r, const dec_opts *o, plan **out)
+sa_status ad_keep_all_if_fits(rctx *r, const dec_opts *o, sa_plan **out)
 {
-    plan *p = NULL;
+    sa_plan *p = NULL;
     dec_stats ds = {0};
     *out = NULL;
     bl_all_keep(r);
@@ -322,7 +322,7 @@ sa_status ad_keep_all_if_fits(rctx *r, const dec_opts *o, plan **out)
         return st;
     if (ds.arena_bytes <= r->dev->memory_bytes)
         return ad_accept(r, p, &ds, "\"kept_all\":true", out);
-    plan_free(p);
+    sa_plan_free(p);
     return SA_OK;
 }
 
@@ -337,7 +337,7 @@ typedef struct as_ctx {
     uint64_t memo_h[AS_MEMO];
     double memo_y[AS_MEMO];
     int32_t n_memo, n_eval, n_built;
-    plan *best;
+    sa_plan *best;
     dec_stats best_ds;
     int32_t best_k;
     int best_sync;
@@ -465,7 +465,7 @@ static sa_status as_objective(const double *w, void *ctx, double *y, sa_err *err
             *y = s->memo_y[i];
             return SA_OK;
         }
-    plan *p;
+    sa_plan *p;
     dec_stats ds;
     int32_t k;
     int sync;
@@ -473,16 +473,16 @@ static sa_status as_objective(const double *w, void *ctx, double *y, sa_err *err
     if (st)
         return st;
     s->n_built++;
-    *y = p ? p->predicted.iteration_us : 1e3 * (dfg_total_time_us(a->r->g) + 1);
+    *y = p ? p->predicted.iteration_us : 1e3 * (sa_dfg_total_time_us(a->r->g) + 1);
     if (p && (!s->best || *y < s->best->predicted.iteration_us)) {
-        plan_free(s->best);
+        sa_plan_free(s->best);
         s->best = p;
         s->best_ds = ds;
         s->best_k = k;
         s->best_sync = sync;
         memcpy(s->best_w, w, sizeof s->best_w);
     } else {
-        plan_free(p);
+        sa_plan_free(p);
     }
     if (s->n_memo < AS_MEMO) {
         s->memo_h[s->n_memo] = h;
@@ -512,7 +512,7 @@ static sa_status as_objective(const double *w, void *ctx, double *y, sa_err *err
  *      a time on the d2h stream; swap-in early enough that the next access
  *      is not delayed (decide.h's automatic prefetch).
  * Refuses when swapping every candidate does not fit. */
-sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out)
+sa_status bl_run_autoswap(rctx *r, const dec_opts *o, sa_plan **out)
 {
     actx a = {r, o, {0}, NULL, 0, NULL, NULL};
     as_ctx s;
@@ -532,7 +532,7 @@ sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out)
         double thr = 1024.0 * 1024.0;
         st = collect(&a, thr < biggest / 1024 ? thr : biggest / 1024);
     }
-    plan *p = NULL;
+    sa_plan *p = NULL;
     dec_stats ds = {0};
     int32_t k = 0;
     int sync = 0;
@@ -544,7 +544,7 @@ sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out)
                  "across the peak, swap-ins held back to one op ahead),", a.nc, biggest / 1024 < 1048576 ? biggest / 1024 : 1048576.0);
         st = bl_too_big(r, what, &ds);
     }
-    plan_free(p);
+    sa_plan_free(p);
     if (!st && a.nc > 0) {
         s.z = calloc((size_t)a.nc * AS_SCORES, sizeof *s.z);
         s.key = calloc((size_t)a.nc, sizeof *s.key);
@@ -577,7 +577,7 @@ sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out)
         st = ad_accept(r, s.best, &s.best_ds, extra, out);
         s.best = NULL;
     }
-    plan_free(s.best);
+    sa_plan_free(s.best);
     free(s.z);
     free(s.key);
     actx_free(&a);
@@ -610,7 +610,7 @@ sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out)
  * Not modelled: the feedback-driven adjustment of in-triggers at run time
  * and the rule that in-triggers avoid the peak (our timeline is static).
  * Refuses when evicting every candidate does not fit. */
-sa_status bl_run_capuchin(rctx *r, const dec_opts *o, plan **out)
+sa_status bl_run_capuchin(rctx *r, const dec_opts *o, sa_plan **out)
 {
     actx a = {r, o, {0}, NULL, 0, NULL, NULL};
     sa_status st = tl_init(r, &a.T);
@@ -671,7 +671,7 @@ sa_status bl_run_capuchin(rctx *r, const dec_opts *o, plan **out)
         }
     }
     free(used);
-    plan *p = NULL;
+    sa_plan *p = NULL;
     dec_stats ds = {0};
     int32_t k = 0;
     int sync = 0;
@@ -696,12 +696,12 @@ sa_status bl_run_capuchin(rctx *r, const dec_opts *o, plan **out)
     return st;
 }
 
-sa_status policy_run_autoswap(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_autoswap(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     return bl_rule_run(c, bl_run_autoswap, out, err);
 }
 
-sa_status policy_run_capuchin(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_capuchin(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     return bl_rule_run(c, bl_run_capuchin, out, err);
 }

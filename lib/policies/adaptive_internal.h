@@ -20,10 +20,10 @@ const char *ad_timing_json(int i);
 double ad_recompute_us(const rctx *r, int32_t t, int depth);
 
 /* Finishes p (bl_finish with extra) into *out; on failure frees p. */
-sa_status ad_accept(rctx *r, plan *p, const dec_stats *ds, const char *extra, plan **out);
+sa_status ad_accept(rctx *r, sa_plan *p, const dec_stats *ds, const char *extra, sa_plan **out);
 
 /* When keeping every tensor fits, that plan (finished, "kept_all" in its
  * search block) goes to *out; otherwise *out stays NULL. */
-sa_status ad_keep_all_if_fits(rctx *r, const dec_opts *o, plan **out);
+sa_status ad_keep_all_if_fits(rctx *r, const dec_opts *o, sa_plan **out);
 
 #endif

@@ -14,7 +14,7 @@
 #include "baselines_internal.h"
 #include "policies_internal.h"
 
-bool bl_is_conv(const dfg_op *o) { return strncmp(o->type, "conv", 4) == 0; }
+bool bl_is_conv(const sa_dfg_op *o) { return strncmp(o->type, "conv", 4) == 0; }
 
 
 bool bl_has_gap(const rctx *r, int32_t t)
@@ -37,15 +37,15 @@ int32_t bl_gap_len(const rctx *r, int32_t t)
  * only when recomputation reads them later: decide.h). */
 void bl_forward_activations(rctx *r, bool gap_only)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     r->n_cand = 0;
     for (int32_t i = 0; i < g->n_ops; i++) {
-        const dfg_op *o = &g->ops[g->topo[i]];
-        if (o->phase != DFG_FORWARD)
+        const sa_dfg_op *o = &g->ops[g->topo[i]];
+        if (o->phase != SA_DFG_FORWARD)
             continue;
         for (int32_t k = 0; k < o->n_out; k++) {
             int32_t t = o->out[k];
-            if (g->tensors[t].kind == DFG_ACTIVATION && (!gap_only || bl_has_gap(r, t)))
+            if (g->tensors[t].kind == SA_DFG_ACTIVATION && (!gap_only || bl_has_gap(r, t)))
                 r->cand[r->n_cand++] = t;
         }
     }
@@ -57,14 +57,14 @@ sa_status bl_oom(rctx *r) { return sa_fail(r->err, SA_ENOMEM, "out of memory pla
 
 /* Builds act's plan; with pack false only the peak load (a lower bound on
  * the arena) is computed. */
-sa_status bl_build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats *ds)
+sa_status bl_build(rctx *r, const dec_opts *base, bool pack, sa_plan **p, dec_stats *ds)
 {
     *p = NULL;
     if (r->deadline_s > 0 && sa_now_s() >= r->deadline_s)
         return sa_fail(r->err, SA_EINFEASIBLE, "%s: cut at the time limit", r->name);
     dec_opts o = *base;
     o.pack_offsets = pack;
-    *p = plan_new(r->g, r->dev);
+    *p = sa_plan_new(r->g, r->dev);
     if (!*p)
         return bl_oom(r);
     /* a build the deadline stops part-way is cut as one that starts past it */
@@ -72,7 +72,7 @@ sa_status bl_build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats
                      .deadline_s = r->deadline_s};
     sa_status st = planner_plan(r->g, r->dev, &q, *p, r->err);
     if (st) {
-        plan_free(*p);
+        sa_plan_free(*p);
         *p = NULL;
         return st;
     }
@@ -85,16 +85,16 @@ sa_status bl_build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats
  * load (cheap, no packing) narrows k by bisection; packing then walks up
  * from there.  *out is NULL when even hi does not fit (*ds then describes hi). */
 sa_status bl_fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, int32_t hi, const dec_opts *o,
-                              plan **out, dec_stats *ds, int32_t *k_out)
+                              sa_plan **out, dec_stats *ds, int32_t *k_out)
 {
     int64_t mem = r->dev->memory_bytes;
-    plan *p = NULL;
+    sa_plan *p = NULL;
     sa_status st;
     *out = NULL;
     set(r, hi, arg);
     if ((st = bl_build(r, o, false, &p, ds)))
         return st;
-    plan_free(p);
+    sa_plan_free(p);
     if (ds->peak_load > mem) {
         *k_out = hi;
         return SA_OK;
@@ -105,7 +105,7 @@ sa_status bl_fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, int3
         set(r, m, arg);
         if ((st = bl_build(r, o, false, &p, ds)))
             return st;
-        plan_free(p);
+        sa_plan_free(p);
         if (ds->peak_load <= mem)
             b = m;
         else
@@ -120,7 +120,7 @@ sa_status bl_fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, int3
             *k_out = k;
             return SA_OK;
         }
-        plan_free(p);
+        sa_plan_free(p);
         if (k == hi) {
             *k_out = hi;
             return SA_OK;
@@ -129,7 +129,7 @@ sa_status bl_fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, int3
     }
 }
 
-sa_status bl_finish(rctx *r, plan *p, const dec_stats *ds, const char *extra)
+sa_status bl_finish(rctx *r, sa_plan *p, const dec_stats *ds, const char *extra)
 {
     char search[768];
     snprintf(search, sizeof search,
@@ -138,7 +138,7 @@ sa_status bl_finish(rctx *r, plan *p, const dec_stats *ds, const char *extra)
              r->name, ds->n_swapped, (long long)ds->swapped_bytes, ds->n_recomputed, (long long)ds->recomputed_bytes,
              ds->n_recompute_nodes, ds->n_demoted, (long long)ds->peak_load, (long long)ds->arena_bytes,
              extra && *extra ? "," : "", extra ? extra : "");
-    if (!plan_set_search_json(p, search))
+    if (!sa_plan_set_search_json(p, search))
         return bl_oom(r);
     return SA_OK;
 }
@@ -155,11 +155,11 @@ sa_status bl_too_big(rctx *r, const char *what, const dec_stats *ds)
 /* SmartPool (Zhang et al., ICDE'19 workshops / arXiv:1903.06631, sec. IV):
  * lifetimes from the schedule, sizes descending, best fit into one arena; no
  * swapping.  The competitive ratio is arena / peak load (Definition 3). */
-static sa_status run_smartpool(rctx *r, const dec_opts *o, plan **out)
+static sa_status run_smartpool(rctx *r, const dec_opts *o, sa_plan **out)
 {
     bl_all_keep(r);
     dec_stats ds;
-    plan *p;
+    sa_plan *p;
     sa_status st = bl_build(r, o, true, &p, &ds);
     if (st)
         return st;
@@ -167,12 +167,12 @@ static sa_status run_smartpool(rctx *r, const dec_opts *o, plan **out)
     exact.align = 1;
     int64_t load;
     if ((st = pack_peak_load(p, r->g, &exact, &load, r->err))) {
-        plan_free(p);
+        sa_plan_free(p);
         return st;
     }
     double ratio = load > 0 ? (double)ds.arena_bytes / (double)load : 1.0;
     if (ds.arena_bytes > r->dev->memory_bytes) {
-        plan_free(p);
+        sa_plan_free(p);
         return sa_fail(r->err, SA_EINFEASIBLE,
                        "smartpool: the packed arena needs %lld bytes (peak load %lld, competitive ratio %.4f) > %lld "
                        "bytes of memory, and smartpool does not swap",
@@ -181,7 +181,7 @@ static sa_status run_smartpool(rctx *r, const dec_opts *o, plan **out)
     char extra[160];
     snprintf(extra, sizeof extra, "\"peak_load_exact\":%lld,\"competitive_ratio\":%.6f", (long long)load, ratio);
     if ((st = bl_finish(r, p, &ds, extra))) {
-        plan_free(p);
+        sa_plan_free(p);
         return st;
     }
     *out = p;
@@ -195,18 +195,18 @@ static const char *const vmode_name[] = {"none", "conv", "all"};
 
 static void vdnn_set(rctx *r, vmode m)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     bl_all_keep(r);
     if (m == V_NONE)
         return;
     for (int32_t op = 0; op < g->n_ops; op++) {
-        const dfg_op *o = &g->ops[op];
-        if (o->phase != DFG_FORWARD || (m == V_CONV && !bl_is_conv(o)))
+        const sa_dfg_op *o = &g->ops[op];
+        if (o->phase != SA_DFG_FORWARD || (m == V_CONV && !bl_is_conv(o)))
             continue;
         for (int32_t k = 0; k < o->n_in; k++) {
             int32_t t = o->in[k];
-            dfg_kind kd = g->tensors[t].kind;
-            if ((kd == DFG_ACTIVATION || kd == DFG_INPUT) && bl_has_gap(r, t))
+            sa_dfg_kind kd = g->tensors[t].kind;
+            if ((kd == SA_DFG_ACTIVATION || kd == SA_DFG_INPUT) && bl_has_gap(r, t))
                 r->act[t] = DEC_SWAP;
         }
     }
@@ -220,7 +220,7 @@ static void vdnn_set(rctx *r, vmode m)
  * starts).  Weights stay on the GPU.  vDNN_dyn's choice among its modes:
  * no offloading if that fits, else vDNN_conv, else vDNN_all (every layer's
  * input). */
-static sa_status run_vdnn(rctx *r, const dec_opts *base, plan **out)
+static sa_status run_vdnn(rctx *r, const dec_opts *base, sa_plan **out)
 {
     dec_opts o = *base;
     o.out_sync = 1;
@@ -230,20 +230,20 @@ static sa_status run_vdnn(rctx *r, const dec_opts *base, plan **out)
     sa_status st;
     for (vmode m = V_NONE; m <= V_ALL; m++) {
         vdnn_set(r, m);
-        plan *p;
+        sa_plan *p;
         if ((st = bl_build(r, &o, true, &p, &ds)))
             return st;
         if (ds.arena_bytes <= r->dev->memory_bytes) {
             char extra[64];
             snprintf(extra, sizeof extra, "\"mode\":\"%s\"", vmode_name[m]);
             if ((st = bl_finish(r, p, &ds, extra))) {
-                plan_free(p);
+                sa_plan_free(p);
                 return st;
             }
             *out = p;
             return SA_OK;
         }
-        plan_free(p);
+        sa_plan_free(p);
     }
     return bl_too_big(r, "even offloading every layer's input feature maps (vDNN_all),", &ds);
 }
@@ -274,7 +274,7 @@ static void tflms_set(rctx *r, int32_t k, const void *argp)
  * are swapped, and each swap-in is triggered swapin_ahead ops before its
  * consumer.  Parameters are never swapped.  LMS's auto-tuning: for each
  * swapin_ahead tried, the largest threshold that fits; the fastest wins. */
-static sa_status run_tflms(rctx *r, const dec_opts *base, plan **out)
+static sa_status run_tflms(rctx *r, const dec_opts *base, sa_plan **out)
 {
     bl_forward_activations(r, true);
     int32_t max_gap = 0;
@@ -285,7 +285,7 @@ static sa_status run_tflms(rctx *r, const dec_opts *base, plan **out)
     }
     tf_arg a = {max_gap};
     static const int32_t ahead[] = {1, 2, 4, 8, 16};
-    plan *best = NULL;
+    sa_plan *best = NULL;
     dec_stats bs = {0}, ds = {0};
     int32_t best_ahead = 0, best_thr = 0, best_sync = 0;
     sa_status st;
@@ -297,23 +297,23 @@ static sa_status run_tflms(rctx *r, const dec_opts *base, plan **out)
             dec_opts o = *base;
             o.prefetch = ahead[i];
             o.out_sync = sync;
-            plan *p;
+            sa_plan *p;
             int32_t k;
             if ((st = bl_fit_smallest(r, tflms_set, &a, 0, max_gap + 1, &o, &p, &ds, &k))) {
-                plan_free(best);
+                sa_plan_free(best);
                 return st;
             }
             if (!p)
                 continue;
             if (!best || p->predicted.iteration_us < best->predicted.iteration_us) {
-                plan_free(best);
+                sa_plan_free(best);
                 best = p;
                 bs = ds;
                 best_ahead = ahead[i];
                 best_thr = max_gap - k;
                 best_sync = sync;
             } else {
-                plan_free(p);
+                sa_plan_free(p);
             }
         }
     if (!best)
@@ -322,7 +322,7 @@ static sa_status run_tflms(rctx *r, const dec_opts *base, plan **out)
     snprintf(extra, sizeof extra, "\"swapout_threshold\":%d,\"swapin_ahead\":%d,\"sync_mode\":%d", best_thr,
              best_ahead, best_sync);
     if ((st = bl_finish(r, best, &bs, extra))) {
-        plan_free(best);
+        sa_plan_free(best);
         return st;
     }
     *out = best;
@@ -338,7 +338,7 @@ static sa_status run_tflms(rctx *r, const dec_opts *base, plan **out)
  * recomputation only, no swapping.  Feature maps whose producer cannot be
  * re-run (batchnorm updates its running statistics in place) stay, as
  * extra checkpoints. */
-static sa_status run_checkpoint(rctx *r, const dec_opts *o, plan **out)
+static sa_status run_checkpoint(rctx *r, const dec_opts *o, sa_plan **out)
 {
     bl_forward_activations(r, false);
     bl_all_keep(r);
@@ -356,12 +356,12 @@ static sa_status run_checkpoint(rctx *r, const dec_opts *o, plan **out)
             r->act[t] = DEC_RECOMPUTE;
     }
     dec_stats ds;
-    plan *p;
+    sa_plan *p;
     sa_status st = bl_build(r, o, true, &p, &ds);
     if (st)
         return st;
     if (ds.arena_bytes > r->dev->memory_bytes) {
-        plan_free(p);
+        sa_plan_free(p);
         char what[160];
         snprintf(what, sizeof what, "with %d of %d recomputable feature maps kept as checkpoints (segments of %d) and "
                  "%d recomputed,", kept, n, seg, ds.n_recomputed);
@@ -370,7 +370,7 @@ static sa_status run_checkpoint(rctx *r, const dec_opts *o, plan **out)
     char extra[96];
     snprintf(extra, sizeof extra, "\"segment\":%d,\"checkpoints\":%d", seg, kept);
     if ((st = bl_finish(r, p, &ds, extra))) {
-        plan_free(p);
+        sa_plan_free(p);
         return st;
     }
     *out = p;
@@ -386,7 +386,7 @@ static void sn_set(rctx *r, int32_t k, const void *arg)
     bl_all_keep(r);
     for (int32_t i = 0; i < k && i < r->n_cand; i++) {
         int32_t t = r->cand[i];
-        const dfg_op *o = &r->g->ops[r->g->tensors[t].producer];
+        const sa_dfg_op *o = &r->g->ops[r->g->tensors[t].producer];
         r->act[t] = bl_is_conv(o) || !dec_recomputable(r->g, t) ? DEC_SWAP : DEC_RECOMPUTE;
     }
 }
@@ -398,13 +398,13 @@ static void sn_set(rctx *r, int32_t k, const void *arg)
  * layers); each swap-in starts with the computation of the immediately
  * preceding convolution layer.  Outputs we cannot recompute (batchnorm
  * updates its running statistics) are swapped like convolutions'. */
-static sa_status run_superneurons(rctx *r, const dec_opts *base, plan **out)
+static sa_status run_superneurons(rctx *r, const dec_opts *base, sa_plan **out)
 {
     bl_forward_activations(r, false);
     dec_opts o = *base;
     o.marks = r->marks;
     o.prefetch = r->marks ? 1 : 0;
-    plan *p = NULL;
+    sa_plan *p = NULL;
     dec_stats ds = {0};
     int32_t k = 0;
     sa_status st = SA_OK;
@@ -425,7 +425,7 @@ static sa_status run_superneurons(rctx *r, const dec_opts *base, plan **out)
     snprintf(extra, sizeof extra, "\"kept_from_output\":%d,\"sync_swap_out\":%s", r->n_cand - k,
              o.out_sync ? "true" : "false");
     if ((st = bl_finish(r, p, &ds, extra))) {
-        plan_free(p);
+        sa_plan_free(p);
         return st;
     }
     *out = p;
@@ -434,14 +434,14 @@ static sa_status run_superneurons(rctx *r, const dec_opts *base, plan **out)
 
 /* ------------------------------------------------------------ entry */
 
-sa_status bl_rule_run(const policy_call *c, bl_rule_fn fn, plan **out, sa_err *err)
+sa_status bl_rule_run(const sa_policy_call *c, bl_rule_fn fn, sa_plan **out, sa_err *err)
 {
     const char *name = c->name;
-    const dfg_graph *g = c->g;
-    const dfg_device *dev = c->dev;
+    const sa_dfg_graph *g = c->g;
+    const sa_dfg_device *dev = c->dev;
     *out = NULL;
     rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL, 0, c->opts->deadline_s};
-    int64_t pers = dfg_persistent_bytes(g);
+    int64_t pers = sa_dfg_persistent_bytes(g);
     if (pers > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE,
                        "%s: parameters and optimizer state alone need %lld bytes > %lld bytes of memory (%s never swaps "
@@ -476,21 +476,21 @@ out:
     return st;
 }
 
-sa_status policy_run_smartpool(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_smartpool(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     return bl_rule_run(c, run_smartpool, out, err);
 }
 
-sa_status policy_run_vdnn(const policy_call *c, plan **out, sa_err *err) { return bl_rule_run(c, run_vdnn, out, err); }
+sa_status policy_run_vdnn(const sa_policy_call *c, sa_plan **out, sa_err *err) { return bl_rule_run(c, run_vdnn, out, err); }
 
-sa_status policy_run_tflms(const policy_call *c, plan **out, sa_err *err) { return bl_rule_run(c, run_tflms, out, err); }
+sa_status policy_run_tflms(const sa_policy_call *c, sa_plan **out, sa_err *err) { return bl_rule_run(c, run_tflms, out, err); }
 
-sa_status policy_run_checkpoint_sqrt(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_checkpoint_sqrt(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     return bl_rule_run(c, run_checkpoint, out, err);
 }
 
-sa_status policy_run_superneurons(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_superneurons(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     return bl_rule_run(c, run_superneurons, out, err);
 }

@@ -18,8 +18,8 @@
 
 typedef struct rctx {
     const char *name;
-    const dfg_graph *g;
-    const dfg_device *dev;
+    const sa_dfg_graph *g;
+    const sa_dfg_device *dev;
     sa_err *err;
     int32_t *pos;       /* schedule position of each op (the default order) */
     int32_t *cand;      /* candidate tensors, by producer position */
@@ -28,10 +28,10 @@ typedef struct rctx {
     uint8_t *marks;     /* convolution ops (vDNN's and SuperNeurons' layer boundaries), or NULL */
     int64_t work;       /* what bl_build has cost so far: ops + tensors per build, plus the packing's
                          * dec_stats.pack_work (a rule's budget) */
-    double deadline_s;  /* policy_opts.deadline_s: past it bl_build refuses (the row is cut) */
+    double deadline_s;  /* sa_policy_opts.deadline_s: past it bl_build refuses (the row is cut) */
 } rctx;
 
-bool bl_is_conv(const dfg_op *o);
+bool bl_is_conv(const sa_dfg_op *o);
 /* Is t read again after its last forward-phase use, and how many positions later (-1: never)? */
 bool bl_has_gap(const rctx *r, int32_t t);
 int32_t bl_gap_len(const rctx *r, int32_t t);
@@ -41,28 +41,28 @@ void bl_all_keep(rctx *r);
 sa_status bl_oom(rctx *r);
 /* act's plan on the default order; pack false: only the peak load (ds->peak_load).
  * SA_EINFEASIBLE ("cut at the time limit") once r->deadline_s has passed. */
-sa_status bl_build(rctx *r, const dec_opts *base, bool pack, plan **p, dec_stats *ds);
+sa_status bl_build(rctx *r, const dec_opts *base, bool pack, sa_plan **p, dec_stats *ds);
 
 /* A family of decisions set(r, k, arg) whose memory falls as k grows, k in
  * [lo, hi]: *out = the plan of the smallest k whose packed arena fits the
  * memory (NULL when even hi does not; *ds then describes hi). */
 typedef void (*set_fn)(rctx *r, int32_t k, const void *arg);
 sa_status bl_fit_smallest(rctx *r, set_fn set, const void *arg, int32_t lo, int32_t hi, const dec_opts *o,
-                          plan **out, dec_stats *ds, int32_t *k_out);
+                          sa_plan **out, dec_stats *ds, int32_t *k_out);
 
 /* Sets p's search JSON from ds and extra (JSON members without braces, or NULL). */
-sa_status bl_finish(rctx *r, plan *p, const dec_stats *ds, const char *extra);
+sa_status bl_finish(rctx *r, sa_plan *p, const dec_stats *ds, const char *extra);
 /* SA_EINFEASIBLE "NAME: WHAT the arena needs X bytes (peak load Y) > Z bytes of memory". */
 sa_status bl_too_big(rctx *r, const char *what, const dec_stats *ds);
 
 /* One rule-based row: checks that parameters and optimizer state fit (these
  * policies never swap them), sets up r over the default order and runs fn. */
-typedef sa_status (*bl_rule_fn)(rctx *r, const dec_opts *o, plan **out);
-sa_status bl_rule_run(const policy_call *c, bl_rule_fn fn, plan **out, sa_err *err);
+typedef sa_status (*bl_rule_fn)(rctx *r, const dec_opts *o, sa_plan **out);
+sa_status bl_rule_run(const sa_policy_call *c, bl_rule_fn fn, sa_plan **out, sa_err *err);
 
 /* adaptive.c (autoswap, capuchin) and pooch.c */
-sa_status bl_run_autoswap(rctx *r, const dec_opts *o, plan **out);
-sa_status bl_run_capuchin(rctx *r, const dec_opts *o, plan **out);
-sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out);
+sa_status bl_run_autoswap(rctx *r, const dec_opts *o, sa_plan **out);
+sa_status bl_run_capuchin(rctx *r, const dec_opts *o, sa_plan **out);
+sa_status bl_run_pooch(rctx *r, const dec_opts *o, sa_plan **out);
 
 #endif

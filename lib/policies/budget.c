@@ -76,16 +76,16 @@ static void budget_set(rctx *r, int32_t s, const knap *k)
         r->act[r->cand[i]] = DEC_RECOMPUTE;
 }
 
-static sa_status run_budget(rctx *r, const dec_opts *o, plan **out)
+static sa_status run_budget(rctx *r, const dec_opts *o, sa_plan **out)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     /* items first (recomputable maps backward reads), then the other recomputable maps */
     bl_forward_activations(r, false);
     int32_t n = 0, m = 0;
     int32_t *rest = calloc((size_t)r->n_cand + 1, sizeof *rest);
     knap k = {0};
     sa_status st = SA_OK;
-    plan *p = NULL;
+    sa_plan *p = NULL;
     if (!rest) {
         st = bl_oom(r);
         goto out;
@@ -113,8 +113,8 @@ static sa_status run_budget(rctx *r, const dec_opts *o, plan **out)
         goto out;
     }
     for (int32_t i = 0; i < n; i++) {
-        const dfg_tensor *t = &g->tensors[r->cand[i]];
-        const dfg_op *prod = &g->ops[t->producer];
+        const sa_dfg_tensor *t = &g->tensors[r->cand[i]];
+        const sa_dfg_op *prod = &g->ops[t->producer];
         /* an op that writes several items is worth its time once in all: shared */
         k.val[i] = (prod->time_us > 0 ? prod->time_us : 0) / (prod->n_out > 0 ? prod->n_out : 1);
         int32_t u = (int32_t)ceil((double)t->bytes * KNAP_UNITS / (double)(total > 0 ? total : 1));
@@ -136,7 +136,7 @@ static sa_status run_budget(rctx *r, const dec_opts *o, plan **out)
         budget_set(r, s, &k);
         if ((st = bl_build(r, o, false, &p, &ds)))
             goto out;
-        plan_free(p);
+        sa_plan_free(p);
         p = NULL;
         if (ds.peak_load > r->dev->memory_bytes)
             continue;
@@ -144,7 +144,7 @@ static sa_status run_budget(rctx *r, const dec_opts *o, plan **out)
             goto out;
         if (ds.arena_bytes <= r->dev->memory_bytes)
             break;
-        plan_free(p);
+        sa_plan_free(p);
         p = NULL;
     }
     if (!p) {
@@ -157,7 +157,7 @@ static sa_status run_budget(rctx *r, const dec_opts *o, plan **out)
     snprintf(extra, sizeof extra, "\"budget_fraction\":%.2f,\"solver\":\"dp\",\"items\":%d",
              (double)(BUDGET_STEPS - s) / BUDGET_STEPS, n);
     if ((st = bl_finish(r, p, &ds, extra))) {
-        plan_free(p);
+        sa_plan_free(p);
         p = NULL;
         goto out;
     }
@@ -171,7 +171,7 @@ out:
     return st;
 }
 
-sa_status policy_run_memory_budget(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_memory_budget(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     return bl_rule_run(c, run_budget, out, err);
 }

@@ -34,7 +34,7 @@ enum { DTR_STEPS = 100, DTR_DEPTH_MAX = 4096 };
 enum { T_NEW = 0, T_RES, T_EVICTED, T_DEAD };
 
 typedef struct dtr {
-    const dfg_graph *g;
+    const sa_dfg_graph *g;
     const int32_t *pos;
     int64_t budget, used;
     double clock;       /* the sum of the op and rebuild times run so far (us) */
@@ -104,14 +104,14 @@ static void ev_push(dtr *d, uint8_t kind, int32_t ref)
     d->ev_ref[d->n_ev++] = ref;
 }
 
-static double op_cost(const dfg_graph *g, int32_t t)
+static double op_cost(const sa_dfg_graph *g, int32_t t)
 {
     double tu = g->ops[g->tensors[t].producer].time_us;
     return tu > 0 ? tu : 0;
 }
 
 /* Whether in[k] of op po appeared before (an op may read one tensor twice). */
-static bool dup_in(const dfg_op *po, int32_t k)
+static bool dup_in(const sa_dfg_op *po, int32_t k)
 {
     for (int32_t j = 0; j < k; j++)
         if (po->in[j] == po->in[k])
@@ -165,7 +165,7 @@ static void res_del(dtr *d, int32_t t)
 /* The next program position after cur that reads t (-1: none). */
 static int32_t next_use(const dtr *d, int32_t t)
 {
-    const dfg_graph *g = d->g;
+    const sa_dfg_graph *g = d->g;
     int32_t nx = -1;
     for (int32_t k = 0; k < g->tensors[t].n_readers; k++) {
         int32_t p = d->pos[g->readers[g->tensors[t].reader_off + k]];
@@ -183,12 +183,12 @@ static bool gettable(dtr *d, int32_t t, int32_t p, int depth)
 {
     if (d->gp[t] == p && d->gepoch[t] == d->epoch)
         return d->gv[t];
-    const dfg_graph *g = d->g;
+    const sa_dfg_graph *g = d->g;
     bool ok = d->can[t] && depth < DTR_DEPTH_MAX && dec_recompute_ok(g, d->pos, t, p);
-    const dfg_op *po = ok ? &g->ops[g->tensors[t].producer] : NULL;
+    const sa_dfg_op *po = ok ? &g->ops[g->tensors[t].producer] : NULL;
     for (int32_t k = 0; ok && k < po->n_in; k++) {
         int32_t u = po->in[k];
-        if (dfg_kind_persistent(g->tensors[u].kind) || (!d->can[u] && (d->last[u] >= p || d->state[u] == T_RES)))
+        if (sa_dfg_kind_persistent(g->tensors[u].kind) || (!d->can[u] && (d->last[u] >= p || d->state[u] == T_RES)))
             continue; /* there at p (pin_chain keeps a tensor past its last reader for this) */
         ok = d->can[u] && gettable(d, u, p, depth + 1);
     }
@@ -202,11 +202,11 @@ static bool gettable(dtr *d, int32_t t, int32_t p, int depth)
  * producer's inputs, its readers' outputs). */
 static double neighbourhood_cost(dtr *d, int32_t t)
 {
-    const dfg_graph *g = d->g;
-    const dfg_tensor *x = &g->tensors[t];
+    const sa_dfg_graph *g = d->g;
+    const sa_dfg_tensor *x = &g->tensors[t];
     double c = op_cost(g, t);
     d->stamp++;
-    const dfg_op *po = &g->ops[x->producer];
+    const sa_dfg_op *po = &g->ops[x->producer];
     for (int32_t k = 0; k < po->n_in; k++) {
         int32_t u = po->in[k];
         if (d->state[u] != T_EVICTED)
@@ -218,7 +218,7 @@ static double neighbourhood_cost(dtr *d, int32_t t)
         }
     }
     for (int32_t k = 0; k < x->n_readers; k++) {
-        const dfg_op *ro = &g->ops[g->readers[x->reader_off + k]];
+        const sa_dfg_op *ro = &g->ops[g->readers[x->reader_off + k]];
         for (int32_t j = 0; j < ro->n_out; j++) {
             int32_t u = ro->out[j];
             if (d->state[u] != T_EVICTED)
@@ -238,15 +238,15 @@ static double neighbourhood_cost(dtr *d, int32_t t)
  * what an evicted tensor's rebuild needs. */
 static void pin_chain(dtr *d, int32_t t, int32_t p)
 {
-    const dfg_graph *g = d->g;
+    const sa_dfg_graph *g = d->g;
     int32_t sp = 0;
     d->stamp++;
     d->dfs[sp++] = t;
     while (sp > 0) {
-        const dfg_op *po = &g->ops[g->tensors[d->dfs[--sp]].producer];
+        const sa_dfg_op *po = &g->ops[g->tensors[d->dfs[--sp]].producer];
         for (int32_t k = 0; k < po->n_in; k++) {
             int32_t u = po->in[k];
-            if (dfg_kind_persistent(g->tensors[u].kind) || d->mark[u] == d->stamp)
+            if (sa_dfg_kind_persistent(g->tensors[u].kind) || d->mark[u] == d->stamp)
                 continue;
             d->mark[u] = d->stamp;
             if (!d->can[u]) {
@@ -263,7 +263,7 @@ static void pin_chain(dtr *d, int32_t t, int32_t p)
 
 static void evict(dtr *d, int32_t t)
 {
-    const dfg_graph *g = d->g;
+    const sa_dfg_graph *g = d->g;
     res_del(d, t);
     ev_push(d, EV_OUT, t);
     d->state[t] = T_EVICTED;
@@ -276,13 +276,13 @@ static void evict(dtr *d, int32_t t)
     int32_t nx = next_use(d, t);
     if (nx >= 0)
         pin_chain(d, t, nx);
-    const dfg_op *po = &g->ops[g->tensors[t].producer];
+    const sa_dfg_op *po = &g->ops[g->tensors[t].producer];
     for (int32_t k = 0; k < po->n_in; k++)
         if (d->state[po->in[k]] == T_EVICTED)
             uf_join(d, t, po->in[k]);
-    const dfg_tensor *x = &g->tensors[t];
+    const sa_dfg_tensor *x = &g->tensors[t];
     for (int32_t k = 0; k < x->n_readers; k++) {
-        const dfg_op *ro = &g->ops[g->readers[x->reader_off + k]];
+        const sa_dfg_op *ro = &g->ops[g->readers[x->reader_off + k]];
         for (int32_t j = 0; j < ro->n_out; j++)
             if (d->state[ro->out[j]] == T_EVICTED)
                 uf_join(d, t, ro->out[j]);
@@ -293,7 +293,7 @@ static void evict(dtr *d, int32_t t)
  * nothing more may be evicted.  Ties fall to the lower tensor id. */
 static bool make_room(dtr *d, int64_t need)
 {
-    const dfg_graph *g = d->g;
+    const sa_dfg_graph *g = d->g;
     while (d->used + need > d->budget) {
         int32_t best = -1;
         double best_h = 0;
@@ -324,8 +324,8 @@ static bool make_room(dtr *d, int64_t need)
  * all iteration, as the runtime's constants do: every rebuild may read them. */
 static void maybe_free(dtr *d, int32_t t)
 {
-    dfg_kind k = d->g->tensors[t].kind;
-    if (dfg_kind_persistent(k) || k == DFG_INPUT || d->rem[t] > 0 || d->lock[t] > 0 || d->state[t] != T_RES ||
+    sa_dfg_kind k = d->g->tensors[t].kind;
+    if (sa_dfg_kind_persistent(k) || k == SA_DFG_INPUT || d->rem[t] > 0 || d->lock[t] > 0 || d->state[t] != T_RES ||
         d->keep[t] > d->cur)
         return;
     res_del(d, t);
@@ -353,7 +353,7 @@ static void hold_release(dtr *d, int32_t base)
 
 static void frame_push(dtr *d, int32_t *sp, int32_t t)
 {
-    const dfg_op *po = &d->g->ops[d->g->tensors[t].producer];
+    const sa_dfg_op *po = &d->g->ops[d->g->tensors[t].producer];
     d->hbase[*sp] = d->n_hold;
     d->stack[(*sp)++] = t;
     for (int32_t k = 0; k < po->n_in; k++)
@@ -365,8 +365,8 @@ static void frame_push(dtr *d, int32_t *sp, int32_t t)
  * room is made; false when the budget cannot hold t. */
 static bool rerun(dtr *d, int32_t t)
 {
-    const dfg_graph *g = d->g;
-    const dfg_op *po = &g->ops[g->tensors[t].producer];
+    const sa_dfg_graph *g = d->g;
+    const sa_dfg_op *po = &g->ops[g->tensors[t].producer];
     for (int32_t k = 0; k < po->n_in; k++)
         if (!dup_in(po, k))
             d->lock[po->in[k]]++;
@@ -401,13 +401,13 @@ static bool rerun(dtr *d, int32_t t)
  * guard, the rebuild runs past DTR_DEPTH_MAX frames or 4 x n_tensors steps). */
 static bool rebuild(dtr *d, int32_t t)
 {
-    const dfg_graph *g = d->g;
+    const sa_dfg_graph *g = d->g;
     int32_t sp = 0;
     int64_t steps = 0;
     frame_push(d, &sp, t);
     while (sp > 0) {
         int32_t x = d->stack[sp - 1];
-        const dfg_op *po = &g->ops[g->tensors[x].producer];
+        const sa_dfg_op *po = &g->ops[g->tensors[x].producer];
         int32_t miss = -1;
         for (int32_t k = 0; k < po->n_in && miss < 0; k++)
             if (d->state[po->in[k]] != T_RES)
@@ -432,8 +432,8 @@ static bool rebuild(dtr *d, int32_t t)
 /* Runs the op at program position i; false when its needs do not fit. */
 static bool run_op(dtr *d, int32_t i)
 {
-    const dfg_graph *g = d->g;
-    const dfg_op *o = &g->ops[g->topo[i]];
+    const sa_dfg_graph *g = d->g;
+    const sa_dfg_op *o = &g->ops[g->topo[i]];
     int32_t base = d->n_hold;
     d->cur = i;
     for (int32_t k = 0; k < o->n_in; k++)
@@ -452,7 +452,7 @@ static bool run_op(dtr *d, int32_t i)
     }
     int64_t need = 0;
     for (int32_t k = 0; k < o->n_out; k++)
-        if (!dfg_kind_persistent(g->tensors[o->out[k]].kind) && d->state[o->out[k]] != T_RES)
+        if (!sa_dfg_kind_persistent(g->tensors[o->out[k]].kind) && d->state[o->out[k]] != T_RES)
             need += g->tensors[o->out[k]].bytes;
     if (!make_room(d, need))
         return false;
@@ -492,7 +492,7 @@ static bool run_op(dtr *d, int32_t i)
  * set) when some op's needs could not be made to fit. */
 static bool dtr_run(dtr *d)
 {
-    const dfg_graph *g = d->g;
+    const sa_dfg_graph *g = d->g;
     const int32_t nt = g->n_tensors;
     memset(d->state, T_NEW, (size_t)nt);
     memset(d->ever, 0, (size_t)nt);
@@ -549,7 +549,7 @@ static void *take(dtr *d, size_t n, size_t sz)
 
 static sa_status dtr_alloc(rctx *r, dtr *d)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     size_t n = (size_t)g->n_tensors + 1, i4 = sizeof(int32_t), edges = 1;
     int32_t most = 1; /* the most tensors one op uses: a node's deps */
     for (int32_t i = 0; i < g->n_ops; i++) {
@@ -572,10 +572,10 @@ static sa_status dtr_alloc(rctx *r, dtr *d)
         !(d->pbeg = take(d, n, i4)) || !(d->luser = take(d, n, i4)) || !(d->src = take(d, n, i4)))
         return bl_oom(r);
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        const dfg_tensor *x = &g->tensors[t];
+        const sa_dfg_tensor *x = &g->tensors[t];
         /* any tensor DTR's runtime could rebuild: an activation or gradient, forward or backward, whose
          * producer recompute.h lets us re-run (gettable checks its inputs at the use) */
-        d->can[t] = (x->kind == DFG_ACTIVATION || x->kind == DFG_GRADIENT) && dec_recomputable(g, t);
+        d->can[t] = (x->kind == SA_DFG_ACTIVATION || x->kind == SA_DFG_GRADIENT) && dec_recomputable(g, t);
         d->last[t] = -1;
         for (int32_t k = 0; k < x->n_readers; k++) {
             int32_t p = r->pos[g->readers[x->reader_off + k]];
@@ -597,17 +597,17 @@ static void dtr_free(dtr *d)
 /* The node that writes or reads the tensors of op (compute or recompute):
  * deps on the swap-ins of the inputs it reads (the compute stream orders the
  * rest); its inputs' last user becomes the node.  -1 on out of memory. */
-static int32_t emit_node(dtr *d, plan *q, plan_kind kind, int32_t op)
+static int32_t emit_node(dtr *d, sa_plan *q, sa_plan_kind kind, int32_t op)
 {
-    const dfg_op *o = &d->g->ops[op];
+    const sa_dfg_op *o = &d->g->ops[op];
     int32_t nd = 0;
     int32_t *deps = d->deps;
     for (int32_t k = 0; k < o->n_use; k++) {
         int32_t s = d->src[o->use[k]];
-        if (d->pbeg[o->use[k]] != -2 && s >= 0 && q->nodes[s].kind == PLAN_SWAP_IN)
+        if (d->pbeg[o->use[k]] != -2 && s >= 0 && q->nodes[s].kind == SA_PLAN_SWAP_IN)
             deps[nd++] = s;
     }
-    int32_t v = plan_add_node(q, kind, op, deps, nd);
+    int32_t v = sa_plan_add_node(q, kind, op, deps, nd);
     for (int32_t k = 0; v >= 0 && k < o->n_in; k++)
         d->luser[o->in[k]] = v;
     return v;
@@ -619,9 +619,9 @@ static bool open_place(dtr *d, int32_t t, int32_t v)
     return true;
 }
 
-static bool close_place(dtr *d, plan *q, int32_t t)
+static bool close_place(dtr *d, sa_plan *q, int32_t t)
 {
-    bool ok = plan_add_placement(q, t, 0, d->pbeg[t], d->luser[t]);
+    bool ok = sa_plan_add_placement(q, t, 0, d->pbeg[t], d->luser[t]);
     d->pbeg[t] = -2;
     return ok;
 }
@@ -629,15 +629,15 @@ static bool close_place(dtr *d, plan *q, int32_t t)
 /* Replays the run's events as a plan: the inputs swapped in at the start,
  * parameters and state resident all iteration, a compute node per op and a
  * recompute node per rebuild, one placement per stay on the device. */
-static sa_status dtr_emit(rctx *r, dtr *d, plan *q, dec_stats *ds)
+static sa_status dtr_emit(rctx *r, dtr *d, sa_plan *q, dec_stats *ds)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     bool ok = true;
     for (int32_t t = 0; t < g->n_tensors; t++) {
         d->pbeg[t] = -2;
         d->src[t] = -1;
-        if (g->tensors[t].producer < 0 && !dfg_kind_persistent(g->tensors[t].kind)) {
-            int32_t v = plan_add_node(q, PLAN_SWAP_IN, t, NULL, 0);
+        if (g->tensors[t].producer < 0 && !sa_dfg_kind_persistent(g->tensors[t].kind)) {
+            int32_t v = sa_plan_add_node(q, SA_PLAN_SWAP_IN, t, NULL, 0);
             ok = ok && v >= 0 && open_place(d, t, v);
         }
     }
@@ -649,19 +649,19 @@ static sa_status dtr_emit(rctx *r, dtr *d, plan *q, dec_stats *ds)
         }
         bool re = d->ev_kind[e] == EV_REBUILD;
         int32_t op = re ? g->tensors[ref].producer : ref;
-        int32_t v = emit_node(d, q, re ? PLAN_RECOMPUTE : PLAN_COMPUTE, op);
+        int32_t v = emit_node(d, q, re ? SA_PLAN_RECOMPUTE : SA_PLAN_COMPUTE, op);
         ok = v >= 0;
-        const dfg_op *o = &g->ops[op];
+        const sa_dfg_op *o = &g->ops[op];
         for (int32_t k = 0; ok && k < o->n_out; k++) {
             int32_t u = o->out[k];
-            if (dfg_kind_persistent(g->tensors[u].kind))
+            if (sa_dfg_kind_persistent(g->tensors[u].kind))
                 continue;
             if (d->pbeg[u] != -2)
                 d->luser[u] = v; /* resident: the same contents written again */
             else if (!re || u == ref)
                 ok = open_place(d, u, v);
             else
-                ok = plan_add_placement(q, u, 0, v, v); /* scratch for this run only */
+                ok = sa_plan_add_placement(q, u, 0, v, v); /* scratch for this run only */
         }
         if (re) {
             ds->n_recompute_nodes++;
@@ -671,24 +671,24 @@ static sa_status dtr_emit(rctx *r, dtr *d, plan *q, dec_stats *ds)
         }
     }
     for (int32_t t = 0; ok && t < g->n_tensors; t++) {
-        if (dfg_kind_persistent(g->tensors[t].kind))
-            ok = plan_add_placement(q, t, 0, -1, -1) && plan_add_resident(q, t, 0);
+        if (sa_dfg_kind_persistent(g->tensors[t].kind))
+            ok = sa_plan_add_placement(q, t, 0, -1, -1) && sa_plan_add_resident(q, t, 0);
         else if (d->pbeg[t] != -2)
             ok = close_place(d, q, t);
     }
-    if (!ok || !plan_set_schedule(q, g->topo, g->n_ops))
+    if (!ok || !sa_plan_set_schedule(q, g->topo, g->n_ops))
         return bl_oom(r);
     return SA_OK;
 }
 
 /* The run's plan, packed and simulated; *p is NULL when it does not fit the
  * memory. */
-static sa_status dtr_plan(rctx *r, dtr *d, const dec_opts *o, plan **p, dec_stats *ds)
+static sa_status dtr_plan(rctx *r, dtr *d, const dec_opts *o, sa_plan **p, dec_stats *ds)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     memset(ds, 0, sizeof *ds);
     memset(d->mark, 0, (size_t)g->n_tensors * sizeof *d->mark); /* dtr_emit: rebuilt already counted */
-    plan *q = plan_new(g, r->dev);
+    sa_plan *q = sa_plan_new(g, r->dev);
     if (!q)
         return bl_oom(r);
     sa_status st = dtr_emit(r, d, q, ds);
@@ -701,26 +701,26 @@ static sa_status dtr_plan(rctx *r, dtr *d, const dec_opts *o, plan **p, dec_stat
         r->work += (int64_t)g->n_ops + g->n_tensors + ps.work;
     }
     if (st == SA_EINFEASIBLE || (!st && ps.arena_after > r->dev->memory_bytes)) {
-        plan_free(q);
+        sa_plan_free(q);
         return SA_OK;
     }
     if (!st)
         st = planner_predict(q, g, NULL, NULL, r->err);
     if (st) {
-        plan_free(q);
+        sa_plan_free(q);
         return st;
     }
     *p = q;
     return SA_OK;
 }
 
-static sa_status run_dtr(rctx *r, const dec_opts *o, plan **out)
+static sa_status run_dtr(rctx *r, const dec_opts *o, sa_plan **out)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     int64_t mem = r->dev->memory_bytes;
     dtr d;
     sa_status st = dtr_alloc(r, &d);
-    plan *p = NULL;
+    sa_plan *p = NULL;
     dec_stats ds;
     memset(&ds, 0, sizeof ds);
     int32_t s = 0;
@@ -754,7 +754,7 @@ static sa_status run_dtr(rctx *r, const dec_opts *o, plan **out)
                  "\"heuristic\":\"h_dtr_eq\",\"dtr_budget\":%lld,\"evictions\":%d,\"rebuilds\":%d,\"rebuild_us\":%.3f",
                  (long long)d.budget, d.n_evict, d.n_remat, d.remat_us);
         if ((st = bl_finish(r, p, &ds, extra)))
-            plan_free(p);
+            sa_plan_free(p);
         else
             *out = p;
     }
@@ -762,7 +762,7 @@ static sa_status run_dtr(rctx *r, const dec_opts *o, plan **out)
     return st;
 }
 
-sa_status policy_run_dtr(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_dtr(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     return bl_rule_run(c, run_dtr, out, err);
 }

@@ -100,7 +100,7 @@ static void hy_set(rctx *r, int32_t k, const void *argp)
 {
     const hy_arg *a = argp;
     const hy_cands *c = a->c;
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     (*a->builds)++;
     bl_all_keep(r);
     int32_t sw = 0;
@@ -108,7 +108,7 @@ static void hy_set(rctx *r, int32_t k, const void *argp)
         int32_t t = c->cand[i];
         a->depth[t] = 0;
         if (c->cost[i] <= a->thr && dec_recomputable(g, t)) {
-            const dfg_op *o = &g->ops[g->tensors[t].producer];
+            const sa_dfg_op *o = &g->ops[g->tensors[t].producer];
             int32_t d = 0;
             for (int32_t j = 0; j < o->n_in; j++)
                 if (r->act[o->in[j]] == DEC_RECOMPUTE && a->depth[o->in[j]] > d)
@@ -164,7 +164,7 @@ static void hy_cands_free(hy_cands *c)
  * gap) into c.  On SA_ENOMEM c is left for hy_cands_free. */
 static sa_status hy_cands_init(rctx *r, bool all_maps, hy_cands *c)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     bl_forward_activations(r, !all_maps);
     c->nc = r->n_cand;
     c->cand = malloc(((size_t)c->nc + 1) * sizeof *c->cand);
@@ -187,7 +187,7 @@ static sa_status hy_cands_init(rctx *r, bool all_maps, hy_cands *c)
 }
 
 typedef struct hy_best {
-    plan *p;          /* the fastest plan so far, or NULL */
+    sa_plan *p;          /* the fastest plan so far, or NULL */
     dec_stats ds;
     hy_combo x;
     int32_t k;
@@ -236,12 +236,12 @@ static sa_status hy_phase1(hy_run *h, hy_combo *fit, int32_t *n_fit)
                         dec_opts o;
                         hy_arg a = hy_arg_of(h, &x, &o);
                         hy_set(r, h->c[am].nc, &a);
-                        plan *p = NULL;
+                        sa_plan *p = NULL;
                         sa_status st = bl_build(r, &o, false, &p, &h->last);
                         if (st)
                             return st;
                         x.us = p->predicted.iteration_us;
-                        plan_free(p);
+                        sa_plan_free(p);
                         if (h->last.peak_load <= r->dev->memory_bytes)
                             fit[(*n_fit)++] = x;
                     }
@@ -263,13 +263,13 @@ static sa_status hy_times0(hy_run *h, hy_combo *fit, int32_t n_fit)
             dec_opts o;
             hy_arg a = hy_arg_of(h, x, &o);
             hy_set(h->r, 0, &a);
-            plan *p = NULL;
+            sa_plan *p = NULL;
             dec_stats ds;
             sa_status st = bl_build(h->r, &o, false, &p, &ds);
             if (st)
                 return st;
             *c = p->predicted.iteration_us;
-            plan_free(p);
+            sa_plan_free(p);
         }
         x->us0 = *c;
     }
@@ -313,24 +313,24 @@ static sa_status hy_phase2(hy_run *h, hy_combo *fit, int32_t n_fit, int32_t *idx
         x->sync = UINT8_MAX; /* mark tried */
         dec_opts o;
         hy_arg a = hy_arg_of(h, &c, &o);
-        plan *p = NULL;
+        sa_plan *p = NULL;
         int32_t k = 0;
         if ((st = bl_fit_smallest(h->r, hy_set, &a, 0, h->c[c.all_maps].nc, &o, &p, &h->last, &k)))
             return st;
         if (!p)
             continue;
         if (!b->p || p->predicted.iteration_us < b->p->predicted.iteration_us) {
-            plan_free(b->p);
+            sa_plan_free(b->p);
             *b = (hy_best){p, h->last, c, k};
         } else {
-            plan_free(p);
+            sa_plan_free(p);
         }
     }
     return SA_OK;
 }
 
 /* The search block of b's plan, which moves to *out. */
-static sa_status hy_finish(hy_run *h, hy_best *b, plan **out)
+static sa_status hy_finish(hy_run *h, hy_best *b, sa_plan **out)
 {
     char thr[32], extra[320];
     double x = h->c[b->x.all_maps].thr[b->x.level];
@@ -352,9 +352,9 @@ static sa_status hy_finish(hy_run *h, hy_best *b, plan **out)
     return SA_OK;
 }
 
-static sa_status run_hybrid(rctx *r, const dec_opts *base, plan **out)
+static sa_status run_hybrid(rctx *r, const dec_opts *base, sa_plan **out)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     hy_run h = {r, base, {{0}, {0}}, NULL, 0, 0, {0}};
     hy_best b = {0};
     hy_combo *fit = NULL;
@@ -380,7 +380,7 @@ static sa_status run_hybrid(rctx *r, const dec_opts *base, plan **out)
     else
         st = hy_finish(&h, &b, out);
 out:
-    plan_free(b.p);
+    sa_plan_free(b.p);
     hy_cands_free(&h.c[0]);
     hy_cands_free(&h.c[1]);
     free(h.depth);
@@ -389,7 +389,7 @@ out:
     return st;
 }
 
-sa_status policy_run_hybrid(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_hybrid(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     return bl_rule_run(c, run_hybrid, out, err);
 }

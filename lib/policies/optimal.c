@@ -20,7 +20,7 @@
 #define OPT_MAX_CELLS 2.0e7
 /* under an effort limit (optimal.max_nodes > 0) the solves per decision
  * space: their number ends the rounds, and no clock does unless
- * policy_opts.deadline_s is set; as many as without the limit (4 left
+ * sa_policy_opts.deadline_s is set; as many as without the limit (4 left
  * resnet-152 inference at 192 MiB with no fitting plan) */
 #define OPT_EFFORT_ROUNDS 10
 
@@ -83,13 +83,13 @@ static void late_window(const octx *o, ocand *c, int32_t lf, int32_t nu, double 
 
 static bool recompute_open(const octx *o, int32_t t, int32_t next_use)
 {
-    const dfg_graph *g = o->g;
+    const sa_dfg_graph *g = o->g;
     if (!dec_recomputable(g, t))
         return false;
-    const dfg_op *po = &g->ops[g->tensors[t].producer];
+    const sa_dfg_op *po = &g->ops[g->tensors[t].producer];
     for (int32_t k = 0; k < po->n_in; k++) {
-        const dfg_tensor *x = &g->tensors[po->in[k]];
-        if (dfg_kind_persistent(x->kind) && x->updater >= 0 && o->pos[x->updater] <= next_use)
+        const sa_dfg_tensor *x = &g->tensors[po->in[k]];
+        if (sa_dfg_kind_persistent(x->kind) && x->updater >= 0 && o->pos[x->updater] <= next_use)
             return false;
     }
     return true;
@@ -100,11 +100,11 @@ static bool recompute_open(const octx *o, int32_t t, int32_t next_use)
  * its update), dropped in any gap between two uses and swapped in again. */
 static void add_persistent(octx *o, double lat, double rh, double rd)
 {
-    const dfg_graph *g = o->g;
+    const sa_dfg_graph *g = o->g;
     int32_t *up = o->slot_scratch;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        const dfg_tensor *x = &g->tensors[t];
-        if (!dfg_kind_persistent(x->kind))
+        const sa_dfg_tensor *x = &g->tensors[t];
+        if (!sa_dfg_kind_persistent(x->kind))
             continue;
         /* its reader slots in position order (a handful: insertion sort) */
         int32_t nu = 0;
@@ -168,7 +168,7 @@ static void add_persistent(octx *o, double lat, double rh, double rd)
     }
 }
 
-static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, const int32_t *sch, bool widen,
+static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *sch, bool widen,
                            sa_err *err)
 {
     memset(o, 0, sizeof *o);
@@ -202,15 +202,15 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
      * over its span, workspaces at their op */
     int64_t *delta = o->base;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        const dfg_tensor *x = &g->tensors[t];
+        const sa_dfg_tensor *x = &g->tensors[t];
         int32_t first, last;
-        if (dfg_kind_persistent(x->kind)) {
+        if (sa_dfg_kind_persistent(x->kind)) {
             delta[0] = wrap_add(delta[0], x->bytes);
             continue;
         }
-        if (!dfg_tensor_span(g, o->pos, t, &first, &last))
+        if (!sa_dfg_tensor_span(g, o->pos, t, &first, &last))
             continue;
-        if (x->kind == DFG_INPUT) {
+        if (x->kind == SA_DFG_INPUT) {
             o->forced_h += lat + (double)x->bytes / rh;
             o->forced_bytes += (double)x->bytes;
         }
@@ -218,9 +218,9 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
         delta[last + 1] = wrap_add(delta[last + 1], -x->bytes);
         int32_t lf, nu;
         dec_gap(g, o->pos, t, &lf, &nu);
-        if (x->kind == DFG_WORKSPACE)
+        if (x->kind == SA_DFG_WORKSPACE)
             continue;
-        if (widen && lf < 0 && x->kind == DFG_GRADIENT && x->producer >= 0) {
+        if (widen && lf < 0 && x->kind == SA_DFG_GRADIENT && x->producer >= 0) {
             /* the widened space: a gradient produced in the backward phase
              * (a parameter's, waiting for its update) may be swapped out after
              * its producer and in before its first reader (decide.h) */
@@ -253,13 +253,13 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
                      .s3_from = 0, .s3_to = -1, .r_from = 0, .r_to = -1, .next_use = nu, .s_col = -1, .l_col = -1,
                      .r_col = -1, .l2_to = -1};
         c->h = lat + (double)x->bytes / rh;
-        c->d = x->kind == DFG_INPUT ? 0 : lat + (double)x->bytes / rd;
+        c->d = x->kind == SA_DFG_INPUT ? 0 : lat + (double)x->bytes / rd;
         c->sh = c->h;
         c->sd = c->d;
         c->sb = (double)x->bytes * (c->d > 0 ? 2 : 1);
         /* swap: free once the swap-out is done, resident again from the
          * swap-in's issue (inputs are dropped at once) */
-        c->s_from = x->kind == DFG_INPUT ? lf + 1 : after(o, lf, c->d);
+        c->s_from = x->kind == SA_DFG_INPUT ? lf + 1 : after(o, lf, c->d);
         c->s_to = before(o, nu, c->h) - 1;
         if (widen)
             late_window(o, c, lf, nu, 0, 0);
@@ -269,16 +269,16 @@ static sa_status build_ctx(octx *o, const dfg_graph *g, const dfg_device *dev, c
             c->r_to = nu - 1;
             double tp = g->ops[x->producer].time_us;
             c->rc = tp > 0 ? tp : 0;
-            const dfg_op *po = &g->ops[x->producer];
+            const sa_dfg_op *po = &g->ops[x->producer];
             for (int32_t k = 0; k < po->n_use; k++)
-                if (po->use[k] != t && !dfg_kind_persistent(g->tensors[po->use[k]].kind))
+                if (po->use[k] != t && !sa_dfg_kind_persistent(g->tensors[po->use[k]].kind))
                     c->r_in += g->tensors[po->use[k]].bytes;
             /* an input whose last use comes before the recompute stays on the
              * device until it (decide.h extends its life) */
             c->r_ext_from = nu;
             for (int32_t k = 0; k < po->n_in; k++) {
                 int32_t u = po->in[k], uf, ul;
-                if (dfg_kind_persistent(g->tensors[u].kind) || !dfg_tensor_span(g, o->pos, u, &uf, &ul) || ul >= nu - 1)
+                if (sa_dfg_kind_persistent(g->tensors[u].kind) || !sa_dfg_tensor_span(g, o->pos, u, &uf, &ul) || ul >= nu - 1)
                     continue;
                 c->r_ext += g->tensors[u].bytes;
                 if (ul + 1 < c->r_ext_from)
@@ -307,7 +307,7 @@ static void free_ctx(octx *o)
 
 /* The decisions of a solution r: act, late and sync_at per tensor, drop per
  * reader slot (decide.h's dec_opts), all rewritten. */
-static void take_solution(const octx *o, const milp_result *r, uint8_t *act, uint8_t *late, int32_t *sync_at,
+static void take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, uint8_t *late, int32_t *sync_at,
                           uint8_t *drop)
 {
     memset(act, DEC_KEEP, (size_t)o->g->n_tensors);
@@ -315,7 +315,7 @@ static void take_solution(const octx *o, const milp_result *r, uint8_t *act, uin
     memset(sync_at, 0, (size_t)o->g->n_tensors * sizeof *sync_at);
     for (int32_t k = 0; k < o->nc; k++) {
         const ocand *c = &o->c[k];
-        bool pers = dfg_kind_persistent(o->g->tensors[c->t].kind);
+        bool pers = sa_dfg_kind_persistent(o->g->tensors[c->t].kind);
         /* the op before the one the model frees the memory at waits for
          * the swap-out (pack.h: a transfer ends at the compute node that
          * waits for it, so the memory serves placements after it) */
@@ -341,22 +341,22 @@ static void take_solution(const octx *o, const milp_result *r, uint8_t *act, uin
 
 /* One decision space (widen: decide.h's widened one) solved and built;
  * its time limit runs from t0 (without an effort limit), and no solve runs
- * past policy_opts.deadline_s.  Sets *timed_out when a clock cut a solve or
+ * past sa_policy_opts.deadline_s.  Sets *timed_out when a clock cut a solve or
  * the rounds short (the plan then depends on the machine's speed); under an
  * effort limit without a deadline no clock is read.  The solve / pack /
  * lower-the-cap rounds share their state (cap, best, rounds, the decision
  * arrays) in one frame: it is longer than 150 lines. */
-static sa_status run_space(const policy_call *pc, const char *name, const int32_t *sch, const char *extra, bool widen,
-                           double t0, double limit, plan **out, bool *timed_out, sa_err *err)
+static sa_status run_space(const sa_policy_call *pc, const char *name, const int32_t *sch, const char *extra, bool widen,
+                           double t0, double limit, sa_plan **out, bool *timed_out, sa_err *err)
 {
-    const dfg_graph *g = pc->g;
-    const dfg_device *dev = pc->dev;
-    const policy_opts *po = pc->opts;
+    const sa_dfg_graph *g = pc->g;
+    const sa_dfg_device *dev = pc->dev;
+    const sa_policy_opts *po = pc->opts;
     *out = NULL;
-    if (!milp_have(po->optimal.solver))
+    if (!sa_milp_have(po->optimal.solver))
         return sa_fail(err, SA_EUSAGE, "%s: this build has no %sMILP solver (install coinor-libcbc-dev or "
                        "libglpk-dev and rebuild; scripts/setup.sh does)", name,
-                       po->optimal.solver == MILP_GLPK ? "GLPK " : po->optimal.solver == MILP_CBC ? "CBC " : "");
+                       po->optimal.solver == SA_MILP_GLPK ? "GLPK " : po->optimal.solver == SA_MILP_CBC ? "CBC " : "");
     octx o;
     sa_status st = build_ctx(&o, g, dev, sch, widen, err);
     /* the memory rows hold up to one coefficient per position and candidate:
@@ -374,8 +374,8 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
     if (!st && (!act || !late || !sync_at || !drop))
         st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     int64_t cap = dev->memory_bytes;
-    milp_result best = {0};
-    plan *p = NULL;
+    sa_milp_result best = {0};
+    sa_plan *p = NULL;
     dec_stats ds = {0};
     int rounds = 0, stuck = 0;
     int64_t smallest = INT64_MAX;
@@ -398,21 +398,21 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
             }
             left = left > 0 ? fmin(left, to_dl) : to_dl;
         }
-        milp *m = NULL;
+        sa_milp *m = NULL;
         if ((st = opt_build_milp(&o, cap, &m, err)))
             break;
-        milp_opts mo = {po->optimal.solver, left, po->optimal.gap, po->optimal.threads, false,
+        sa_milp_opts mo = {po->optimal.solver, left, po->optimal.gap, po->optimal.threads, false,
                         po->optimal.max_nodes};
-        milp_result r;
-        st = milp_solve(m, &mo, &r, err);
-        milp_free(m);
+        sa_milp_result r;
+        st = sa_milp_solve(m, &mo, &r, err);
+        sa_milp_free(m);
         if (st)
             break;
         if (r.timed_out)
             *timed_out = true;
-        if (r.status == MILP_INFEASIBLE || r.status == MILP_NO_SOLUTION) {
-            bool inf = r.status == MILP_INFEASIBLE;
-            milp_result_free(&r);
+        if (r.status == SA_MILP_INFEASIBLE || r.status == SA_MILP_NO_SOLUTION) {
+            bool inf = r.status == SA_MILP_INFEASIBLE;
+            sa_milp_result_free(&r);
             if (inf)
                 st = sa_fail(err, SA_EINFEASIBLE, "%s: no keep / swap / recompute decisions fit the schedule in "
                              "memory (cap %lld of %lld bytes)", name, (long long)cap, (long long)dev->memory_bytes);
@@ -428,21 +428,21 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
         dop.late = late;
         dop.sync_at = sync_at;
         dop.drop = drop;
-        plan_free(p);
+        sa_plan_free(p);
         p = NULL;
         planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = act, .dec = &dop, .stats = &ds};
-        p = plan_new(g, dev);
+        p = sa_plan_new(g, dev);
         if (!p)
             st = sa_fail(err, SA_ENOMEM, "optimal: out of memory");
         else if ((st = planner_plan(g, dev, &q, p, err))) {
-            plan_free(p);
+            sa_plan_free(p);
             p = NULL;
         }
         if (st) {
-            milp_result_free(&r);
+            sa_milp_result_free(&r);
             break;
         }
-        milp_result_free(&best);
+        sa_milp_result_free(&best);
         best = r;
         if (ds.arena_bytes <= dev->memory_bytes)
             break;
@@ -481,20 +481,20 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
                  "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
                  "\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
                  name, widen ? "widened" : "narrow", best.solver,
-                 best.status == MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective, bound, gap, o.nc, rounds + (rounds == 0), (long long)cap,
+                 best.status == SA_MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective, bound, gap, o.nc, rounds + (rounds == 0), (long long)cap,
                  ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
                  (long long)ds.arena_bytes, now_s() - t0, extra ? "," : "", extra ? extra : "");
-        if (!plan_set_search_json(p, search))
+        if (!sa_plan_set_search_json(p, search))
             st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     }
-    milp_result_free(&best);
+    sa_milp_result_free(&best);
     free(act);
     free(late);
     free(sync_at);
     free(drop);
     free_ctx(&o);
     if (st) {
-        plan_free(p);
+        sa_plan_free(p);
         return st;
     }
     *out = p;
@@ -506,12 +506,12 @@ static sa_status run_space(const policy_call *pc, const char *name, const int32_
  * simulator where it fits, then the widened one in the time left; the plan
  * that simulates faster.  Refuses when both refuse (the widened one's
  * reason). */
-static sa_status run_optimal(const policy_call *pc, const char *name, const int32_t *sch, const char *extra,
-                             plan **out, bool *timed_out, sa_err *err)
+static sa_status run_optimal(const sa_policy_call *pc, const char *name, const int32_t *sch, const char *extra,
+                             sa_plan **out, bool *timed_out, sa_err *err)
 {
     double t0 = now_s();
     double limit = pc->opts->optimal.time_limit_s > 0 ? pc->opts->optimal.time_limit_s : 60;
-    plan *pn = NULL, *pw = NULL;
+    sa_plan *pn = NULL, *pw = NULL;
     sa_err en = {0};
     *out = NULL;
     /* the narrow space gets at most half of the time, the widened one the rest */
@@ -522,35 +522,35 @@ static sa_status run_optimal(const policy_call *pc, const char *name, const int3
     }
     sa_status sw = run_space(pc, name, sch, extra, true, t0, limit, &pw, timed_out, err);
     if (sw && sw != SA_EINFEASIBLE) {
-        plan_free(pn);
+        sa_plan_free(pn);
         return sw;
     }
     if (sw && sn)
         return sw;
     if (sw || (!sn && pn->predicted.iteration_us <= pw->predicted.iteration_us)) {
-        plan_free(pw);
+        sa_plan_free(pw);
         *out = pn;
     } else {
-        plan_free(pn);
+        sa_plan_free(pn);
         *out = pw;
     }
     return SA_OK;
 }
 
-sa_status policy_run_optimal(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_optimal(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     bool to = false;
     return run_optimal(c, c->name, c->g->topo, NULL, out, &to, err);
 }
 
-sa_status optimal_on_schedule(const policy_call *c, const char *name, const int32_t *sch, const char *extra,
-                              plan **out, bool *timed_out, sa_err *err)
+sa_status optimal_on_schedule(const sa_policy_call *c, const char *name, const int32_t *sch, const char *extra,
+                              sa_plan **out, bool *timed_out, sa_err *err)
 {
     *timed_out = false;
     return run_optimal(c, name, sch, extra, out, timed_out, err);
 }
 
-sa_status policy_milp_cells(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double *cells,
+sa_status sa_policy_milp_cells(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, double *cells,
                             sa_err *err)
 {
     octx o;
@@ -561,16 +561,16 @@ sa_status policy_milp_cells(const dfg_graph *g, const dfg_device *dev, const int
     return st;
 }
 
-sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_optimal_search(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     *out = NULL;
-    if (!milp_have(c->opts->optimal.solver))
+    if (!sa_milp_have(c->opts->optimal.solver))
         return optimal_on_schedule(c, c->name, c->g->topo, NULL, out, &(bool){false}, err); /* the same refusal */
     /* under an effort limit (a seed of the swapadvisor row) the search
      * stops on its generation count (and the deadline), the solves on node
      * counts; otherwise the time limit covers both: the search gets at most
      * half of it, the solves what the search left */
-    policy_opts po = *c->opts;
+    sa_policy_opts po = *c->opts;
     bool effort = po.optimal.max_nodes > 0;
     double limit = po.optimal.time_limit_s > 0 ? po.optimal.time_limit_s : 60;
     if (effort)
@@ -583,20 +583,20 @@ sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *er
     /* the MILP's answer depends on the order it is given, not monotonically
      * in the search's fitness: it also solves on the first generation's best
      * order, so that more generations never give a slower plan */
-    ga_opts first = po.search;
+    sa_ga_opts first = po.search;
     first.generations = 0;
     first.time_limit_s = 0;
-    ga_result res, res0;
-    sa_status st = ga_search(c->g, c->dev, &first, &res0, err);
+    sa_ga_result res, res0;
+    sa_status st = sa_ga_search(c->g, c->dev, &first, &res0, err);
     if (st)
         return st;
-    if ((st = ga_search(c->g, c->dev, &po.search, &res, err))) {
-        plan_free(res0.best);
+    if ((st = sa_ga_search(c->g, c->dev, &po.search, &res, err))) {
+        sa_plan_free(res0.best);
         return st;
     }
     if (!effort)
         po.optimal.time_limit_s = fmax(1.0, limit - (now_s() - t0));
-    policy_call pc = *c;
+    sa_policy_call pc = *c;
     pc.opts = &po;
     c = &pc;
     char extra[160];
@@ -604,28 +604,28 @@ sa_status policy_run_optimal_search(const policy_call *c, plan **out, sa_err *er
              res.generations);
     /* the fastest of: the MILP's decisions on the search's order, on the
      * first generation's order (when it differs), the search's own plan */
-    plan *best = res.best;
+    sa_plan *best = res.best;
     const int32_t *orders[2] = {res.best->schedule, res0.best->schedule};
     bool same = memcmp(orders[0], orders[1], (size_t)c->g->n_ops * sizeof *orders[0]) == 0;
     for (int k = 0; k < (same ? 1 : 2) && st == SA_OK; k++) {
-        plan *p = NULL;
+        sa_plan *p = NULL;
         bool to = false;
         st = run_optimal(c, c->name, orders[k], extra, &p, &to, err);
         if (st == SA_EINFEASIBLE) {
             st = SA_OK;
         } else if (st == SA_OK && p->predicted.iteration_us < best->predicted.iteration_us) {
             if (best != res.best)
-                plan_free(best);
+                sa_plan_free(best);
             best = p;
         } else {
-            plan_free(p);
+            sa_plan_free(p);
         }
     }
     if (best != res.best)
-        plan_free(res.best);
-    plan_free(res0.best);
+        sa_plan_free(res.best);
+    sa_plan_free(res0.best);
     if (st) {
-        plan_free(best);
+        sa_plan_free(best);
         return st;
     }
     *out = best;

@@ -46,8 +46,8 @@ typedef struct ogap {
 } ogap;
 
 typedef struct octx {
-    const dfg_graph *g;
-    const dfg_device *dev;
+    const sa_dfg_graph *g;
+    const sa_dfg_device *dev;
     const int32_t *sch;
     int32_t n;
     int32_t *pos;
@@ -64,7 +64,7 @@ typedef struct octx {
 
 /* The MILP for memory cap mem over o's candidates (optimal_milp.c): minimize
  * T + eps * (moved time) subject to the memory at each position and T over
- * each resource.  *out is the caller's (milp_free).  SA_ENOMEM. */
-sa_status opt_build_milp(octx *o, int64_t mem, milp **out, sa_err *err);
+ * each resource.  *out is the caller's (sa_milp_free).  SA_ENOMEM. */
+sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err);
 
 #endif

@@ -10,7 +10,7 @@
 /* The widened space's gap columns (y, z) and their rows, and the rows that
  * keep a parameter a recompute reads on the device where it runs.  False
  * when out of memory. */
-static bool add_gap_cols(octx *o, milp *m, double eps)
+static bool add_gap_cols(octx *o, sa_milp *m, double eps)
 {
     /* a persistent tensor's gaps: each dropped (y: swapped in where the
      * compute covers it, z: when the op before the next use ends) only when
@@ -21,9 +21,9 @@ static bool add_gap_cols(octx *o, milp *m, double eps)
         const ocand *c = &o->c[gp->cand];
         gp->y_col = gp->z_col = -1;
         if (gp->y_to >= gp->from)
-            ok = (gp->y_col = milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
+            ok = (gp->y_col = sa_milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
         if (ok && gp->z_to > gp->y_to && gp->z_to >= gp->from)
-            ok = (gp->z_col = milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
+            ok = (gp->z_col = sa_milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
         int32_t ix[4], nx = 0;
         double v[4];
         if (gp->y_col >= 0)
@@ -35,7 +35,7 @@ static bool add_gap_cols(octx *o, milp *m, double eps)
         if (c->l_col >= 0)
             ix[nx] = c->l_col, v[nx++] = -1;
         if (ok)
-            ok = milp_add_row(m, -HUGE_VAL, 0, nx, ix, v);
+            ok = sa_milp_add_row(m, -HUGE_VAL, 0, nx, ix, v);
     }
     /* a recompute whose producer reads a parameter needs it on the device
      * where it runs: not both the recompute and a drop over that position */
@@ -43,7 +43,7 @@ static bool add_gap_cols(octx *o, milp *m, double eps)
         const ocand *c = &o->c[k];
         if (c->r_col < 0)
             continue;
-        const dfg_op *po = &o->g->ops[o->g->tensors[c->t].producer];
+        const sa_dfg_op *po = &o->g->ops[o->g->tensors[c->t].producer];
         for (int32_t j = 0; j < o->ngp && ok; j++) {
             const ogap *gp = &o->gp[j];
             bool reads = false;
@@ -57,7 +57,7 @@ static bool add_gap_cols(octx *o, milp *m, double eps)
                     continue;
                 int32_t ix[2] = {c->r_col, col};
                 double v[2] = {1, 1};
-                ok = milp_add_row(m, -HUGE_VAL, 1, 2, ix, v);
+                ok = sa_milp_add_row(m, -HUGE_VAL, 1, 2, ix, v);
             }
         }
     }
@@ -66,26 +66,26 @@ static bool add_gap_cols(octx *o, milp *m, double eps)
 
 /* The MILP for memory cap mem: minimize T + eps * (moved time) subject to
  * the memory at each position and T over each resource. */
-sa_status opt_build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
+sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err)
 {
-    milp *m = milp_new();
+    sa_milp *m = sa_milp_new();
     int32_t *idx = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
     double *val = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *val);
     bool ok = m && idx && val;
     /* a small weight on the moved time: of two plans with the same bottleneck,
      * the one that moves less leaves more slack to the simulator */
     const double EPS = 0.01;
-    int32_t T = ok ? milp_add_col(m, o->compute_us, HUGE_VAL, 1.0, false) : -1;
+    int32_t T = ok ? sa_milp_add_col(m, o->compute_us, HUGE_VAL, 1.0, false) : -1;
     ok = ok && T >= 0;
     for (int32_t k = 0; k < o->nc && ok; k++) {
         ocand *c = &o->c[k];
         c->s_col = c->l_col = c->r_col = -1;
         if (c->pers || c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to)
-            ok = (c->s_col = milp_add_col(m, 0, 1, EPS * (c->sh + c->sd), true)) >= 0;
+            ok = (c->s_col = sa_milp_add_col(m, 0, 1, EPS * (c->sh + c->sd), true)) >= 0;
         if (ok && c->l_open)
-            ok = (c->l_col = milp_add_col(m, 0, 1, EPS * (c->lh + c->sd), true)) >= 0;
+            ok = (c->l_col = sa_milp_add_col(m, 0, 1, EPS * (c->lh + c->sd), true)) >= 0;
         if (ok && c->r_from <= c->r_to)
-            ok = (c->r_col = milp_add_col(m, 0, 1, EPS * c->rc, true)) >= 0;
+            ok = (c->r_col = sa_milp_add_col(m, 0, 1, EPS * c->rc, true)) >= 0;
         int32_t ix[3], nx = 0;
         double v[3] = {1, 1, 1};
         if (c->s_col >= 0)
@@ -95,7 +95,7 @@ sa_status opt_build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
         if (c->r_col >= 0)
             ix[nx++] = c->r_col;
         if (ok && nx > 1)
-            ok = milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
+            ok = sa_milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
     }
     ok = ok && add_gap_cols(o, m, EPS);
     /* memory, in MB: base - freed <= mem */
@@ -147,7 +147,7 @@ sa_status opt_build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
             }
         }
         if (over > 0 || k > 0)
-            ok = milp_add_row(m, over * 1e-6, HUGE_VAL, k, idx, val);
+            ok = sa_milp_add_row(m, over * 1e-6, HUGE_VAL, k, idx, val);
     }
     /* T over the compute stream, each link direction and the duplex link */
     for (int res = 0; res < 4 && ok; res++) {
@@ -185,12 +185,12 @@ sa_status opt_build_milp(octx *o, int64_t mem, milp **out, sa_err *err)
             }
         }
         double base = res == 0 ? o->compute_us : res == 1 ? o->forced_h : res == 2 ? 0 : o->forced_bytes / o->r_comb;
-        ok = milp_add_row(m, base, HUGE_VAL, k, idx, val);
+        ok = sa_milp_add_row(m, base, HUGE_VAL, k, idx, val);
     }
     free(idx);
     free(val);
     if (!ok) {
-        milp_free(m);
+        sa_milp_free(m);
         return sa_fail(err, SA_ENOMEM, "optimal: out of memory building the MILP");
     }
     *out = m;

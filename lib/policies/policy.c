@@ -7,55 +7,55 @@
 #include "swapadvisor/planner.h"
 #include "policies_internal.h"
 
-static const policy_def TABLE[] = {
+static const sa_policy_def TABLE[] = {
     {"swapadvisor", "genetic search over schedule and memory pool", 0, policy_run_swapadvisor},
-    {"topo", "Belady swap planner on the default order", POLICY_NEEDS_FIT | POLICY_POOL_LAYOUT, policy_run_topo},
-    {"odswap", "on-demand LRU swapping, prefetch when memory allows", POLICY_NEEDS_FIT | POLICY_POOL_LAYOUT,
+    {"topo", "Belady swap planner on the default order", SA_POLICY_NEEDS_FIT | SA_POLICY_POOL_LAYOUT, policy_run_topo},
+    {"odswap", "on-demand LRU swapping, prefetch when memory allows", SA_POLICY_NEEDS_FIT | SA_POLICY_POOL_LAYOUT,
      policy_run_odswap},
-    {"topo-rc", "Belady swap planner, cheap activations recomputed", POLICY_NEEDS_FIT | POLICY_POOL_LAYOUT,
+    {"topo-rc", "Belady swap planner, cheap activations recomputed", SA_POLICY_NEEDS_FIT | SA_POLICY_POOL_LAYOUT,
      policy_run_topo_rc},
-    {"ideal", "unlimited memory: nothing moves (the reference)", POLICY_NO_SEED, policy_run_ideal},
-    {"smartpool", "no swapping; best-fit arena over lifetimes", POLICY_NEEDS_FIT, policy_run_smartpool},
-    {"vdnn", "vDNN_dyn: offload conv / layer inputs in forward", POLICY_NEEDS_FIT, policy_run_vdnn},
-    {"tflms", "TFLMS: swap activations, threshold tuned to fit", POLICY_NEEDS_FIT, policy_run_tflms},
-    {"checkpoint-sqrt", "Chen et al.: sqrt(n) checkpoints, recompute the rest", POLICY_NEEDS_FIT,
+    {"ideal", "unlimited memory: nothing moves (the reference)", SA_POLICY_NO_SEED, policy_run_ideal},
+    {"smartpool", "no swapping; best-fit arena over lifetimes", SA_POLICY_NEEDS_FIT, policy_run_smartpool},
+    {"vdnn", "vDNN_dyn: offload conv / layer inputs in forward", SA_POLICY_NEEDS_FIT, policy_run_vdnn},
+    {"tflms", "TFLMS: swap activations, threshold tuned to fit", SA_POLICY_NEEDS_FIT, policy_run_tflms},
+    {"checkpoint-sqrt", "Chen et al.: sqrt(n) checkpoints, recompute the rest", SA_POLICY_NEEDS_FIT,
      policy_run_checkpoint_sqrt},
-    {"superneurons", "SuperNeurons: swap conv outputs, recompute the rest", POLICY_NEEDS_FIT,
+    {"superneurons", "SuperNeurons: swap conv outputs, recompute the rest", SA_POLICY_NEEDS_FIT,
      policy_run_superneurons},
-    {"autoswap", "AutoSwap: priority scores weighted by Bayesian opt.", POLICY_NEEDS_FIT, policy_run_autoswap},
-    {"capuchin", "Capuchin: swap by FreeTime, recompute by MSPS", POLICY_NEEDS_FIT, policy_run_capuchin},
-    {"pooch", "PooCH: swap / keep / recompute classified by timeline", POLICY_NEEDS_FIT, policy_run_pooch},
-    {"hybrid", "ours: recompute cheap maps in short chains, swap others", POLICY_NEEDS_FIT, policy_run_hybrid},
-    {"memory-budget", "PyTorch's memory budget: knapsack of saved activations", POLICY_NEEDS_FIT | POLICY_SEED_FIRST,
+    {"autoswap", "AutoSwap: priority scores weighted by Bayesian opt.", SA_POLICY_NEEDS_FIT, policy_run_autoswap},
+    {"capuchin", "Capuchin: swap by FreeTime, recompute by MSPS", SA_POLICY_NEEDS_FIT, policy_run_capuchin},
+    {"pooch", "PooCH: swap / keep / recompute classified by timeline", SA_POLICY_NEEDS_FIT, policy_run_pooch},
+    {"hybrid", "ours: recompute cheap maps in short chains, swap others", SA_POLICY_NEEDS_FIT, policy_run_hybrid},
+    {"memory-budget", "PyTorch's memory budget: knapsack of saved activations", SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_FIRST,
      policy_run_memory_budget},
-    {"dtr", "DTR: evict least cost/(bytes x staleness), rebuild", POLICY_NEEDS_FIT | POLICY_SEED_FIRST,
+    {"dtr", "DTR: evict least cost/(bytes x staleness), rebuild", SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_FIRST,
      policy_run_dtr},
-    {"optimal", "MILP keep / swap / recompute on the default order", POLICY_NEEDS_FIT | POLICY_SEED_MILP, policy_run_optimal},
-    {"optimal-search", "the MILP on the genetic search's best order", POLICY_NEEDS_FIT | POLICY_SEED_MILP,
+    {"optimal", "MILP keep / swap / recompute on the default order", SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_MILP, policy_run_optimal},
+    {"optimal-search", "the MILP on the genetic search's best order", SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_MILP,
      policy_run_optimal_search},
 };
 
-void policy_opts_default(policy_opts *o)
+void sa_policy_opts_default(sa_policy_opts *o)
 {
     memset(o, 0, sizeof *o);
-    ga_opts_default(&o->search);
+    sa_ga_opts_default(&o->search);
     o->search_seeds = true;
-    o->optimal.solver = MILP_AUTO;
+    o->optimal.solver = SA_MILP_AUTO;
     o->optimal.time_limit_s = 60;
     o->optimal.gap = 0.02;
     o->optimal.threads = 1;
-    o->seed_milp.max_cells = POLICY_SEED_MILP_CELLS;
-    o->seed_milp.polish_cells = POLICY_POLISH_MILP_CELLS;
-    o->seed_milp.max_nodes = POLICY_SEED_MILP_NODES;
+    o->seed_milp.max_cells = SA_POLICY_SEED_MILP_CELLS;
+    o->seed_milp.polish_cells = SA_POLICY_POLISH_MILP_CELLS;
+    o->seed_milp.max_nodes = SA_POLICY_SEED_MILP_NODES;
 }
 
-const policy_def *policy_table(int *n)
+const sa_policy_def *sa_policy_table(int *n)
 {
     *n = (int)SA_ARRAY_LEN(TABLE);
     return TABLE;
 }
 
-const policy_def *policy_find(const char *name)
+const sa_policy_def *sa_policy_find(const char *name)
 {
     for (size_t i = 0; i < SA_ARRAY_LEN(TABLE); i++)
         if (strcmp(TABLE[i].name, name) == 0)
@@ -63,7 +63,7 @@ const policy_def *policy_find(const char *name)
     return NULL;
 }
 
-const char *policy_names(char *buf, size_t len)
+const char *sa_policy_names(char *buf, size_t len)
 {
     size_t at = 0;
     if (len)
@@ -77,42 +77,42 @@ const char *policy_names(char *buf, size_t len)
     return buf;
 }
 
-static sa_status run(const char *name, const dfg_graph *g, const dfg_device *dev, const policy_opts *opts,
-                     bool checks, plan **out, sa_err *err)
+static sa_status run(const char *name, const sa_dfg_graph *g, const sa_dfg_device *dev, const sa_policy_opts *opts,
+                     bool checks, sa_plan **out, sa_err *err)
 {
     *out = NULL;
-    const policy_def *d = policy_find(name);
+    const sa_policy_def *d = sa_policy_find(name);
     if (!d) {
         char names[512];
         return sa_fail(err, SA_EUSAGE, "unknown policy \"%s\" (known: %s)", name,
-                       policy_names(names, sizeof names));
+                       sa_policy_names(names, sizeof names));
     }
     sa_status st;
     if (checks && ((st = planner_check_graph(g, NULL, err)) ||
-                   ((d->flags & POLICY_NEEDS_FIT) && (st = planner_check_fits(g, dev, err)))))
+                   ((d->flags & SA_POLICY_NEEDS_FIT) && (st = planner_check_fits(g, dev, err)))))
         return st;
-    policy_opts def;
+    sa_policy_opts def;
     if (!opts) {
-        policy_opts_default(&def);
+        sa_policy_opts_default(&def);
         opts = &def;
     }
-    policy_call c = {d->name, g, dev, opts};
+    sa_policy_call c = {d->name, g, dev, opts};
     return d->run(&c, out, err);
 }
 
-sa_status policy_run_opts(const char *name, const dfg_graph *g, const dfg_device *dev, const policy_opts *opts,
-                          plan **out, sa_err *err)
+sa_status sa_policy_run_opts(const char *name, const sa_dfg_graph *g, const sa_dfg_device *dev, const sa_policy_opts *opts,
+                          sa_plan **out, sa_err *err)
 {
     return run(name, g, dev, opts, true, out, err);
 }
 
-sa_status policy_run(const char *name, const dfg_graph *g, const dfg_device *dev, plan **out, sa_err *err)
+sa_status sa_policy_run(const char *name, const sa_dfg_graph *g, const sa_dfg_device *dev, sa_plan **out, sa_err *err)
 {
     return run(name, g, dev, NULL, true, out, err);
 }
 
-sa_status policy_run_unchecked(const char *name, const dfg_graph *g, const dfg_device *dev, const policy_opts *opts,
-                               plan **out, sa_err *err)
+sa_status sa_policy_run_unchecked(const char *name, const sa_dfg_graph *g, const sa_dfg_device *dev, const sa_policy_opts *opts,
+                               sa_plan **out, sa_err *err)
 {
     return run(name, g, dev, opts, false, out, err);
 }

@@ -17,16 +17,16 @@ enum { PO_BRUTE = 4, PO_RECOMP_ROUNDS = 48 };
  * ovh_out for a swap-out).  Swap-outs still running when the forward pass
  * ends count in ovh_out too (PooCH's L_O: the swap-outs piled up at the end
  * of forward, sec. 4.4.2, Fig. 13). */
-static void po_charge(const rctx *r, const plan *p, const double *s, const double *e, double *ovh_in,
+static void po_charge(const rctx *r, const sa_plan *p, const double *s, const double *e, double *ovh_in,
                       double *ovh_out)
 {
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     memset(ovh_in, 0, (size_t)g->n_tensors * sizeof *ovh_in);
     memset(ovh_out, 0, (size_t)g->n_tensors * sizeof *ovh_out);
     double prev = 0, fwd_end = 0;
     for (int32_t v = 0; v < p->n_nodes; v++) {
-        const plan_node *nd = &p->nodes[v];
-        if (plan_kind_stream(nd->kind) != PLAN_STREAM_COMPUTE)
+        const sa_plan_node *nd = &p->nodes[v];
+        if (sa_plan_kind_stream(nd->kind) != SA_PLAN_STREAM_COMPUTE)
             continue;
         if (s[v] > prev + 1e-9) {
             int32_t cul = -1;
@@ -35,17 +35,17 @@ static void po_charge(const rctx *r, const plan *p, const double *s, const doubl
                 if (cul < 0 || e[d] > e[cul])
                     cul = d;
             }
-            if (cul >= 0 && p->nodes[cul].kind == PLAN_SWAP_IN)
+            if (cul >= 0 && p->nodes[cul].kind == SA_PLAN_SWAP_IN)
                 ovh_in[p->nodes[cul].ref] += s[v] - prev;
-            else if (cul >= 0 && p->nodes[cul].kind == PLAN_SWAP_OUT)
+            else if (cul >= 0 && p->nodes[cul].kind == SA_PLAN_SWAP_OUT)
                 ovh_out[p->nodes[cul].ref] += s[v] - prev;
         }
         prev = e[v];
-        if (nd->kind == PLAN_COMPUTE && g->ops[nd->ref].phase == DFG_FORWARD)
+        if (nd->kind == SA_PLAN_COMPUTE && g->ops[nd->ref].phase == SA_DFG_FORWARD)
             fwd_end = e[v];
     }
     for (int32_t v = 0; v < p->n_nodes; v++)
-        if (p->nodes[v].kind == PLAN_SWAP_OUT && e[v] > fwd_end)
+        if (p->nodes[v].kind == SA_PLAN_SWAP_OUT && e[v] > fwd_end)
             ovh_out[p->nodes[v].ref] += e[v] - fwd_end;
 }
 
@@ -103,8 +103,8 @@ typedef struct pooch {
     uint8_t *base, *best_act, *inl;
     double *oi, *oo;      /* swap-in / swap-out overhead charged per tensor */
     int32_t *li, *lo;     /* L_I, L_O \ L_I */
-    sim_ws *ws;
-    plan *best;
+    sa_sim_ws *ws;
+    sa_plan *best;
     dec_stats bds;
     dec_opts opts;        /* the timing setting that fitted */
     int sync;
@@ -116,7 +116,7 @@ typedef struct pooch {
 static sa_status po_all_swapped(pooch *P, const dec_opts *o)
 {
     rctx *r = P->r;
-    plan *p = NULL;
+    sa_plan *p = NULL;
     dec_stats ds = {0};
     sa_status st;
     for (P->sync = 0; P->sync < AD_N_TIMINGS; P->sync++) {
@@ -128,7 +128,7 @@ static sa_status po_all_swapped(pooch *P, const dec_opts *o)
             return st;
         if (ds.arena_bytes <= r->dev->memory_bytes)
             break;
-        plan_free(p);
+        sa_plan_free(p);
         p = NULL;
     }
     if (!p) {
@@ -140,10 +140,10 @@ static sa_status po_all_swapped(pooch *P, const dec_opts *o)
     P->best = p;
     P->bds = ds;
     memcpy(P->best_act, P->base, P->nt);
-    sim_result sr;
-    if ((st = sim_run(p, r->g, P->ws, &sr, r->err)))
+    sa_sim_result sr;
+    if ((st = sa_sim_run(p, r->g, P->ws, &sr, r->err)))
         return st;
-    po_charge(r, p, sim_start(P->ws), sim_end(P->ws), P->oi, P->oo);
+    po_charge(r, p, sa_sim_start(P->ws), sa_sim_end(P->ws), P->oi, P->oo);
     return SA_OK;
 }
 
@@ -192,19 +192,19 @@ static sa_status po_brute_force(pooch *P)
             leaf[P->li[i]] = mask >> i & 1 ? DEC_KEEP : DEC_SWAP;
         pc.base = leaf;
         int32_t k;
-        plan *p = NULL;
+        sa_plan *p = NULL;
         dec_stats ds = {0};
         if ((st = bl_fit_smallest(r, po_set, &pc, 0, P->n_lo, &P->opts, &p, &ds, &k)))
             break;
         P->leaves++;
         if (p && p->predicted.iteration_us < P->best->predicted.iteration_us) {
-            plan_free(P->best);
+            sa_plan_free(P->best);
             P->best = p;
             P->bds = ds;
             po_set(r, k, &pc); /* the decisions of the plan kept */
             memcpy(P->best_act, r->act, P->nt);
         } else {
-            plan_free(p);
+            sa_plan_free(p);
         }
     }
     free(leaf);
@@ -215,15 +215,15 @@ static sa_status po_brute_force(pooch *P)
 static sa_status po_recompute(pooch *P)
 {
     rctx *r = P->r;
-    const dfg_graph *g = r->g;
+    const sa_dfg_graph *g = r->g;
     uint8_t *done = P->inl; /* reused: maps removed from L */
     memset(done, 0, P->nt);
-    sim_result sr;
+    sa_sim_result sr;
     sa_status st;
     for (int round = 0; round < PO_RECOMP_ROUNDS; round++) {
-        if ((st = sim_run(P->best, g, P->ws, &sr, r->err)))
+        if ((st = sa_sim_run(P->best, g, P->ws, &sr, r->err)))
             return st;
-        po_charge(r, P->best, sim_start(P->ws), sim_end(P->ws), P->oi, P->oo);
+        po_charge(r, P->best, sa_sim_start(P->ws), sa_sim_end(P->ws), P->oi, P->oo);
         memcpy(r->act, P->best_act, P->nt);
         int32_t bx = -1;
         double br = 1.0;
@@ -250,24 +250,24 @@ static sa_status po_recompute(pooch *P)
             break;
         done[bx] = 1;
         r->act[bx] = DEC_RECOMPUTE;
-        plan *p = NULL;
+        sa_plan *p = NULL;
         dec_stats ds = {0};
         if ((st = bl_build(r, &P->opts, true, &p, &ds)))
             return st;
         if (ds.arena_bytes <= r->dev->memory_bytes && p->predicted.iteration_us < P->best->predicted.iteration_us) {
-            plan_free(P->best);
+            sa_plan_free(P->best);
             P->best = p;
             P->bds = ds;
             P->best_act[bx] = DEC_RECOMPUTE;
             P->n_rec++;
         } else {
-            plan_free(p);
+            sa_plan_free(p);
         }
     }
     return SA_OK;
 }
 
-sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out)
+sa_status bl_run_pooch(rctx *r, const dec_opts *o, sa_plan **out)
 {
     pooch P;
     memset(&P, 0, sizeof P);
@@ -282,7 +282,7 @@ sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out)
     P.oo = calloc(P.nt, sizeof *P.oo);
     P.li = calloc((size_t)P.nf + 1, sizeof *P.li);
     P.lo = calloc((size_t)P.nf + 1, sizeof *P.lo);
-    P.ws = sim_ws_new();
+    P.ws = sa_sim_ws_new();
     sa_status st = SA_OK;
     if (!P.base || !P.best_act || !P.inl || !P.oi || !P.oo || !P.li || !P.lo || !P.ws)
         st = bl_oom(r);
@@ -301,8 +301,8 @@ sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out)
             P.best = NULL;
         }
     }
-    plan_free(P.best);
-    sim_ws_free(P.ws);
+    sa_plan_free(P.best);
+    sa_sim_ws_free(P.ws);
     free(P.base);
     free(P.best_act);
     free(P.inl);
@@ -313,7 +313,7 @@ sa_status bl_run_pooch(rctx *r, const dec_opts *o, plan **out)
     return st;
 }
 
-sa_status policy_run_pooch(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_pooch(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     return bl_rule_run(c, bl_run_pooch, out, err);
 }

@@ -12,26 +12,26 @@
 #include "swapadvisor/swp.h"
 #include "policies_internal.h"
 
-static sa_status run_pool(const policy_call *c, bool ideal, const swp_opts *o, plan **out, sa_err *err)
+static sa_status run_pool(const sa_policy_call *c, bool ideal, const swp_opts *o, sa_plan **out, sa_err *err)
 {
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     pool_alloc a;
     if (!pool_alloc_init(&a, g->n_sizes))
         return sa_fail(err, SA_ENOMEM, "out of memory");
-    dfg_device d = *c->dev;
+    sa_dfg_device d = *c->dev;
     sa_status st;
     if (ideal) {
         st = planner_ideal_pool(g, g->topo, &a, err);
         if (!st && a.pool_bytes > d.memory_bytes)
             d.memory_bytes = a.pool_bytes;
         /* the plan raises memory_bytes to its arena: keep it a size a document holds exactly */
-        if (!st && (double)d.memory_bytes > DFG_MAX_EXACT_INT)
+        if (!st && (double)d.memory_bytes > SA_DFG_MAX_EXACT_INT)
             st = sa_fail(err, SA_EINFEASIBLE, "the ideal plan needs an arena of %lld bytes, beyond 2^53, the largest "
                          "size a plan document holds exactly", (long long)a.pool_bytes);
     } else {
         st = pool_fine_grained(&a, g, g->topo, d.memory_bytes, err);
     }
-    plan *p = st ? NULL : plan_new(g, &d);
+    sa_plan *p = st ? NULL : sa_plan_new(g, &d);
     if (!st && !p)
         st = sa_fail(err, SA_ENOMEM, "out of memory");
     planner_req q = {.schedule = g->topo, .layout = PLANNER_POOL, .pool = &a, .evict = o,
@@ -43,33 +43,33 @@ static sa_status run_pool(const policy_call *c, bool ideal, const swp_opts *o, p
         snprintf(search, sizeof search,
                  "{\"algorithm\":\"%s\",\"size_classes\":%d,\"objects\":%d,\"pool_bytes\":%lld}", c->name,
                  a.n_classes, a.n_objects, (long long)a.pool_bytes);
-        if (!plan_set_search_json(p, search))
+        if (!sa_plan_set_search_json(p, search))
             st = sa_fail(err, SA_ENOMEM, "out of memory");
     }
     pool_alloc_free(&a);
     if (st) {
-        plan_free(p);
+        sa_plan_free(p);
         return st;
     }
     *out = p;
     return SA_OK;
 }
 
-sa_status policy_run_ideal(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_ideal(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     swp_opts o;
     swp_opts_default(&o);
     return run_pool(c, true, &o, out, err);
 }
 
-sa_status policy_run_topo(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_topo(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     swp_opts o;
     swp_opts_default(&o);
     return run_pool(c, false, &o, out, err);
 }
 
-sa_status policy_run_topo_rc(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_topo_rc(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     swp_opts o;
     swp_opts_default(&o);
@@ -88,7 +88,7 @@ sa_status policy_run_topo_rc(const policy_call *c, plan **out, sa_err *err)
     return st;
 }
 
-sa_status policy_run_odswap(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_odswap(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
     swp_opts o;
     swp_opts_default(&o);

@@ -1,10 +1,10 @@
 /* search_policy.c - the swapadvisor row: SwapAdvisor's genetic search
- * (ga.h) with the options of policy_opts.search, started from the plans of
+ * (ga.h) with the options of sa_policy_opts.search, started from the plans of
  * every other row that plans the graph in the memory (its seeds), so that
  * its answer is never slower than theirs; with seeds its pool individuals
- * recompute too (ga_opts.pool_recompute), as the topo-rc seed does.  When
+ * recompute too (sa_ga_opts.pool_recompute), as the topo-rc seed does.  When
  * the build has a MILP solver and the model is small enough
- * (policy_opts.seed_milp), the MILP rows are seeds too and the answer is
+ * (sa_policy_opts.seed_milp), the MILP rows are seeds too and the answer is
  * polished: the MILP's keep / swap / recompute decisions on the search's
  * best schedule replace its own when they simulate faster. */
 #include <math.h>
@@ -19,7 +19,7 @@
  * solver thread whatever the search's thread count, so that their plans do
  * not depend on --threads nor, without a deadline, on the machine's speed
  * (optimal.c reads no clock under a node limit unless deadline_s is set). */
-static void milp_effort(const policy_call *c, policy_opts *po)
+static void milp_effort(const sa_policy_call *c, sa_policy_opts *po)
 {
     po->optimal.threads = 1;
     po->optimal.max_nodes = c->opts->seed_milp.max_nodes;
@@ -27,26 +27,26 @@ static void milp_effort(const policy_call *c, policy_opts *po)
 
 /* Whether the MILP may run on schedule sch: a solver in the build, seeds on
  * and the model within max_cells (*cells: its size, 0 when not measured). */
-static sa_status milp_fits(const policy_call *c, const int32_t *sch, double max_cells, bool *fits, double *cells,
+static sa_status milp_fits(const sa_policy_call *c, const int32_t *sch, double max_cells, bool *fits, double *cells,
                            sa_err *err)
 {
     *fits = false;
     *cells = 0;
-    if (!c->opts->search_seeds || !milp_have(c->opts->optimal.solver) || !(max_cells > 0))
+    if (!c->opts->search_seeds || !sa_milp_have(c->opts->optimal.solver) || !(max_cells > 0))
         return SA_OK;
-    sa_status st = policy_milp_cells(c->g, c->dev, sch, cells, err);
+    sa_status st = sa_policy_milp_cells(c->g, c->dev, sch, cells, err);
     if (!st)
         *fits = *cells <= max_cells;
     return st;
 }
 
-/* Runs every row but this one and those flagged POLICY_NO_SEED (and the
- * POLICY_SEED_MILP rows unless with_milp) on c's graph and memory, the
- * POLICY_SEED_FIRST rows before the others; the plans
+/* Runs every row but this one and those flagged SA_POLICY_NO_SEED (and the
+ * SA_POLICY_SEED_MILP rows unless with_milp) on c's graph and memory, the
+ * SA_POLICY_SEED_FIRST rows before the others; the plans
  * that fit go to seeds (n_rows entries), the rows that refuse
  * (SA_EINFEASIBLE) are left out.  On any other error returns it with the
  * plans made so far in seeds[0 .. *n). */
-/* The row's clock (policy_opts.deadline_s): the deadline, the seeds' share
+/* The row's clock (sa_policy_opts.deadline_s): the deadline, the seeds' share
  * of it, what one plan of the first seed took (the estimate of a row's
  * cost: a row is skipped when it would not end before its deadline), and
  * what the clock did, for the search block. */
@@ -70,20 +70,20 @@ static void budget_note(char *list, size_t cap, const char *name)
         snprintf(list + at, cap - at, "%s\"%s\"", at ? "," : "", name);
 }
 
-static void phase(const policy_call *c, const char *what, int index, int count)
+static void phase(const sa_policy_call *c, const char *what, int index, int count)
 {
     if (c->opts->on_phase)
         c->opts->on_phase(what, index, count, c->opts->phase_ctx);
 }
 
-static sa_status run_seed_rows(const policy_call *c, bool with_milp, budget *b, ga_seed *seeds, int *n, sa_err *err)
+static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *b, sa_ga_seed *seeds, int *n, sa_err *err)
 {
     int n_rows;
-    const policy_def *t = policy_table(&n_rows);
+    const sa_policy_def *t = sa_policy_table(&n_rows);
     /* the seed rows' own searches (optimal-search) report to no one and
      * exchange nothing: the log, the progress line and the islands are this
      * search's */
-    policy_opts so = *c->opts;
+    sa_policy_opts so = *c->opts;
     so.search.on_generation = NULL;
     so.search.ctx = NULL;
     so.search.migrate = NULL;
@@ -96,33 +96,33 @@ static sa_status run_seed_rows(const policy_call *c, bool with_milp, budget *b, 
     so.search.deadline_s = so.deadline_s = b->seed_deadline;
     int count = 0, index = 0;
     for (int i = 0; i < n_rows; i++)
-        count += !(!strcmp(t[i].name, c->name) || (t[i].flags & POLICY_NO_SEED) ||
-                   ((t[i].flags & POLICY_SEED_MILP) && !with_milp));
-    plan **got = calloc((size_t)n_rows, sizeof *got); /* each row's plan, handed on in the table's order */
+        count += !(!strcmp(t[i].name, c->name) || (t[i].flags & SA_POLICY_NO_SEED) ||
+                   ((t[i].flags & SA_POLICY_SEED_MILP) && !with_milp));
+    sa_plan **got = calloc((size_t)n_rows, sizeof *got); /* each row's plan, handed on in the table's order */
     if (!got)
         return sa_fail(err, SA_ENOMEM, "out of memory");
     sa_status st = SA_OK;
-    /* the POLICY_SEED_FIRST rows first, then the rest */
+    /* the SA_POLICY_SEED_FIRST rows first, then the rest */
     for (int pass = 0; pass < 2 && !st; pass++)
         for (int i = 0; i < n_rows && !st; i++) {
-            if (!strcmp(t[i].name, c->name) || (t[i].flags & POLICY_NO_SEED) ||
-                ((t[i].flags & POLICY_SEED_MILP) && !with_milp) ||
-                ((t[i].flags & POLICY_SEED_FIRST) != 0) != (pass == 0))
+            if (!strcmp(t[i].name, c->name) || (t[i].flags & SA_POLICY_NO_SEED) ||
+                ((t[i].flags & SA_POLICY_SEED_MILP) && !with_milp) ||
+                ((t[i].flags & SA_POLICY_SEED_FIRST) != 0) != (pass == 0))
                 continue;
             phase(c, t[i].name, index++, count);
             double t0 = b->deadline > 0 ? sa_now_s() : 0;
             if (b->deadline > 0 && (t0 + b->one_plan >= b->seed_deadline ||
-                                    ((t[i].flags & POLICY_SEED_MILP) && b->seed_deadline - t0 < BUDGET_MILP_MIN_S))) {
+                                    ((t[i].flags & SA_POLICY_SEED_MILP) && b->seed_deadline - t0 < BUDGET_MILP_MIN_S))) {
                 budget_note(b->skipped, sizeof b->skipped, t[i].name);
                 continue;
             }
             sa_err e = {0};
-            sa_status rs = policy_run_opts(t[i].name, c->g, c->dev, &so, &got[i], &e);
+            sa_status rs = sa_policy_run_opts(t[i].name, c->g, c->dev, &so, &got[i], &e);
             /* one plan's time: the first ordinary row's (a peer row may build many) */
             if (b->deadline > 0 && pass == 1 && !(b->one_plan > 0))
                 b->one_plan = sa_now_s() - t0;
             if (rs && b->deadline > 0 && sa_now_s() >= b->seed_deadline) {
-                plan_free(got[i]);
+                sa_plan_free(got[i]);
                 got[i] = NULL;
                 budget_note(b->cut, sizeof b->cut, t[i].name);
                 continue; /* cut by the deadline, whatever it said */
@@ -135,7 +135,7 @@ static sa_status run_seed_rows(const policy_call *c, bool with_milp, budget *b, 
     *n = 0;
     for (int i = 0; i < n_rows; i++)
         if (got[i])
-            seeds[(*n)++] = (ga_seed){t[i].name, got[i], (t[i].flags & POLICY_POOL_LAYOUT) != 0};
+            seeds[(*n)++] = (sa_ga_seed){t[i].name, got[i], (t[i].flags & SA_POLICY_POOL_LAYOUT) != 0};
     free(got);
     return st;
 }
@@ -145,14 +145,14 @@ static sa_status run_seed_rows(const policy_call *c, bool with_milp, budget *b, 
  * search's) gains a "polish" member saying what the MILP reached.  A MILP
  * refusal (SA_EINFEASIBLE) leaves *best's plan; other errors are returned
  * with *best untouched. */
-static sa_status polish(const policy_call *c, double cells, double deadline, plan **best, sa_err *err)
+static sa_status polish(const sa_policy_call *c, double cells, double deadline, sa_plan **best, sa_err *err)
 {
-    policy_opts po = *c->opts;
+    sa_policy_opts po = *c->opts;
     milp_effort(c, &po);
     po.deadline_s = deadline;
-    policy_call pc = *c;
+    sa_policy_call pc = *c;
     pc.opts = &po;
-    plan *m = NULL;
+    sa_plan *m = NULL;
     bool timed_out = false;
     sa_err e = {0};
     sa_status st = optimal_on_schedule(&pc, "swapadvisor-polish", (*best)->schedule, NULL, &m, &timed_out, &e);
@@ -170,7 +170,7 @@ static sa_status polish(const policy_call *c, double cells, double deadline, pla
     size_t len = gl + strlen(mj) + 512;
     char *json = malloc(len);
     if (!json) {
-        plan_free(m);
+        sa_plan_free(m);
         return sa_fail(err, SA_ENOMEM, "out of memory");
     }
     /* the search's block without its closing brace, then the polish */
@@ -180,24 +180,24 @@ static sa_status polish(const policy_call *c, double cells, double deadline, pla
              (int)(gl ? gl - 1 : 0), gj, gl > 2 ? "," : "", cells, po.optimal.max_nodes, su, st ? 0.0 : mu,
              won ? 100.0 * (su - mu) / su : 0.0, st ? "refused" : won ? "milp" : "search",
              timed_out ? "true" : "false", mj);
-    plan *keep = won ? m : *best;
-    if (!plan_set_search_json(keep, json)) {
+    sa_plan *keep = won ? m : *best;
+    if (!sa_plan_set_search_json(keep, json)) {
         free(json);
-        plan_free(m);
+        sa_plan_free(m);
         return sa_fail(err, SA_ENOMEM, "out of memory");
     }
     free(json);
     if (won) {
-        plan_free(*best);
+        sa_plan_free(*best);
         *best = m;
     } else {
-        plan_free(m);
+        sa_plan_free(m);
     }
     return SA_OK;
 }
 
 /* Appends member (`"name":value`) to p's search block.  SA_ENOMEM. */
-static sa_status append_member(plan *p, const char *member, sa_err *err)
+static sa_status append_member(sa_plan *p, const char *member, sa_err *err)
 {
     const char *sj = p->search_json ? p->search_json : "{}";
     size_t gl = strlen(sj);
@@ -208,13 +208,13 @@ static sa_status append_member(plan *p, const char *member, sa_err *err)
     if (!json)
         return sa_fail(err, SA_ENOMEM, "out of memory");
     snprintf(json, len, "%.*s%s%s}", (int)(gl ? gl - 1 : 0), sj, gl > 2 ? "," : "", member);
-    bool ok = plan_set_search_json(p, json);
+    bool ok = sa_plan_set_search_json(p, json);
     free(json);
     return ok ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory");
 }
 
 /* The search block's "time_limit" member: the budget, what it cut. */
-static sa_status note_budget(const budget *b, bool search_cut, plan *p, sa_err *err)
+static sa_status note_budget(const budget *b, bool search_cut, sa_plan *p, sa_err *err)
 {
     char m[1024];
     snprintf(m, sizeof m,
@@ -228,29 +228,29 @@ static sa_status note_budget(const budget *b, bool search_cut, plan *p, sa_err *
 /* The search block's "seed_rows" member for --generations 0 (into m): the
  * rows whose plans were the seeds, and the MILP rows left out.  SA_ENOMEM
  * never; SA_EINTERNAL when m is too small. */
-static sa_status note_seed_rows(const ga_seed *seeds, int n, bool milp_left_out, char *m, size_t cap, sa_err *err)
+static sa_status note_seed_rows(const sa_ga_seed *seeds, int n, bool milp_left_out, char *m, size_t cap, sa_err *err)
 {
     char ran[768] = "", out[256] = "";
     for (int i = 0; i < n; i++)
         budget_note(ran, sizeof ran, seeds[i].name);
     int n_rows;
-    const policy_def *t = policy_table(&n_rows);
+    const sa_policy_def *t = sa_policy_table(&n_rows);
     for (int i = 0; milp_left_out && i < n_rows; i++)
-        if (t[i].flags & POLICY_SEED_MILP)
+        if (t[i].flags & SA_POLICY_SEED_MILP)
             budget_note(out, sizeof out, t[i].name);
     int len = snprintf(m, cap, "\"seed_rows\":{\"ran\":[%s],\"left_out\":[%s]}", ran, out);
     return len > 0 && (size_t)len < cap ? SA_OK : sa_fail(err, SA_EINTERNAL, "seed rows: member too long");
 }
 
-sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
+sa_status policy_run_swapadvisor(const sa_policy_call *c, sa_plan **out, sa_err *err)
 {
-    ga_opts o = c->opts->search;
+    sa_ga_opts o = c->opts->search;
     int n_rows, n = 0;
-    policy_table(&n_rows);
-    ga_seed *seeds = NULL;
+    sa_policy_table(&n_rows);
+    sa_ga_seed *seeds = NULL;
     sa_status st = SA_OK;
     *out = NULL;
-    /* the whole row runs to the deadline: policy_opts.deadline_s, or the
+    /* the whole row runs to the deadline: sa_policy_opts.deadline_s, or the
      * search's time limit from now; the search's own clock is replaced by it */
     budget b = {.start = sa_now_s()};
     b.deadline = c->opts->deadline_s > 0 ? c->opts->deadline_s
@@ -280,7 +280,7 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
     /* the search leaves time for its last plan and the caller's checks
      * (about two plans' worth) and, when the polish may run (a quarter of
      * what is left is at least BUDGET_MILP_MIN_S), that quarter for it */
-    /* islands (ga_opts.migrate) stop together at an exchange, by their
+    /* islands (sa_ga_opts.migrate) stop together at an exchange, by their
      * hook's clock: no rank's search may stop on its own */
     if (b.deadline > 0 && !o.migrate) {
         double left = b.deadline - sa_now_s() - 2 * b.one_plan;
@@ -288,12 +288,12 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
         if (!(o.deadline_s > 0))
             o.deadline_s = 1e-9; /* already past: positive, so still a deadline */
     }
-    ga_result res = {0};
+    sa_ga_result res = {0};
     phase(c, "search", 0, 1);
     if (!st)
-        st = ga_search(c->g, c->dev, &o, &res, err);
+        st = sa_ga_search(c->g, c->dev, &o, &res, err);
     for (int i = 0; i < n; i++)
-        plan_free((plan *)seeds[i].plan);
+        sa_plan_free((sa_plan *)seeds[i].plan);
     free(seeds);
     if (st)
         return st;
@@ -320,7 +320,7 @@ sa_status policy_run_swapadvisor(const policy_call *c, plan **out, sa_err *err)
     if (!st && seed_rows[0])
         st = append_member(res.best, seed_rows, err);
     if (st) {
-        plan_free(res.best);
+        sa_plan_free(res.best);
         return st;
     }
     *out = res.best;

@@ -15,36 +15,36 @@
  * works on aligned words (it is correct either way). */
 #define HOST_ALIGN 8
 
-void runner_opts_default(runner_opts *o)
+void sa_runner_opts_default(sa_runner_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->backend = RUNNER_HOST;
+    o->backend = SA_RUNNER_HOST;
     o->iterations = RUNNER_DEFAULT_ITER;
 }
 
-const char *runner_backend_name(runner_backend b) { return b == RUNNER_CUDA ? "cuda" : "host"; }
+const char *sa_runner_backend_name(sa_runner_backend b) { return b == SA_RUNNER_CUDA ? "cuda" : "host"; }
 
-bool runner_backend_from_name(const char *s, runner_backend *out)
+bool sa_runner_backend_from_name(const char *s, sa_runner_backend *out)
 {
     if (strcmp(s, "host") == 0)
-        *out = RUNNER_HOST;
+        *out = SA_RUNNER_HOST;
     else if (strcmp(s, "cuda") == 0)
-        *out = RUNNER_CUDA;
+        *out = SA_RUNNER_CUDA;
     else
         return false;
     return true;
 }
 
-void runner_report_free(runner_report *r)
+void sa_runner_report_free(sa_runner_report *r)
 {
     if (!r)
         return;
-    val_report_free(&r->violations);
+    sa_val_report_free(&r->violations);
     free(r->iter_us);
     r->iter_us = NULL;
 }
 
-void runner_layout_free(runner_layout *l)
+void sa_runner_layout_free(sa_runner_layout *l)
 {
     if (!l)
         return;
@@ -82,7 +82,7 @@ typedef struct bounds {
     size_t n;
 } bounds;
 
-static bool bounds_build(const plan *p, const dfg_graph *g, bounds *b)
+static bool bounds_build(const sa_plan *p, const sa_dfg_graph *g, bounds *b)
 {
     size_t cap = 2 * ((size_t)p->n_place + (size_t)p->n_res) + 2;
     b->x = malloc(cap * sizeof *b->x);
@@ -124,24 +124,24 @@ static int64_t bounds_map(const bounds *b, int64_t x, int64_t k)
     return x / k + 8 * (int64_t)lo;
 }
 
-static bool *host_needs(const plan *p, const dfg_graph *g)
+static bool *host_needs(const sa_plan *p, const sa_dfg_graph *g)
 {
     bool *need = calloc((size_t)g->n_tensors + 1, sizeof *need);
     if (!need)
         return NULL;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        dfg_kind k = g->tensors[t].kind;
-        need[t] = k == DFG_INPUT || dfg_kind_persistent(k);
+        sa_dfg_kind k = g->tensors[t].kind;
+        need[t] = k == SA_DFG_INPUT || sa_dfg_kind_persistent(k);
     }
     for (int32_t i = 0; i < p->n_nodes; i++)
-        if (p->nodes[i].kind == PLAN_SWAP_IN || p->nodes[i].kind == PLAN_SWAP_OUT)
+        if (p->nodes[i].kind == SA_PLAN_SWAP_IN || p->nodes[i].kind == SA_PLAN_SWAP_OUT)
             need[p->nodes[i].ref] = true;
     return need;
 }
 
 static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
-static int64_t footprint(const plan *p, const dfg_graph *g, const bounds *b, const bool *need, int64_t k)
+static int64_t footprint(const sa_plan *p, const sa_dfg_graph *g, const bounds *b, const bool *need, int64_t k)
 {
     int64_t total = bounds_map(b, p->arena_bytes, k);
     for (int32_t t = 0; t < g->n_tensors; t++) {
@@ -155,16 +155,16 @@ static int64_t footprint(const plan *p, const dfg_graph *g, const bounds *b, con
 
 /* Ids and address ranges a replay indexes with: anything out of range would
  * make it read or write outside its buffers, so this holds even under force. */
-static sa_status check_ranges(const plan *p, const dfg_graph *g, sa_err *err)
+static sa_status check_ranges(const sa_plan *p, const sa_dfg_graph *g, sa_err *err)
 {
     if (p->graph_ops != g->n_ops || p->graph_tensors != g->n_tensors)
-        return plan_check_graph(p, g, "plan", err);
+        return sa_plan_check_graph(p, g, "plan", err);
     if (p->arena_bytes < 0)
         return sa_fail(err, SA_EINVALID, "plan: arena_bytes %lld is negative: cannot replay", (long long)p->arena_bytes);
     for (int32_t i = 0; i < p->n_nodes; i++) {
-        const plan_node *nd = &p->nodes[i];
-        bool op = nd->kind == PLAN_COMPUTE || nd->kind == PLAN_RECOMPUTE;
-        if ((unsigned)nd->kind >= PLAN_KIND_COUNT || nd->ref < 0 || nd->ref >= (op ? g->n_ops : g->n_tensors))
+        const sa_plan_node *nd = &p->nodes[i];
+        bool op = nd->kind == SA_PLAN_COMPUTE || nd->kind == SA_PLAN_RECOMPUTE;
+        if ((unsigned)nd->kind >= SA_PLAN_KIND_COUNT || nd->ref < 0 || nd->ref >= (op ? g->n_ops : g->n_tensors))
             return sa_fail(err, SA_EINVALID, "plan: nodes[%d] refers to %s %d, which does not exist: cannot replay", i,
                            op ? "op" : "tensor", nd->ref);
         if (nd->n_deps < 0 || nd->dep_off < 0 || (int64_t)nd->dep_off + nd->n_deps > p->n_deps)
@@ -177,7 +177,7 @@ static sa_status check_ranges(const plan *p, const dfg_graph *g, sa_err *err)
         }
     }
     for (int32_t i = 0; i < p->n_place; i++) {
-        const plan_placement *q = &p->place[i];
+        const sa_plan_placement *q = &p->place[i];
         if (q->tensor < 0 || q->tensor >= g->n_tensors || q->begin < -1 || q->begin >= p->n_nodes || q->end < -1 ||
             q->end >= p->n_nodes)
             return sa_fail(err, SA_EINVALID, "plan: placement %d refers to a tensor or node that does not exist: "
@@ -188,7 +188,7 @@ static sa_status check_ranges(const plan *p, const dfg_graph *g, sa_err *err)
                            (long long)q->offset, (long long)p->arena_bytes);
     }
     for (int32_t i = 0; i < p->n_res; i++) {
-        const plan_resident *r = &p->res[i];
+        const sa_plan_resident *r = &p->res[i];
         if (r->tensor < 0 || r->tensor >= g->n_tensors)
             return sa_fail(err, SA_EINVALID, "plan: resident_at_start[%d] names tensor %d, which does not exist: "
                            "cannot replay", i, r->tensor);
@@ -200,7 +200,7 @@ static sa_status check_ranges(const plan *p, const dfg_graph *g, sa_err *err)
     return SA_OK;
 }
 
-int64_t runner_host_footprint(const plan *p, const dfg_graph *g, int64_t scale)
+int64_t sa_runner_host_footprint(const sa_plan *p, const sa_dfg_graph *g, int64_t scale)
 {
     if (scale < 1 || check_ranges(p, g, NULL) != SA_OK)
         return -1;
@@ -216,7 +216,7 @@ int64_t runner_host_footprint(const plan *p, const dfg_graph *g, int64_t scale)
     return f;
 }
 
-sa_status runner_auto_scale(const plan *p, const dfg_graph *g, int64_t cap, int64_t *scale, sa_err *err)
+sa_status sa_runner_auto_scale(const sa_plan *p, const sa_dfg_graph *g, int64_t cap, int64_t *scale, sa_err *err)
 {
     sa_status st = check_ranges(p, g, err);
     if (st)
@@ -258,13 +258,13 @@ sa_status runner_auto_scale(const plan *p, const dfg_graph *g, int64_t cap, int6
  * only when t has no placement at all. */
 static bool later(double b, int32_t rb, double x, int32_t rx) { return b > x || (b == x && rb > rx); }
 
-static int32_t resolve(const plan *p, const int32_t *poff, const int32_t *plist, int32_t t, int32_t n,
+static int32_t resolve(const sa_plan *p, const int32_t *poff, const int32_t *plist, int32_t t, int32_t n,
                        const double *ts, const double *te, const int32_t *rank, double makespan)
 {
     int32_t best = -1, any_before = -1, best_r = -2, before_r = -2;
     double best_b = -1, before_b = -1;
     for (int32_t k = poff[t]; k < poff[t + 1]; k++) {
-        const plan_placement *q = &p->place[plist[k]];
+        const sa_plan_placement *q = &p->place[plist[k]];
         double b = q->begin < 0 ? 0 : ts[q->begin], e = q->end < 0 ? makespan : te[q->end];
         int32_t rb = q->begin < 0 ? -1 : rank[q->begin];
         if (q->begin != n && later(b, rb, ts[n], rank[n]))
@@ -292,7 +292,7 @@ static int32_t resolve(const plan *p, const int32_t *poff, const int32_t *plist,
 }
 
 /* Scaled sizes, host copies (for the tensors need marks) and arena offsets. */
-static void layout_addresses(runner_layout *out, const plan *p, const dfg_graph *g, const bounds *b, const bool *need,
+static void layout_addresses(sa_runner_layout *out, const sa_plan *p, const sa_dfg_graph *g, const bounds *b, const bool *need,
                              int64_t scale)
 {
     for (int32_t t = 0; t < g->n_tensors; t++) {
@@ -312,7 +312,7 @@ static void layout_addresses(runner_layout *out, const plan *p, const dfg_graph 
 
 /* Placements by tensor: plist[poff[t] .. poff[t + 1]) are t's, in plan order
  * (poff and pfill zeroed, nt + 2 and nt entries). */
-static void index_placements(const plan *p, int32_t nt, int32_t *poff, int32_t *plist, int32_t *pfill)
+static void index_placements(const sa_plan *p, int32_t nt, int32_t *poff, int32_t *plist, int32_t *pfill)
 {
     for (int32_t i = 0; i < p->n_place; i++)
         poff[p->place[i].tensor + 1]++;
@@ -327,15 +327,15 @@ static void index_placements(const plan *p, int32_t nt, int32_t *poff, int32_t *
 /* Each node's tensors (out->use_off, out->use): the arena offset of the
  * placement it uses at its simulated start ts[n].  SA_EINVALID when a node
  * uses a tensor without a placement or there are too many uses, SA_ENOMEM. */
-static sa_status layout_uses(runner_layout *out, const plan *p, const dfg_graph *g, const int32_t *poff,
+static sa_status layout_uses(sa_runner_layout *out, const sa_plan *p, const sa_dfg_graph *g, const int32_t *poff,
                              const int32_t *plist, const double *ts, const double *te, const int32_t *rank,
                              double makespan, sa_err *err)
 {
     int64_t nuse = 0;
     for (int32_t i = 0; i < p->n_nodes; i++) {
-        const plan_node *nd = &p->nodes[i];
+        const sa_plan_node *nd = &p->nodes[i];
         out->use_off[i] = (int32_t)nuse;
-        if (nd->kind == PLAN_COMPUTE || nd->kind == PLAN_RECOMPUTE)
+        if (nd->kind == SA_PLAN_COMPUTE || nd->kind == SA_PLAN_RECOMPUTE)
             nuse += g->ops[nd->ref].n_in + g->ops[nd->ref].n_out;
         else
             nuse++;
@@ -346,13 +346,13 @@ static sa_status layout_uses(runner_layout *out, const plan *p, const dfg_graph 
     if (!out->use)
         return sa_fail(err, SA_ENOMEM, "out of memory laying out the replay");
     for (int32_t i = 0; i < p->n_nodes; i++) {
-        const plan_node *nd = &p->nodes[i];
+        const sa_plan_node *nd = &p->nodes[i];
         int64_t *u = out->use + out->use_off[i];
         int32_t cnt = 1, tl[1] = {nd->ref};
         const int32_t *ins = tl, *outs = NULL;
         int32_t n_in = 1, n_out = 0;
-        if (nd->kind == PLAN_COMPUTE || nd->kind == PLAN_RECOMPUTE) {
-            const dfg_op *o = &g->ops[nd->ref];
+        if (nd->kind == SA_PLAN_COMPUTE || nd->kind == SA_PLAN_RECOMPUTE) {
+            const sa_dfg_op *o = &g->ops[nd->ref];
             ins = o->in;
             outs = o->out;
             n_in = o->n_in;
@@ -364,14 +364,14 @@ static sa_status layout_uses(runner_layout *out, const plan *p, const dfg_graph 
             int32_t q = resolve(p, poff, plist, t, i, ts, te, rank, makespan);
             if (q < 0)
                 return sa_fail(err, SA_EINVALID, "plan: nodes[%d] (%s) uses tensor %d (\"%s\"), which has no "
-                               "placement: cannot replay", i, plan_kind_name(nd->kind), t, g->tensors[t].name);
+                               "placement: cannot replay", i, sa_plan_kind_name(nd->kind), t, g->tensors[t].name);
             u[k] = out->place_off[q];
         }
     }
     return SA_OK;
 }
 
-sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, runner_layout *out, sa_err *err)
+sa_status sa_runner_layout_build(const sa_plan *p, const sa_dfg_graph *g, int64_t scale, sa_runner_layout *out, sa_err *err)
 {
     memset(out, 0, sizeof *out);
     if (scale < 1)
@@ -385,16 +385,16 @@ sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, 
     if (!out->order)
         return sa_fail(err, SA_ENOMEM, "out of memory laying out the replay");
     int32_t stuck = -1;
-    if ((st = plan_node_order(p, out->order, &stuck, err))) {
-        runner_layout_free(out);
+    if ((st = sa_plan_node_order(p, out->order, &stuck, err))) {
+        sa_runner_layout_free(out);
         if (st == SA_EINVALID)
             sa_err_prefix(err, "plan: cannot replay");
         return st;
     }
 
     /* the simulated timing decides which placement a node uses, as in the validator */
-    sim_ws *ws = sim_ws_new();
-    sim_result r;
+    sa_sim_ws *ws = sa_sim_ws_new();
+    sa_sim_result r;
     bounds b = {NULL, 0};
     int32_t *poff = calloc((size_t)nt + 2, sizeof *poff), *plist = calloc((size_t)p->n_place + 1, sizeof *plist);
     int32_t *pfill = calloc((size_t)nt + 1, sizeof *pfill);
@@ -410,10 +410,10 @@ sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, 
         st = sa_fail(err, SA_ENOMEM, "out of memory laying out the replay");
         goto done;
     }
-    st = sim_run(p, g, ws, &r, err);
+    st = sa_sim_run(p, g, ws, &r, err);
     if (st)
         goto done;
-    const double *ts = sim_start(ws), *te = sim_end(ws);
+    const double *ts = sa_sim_start(ws), *te = sa_sim_end(ws);
     for (int32_t i = 0; i < n; i++)
         rank[out->order[i]] = i; /* breaks ties of simulated times, as the validator does */
 
@@ -421,7 +421,7 @@ sa_status runner_layout_build(const plan *p, const dfg_graph *g, int64_t scale, 
     index_placements(p, nt, poff, plist, pfill);
     st = layout_uses(out, p, g, poff, plist, ts, te, rank, r.makespan_us, err);
 done:
-    sim_ws_free(ws);
+    sa_sim_ws_free(ws);
     free(b.x);
     free(poff);
     free(plist);
@@ -429,19 +429,19 @@ done:
     free(rank);
     free(need);
     if (st)
-        runner_layout_free(out);
+        sa_runner_layout_free(out);
     return st;
 }
 
 /* ------------------------------------------------------------ dispatch */
 
-sa_status runner_run(const plan *p, const dfg_graph *g, const runner_opts *opts, runner_report *rep, sa_err *err)
+sa_status sa_runner_run(const sa_plan *p, const sa_dfg_graph *g, const sa_runner_opts *opts, sa_runner_report *rep, sa_err *err)
 {
-    runner_opts o;
+    sa_runner_opts o;
     if (opts)
         o = *opts;
     else
-        runner_opts_default(&o);
+        sa_runner_opts_default(&o);
     if (o.iterations == 0)
         o.iterations = RUNNER_DEFAULT_ITER;
     if (o.cap_bytes == 0)
@@ -452,12 +452,12 @@ sa_status runner_run(const plan *p, const dfg_graph *g, const runner_opts *opts,
         return sa_fail(err, SA_EUSAGE, "iterations must be 1..1000000, not %d", o.iterations);
     if (o.scale_bytes < 0 || o.cap_bytes < 0)
         return sa_fail(err, SA_EUSAGE, "the byte scale and the memory cap must not be negative");
-    if (o.backend != RUNNER_HOST && o.backend != RUNNER_CUDA)
+    if (o.backend != SA_RUNNER_HOST && o.backend != SA_RUNNER_CUDA)
         return sa_fail(err, SA_EUSAGE, "unknown backend %d", (int)o.backend);
-    if (o.backend == RUNNER_CUDA && o.real_ops && o.scale_bytes > 1)
+    if (o.backend == SA_RUNNER_CUDA && o.real_ops && o.scale_bytes > 1)
         return sa_fail(err, SA_EUSAGE, "real ops need the tensors' real sizes: do not scale bytes with them");
 
-    runner_report local;
+    sa_runner_report local;
     if (!rep)
         rep = &local;
     memset(rep, 0, sizeof *rep);
@@ -466,7 +466,7 @@ sa_status runner_run(const plan *p, const dfg_graph *g, const runner_opts *opts,
     rep->predicted_us = p->predicted.iteration_us;
 
     sa_err verr = {0};
-    sa_status st = plan_validate(p, g, true, &rep->violations, &verr);
+    sa_status st = sa_plan_validate(p, g, true, &rep->violations, &verr);
     if (st == SA_OK) {
         rep->valid = true;
     } else if (st == SA_EINVALID && o.force) {
@@ -478,16 +478,16 @@ sa_status runner_run(const plan *p, const dfg_graph *g, const runner_opts *opts,
     }
 
     int64_t k = o.scale_bytes;
-    if (k == 0 && o.backend == RUNNER_HOST) {
-        st = runner_auto_scale(p, g, o.cap_bytes, &k, err);
+    if (k == 0 && o.backend == SA_RUNNER_HOST) {
+        st = sa_runner_auto_scale(p, g, o.cap_bytes, &k, err);
         if (st)
             goto out;
     } else if (k == 0) {
         k = 1;
-    } else if (o.backend == RUNNER_HOST) {
+    } else if (o.backend == SA_RUNNER_HOST) {
         /* an explicit K is honoured, but not past the cap: the reference run
          * alone needs every tensor's bytes at once */
-        int64_t need = runner_host_footprint(p, g, k);
+        int64_t need = sa_runner_host_footprint(p, g, k);
         if (need > o.cap_bytes) {
             st = sa_fail(err, SA_EINFEASIBLE, "the host replay needs %lld bytes with sizes divided by %lld, more than "
                          "the cap of %lld (raise the cap or the byte scale)", (long long)need, (long long)k,
@@ -495,8 +495,8 @@ sa_status runner_run(const plan *p, const dfg_graph *g, const runner_opts *opts,
             goto out;
         }
     }
-    runner_layout l;
-    st = runner_layout_build(p, g, k, &l, err);
+    sa_runner_layout l;
+    st = sa_runner_layout_build(p, g, k, &l, err);
     if (st)
         goto out;
     rep->iterations = o.iterations;
@@ -505,11 +505,11 @@ sa_status runner_run(const plan *p, const dfg_graph *g, const runner_opts *opts,
     rep->host_bytes = l.host_bytes;
     for (int32_t i = 0; i < p->n_nodes; i++) {
         /* a transfer's ref is a tensor (a compute node's is an op) */
-        plan_kind kd = p->nodes[i].kind;
-        if (kd != PLAN_SWAP_IN && kd != PLAN_SWAP_OUT)
+        sa_plan_kind kd = p->nodes[i].kind;
+        if (kd != SA_PLAN_SWAP_IN && kd != SA_PLAN_SWAP_OUT)
             continue;
         int64_t b = g->tensors[p->nodes[i].ref].bytes, s = l.tbytes[p->nodes[i].ref];
-        if (kd == PLAN_SWAP_IN) {
+        if (kd == SA_PLAN_SWAP_IN) {
             rep->plan_h2d_bytes = sa_add_sat(rep->plan_h2d_bytes, b);
             rep->h2d_bytes = sa_add_sat(rep->h2d_bytes, s);
         } else {
@@ -520,13 +520,13 @@ sa_status runner_run(const plan *p, const dfg_graph *g, const runner_opts *opts,
     rep->iter_us = calloc((size_t)o.iterations, sizeof *rep->iter_us);
     if (!rep->iter_us)
         st = sa_fail(err, SA_ENOMEM, "out of memory");
-    else if (o.backend == RUNNER_HOST)
-        st = runner_host_replay(p, g, &l, &o, rep, err);
+    else if (o.backend == SA_RUNNER_HOST)
+        st = sa_runner_host_replay(p, g, &l, &o, rep, err);
     else
-        st = runner_cuda_replay(p, g, &l, &o, rep, err);
-    runner_layout_free(&l);
+        st = sa_runner_cuda_replay(p, g, &l, &o, rep, err);
+    sa_runner_layout_free(&l);
 out:
     if (rep == &local)
-        runner_report_free(&local);
+        sa_runner_report_free(&local);
     return st;
 }

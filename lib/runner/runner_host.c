@@ -104,10 +104,10 @@ static uint64_t input_value(int32_t t, int it) { return mix64(SEED_INPUT ^ (uint
 
 /* Runs op on buffers at base + use[k] (inputs then outputs); rec gets the
  * inputs' hashes then the outputs' values. */
-static void op_exec(const dfg_graph *g, const int64_t *tbytes, int32_t op, int it, uint8_t *base, const int64_t *use,
+static void op_exec(const sa_dfg_graph *g, const int64_t *tbytes, int32_t op, int it, uint8_t *base, const int64_t *use,
                     uint64_t *rec)
 {
-    const dfg_op *o = &g->ops[op];
+    const sa_dfg_op *o = &g->ops[op];
     uint64_t h = mix64(SEED_OP ^ (uint64_t)op * M1 ^ ((uint64_t)it + 1) * M2);
     for (int32_t j = 0; j < o->n_in; j++) {
         uint64_t x = hash_bytes(base + use[j], tbytes[o->in[j]]);
@@ -129,9 +129,9 @@ static double now_us(void)
 }
 
 typedef struct hrun {
-    const plan *p;
-    const dfg_graph *g;
-    const runner_layout *l;
+    const sa_plan *p;
+    const sa_dfg_graph *g;
+    const sa_runner_layout *l;
     uint8_t *arena, *host;
     int it;
     bool serialize;
@@ -140,8 +140,8 @@ typedef struct hrun {
     pthread_cond_t cv;
     uint8_t *done;           /* per node, under mu */
     int32_t *next_dep;       /* per node: first dep not yet seen done (touched by its stream's thread, under mu) */
-    int32_t *snodes[PLAN_STREAM_COUNT];
-    int32_t nsnodes[PLAN_STREAM_COUNT];
+    int32_t *snodes[SA_PLAN_STREAM_COUNT];
+    int32_t nsnodes[SA_PLAN_STREAM_COUNT];
     int32_t *io_off;         /* per compute-stream node: its records in rec (-1 for transfers) */
     int64_t n_io;            /* records per iteration */
     uint64_t *rec;           /* [it * n_io + io_off[node] + k], written by the compute thread */
@@ -156,19 +156,19 @@ typedef struct sthr {
 
 static void run_node(hrun *h, int32_t n, sthr *me)
 {
-    const plan_node *nd = &h->p->nodes[n];
-    const runner_layout *l = h->l;
+    const sa_plan_node *nd = &h->p->nodes[n];
+    const sa_runner_layout *l = h->l;
     const int64_t *use = l->use + l->use_off[n];
     switch (nd->kind) {
-    case PLAN_COMPUTE:
-    case PLAN_RECOMPUTE:
+    case SA_PLAN_COMPUTE:
+    case SA_PLAN_RECOMPUTE:
         op_exec(h->g, l->tbytes, nd->ref, h->it, h->arena, use, h->rec + (int64_t)h->it * h->n_io + h->io_off[n]);
         break;
-    case PLAN_SWAP_IN:
+    case SA_PLAN_SWAP_IN:
         memcpy(h->arena + use[0], h->host + l->host_off[nd->ref], (size_t)l->tbytes[nd->ref]);
         me->moved += l->tbytes[nd->ref];
         break;
-    case PLAN_SWAP_OUT:
+    case SA_PLAN_SWAP_OUT:
         memcpy(h->host + l->host_off[nd->ref], h->arena + use[0], (size_t)l->tbytes[nd->ref]);
         me->moved += l->tbytes[nd->ref];
         break;
@@ -181,10 +181,10 @@ static void *stream_main(void *arg)
 {
     sthr *me = arg;
     hrun *h = me->h;
-    const plan *p = h->p;
+    const sa_plan *p = h->p;
     for (int32_t i = 0; i < h->nsnodes[me->s]; i++) {
         int32_t n = h->snodes[me->s][i];
-        const plan_node *nd = &p->nodes[n];
+        const sa_plan_node *nd = &p->nodes[n];
         pthread_mutex_lock(&h->mu);
         for (;;) {
             if (h->abort) {
@@ -216,14 +216,14 @@ static bool replay_iteration(hrun *h, sthr *thr)
     memset(h->next_dep, 0, (size_t)h->p->n_nodes * sizeof *h->next_dep);
     h->abort = false;
     int started = 0;
-    for (int s = 0; s < PLAN_STREAM_COUNT; s++) {
+    for (int s = 0; s < SA_PLAN_STREAM_COUNT; s++) {
         thr[s].h = h;
         thr[s].s = s;
         if (pthread_create(&thr[s].tid, NULL, stream_main, &thr[s]) != 0)
             break;
         started++;
     }
-    if (started < PLAN_STREAM_COUNT) {
+    if (started < SA_PLAN_STREAM_COUNT) {
         /* the missing stream's nodes never finish: release the others */
         pthread_mutex_lock(&h->mu);
         h->abort = true;
@@ -232,11 +232,11 @@ static bool replay_iteration(hrun *h, sthr *thr)
     }
     for (int s = 0; s < started; s++)
         pthread_join(thr[s].tid, NULL);
-    return started == PLAN_STREAM_COUNT;
+    return started == SA_PLAN_STREAM_COUNT;
 }
 
 /* Lays the poison over the arena except where the residents live. */
-static void poison_arena(const plan *p, const runner_layout *l, uint8_t *arena, const int32_t *res_sorted)
+static void poison_arena(const sa_plan *p, const sa_runner_layout *l, uint8_t *arena, const int32_t *res_sorted)
 {
     int64_t at = 0;
     for (int32_t i = 0; i < p->n_res; i++) {
@@ -253,12 +253,12 @@ static void poison_arena(const plan *p, const runner_layout *l, uint8_t *arena, 
 
 static int cmp_res(const void *a, const void *b, void *ctx)
 {
-    const runner_layout *l = ctx;
+    const sa_runner_layout *l = ctx;
     int64_t x = l->res_off[*(const int32_t *)a], y = l->res_off[*(const int32_t *)b];
     return (x > y) - (x < y);
 }
 
-static const char *kind_word(plan_kind k) { return k == PLAN_RECOMPUTE ? "recompute" : "compute"; }
+static const char *kind_word(sa_plan_kind k) { return k == SA_PLAN_RECOMPUTE ? "recompute" : "compute"; }
 
 /* The reference run: every tensor in its own buffer, the ops in one
  * topological order, no swaps. */
@@ -283,7 +283,7 @@ static void href_free(href *r)
 
 /* Lays out and allocates the reference's buffers and records for iters
  * iterations; false when out of memory (r then holds what was allocated). */
-static bool href_alloc(href *r, const dfg_graph *g, const runner_layout *l, int iters)
+static bool href_alloc(href *r, const sa_dfg_graph *g, const sa_runner_layout *l, int iters)
 {
     int32_t nt = g->n_tensors;
     r->off = calloc((size_t)nt + 1, sizeof *r->off);
@@ -303,7 +303,7 @@ static bool href_alloc(href *r, const dfg_graph *g, const runner_layout *l, int 
         return false;
     for (int32_t op = 0; op < g->n_ops; op++)
         for (int32_t k = 0; k < g->ops[op].n_in + g->ops[op].n_out; k++) {
-            const dfg_op *x = &g->ops[op];
+            const sa_dfg_op *x = &g->ops[op];
             r->use[r->op_io[op] + k] = r->off[k < x->n_in ? x->in[k] : x->out[k - x->n_in]];
         }
     r->buf = malloc((size_t)r->bytes + 8);
@@ -312,13 +312,13 @@ static bool href_alloc(href *r, const dfg_graph *g, const runner_layout *l, int 
 }
 
 /* Runs the reference: unlimited memory, the ops in order, no swaps. */
-static void href_run(href *r, const dfg_graph *g, const runner_layout *l, const int32_t *order, int iters)
+static void href_run(href *r, const sa_dfg_graph *g, const sa_runner_layout *l, const int32_t *order, int iters)
 {
     for (int32_t t = 0; t < g->n_tensors; t++)
-        fill(r->buf + r->off[t], l->tbytes[t], dfg_kind_persistent(g->tensors[t].kind) ? init_value(t) : POISON);
+        fill(r->buf + r->off[t], l->tbytes[t], sa_dfg_kind_persistent(g->tensors[t].kind) ? init_value(t) : POISON);
     for (int it = 0; it < iters; it++) {
         for (int32_t t = 0; t < g->n_tensors; t++)
-            if (g->tensors[t].kind == DFG_INPUT)
+            if (g->tensors[t].kind == SA_DFG_INPUT)
                 fill(r->buf + r->off[t], l->tbytes[t], input_value(t, it));
         for (int32_t k = 0; k < g->n_ops; k++) {
             int32_t op = order[k];
@@ -332,26 +332,26 @@ static void href_run(href *r, const dfg_graph *g, const runner_layout *l, const 
  * hold what was allocated). */
 static bool hrun_index_nodes(hrun *h, int32_t **ncomp)
 {
-    const plan *p = h->p;
-    const dfg_graph *g = h->g;
+    const sa_plan *p = h->p;
+    const sa_dfg_graph *g = h->g;
     int32_t nn = p->n_nodes;
     *ncomp = calloc((size_t)g->n_ops + 1, sizeof **ncomp);
     h->done = calloc((size_t)nn + 1, 1);
     h->next_dep = calloc((size_t)nn + 1, sizeof *h->next_dep);
     h->io_off = calloc((size_t)nn + 1, sizeof *h->io_off);
-    for (int s = 0; s < PLAN_STREAM_COUNT; s++)
+    for (int s = 0; s < SA_PLAN_STREAM_COUNT; s++)
         h->snodes[s] = calloc((size_t)nn + 1, sizeof *h->snodes[s]);
     if (!*ncomp || !h->done || !h->next_dep || !h->io_off || !h->snodes[0] || !h->snodes[1] || !h->snodes[2])
         return false;
     for (int32_t i = 0; i < nn; i++) {
-        const plan_node *nd = &p->nodes[i];
-        plan_stream s = plan_kind_stream(nd->kind);
+        const sa_plan_node *nd = &p->nodes[i];
+        sa_plan_stream s = sa_plan_kind_stream(nd->kind);
         h->snodes[s][h->nsnodes[s]++] = i;
         h->io_off[i] = -1;
-        if (s == PLAN_STREAM_COMPUTE) {
+        if (s == SA_PLAN_STREAM_COMPUTE) {
             h->io_off[i] = (int32_t)h->n_io;
             h->n_io += g->ops[nd->ref].n_in + g->ops[nd->ref].n_out;
-            if (nd->kind == PLAN_COMPUTE)
+            if (nd->kind == SA_PLAN_COMPUTE)
                 (*ncomp)[nd->ref]++;
         }
     }
@@ -363,7 +363,7 @@ static void hrun_free(hrun *h)
     free(h->done);
     free(h->next_dep);
     free(h->io_off);
-    for (int s = 0; s < PLAN_STREAM_COUNT; s++)
+    for (int s = 0; s < SA_PLAN_STREAM_COUNT; s++)
         free(h->snodes[s]);
     free(h->rec);
     free(h->arena);
@@ -376,9 +376,9 @@ static void hrun_free(hrun *h)
  * residents by arena offset. */
 static void hrun_start_state(hrun *h, int32_t *res_sorted)
 {
-    const plan *p = h->p;
-    const dfg_graph *g = h->g;
-    const runner_layout *l = h->l;
+    const sa_plan *p = h->p;
+    const sa_dfg_graph *g = h->g;
+    const sa_runner_layout *l = h->l;
     for (int32_t i = 0; i < p->n_res; i++)
         res_sorted[i] = i;
     qsort_r(res_sorted, (size_t)p->n_res, sizeof *res_sorted, cmp_res, (void *)l);
@@ -390,7 +390,7 @@ static void hrun_start_state(hrun *h, int32_t *res_sorted)
         for (int32_t i = 0; i < p->n_res; i++)
             resident |= p->res[i].tensor == t;
         /* a resident's only valid copy is on the device */
-        bool valid = dfg_kind_persistent(g->tensors[t].kind) && !resident;
+        bool valid = sa_dfg_kind_persistent(g->tensors[t].kind) && !resident;
         fill(h->host + l->host_off[t], l->tbytes[t], valid ? init_value(t) : POISON);
     }
     for (int32_t i = 0; i < p->n_res; i++)
@@ -400,10 +400,10 @@ static void hrun_start_state(hrun *h, int32_t *res_sorted)
 /* Replays iters iterations on the stream threads, timing each into rep, and
  * the bytes moved per iteration each way.  SA_EINTERNAL when a mutex, a
  * condition variable or a thread cannot be created. */
-static sa_status hrun_iterations(hrun *h, int iters, const int32_t *res_sorted, runner_report *rep, sa_err *err)
+static sa_status hrun_iterations(hrun *h, int iters, const int32_t *res_sorted, sa_runner_report *rep, sa_err *err)
 {
-    const dfg_graph *g = h->g;
-    const runner_layout *l = h->l;
+    const sa_dfg_graph *g = h->g;
+    const sa_runner_layout *l = h->l;
     if (pthread_mutex_init(&h->mu, NULL) != 0)
         return sa_fail(err, SA_EINTERNAL, "host replay: cannot create a mutex");
     if (pthread_cond_init(&h->cv, NULL) != 0) {
@@ -411,11 +411,11 @@ static sa_status hrun_iterations(hrun *h, int iters, const int32_t *res_sorted, 
         return sa_fail(err, SA_EINTERNAL, "host replay: cannot create a condition variable");
     }
     sa_status st = SA_OK;
-    sthr thr[PLAN_STREAM_COUNT];
+    sthr thr[SA_PLAN_STREAM_COUNT];
     memset(thr, 0, sizeof thr);
     for (int it = 0; it < iters && !st; it++) {
         for (int32_t t = 0; t < g->n_tensors; t++)
-            if (g->tensors[t].kind == DFG_INPUT && l->host_off[t] >= 0)
+            if (g->tensors[t].kind == SA_DFG_INPUT && l->host_off[t] >= 0)
                 fill(h->host + l->host_off[t], l->tbytes[t], input_value(t, it));
         if (it > 0)
             poison_arena(h->p, l, h->arena, res_sorted); /* only the residents survive an iteration */
@@ -427,8 +427,8 @@ static sa_status hrun_iterations(hrun *h, int iters, const int32_t *res_sorted, 
             rep->iter_us[it] = now_us() - t0;
     }
     if (!st) {
-        rep->h2d_bytes = thr[PLAN_STREAM_H2D].moved / iters;
-        rep->d2h_bytes = thr[PLAN_STREAM_D2H].moved / iters;
+        rep->h2d_bytes = thr[SA_PLAN_STREAM_H2D].moved / iters;
+        rep->d2h_bytes = thr[SA_PLAN_STREAM_D2H].moved / iters;
     }
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->mu);
@@ -440,16 +440,16 @@ static sa_status hrun_iterations(hrun *h, int iters, const int32_t *res_sorted, 
  * order (or an op that no compute node runs). */
 static sa_status verify_records(const hrun *h, const href *r, const int32_t *ncomp, int iters, sa_err *err)
 {
-    const plan *p = h->p;
-    const dfg_graph *g = h->g;
+    const sa_plan *p = h->p;
+    const sa_dfg_graph *g = h->g;
     for (int32_t op = 0; op < g->n_ops; op++)
         if (ncomp[op] == 0)
             return sa_fail(err, SA_EVERIFY, "verification failed: op %d (\"%s\") has no compute node, so its "
                            "outputs were never written", op, g->ops[op].name);
     for (int it = 0; it < iters; it++)
-        for (int32_t i = 0; i < h->nsnodes[PLAN_STREAM_COMPUTE]; i++) {
-            int32_t n = h->snodes[PLAN_STREAM_COMPUTE][i], op = p->nodes[n].ref;
-            const dfg_op *x = &g->ops[op];
+        for (int32_t i = 0; i < h->nsnodes[SA_PLAN_STREAM_COMPUTE]; i++) {
+            int32_t n = h->snodes[SA_PLAN_STREAM_COMPUTE][i], op = p->nodes[n].ref;
+            const sa_dfg_op *x = &g->ops[op];
             const uint64_t *a = h->rec + (int64_t)it * h->n_io + h->io_off[n];
             const uint64_t *b = r->rec + (int64_t)it * r->n_io + r->op_io[op];
             for (int32_t k = 0; k < x->n_in + x->n_out; k++) {
@@ -470,11 +470,11 @@ static sa_status verify_records(const hrun *h, const href *r, const int32_t *nco
  * does not. */
 static sa_status verify_persistent(const hrun *h, const href *r, int iters, sa_err *err)
 {
-    const plan *p = h->p;
-    const dfg_graph *g = h->g;
-    const runner_layout *l = h->l;
+    const sa_plan *p = h->p;
+    const sa_dfg_graph *g = h->g;
+    const sa_runner_layout *l = h->l;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        if (!dfg_kind_persistent(g->tensors[t].kind))
+        if (!sa_dfg_kind_persistent(g->tensors[t].kind))
             continue;
         int32_t res = -1;
         for (int32_t i = 0; i < p->n_res && res < 0; i++)
@@ -490,9 +490,9 @@ static sa_status verify_persistent(const hrun *h, const href *r, int iters, sa_e
 }
 
 /* The report's counts of what was verified; false when out of memory. */
-static bool count_verified(const hrun *h, int iters, runner_report *rep)
+static bool count_verified(const hrun *h, int iters, sa_runner_report *rep)
 {
-    const dfg_graph *g = h->g;
+    const sa_dfg_graph *g = h->g;
     bool *seen = calloc((size_t)g->n_tensors + 1, sizeof *seen);
     if (!seen)
         return false;
@@ -500,7 +500,7 @@ static bool count_verified(const hrun *h, int iters, runner_report *rep)
         for (int32_t k = 0; k < g->ops[op].n_out; k++)
             seen[g->ops[op].out[k]] = true;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        bool pers = dfg_kind_persistent(g->tensors[t].kind);
+        bool pers = sa_dfg_kind_persistent(g->tensors[t].kind);
         rep->verified_persistent += pers;
         rep->verified_tensors += seen[t] || pers;
     }
@@ -509,8 +509,8 @@ static bool count_verified(const hrun *h, int iters, runner_report *rep)
     return true;
 }
 
-sa_status runner_host_replay(const plan *p, const dfg_graph *g, const runner_layout *l, const runner_opts *o,
-                             runner_report *rep, sa_err *err)
+sa_status sa_runner_host_replay(const sa_plan *p, const sa_dfg_graph *g, const sa_runner_layout *l, const sa_runner_opts *o,
+                             sa_runner_report *rep, sa_err *err)
 {
     sa_status st = SA_OK;
     int iters = o->iterations > 0 ? o->iterations : 2;
@@ -533,7 +533,7 @@ sa_status runner_host_replay(const plan *p, const dfg_graph *g, const runner_lay
     }
     if (ok) {
         /* any topological order gives the same contents; take the plan's */
-        bool plan_order = p->n_schedule == g->n_ops && dfg_is_topological(g, p->schedule);
+        bool plan_order = p->n_schedule == g->n_ops && sa_dfg_is_topological(g, p->schedule);
         href_run(&r, g, l, plan_order ? p->schedule : g->topo, iters);
         hrun_start_state(&h, res_sorted);
         st = hrun_iterations(&h, iters, res_sorted, rep, err);

@@ -13,7 +13,7 @@
 #include "swapadvisor/sim.h"
 #include "ga_internal.h"
 
-void ga_opts_default(ga_opts *o)
+void sa_ga_opts_default(sa_ga_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->seed = 1;
@@ -22,12 +22,12 @@ void ga_opts_default(ga_opts *o)
     o->generations = 30;
     o->mutation = 0.05;
     o->temperature = 1.0;
-    o->mode = GA_BOTH;
+    o->mode = SA_GA_BOTH;
 }
 
-const char *ga_mode_name(ga_mode m)
+const char *sa_ga_mode_name(sa_ga_mode m)
 {
-    return m == GA_SCHEDULE_ONLY ? "schedule" : m == GA_ALLOC_ONLY ? "alloc" : "both";
+    return m == SA_GA_SCHEDULE_ONLY ? "schedule" : m == SA_GA_ALLOC_ONLY ? "alloc" : "both";
 }
 
 static bool indiv_init(indiv *x, const gctx *c)
@@ -53,12 +53,12 @@ static void indiv_free(indiv *x)
  * fit).  SA_ENOMEM when copying seed0's pool fails; x is then incomplete. */
 static sa_status random_indiv(const gctx *c, tws *w, rng *r, const indiv *seed0, indiv *x, sa_err *err)
 {
-    const ga_mode m = c->o->mode;
-    if (m == GA_ALLOC_ONLY)
+    const sa_ga_mode m = c->o->mode;
+    if (m == SA_GA_ALLOC_ONLY)
         memcpy(x->sch, seed0->sch, (size_t)c->n * sizeof *x->sch);
     else
         gx_walk_schedule(c, w, r, c->g->topo, 1.0, x->sch);
-    if (m == GA_SCHEDULE_ONLY)
+    if (m == SA_GA_SCHEDULE_ONLY)
         return pool_alloc_copy(&x->a, &seed0->a) ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
     x->a.cls[0] = 0;
     for (int32_t i = 1; i < c->ns; i++)
@@ -80,9 +80,9 @@ static sa_status random_indiv(const gctx *c, tws *w, rng *r, const indiv *seed0,
  * that is not a plan of this graph; SA_ENOMEM. */
 static sa_status seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base, indiv *x, sa_err *err)
 {
-    const ga_seed *sd = &c->o->seeds[k];
-    const plan *p = sd->plan;
-    const dfg_graph *g = c->g;
+    const sa_ga_seed *sd = &c->o->seeds[k];
+    const sa_plan *p = sd->plan;
+    const sa_dfg_graph *g = c->g;
     if (!p || p->n_schedule != c->n || p->graph_ops != c->n || p->graph_tensors != g->n_tensors)
         return sa_fail(err, SA_EINTERNAL, "search: seed %d (%s) is not a plan of this graph", k, sd->name);
     memset(w->mark, 0, (size_t)c->n * sizeof *w->mark);
@@ -96,11 +96,11 @@ static sa_status seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base,
         return sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
     memset(x->act, DEC_KEEP, (size_t)g->n_tensors + 1);
     for (int32_t v = 0; v < p->n_nodes; v++)
-        if (p->nodes[v].kind == PLAN_SWAP_OUT)
+        if (p->nodes[v].kind == SA_PLAN_SWAP_OUT)
             x->act[p->nodes[v].ref] = DEC_SWAP;
     for (int32_t i = 0; i < p->n_place; i++) {
-        const plan_placement *pl = &p->place[i];
-        if (pl->begin >= 0 && pl->begin != pl->end && p->nodes[pl->begin].kind == PLAN_RECOMPUTE)
+        const sa_plan_placement *pl = &p->place[i];
+        if (pl->begin >= 0 && pl->begin != pl->end && p->nodes[pl->begin].kind == SA_PLAN_RECOMPUTE)
             x->act[pl->tensor] = DEC_RECOMPUTE;
     }
     x->layout = sd->pool ? PLANNER_POOL : PLANNER_BESTFIT;
@@ -114,14 +114,14 @@ static sa_status seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base,
  * recompute), best fit; pool genes from base. */
 static sa_status rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err)
 {
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     memcpy(x->sch, g->topo, (size_t)c->n * sizeof *x->sch);
     if (!pool_alloc_copy(&x->a, &base->a))
         return sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
     memset(x->act, DEC_KEEP, (size_t)g->n_tensors + 1);
     for (int32_t k = 0; k < c->n_cand; k++) {
         int32_t op = g->tensors[c->cand[k]].producer;
-        if (op >= 0 && g->ops[op].phase == DFG_FORWARD)
+        if (op >= 0 && g->ops[op].phase == SA_DFG_FORWARD)
             x->act[c->cand[k]] = DEC_EVICT;
     }
     x->layout = PLANNER_BESTFIT;
@@ -142,20 +142,20 @@ static sa_status pool_rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_
 }
 
 /* A new plan with p's contents (search block aside) for g; NULL on OOM. */
-static plan *copy_plan(const plan *p, const dfg_graph *g)
+static sa_plan *copy_plan(const sa_plan *p, const sa_dfg_graph *g)
 {
-    plan *q = plan_new(g, &p->device);
-    bool ok = q && plan_set_schedule(q, p->schedule, p->n_schedule);
+    sa_plan *q = sa_plan_new(g, &p->device);
+    bool ok = q && sa_plan_set_schedule(q, p->schedule, p->n_schedule);
     for (int32_t v = 0; ok && v < p->n_nodes; v++)
-        ok = plan_add_node(q, p->nodes[v].kind, p->nodes[v].ref,
+        ok = sa_plan_add_node(q, p->nodes[v].kind, p->nodes[v].ref,
                            p->nodes[v].n_deps ? p->deps + p->nodes[v].dep_off : NULL, /* no deps at all: NULL */
                            p->nodes[v].n_deps) == v;
     for (int32_t i = 0; ok && i < p->n_place; i++)
-        ok = plan_add_placement(q, p->place[i].tensor, p->place[i].offset, p->place[i].begin, p->place[i].end);
+        ok = sa_plan_add_placement(q, p->place[i].tensor, p->place[i].offset, p->place[i].begin, p->place[i].end);
     for (int32_t i = 0; ok && i < p->n_res; i++)
-        ok = plan_add_resident(q, p->res[i].tensor, p->res[i].offset);
+        ok = sa_plan_add_resident(q, p->res[i].tensor, p->res[i].offset);
     if (!ok) {
-        plan_free(q);
+        sa_plan_free(q);
         return NULL;
     }
     q->arena_bytes = p->arena_bytes;
@@ -193,7 +193,7 @@ typedef struct search {
     double *best_hist, *time_hist;
     int hist_cap;
     double tbest;
-    bool cut;               /* the deadline stopped an evaluation (ga_opts.deadline_s) */
+    bool cut;               /* the deadline stopped an evaluation (sa_ga_opts.deadline_s) */
 } search;
 
 static void search_free(search *s)
@@ -208,7 +208,7 @@ static void search_free(search *s)
 
 /* Allocates everything the search needs.  SA_ENOMEM (s then holds what was
  * allocated, for search_free). */
-static sa_status search_init(search *s, const dfg_graph *g, const dfg_device *dev, const ga_opts *o, sa_err *err)
+static sa_status search_init(search *s, const sa_dfg_graph *g, const sa_dfg_device *dev, const sa_ga_opts *o, sa_err *err)
 {
     memset(s, 0, sizeof *s);
     s->np = o->population < 2 ? 2 : o->population + (o->population & 1);
@@ -236,8 +236,8 @@ static sa_status search_init(search *s, const dfg_graph *g, const dfg_device *de
     bool ok = s->pop && s->ws && s->order && s->pairs && s->cands && s->keep && s->next && s->est && s->eerr &&
               s->best_hist && s->time_hist && s->c.cand;
     for (int32_t t = 0; ok && t < g->n_tensors; t++) {
-        dfg_kind k = g->tensors[t].kind;
-        if (!dfg_kind_persistent(k) && k != DFG_WORKSPACE && k != DFG_INPUT)
+        sa_dfg_kind k = g->tensors[t].kind;
+        if (!sa_dfg_kind_persistent(k) && k != SA_DFG_WORKSPACE && k != SA_DFG_INPUT)
             s->c.cand[s->c.n_cand++] = t;
     }
     for (int32_t i = 0; ok && i < s->total; i++)
@@ -305,10 +305,10 @@ static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err
  * cost rule's, the others random;
  * all evaluated.  SA_EINFEASIBLE when
  * no pool fits the memory at all; SA_ENOMEM; SA_EINTERNAL. */
-static sa_status first_generation(search *s, ga_result *res, sa_err *err)
+static sa_status first_generation(search *s, sa_ga_result *res, sa_err *err)
 {
-    const dfg_graph *g = s->c.g;
-    const ga_opts *o = s->c.o;
+    const sa_dfg_graph *g = s->c.g;
+    const sa_ga_opts *o = s->c.o;
     sa_status st;
     memcpy(s->pop[0].sch, g->topo, (size_t)s->c.n * sizeof *g->topo);
     if ((st = pool_fine_grained(&s->pop[0].a, g, g->topo, s->c.dev->memory_bytes, err)))
@@ -351,9 +351,9 @@ static sa_status first_generation(search *s, ga_result *res, sa_err *err)
 
 /* Records generation gen (history, the caller's callback) and says whether
  * the search stops here.  SA_ENOMEM growing the history. */
-static sa_status end_of_generation(search *s, int gen, const ga_result *res, bool *stop, sa_err *err)
+static sa_status end_of_generation(search *s, int gen, const sa_ga_result *res, bool *stop, sa_err *err)
 {
-    const ga_opts *o = s->c.o;
+    const sa_ga_opts *o = s->c.o;
     double sum = 0, worst = 0;
     int32_t feas = 0;
     for (int32_t i = 0; i < s->np; i++)
@@ -377,8 +377,8 @@ static sa_status end_of_generation(search *s, int gen, const ga_result *res, boo
     s->best_hist[gen] = s->tbest;
     s->time_hist[gen] = elapsed;
     if (o->on_generation) {
-        ga_gen_stats gs = {gen, res->evaluations, elapsed, s->tbest, feas ? sum / feas : HUGE_VAL, worst,
-                           dfg_total_time_us(s->c.g)};
+        sa_ga_gen_stats gs = {gen, res->evaluations, elapsed, s->tbest, feas ? sum / feas : HUGE_VAL, worst,
+                           sa_dfg_total_time_us(s->c.g)};
         o->on_generation(&gs, o->ctx);
     }
     *stop = (o->generations > 0 && gen >= o->generations) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
@@ -432,7 +432,7 @@ static void make_joint_genes(const gctx *c, int gen, int32_t j, const indiv *hea
  * crossed over and mutated with the child's own random streams. */
 static void make_child(search *s, tws *w, int gen, int32_t j)
 {
-    const ga_opts *o = s->c.o;
+    const sa_ga_opts *o = s->c.o;
     const gctx *c = &s->c;
     indiv *kid = &s->pop[s->np + j];
     const indiv *pa = &s->pop[s->pairs[j / 4][0]], *pb = &s->pop[s->pairs[j / 4][1]];
@@ -443,13 +443,13 @@ static void make_child(search *s, tws *w, int gen, int32_t j)
     int32_t acr = 1 + rng_below(&pr, c->ns > 1 ? c->ns - 1 : 1);
     const indiv *sh = (v & 1) ? pb : pa, *st_ = (v & 1) ? pa : pb;
     const indiv *ah = (v & 2) ? pb : pa, *at = (v & 2) ? pa : pb;
-    if (o->mode == GA_ALLOC_ONLY) {
+    if (o->mode == SA_GA_ALLOC_ONLY) {
         memcpy(kid->sch, pa->sch, (size_t)c->n * sizeof *kid->sch);
     } else {
         gx_cross_schedule(c, w, sh->sch, st_->sch, s->pairs[j / 4][2], w->tmp);
         gx_walk_schedule(c, w, &r, w->tmp, o->mutation, kid->sch);
     }
-    if (o->mode != GA_SCHEDULE_ONLY) {
+    if (o->mode != SA_GA_SCHEDULE_ONLY) {
         kid->a.n_classes = 0;
         gx_cross_alloc(w, &ah->a, &at->a, acr, &kid->a);
         gx_mutate_alloc(c, w, &r, &kid->a);
@@ -457,7 +457,7 @@ static void make_child(search *s, tws *w, int gen, int32_t j)
     kid->layout = PLANNER_POOL;
     kid->origin = ah->origin;
     if (c->joint || o->pool_recompute)
-        make_joint_genes(c, gen, j, o->mode == GA_SCHEDULE_ONLY ? pa : ah, at, kid);
+        make_joint_genes(c, gen, j, o->mode == SA_GA_SCHEDULE_ONLY ? pa : ah, at, kid);
 }
 
 /* Pairs the parents (a shuffle drawn from gr), makes and evaluates the
@@ -482,7 +482,7 @@ static sa_status breed(search *s, int gen, rng *gr, sa_err *err)
         tws *w = &s->ws[omp_get_thread_num()];
         indiv *kid = &s->pop[np + j];
         make_child(s, w, gen, j);
-        if (s->c.o->mode == GA_SCHEDULE_ONLY && !pool_alloc_copy(&kid->a, &s->pop[s->pairs[j / 4][0]].a))
+        if (s->c.o->mode == SA_GA_SCHEDULE_ONLY && !pool_alloc_copy(&kid->a, &s->pop[s->pairs[j / 4][0]].a))
             s->est[np + j] = sa_fail(&s->eerr[np + j], SA_ENOMEM, "out of memory copying a pool");
         else
             s->est[np + j] = evaluate_one(s, w, np + j, &s->eerr[np + j]);
@@ -497,7 +497,7 @@ static sa_status breed(search *s, int gen, rng *gr, sa_err *err)
  * and the draws would otherwise lose the lineage before it improves. */
 static void survive(search *s, rng *gr)
 {
-    const ga_opts *o = s->c.o;
+    const sa_ga_opts *o = s->c.o;
     int32_t np = s->np, total = s->total;
     indiv *pop = s->pop;
     for (int32_t i = 0; i < total; i++) {
@@ -553,13 +553,13 @@ static void survive(search *s, rng *gr)
     memcpy(pop, s->next, (size_t)total * sizeof *pop);
 }
 
-/* One exchange (ga_opts.migrate): offers the best o->migrants parents, calls
+/* One exchange (sa_ga_opts.migrate): offers the best o->migrants parents, calls
  * the hook, checks the genomes it returns and puts them, evaluated, in place
  * of the worst parents.  *stop: the hook asks to end the search. */
-static sa_status exchange(search *s, int gen, bool final, bool *stop, ga_result *res, sa_err *err)
+static sa_status exchange(search *s, int gen, bool final, bool *stop, sa_ga_result *res, sa_err *err)
 {
-    const ga_opts *o = s->c.o;
-    int32_t np = s->np, words = ga_genome_words(s->c.g);
+    const sa_ga_opts *o = s->c.o;
+    int32_t np = s->np, words = sa_ga_genome_words(s->c.g);
     int k = o->migrants;
     int32_t *out = malloc((size_t)k * (size_t)words * sizeof *out);
     double *out_us = malloc((size_t)k * sizeof *out_us);
@@ -575,7 +575,7 @@ static sa_status exchange(search *s, int gen, bool final, bool *stop, ga_result 
         gx_genome_export(&s->c, &s->pop[s->order[i]], out + (size_t)i * (size_t)words);
         out_us[i] = s->pop[s->order[i]].t;
     }
-    ga_migration m = {gen, final, words, k, out, out_us, NULL, 0, false};
+    sa_ga_migration m = {gen, final, words, k, out, out_us, NULL, 0, false};
     sa_status st = o->migrate(&m, o->migrate_ctx, err);
     free(out);
     free(out_us);
@@ -610,7 +610,7 @@ static sa_status exchange(search *s, int gen, bool final, bool *stop, ga_result 
 }
 
 /* The fastest seed (ga.h): its index, or -1 when none has a finite time. */
-static int32_t best_seed(const ga_opts *o)
+static int32_t best_seed(const sa_ga_opts *o)
 {
     int32_t b = -1;
     for (int32_t k = 0; o->seeds && k < o->n_seeds; k++)
@@ -625,7 +625,7 @@ static int32_t best_seed(const ga_opts *o)
  * descend from, the fastest seed and the answer's gain over it. */
 static void seed_json(const search *s, const indiv *x, int32_t bs, bool seed_won, char *buf, size_t len)
 {
-    const ga_opts *o = s->c.o;
+    const sa_ga_opts *o = s->c.o;
     buf[0] = 0;
     if (!s->c.joint)
         return;
@@ -647,11 +647,11 @@ static void seed_json(const search *s, const indiv *x, int32_t bs, bool seed_won
  * seed is faster, a copy of that seed's plan) and described by its search
  * block.  SA_EINFEASIBLE when neither an individual nor a seed could be
  * planned; SA_ENOMEM; SA_EINTERNAL. */
-static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
+static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
 {
-    const dfg_graph *g = s->c.g;
-    const dfg_device *dev = s->c.dev;
-    const ga_opts *o = s->c.o;
+    const sa_dfg_graph *g = s->c.g;
+    const sa_dfg_device *dev = s->c.dev;
+    const sa_ga_opts *o = s->c.o;
     const indiv *pop = s->pop;
     int32_t bi = 0;
     for (int32_t i = 1; i < s->np; i++)
@@ -667,7 +667,7 @@ static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
         if (!(res->best = copy_plan(o->seeds[bs].plan, g)))
             return sa_fail(err, SA_ENOMEM, "out of memory");
     } else {
-        if (!(res->best = plan_new(g, dev)))
+        if (!(res->best = sa_plan_new(g, dev)))
             return sa_fail(err, SA_ENOMEM, "out of memory");
         dec_stats ds;
         dec_opts d = s->c.dec;
@@ -699,16 +699,16 @@ static sa_status finish(search *s, int gen, ga_result *res, sa_err *err)
              "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
              "\"time_to_1pct_s\":%.3f%s,\"size_classes\":%d,\"objects\":%d,"
              "\"pool_bytes\":%lld%s%s%s}",
-             ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations, o->mutation,
+             sa_ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations, o->mutation,
              o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, first, pop[bi].a.n_classes,
              pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, joint,
              o->pool_recompute ? ",\"pool_recompute\":true" : "", s->cut ? ",\"cut\":true" : "");
-    if (!plan_set_search_json(res->best, json))
+    if (!sa_plan_set_search_json(res->best, json))
         return sa_fail(err, SA_ENOMEM, "out of memory");
     return SA_OK;
 }
 
-sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o, ga_result *res, sa_err *err)
+sa_status sa_ga_search(const sa_dfg_graph *g, const sa_dfg_device *dev, const sa_ga_opts *o, sa_ga_result *res, sa_err *err)
 {
     memset(res, 0, sizeof *res);
     sa_status st = planner_check_graph(g, NULL, err);
@@ -750,7 +750,7 @@ sa_status ga_search(const dfg_graph *g, const dfg_device *dev, const ga_opts *o,
     st = finish(&s, gen, res, err);
 done:
     if (st) {
-        plan_free(res->best);
+        sa_plan_free(res->best);
         res->best = NULL;
     }
     search_free(&s);

@@ -13,9 +13,9 @@
 void gx_tws_free(tws *w)
 {
     swp_ws_free(w->swp);
-    sim_ws_free(w->sim);
+    sa_sim_ws_free(w->sim);
     pack_ws_free(w->pack);
-    plan_free(w->p);
+    sa_plan_free(w->p);
     free(w->need); free(w->demand); free(w->ext1); free(w->ext2); free(w->ext); free(w->sum); free(w->num);
     free(w->mark); free(w->heap); free(w->hpos); free(w->indeg); free(w->rank); free(w->tmp);
     free(w->rc); free(w->rpos);
@@ -26,9 +26,9 @@ bool gx_tws_init(tws *w, const gctx *c)
     memset(w, 0, sizeof *w);
     size_t n = (size_t)c->n + 1, s = (size_t)c->ns + 1;
     w->swp = swp_ws_new(c->g);
-    w->sim = sim_ws_new();
+    w->sim = sa_sim_ws_new();
     w->pack = pack_ws_new();
-    w->p = plan_new(c->g, c->dev);
+    w->p = sa_plan_new(c->g, c->dev);
     w->need = calloc(s, sizeof(int32_t)); w->demand = calloc(s, sizeof(int32_t));
     w->ext1 = calloc(s, sizeof(int32_t));
     w->ext2 = calloc(s, sizeof(int32_t)); w->ext = calloc(s, sizeof(int32_t));

@@ -1,5 +1,5 @@
 /* ga_genome.c - an individual as a genome, int32 words that travel between
- * islands (ga.h, ga_migration).  The genome is described once, by the table of
+ * islands (ga.h, sa_ga_migration).  The genome is described once, by the table of
  * gene kinds below: the word count, export, import and the checks are all
  * derived from it, so a gene added to the table is exported, imported and
  * checked, and a genome that passes the checks imports into an individual the
@@ -15,7 +15,7 @@
 /* What a gene's check sees: the genome, where each gene starts in it, how many
  * seeds an origin may name, and n_ops words of scratch. */
 typedef struct gview {
-    const dfg_graph *g;
+    const sa_dfg_graph *g;
     const int32_t *w;
     int32_t at[GENE_COUNT];
     int n_seeds;
@@ -25,27 +25,27 @@ typedef struct gview {
 /* One kind of gene: its words for g, how an individual writes and reads
  * them, and the check of their form (v->at[kind] is where they start). */
 typedef struct gene_kind {
-    int32_t (*words)(const dfg_graph *g);
+    int32_t (*words)(const sa_dfg_graph *g);
     void (*put)(const gctx *c, const indiv *x, int32_t *w);
     void (*get)(const gctx *c, const int32_t *w, indiv *x);
     sa_status (*check)(const gview *v, sa_err *err);
 } gene_kind;
 
-static int32_t one_word(const dfg_graph *g)
+static int32_t one_word(const sa_dfg_graph *g)
 {
     (void)g;
     return 1;
 }
-static int32_t op_words(const dfg_graph *g) { return g->n_ops; }
-static int32_t size_words(const dfg_graph *g) { return g->n_sizes; }
-static int32_t tensor_words(const dfg_graph *g) { return g->n_tensors; }
+static int32_t op_words(const sa_dfg_graph *g) { return g->n_ops; }
+static int32_t size_words(const sa_dfg_graph *g) { return g->n_sizes; }
+static int32_t tensor_words(const sa_dfg_graph *g) { return g->n_tensors; }
 
 /* the schedule: op ids, a topological order */
 static void put_schedule(const gctx *c, const indiv *x, int32_t *w) { memcpy(w, x->sch, (size_t)c->n * sizeof *w); }
 static void get_schedule(const gctx *c, const int32_t *w, indiv *x) { memcpy(x->sch, w, (size_t)c->n * sizeof *w); }
 static sa_status check_schedule(const gview *v, sa_err *err)
 {
-    const dfg_graph *g = v->g;
+    const sa_dfg_graph *g = v->g;
     const int32_t *w = v->w + v->at[GENE_SCHEDULE];
     int32_t n = g->n_ops, *pos = v->pos;
     for (int32_t i = 0; i < n; i++)
@@ -199,7 +199,7 @@ static sa_status check_act(const gview *v, sa_err *err)
     return SA_OK;
 }
 
-/* The genome, in order (ga.h, ga_migration, lists the same words): a gene's
+/* The genome, in order (ga.h, sa_ga_migration, lists the same words): a gene's
  * check may read the genes before it. */
 static const gene_kind genes[GENE_COUNT] = {
     [GENE_SCHEDULE] = {op_words, put_schedule, get_schedule, check_schedule},
@@ -212,7 +212,7 @@ static const gene_kind genes[GENE_COUNT] = {
     [GENE_ACT] = {tensor_words, put_act, get_act, check_act},
 };
 
-int32_t ga_genome_words(const dfg_graph *g)
+int32_t sa_ga_genome_words(const sa_dfg_graph *g)
 {
     int32_t n = 0;
     for (int k = 0; k < GENE_COUNT; k++)
@@ -236,7 +236,7 @@ void gx_genome_import(const gctx *c, const int32_t *w, indiv *x)
     }
 }
 
-sa_status gx_genome_check(const dfg_graph *g, const int32_t *w, int n_seeds, int32_t *pos, sa_err *err)
+sa_status gx_genome_check(const sa_dfg_graph *g, const int32_t *w, int n_seeds, int32_t *pos, sa_err *err)
 {
     gview v = {g, w, {0}, n_seeds, pos};
     for (int k = 1; k < GENE_COUNT; k++)
@@ -247,7 +247,7 @@ sa_status gx_genome_check(const dfg_graph *g, const int32_t *w, int n_seeds, int
     return st;
 }
 
-sa_status ga_genome_check(const dfg_graph *g, const int32_t *genome, sa_err *err)
+sa_status sa_ga_genome_check(const sa_dfg_graph *g, const int32_t *genome, sa_err *err)
 {
     int32_t *pos = malloc(((size_t)g->n_ops + 1) * sizeof *pos);
     if (!pos)

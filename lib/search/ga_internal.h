@@ -37,19 +37,19 @@ typedef struct indiv {
 /* Per-thread scratch: allocated once, reused for every child. */
 typedef struct tws {
     swp_ws *swp;
-    sim_ws *sim;
+    sa_sim_ws *sim;
     pack_ws *pack;   /* best fit's packing */
-    plan *p;
+    sa_plan *p;
     int32_t *need, *demand, *ext1, *ext2, *ext, *sum, *num;
     int32_t *mark, *heap, *hpos, *indeg, *rank, *tmp;
-    uint8_t *rc;      /* a pool individual's recompute flags (ga_opts.pool_recompute) */
+    uint8_t *rc;      /* a pool individual's recompute flags (sa_ga_opts.pool_recompute) */
     int32_t *rpos;    /* swp_recompute_rule's scratch */
 } tws;
 
 typedef struct gctx {
-    const dfg_graph *g;
-    const dfg_device *dev;
-    const ga_opts *o;
+    const sa_dfg_graph *g;
+    const sa_dfg_device *dev;
+    const sa_ga_opts *o;
     swp_opts so;
     int32_t n;       /* ops */
     int32_t ns;      /* distinct sizes */
@@ -81,10 +81,10 @@ const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
 /* The genes of a genome, in order (ga_genome.c holds their table). */
 enum { GENE_SCHEDULE, GENE_LAYOUT, GENE_SYNC, GENE_ORIGIN, GENE_CLASSES, GENE_CLS, GENE_CNT, GENE_ACT, GENE_COUNT };
 
-/* x as ga_genome_words words at w, and back; the check of a genome's form,
+/* x as sa_ga_genome_words words at w, and back; the check of a genome's form,
  * origins -3 .. n_seeds - 1 well formed, pos n_ops words of scratch. */
 void gx_genome_export(const gctx *c, const indiv *x, int32_t *w);
 void gx_genome_import(const gctx *c, const int32_t *w, indiv *x);
-sa_status gx_genome_check(const dfg_graph *g, const int32_t *w, int n_seeds, int32_t *pos, sa_err *err);
+sa_status gx_genome_check(const sa_dfg_graph *g, const int32_t *w, int n_seeds, int32_t *pos, sa_err *err);
 
 #endif

@@ -36,7 +36,7 @@ static void heap_fix(tws *w, int32_t i, int32_t len)
  * the one that comes first in `base`.  p = 1 gives a random topological order. */
 void gx_walk_schedule(const gctx *c, tws *w, rng *r, const int32_t *base, double p, int32_t *out)
 {
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     int32_t n = c->n, len = 0;
     for (int32_t i = 0; i < n; i++) {
         w->rank[base[i]] = i;

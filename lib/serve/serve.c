@@ -18,7 +18,7 @@ void serve_opts_default(serve_opts *o)
     memset(o, 0, sizeof *o);
     o->steps = 16;
     o->policy = "swapadvisor";
-    policy_opts_default(&o->plan);
+    sa_policy_opts_default(&o->plan);
     o->plan.search.generations = 5;
     o->plan.search.threads = 1;
     o->requests = 4000;
@@ -41,13 +41,13 @@ void serve_table_free(serve_table *t)
 
 /* Plans g in mem bytes: *us the batch time (INFINITY when infeasible) and
  * *res the persistent bytes resident at the plan's start. */
-static sa_status plan_share(const dfg_graph *g, int64_t mem, const serve_opts *o, double *us, int64_t *res,
+static sa_status plan_share(const sa_dfg_graph *g, int64_t mem, const serve_opts *o, double *us, int64_t *res,
                             sa_err *err)
 {
-    dfg_device d = g->device;
+    sa_dfg_device d = g->device;
     d.memory_bytes = mem;
-    plan *p = NULL;
-    sa_status st = policy_run_opts(o->policy, g, &d, &o->plan, &p, err);
+    sa_plan *p = NULL;
+    sa_status st = sa_policy_run_opts(o->policy, g, &d, &o->plan, &p, err);
     *us = INFINITY;
     *res = 0;
     if (st == SA_EINFEASIBLE)
@@ -57,7 +57,7 @@ static sa_status plan_share(const dfg_graph *g, int64_t mem, const serve_opts *o
     *us = p->predicted.iteration_us;
     for (int32_t i = 0; i < p->n_res; i++)
         *res += g->tensors[p->res[i].tensor].bytes;
-    plan_free(p);
+    sa_plan_free(p);
     return SA_OK;
 }
 
@@ -71,13 +71,13 @@ static sa_status check_inputs(const serve_model *m, int32_t k, const serve_opts 
         return sa_fail(err, SA_EUSAGE, "serve: %d steps cannot give each of %d models a share", o->steps, k);
     if (o->memory_bytes < o->steps)
         return sa_fail(err, SA_EUSAGE, "serve: memory of %lld bytes is too small", (long long)o->memory_bytes);
-    if (o->requests < 1 || !o->policy || !policy_find(o->policy))
+    if (o->requests < 1 || !o->policy || !sa_policy_find(o->policy))
         return sa_fail(err, SA_EUSAGE, "serve: %s", o->requests < 1 ? "requests must be >= 1" : "unknown policy");
     for (int32_t i = 0; i < k; i++) {
         if (m[i].n < 1 || !m[i].g)
             return sa_fail(err, SA_EUSAGE, "serve: model %d has no graph", i);
         for (int32_t v = 0; v < m[i].n; v++) {
-            const dfg_graph *g = m[i].g[v];
+            const sa_dfg_graph *g = m[i].g[v];
             if (!g || !g->finalized || !g->has_device)
                 return sa_fail(err, SA_EUSAGE, "serve: model %d (%s) is not a profiled graph with a device block", i,
                                g && g->name ? g->name : "?");
@@ -93,7 +93,7 @@ static sa_status check_inputs(const serve_model *m, int32_t k, const serve_opts 
 
 /* Plans one variant at every share into its rows (or copies the rows of an
  * earlier variant with the same graph). */
-static sa_status plan_variant(serve_table *t, const dfg_graph *const *seen, int32_t v, const serve_opts *o,
+static sa_status plan_variant(serve_table *t, const sa_dfg_graph *const *seen, int32_t v, const serve_opts *o,
                               sa_err *err)
 {
     size_t w = (size_t)t->steps + 1;
@@ -131,7 +131,7 @@ sa_status serve_table_build(const serve_model *m, int32_t k, const serve_opts *o
         nv += m[i].n;
     size_t w = (size_t)o->steps + 1;
     serve_table *t = calloc(1, sizeof *t);
-    const dfg_graph **seen = calloc((size_t)nv, sizeof *seen);
+    const sa_dfg_graph **seen = calloc((size_t)nv, sizeof *seen);
     if (!t || !seen || !(t->voff = calloc((size_t)k + 1, sizeof *t->voff)) ||
         !(t->batch = calloc((size_t)nv, sizeof *t->batch)) || !(t->weight = calloc((size_t)k, sizeof *t->weight)) ||
         !(t->pass_us = calloc((size_t)nv * w, sizeof *t->pass_us)) ||
@@ -171,7 +171,7 @@ sa_status serve_table_build(const serve_model *m, int32_t k, const serve_opts *o
         t->voff[i + 1] = v;
     }
     for (int32_t v = 0; v < nv && !st; v++)
-        st = plan_variant(t, (const dfg_graph *const *)seen, v, o, err);
+        st = plan_variant(t, (const sa_dfg_graph *const *)seen, v, o, err);
     for (int32_t i = 0; i < k && !st; i++) {
         bool any = false;
         for (int32_t v = t->voff[i]; v < t->voff[i + 1]; v++)

@@ -296,7 +296,7 @@ static char *zoo_extra(const char *name, const zoo_opts *o, int64_t seq, int64_t
     return sa_strdup(buf);
 }
 
-sa_status zoo_build(const char *name, const zoo_opts *opts, dfg_graph **out, sa_err *err)
+sa_status zoo_build(const char *name, const zoo_opts *opts, sa_dfg_graph **out, sa_err *err)
 {
     *out = NULL;
     static const zoo_opts none;

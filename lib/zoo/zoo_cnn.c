@@ -17,8 +17,8 @@
 static int32_t image_input(zb *z, int64_t batch, int64_t side, int32_t *labels)
 {
     int64_t shape[] = {batch, 3, side, side};
-    *labels = z->inference ? -1 : zb_tensor_i32(z, DFG_INPUT, 1, &batch, "labels");
-    return zb_tensor(z, DFG_INPUT, 4, shape, "data");
+    *labels = z->inference ? -1 : zb_tensor_i32(z, SA_DFG_INPUT, 1, &batch, "labels");
+    return zb_tensor(z, SA_DFG_INPUT, 4, shape, "data");
 }
 
 static int64_t chan(const zb *z, int32_t t) { return zb_ok(z) ? zb_dim(z, t, 1) : 1; }

@@ -16,8 +16,8 @@ void zoo_gpt(zb *z, int layers, int64_t hidden, int64_t heads, int64_t batch, in
 {
     int64_t vocab = ZOO_GPT_VOCAB, pos = seq > ZOO_GPT_POSITIONS ? seq : ZOO_GPT_POSITIONS, hd = hidden / heads;
     int64_t bs[] = {batch, seq}, wte_s[] = {vocab, hidden}, wpe_s[] = {pos, hidden};
-    int32_t tokens = zb_tensor_i32(z, DFG_INPUT, 2, bs, "tokens");
-    int32_t labels = z->inference ? -1 : zb_tensor_i32(z, DFG_INPUT, 2, bs, "labels");
+    int32_t tokens = zb_tensor_i32(z, SA_DFG_INPUT, 2, bs, "tokens");
+    int32_t labels = z->inference ? -1 : zb_tensor_i32(z, SA_DFG_INPUT, 2, bs, "labels");
     int32_t wte = zb_param(z, 2, wte_s, "wte");
     int32_t wpe = zb_param(z, 2, wpe_s, "wpe");
     int32_t x = zl_embedding(z, "embed", tokens, wte, wpe);

@@ -33,9 +33,9 @@ static void conv_bwd(zb *z, const zb_entry *e)
     char nm[300];
     if (zb_needs(z, x)) {
         int32_t dx = zb_grad_contrib(z, x);
-        int32_t wsb = ws >= 0 ? zb_like(z, DFG_WORKSPACE, ws, "%s/bwd_data.ws", zb_ename(z, e)) : -1;
+        int32_t wsb = ws >= 0 ? zb_like(z, SA_DFG_WORKSPACE, ws, "%s/bwd_data.ws", zb_ename(z, e)) : -1;
         int32_t i2[] = {dy, w}, o2[] = {dx, wsb};
-        zb_op(z, bname(z, e, "bwd_data", nm, sizeof nm), "conv2d_bwd_data", DFG_BACKWARD, i2, 2, o2,
+        zb_op(z, bname(z, e, "bwd_data", nm, sizeof nm), "conv2d_bwd_data", SA_DFG_BACKWARD, i2, 2, o2,
               wsb >= 0 ? 2 : 1, 2 * macs);
     }
     int32_t o3[3], n3 = 0;
@@ -43,9 +43,9 @@ static void conv_bwd(zb *z, const zb_entry *e)
     if (b >= 0)
         o3[n3++] = zb_grad_contrib(z, b);
     if (ws >= 0)
-        o3[n3++] = zb_like(z, DFG_WORKSPACE, ws, "%s/bwd_filter.ws", zb_ename(z, e));
+        o3[n3++] = zb_like(z, SA_DFG_WORKSPACE, ws, "%s/bwd_filter.ws", zb_ename(z, e));
     int32_t i3[] = {dy, x};
-    zb_op(z, bname(z, e, "bwd_filter", nm, sizeof nm), "conv2d_bwd_filter", DFG_BACKWARD, i3, 2, o3, n3,
+    zb_op(z, bname(z, e, "bwd_filter", nm, sizeof nm), "conv2d_bwd_filter", SA_DFG_BACKWARD, i3, 2, o3, n3,
           2 * macs + (b >= 0 ? (double)zb_numel(z, y) : 0));
 }
 
@@ -73,13 +73,13 @@ static int32_t conv_op(zb *z, const char *name, const char *type, int32_t x, int
                        name);
     int32_t w = zb_param(z, 4, wshape, "%s.w", name);
     int32_t b = bias ? zb_param(z, 1, &cout, "%s.b", name) : -1;
-    int32_t y = zb_tensor(z, DFG_ACTIVATION, 4, yshape, "%s", name);
+    int32_t y = zb_tensor(z, SA_DFG_ACTIVATION, 4, yshape, "%s", name);
     int32_t ws = -1;
     /* Scratch: one image's im2col buffer (Caffe / MXNet native convolution);
      * a 1x1 stride-1 convolution is a plain GEMM and needs none. */
     if (kh * kw > 1 || sh > 1 || sw > 1) {
         int64_t wsshape[] = {c * kh * kw, ho * wo};
-        ws = zb_tensor(z, DFG_WORKSPACE, 2, wsshape, "%s.ws", name);
+        ws = zb_tensor(z, SA_DFG_WORKSPACE, 2, wsshape, "%s.ws", name);
     }
     double macs = (double)n * (double)cout * (double)(ho * wo) * (double)(c / groups) * kh * kw;
     int32_t in[4] = {x, w}, out[] = {y, ws}, ni = 2;
@@ -87,7 +87,7 @@ static int32_t conv_op(zb *z, const char *name, const char *type, int32_t x, int
         in[ni++] = b;
     if (sc >= 0)
         in[ni++] = sc;
-    int32_t op = zb_op(z, name, type, DFG_FORWARD, in, ni, out, ws >= 0 ? 2 : 1,
+    int32_t op = zb_op(z, name, type, SA_DFG_FORWARD, in, ni, out, ws >= 0 ? 2 : 1,
                        2 * macs + (double)((bias ? 1 : 0) + epilogue) * (double)zb_numel(z, y));
     zb_set_needs(z, y, true);
     zb_tape(z, conv_bwd, op, in, ni, &y, 1, &ws, 1);
@@ -116,7 +116,7 @@ static void norm_bwd(zb *z, const zb_entry *e, const char *type, double flops_pe
     o[n++] = zb_grad_contrib(z, bt);
     int32_t i2[] = {dy, x, gm, a[0], a[1]};
     char nm[300];
-    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), type, DFG_BACKWARD, i2, 5, o, n,
+    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), type, SA_DFG_BACKWARD, i2, 5, o, n,
           flops_per_elem * (double)zb_numel(z, x));
 }
 
@@ -137,24 +137,24 @@ int32_t zl_bn(zb *z, const char *name, int32_t x)
     int64_t c = zb_dim(z, x, 1);
     int32_t gm = zb_param(z, 1, &c, "%s.gamma", name);
     int32_t bt = zb_param(z, 1, &c, "%s.beta", name);
-    int32_t rm = zb_tensor(z, DFG_STATE, 1, &c, "%s.running_mean", name);
-    int32_t rv = zb_tensor(z, DFG_STATE, 1, &c, "%s.running_var", name);
+    int32_t rm = zb_tensor(z, SA_DFG_STATE, 1, &c, "%s.running_mean", name);
+    int32_t rv = zb_tensor(z, SA_DFG_STATE, 1, &c, "%s.running_var", name);
     double n = (double)zb_numel(z, x);
     if (z->inference) {
-        int32_t y = zb_like(z, DFG_ACTIVATION, x, "%s", name);
+        int32_t y = zb_like(z, SA_DFG_ACTIVATION, x, "%s", name);
         int32_t in[] = {x, gm, bt, rm, rv};
-        zb_op(z, name, "batchnorm", DFG_FORWARD, in, 5, &y, 1, ZF_BN_NORM * n);
+        zb_op(z, name, "batchnorm", SA_DFG_FORWARD, in, 5, &y, 1, ZF_BN_NORM * n);
         return y;
     }
     char nm[300];
-    int32_t sm = zb_tensor(z, DFG_ACTIVATION, 1, &c, "%s.saved_mean", name);
-    int32_t si = zb_tensor(z, DFG_ACTIVATION, 1, &c, "%s.saved_invstd", name);
+    int32_t sm = zb_tensor(z, SA_DFG_ACTIVATION, 1, &c, "%s.saved_mean", name);
+    int32_t si = zb_tensor(z, SA_DFG_ACTIVATION, 1, &c, "%s.saved_invstd", name);
     int32_t sin[] = {x, rm, rv}, sout[] = {sm, si, rm, rv};
     snprintf(nm, sizeof nm, "%s/stats", name);
-    zb_op(z, nm, "batchnorm_stats", DFG_FORWARD, sin, 3, sout, 4, ZF_BN_STATS * n + ZF_BN_RUNNING * (double)c);
-    int32_t y = zb_like(z, DFG_ACTIVATION, x, "%s", name);
+    zb_op(z, nm, "batchnorm_stats", SA_DFG_FORWARD, sin, 3, sout, 4, ZF_BN_STATS * n + ZF_BN_RUNNING * (double)c);
+    int32_t y = zb_like(z, SA_DFG_ACTIVATION, x, "%s", name);
     int32_t in[] = {x, gm, bt, sm, si};
-    int32_t op = zb_op(z, name, "batchnorm", DFG_FORWARD, in, 5, &y, 1, ZF_BN_NORM * n);
+    int32_t op = zb_op(z, name, "batchnorm", SA_DFG_FORWARD, in, 5, &y, 1, ZF_BN_NORM * n);
     zb_set_needs(z, y, true);
     int32_t args[] = {sm, si};
     zb_tape(z, bn_bwd, op, in, 3, &y, 1, args, 2);
@@ -174,7 +174,7 @@ static void unary_bwd(zb *z, const zb_entry *e, const char *type)
     int32_t dx = zb_grad_contrib(z, x);
     int32_t in[] = {dy, a[1] == 1 ? y : x};
     char nm[300];
-    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), type, DFG_BACKWARD, in, a[1] == 2 ? 1 : 2, &dx, 1,
+    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), type, SA_DFG_BACKWARD, in, a[1] == 2 ? 1 : 2, &dx, 1,
           a[0] * (double)zb_numel(z, x));
 }
 static void relu_bwd(zb *z, const zb_entry *e) { unary_bwd(z, e, "relu_bwd"); }
@@ -187,8 +187,8 @@ static int32_t unary(zb *z, const char *name, int32_t x, const char *type, int f
 {
     if (!zb_ok(z))
         return -1;
-    int32_t y = zb_like(z, DFG_ACTIVATION, x, "%s", name);
-    int32_t op = zb_op(z, name, type, DFG_FORWARD, &x, 1, &y, 1, fwd_flops * (double)zb_numel(z, x));
+    int32_t y = zb_like(z, SA_DFG_ACTIVATION, x, "%s", name);
+    int32_t op = zb_op(z, name, type, SA_DFG_FORWARD, &x, 1, &y, 1, fwd_flops * (double)zb_numel(z, x));
     zb_set_needs(z, y, zb_needs(z, x));
     int32_t args[] = {bwd_flops, reads};
     zb_tape(z, bwd, op, &x, 1, &y, 1, args, 2);
@@ -294,7 +294,7 @@ static void pool_bwd(zb *z, const zb_entry *e)
      * average pooling spreads it evenly and needs neither. */
     int32_t in[] = {dy, x, y};
     char nm[300];
-    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "pool_bwd", DFG_BACKWARD, in, a[0] ? 3 : 1, &dx, 1,
+    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "pool_bwd", SA_DFG_BACKWARD, in, a[0] ? 3 : 1, &dx, 1,
           (double)a[1] * (double)zb_numel(z, y));
 }
 
@@ -313,9 +313,9 @@ int32_t zl_pool(zb *z, const char *name, int32_t x, bool max, int k, int s, int 
         wo = out_size(w, k, s, p);
     }
     int64_t shape[] = {n, c, ho, wo};
-    int32_t y = zb_tensor(z, DFG_ACTIVATION, 4, shape, "%s", name);
+    int32_t y = zb_tensor(z, SA_DFG_ACTIVATION, 4, shape, "%s", name);
     double win = (double)(kh * kw);
-    int32_t op = zb_op(z, name, "pool", DFG_FORWARD, &x, 1, &y, 1, win * (double)zb_numel(z, y));
+    int32_t op = zb_op(z, name, "pool", SA_DFG_FORWARD, &x, 1, &y, 1, win * (double)zb_numel(z, y));
     zb_set_needs(z, y, zb_needs(z, x));
     int32_t args[] = {max, (int32_t)(kh * kw)};
     zb_tape(z, pool_bwd, op, &x, 1, &y, 1, args, 2);
@@ -336,8 +336,8 @@ int32_t zl_add(zb *z, const char *name, const int32_t *xs, int32_t n)
 {
     if (!zb_ok(z) || !addends_match(z, name, xs, n))
         return -1;
-    int32_t y = zb_like(z, DFG_ACTIVATION, xs[0], "%s", name);
-    int32_t op = zb_op(z, name, "add", DFG_FORWARD, xs, n, &y, 1, (double)(n - 1) * (double)zb_numel(z, y));
+    int32_t y = zb_like(z, SA_DFG_ACTIVATION, xs[0], "%s", name);
+    int32_t op = zb_op(z, name, "add", SA_DFG_FORWARD, xs, n, &y, 1, (double)(n - 1) * (double)zb_numel(z, y));
     zb_set_needs(z, y, zb_any_needs(z, xs, n));
     zb_tape(z, add_bwd, op, xs, n, &y, 1, NULL, 0);
     return y;
@@ -359,7 +359,7 @@ static void concat_bwd(zb *z, const zb_entry *e)
         if (zb_needs(z, in[i]))
             o[n++] = zb_grad_contrib(z, in[i]);
     char nm[300];
-    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "split", DFG_BACKWARD, &dy, 1, o, n, 0);
+    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "split", SA_DFG_BACKWARD, &dy, 1, o, n, 0);
     free(o);
 }
 
@@ -367,15 +367,15 @@ int32_t zl_concat(zb *z, const char *name, const int32_t *xs, int32_t n, int axi
 {
     if (!zb_ok(z))
         return -1;
-    const dfg_tensor *t0 = &z->g->tensors[xs[0]];
+    const sa_dfg_tensor *t0 = &z->g->tensors[xs[0]];
     int64_t shape[ZB_MAXDIM];
     int nd = t0->ndim;
     memcpy(shape, t0->shape, (size_t)nd * sizeof *shape);
     shape[axis] = 0;
     for (int32_t i = 0; i < n; i++)
         shape[axis] += zb_dim(z, xs[i], axis);
-    int32_t y = zb_tensor(z, DFG_ACTIVATION, nd, shape, "%s", name);
-    int32_t op = zb_op(z, name, "concat", DFG_FORWARD, xs, n, &y, 1, 0);
+    int32_t y = zb_tensor(z, SA_DFG_ACTIVATION, nd, shape, "%s", name);
+    int32_t op = zb_op(z, name, "concat", SA_DFG_FORWARD, xs, n, &y, 1, 0);
     zb_set_needs(z, y, zb_any_needs(z, xs, n));
     zb_tape(z, concat_bwd, op, xs, n, &y, 1, NULL, 0);
     return y;
@@ -397,7 +397,7 @@ static void split_bwd(zb *z, const zb_entry *e)
             zb_fail(z, SA_EINTERNAL, "%s: split %s: piece %d is unused", z->g->name, zb_ename(z, e), i);
     int32_t dx = zb_grad_contrib(z, x);
     char nm[300];
-    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "concat", DFG_BACKWARD, d, e->n_out, &dx, 1, 0);
+    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "concat", SA_DFG_BACKWARD, d, e->n_out, &dx, 1, 0);
     free(d);
 }
 
@@ -406,7 +406,7 @@ void zl_split(zb *z, const char *name, int32_t x, int32_t n, const int64_t *size
 {
     if (!zb_ok(z))
         return;
-    const dfg_tensor *t = &z->g->tensors[x];
+    const sa_dfg_tensor *t = &z->g->tensors[x];
     int64_t shape[ZB_MAXDIM];
     int nd = t->ndim;
     memcpy(shape, t->shape, (size_t)nd * sizeof *shape);
@@ -420,10 +420,10 @@ void zl_split(zb *z, const char *name, int32_t x, int32_t n, const int64_t *size
             memmove(s + axis, s + axis + 1, (size_t)(nd - axis - 1) * sizeof *s);
             snd--;
         }
-        outs[i] = zb_tensor(z, DFG_ACTIVATION, snd, s, "%s.%d", name, i);
+        outs[i] = zb_tensor(z, SA_DFG_ACTIVATION, snd, s, "%s.%d", name, i);
         zb_set_needs(z, outs[i], zb_needs(z, x));
     }
-    int32_t op = zb_op(z, name, "split", DFG_FORWARD, &x, 1, outs, n, 0);
+    int32_t op = zb_op(z, name, "split", SA_DFG_FORWARD, &x, 1, outs, n, 0);
     zb_tape(z, split_bwd, op, &x, 1, outs, n, NULL, 0);
 }
 
@@ -441,14 +441,14 @@ static void matmul_bwd(zb *z, const zb_entry *e)
     char nm[300];
     if (zb_needs(z, x)) {
         int32_t dx = zb_grad_contrib(z, x), i2[] = {dy, w};
-        zb_op(z, bname(z, e, "bwd_data", nm, sizeof nm), "matmul_bwd_data", DFG_BACKWARD, i2, 2, &dx, 1, 2 * mnk);
+        zb_op(z, bname(z, e, "bwd_data", nm, sizeof nm), "matmul_bwd_data", SA_DFG_BACKWARD, i2, 2, &dx, 1, 2 * mnk);
     }
     int32_t o[2], no = 0;
     o[no++] = zb_grad_contrib(z, w);
     if (b >= 0)
         o[no++] = zb_grad_contrib(z, b);
     int32_t i3[] = {x, dy};
-    zb_op(z, bname(z, e, "bwd_weight", nm, sizeof nm), "matmul_bwd_weight", DFG_BACKWARD, i3, 2, o, no,
+    zb_op(z, bname(z, e, "bwd_weight", nm, sizeof nm), "matmul_bwd_weight", SA_DFG_BACKWARD, i3, 2, o, no,
           2 * mnk + (b >= 0 ? (double)zb_numel(z, y) : 0));
 }
 
@@ -462,7 +462,7 @@ int32_t zl_matmul(zb *z, const char *name, int32_t x, int32_t w, int32_t b, bool
         return zb_fail(z, SA_EINTERNAL, "%s: matmul %s: %lld elements are not rows of %lld", z->g->name, name,
                        (long long)xn, (long long)k);
     int64_t m = xn / k, shape[ZB_MAXDIM];
-    const dfg_tensor *t = &z->g->tensors[x];
+    const sa_dfg_tensor *t = &z->g->tensors[x];
     int nd;
     if (t->shape[t->ndim - 1] == k) {
         nd = t->ndim;
@@ -473,10 +473,10 @@ int32_t zl_matmul(zb *z, const char *name, int32_t x, int32_t w, int32_t b, bool
         shape[0] = m;
         shape[1] = n;
     }
-    int32_t y = zb_tensor(z, DFG_ACTIVATION, nd, shape, "%s", name);
+    int32_t y = zb_tensor(z, SA_DFG_ACTIVATION, nd, shape, "%s", name);
     int32_t in[] = {x, w, b};
     int32_t ni = b >= 0 ? 3 : 2;
-    int32_t op = zb_op(z, name, "matmul", DFG_FORWARD, in, ni, &y, 1,
+    int32_t op = zb_op(z, name, "matmul", SA_DFG_FORWARD, in, ni, &y, 1,
                        2.0 * (double)m * (double)n * (double)k + (b >= 0 ? (double)(m * n) : 0));
     zb_set_needs(z, y, true);
     int32_t args[] = {w_transposed};
@@ -488,7 +488,7 @@ int32_t zl_linear(zb *z, const char *name, int32_t x, int64_t n_out, bool bias)
 {
     if (!zb_ok(z))
         return -1;
-    const dfg_tensor *t = &z->g->tensors[x];
+    const sa_dfg_tensor *t = &z->g->tensors[x];
     /* A pooled NCHW map flattens per sample; anything else maps its last axis. */
     int64_t k = t->ndim == 4 ? zb_numel(z, x) / t->shape[0] : t->shape[t->ndim - 1];
     int64_t ws[] = {k, n_out};
@@ -505,7 +505,7 @@ static void xent_bwd(zb *z, const zb_entry *e)
         return;
     int32_t d = zb_grad_contrib(z, logits), i2[] = {prob, labels};
     char nm[300];
-    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "softmax_xent_bwd", DFG_BACKWARD, i2, 2, &d, 1,
+    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "softmax_xent_bwd", SA_DFG_BACKWARD, i2, 2, &d, 1,
           ZF_XENT_BWD * (double)zb_numel(z, logits));
 }
 
@@ -514,13 +514,13 @@ int32_t zl_softmax_xent(zb *z, const char *name, int32_t logits, int32_t labels)
     if (!zb_ok(z))
         return -1;
     if (z->inference) { /* no loss: the class probabilities are the result */
-        int32_t prob = zb_like(z, DFG_ACTIVATION, logits, "prob");
-        zb_op(z, "prob", "softmax", DFG_FORWARD, &logits, 1, &prob, 1, ZF_SOFTMAX * (double)zb_numel(z, logits));
+        int32_t prob = zb_like(z, SA_DFG_ACTIVATION, logits, "prob");
+        zb_op(z, "prob", "softmax", SA_DFG_FORWARD, &logits, 1, &prob, 1, ZF_SOFTMAX * (double)zb_numel(z, logits));
         return prob;
     }
-    int32_t prob = zb_like(z, DFG_ACTIVATION, logits, "%s", name);
+    int32_t prob = zb_like(z, SA_DFG_ACTIVATION, logits, "%s", name);
     int32_t in[] = {logits, labels};
-    int32_t op = zb_op(z, name, "softmax_xent", DFG_FORWARD, in, 2, &prob, 1, ZF_XENT * (double)zb_numel(z, logits));
+    int32_t op = zb_op(z, name, "softmax_xent", SA_DFG_FORWARD, in, 2, &prob, 1, ZF_XENT * (double)zb_numel(z, logits));
     zb_tape(z, xent_bwd, op, in, 2, &prob, 1, NULL, 0);
     return prob;
 }
@@ -541,16 +541,16 @@ int32_t zl_layernorm(zb *z, const char *name, int32_t x)
     int64_t h = zb_dim(z, x, zb_ndim(z, x) - 1), rows = zb_numel(z, x) / h;
     int32_t gm = zb_param(z, 1, &h, "%s.gamma", name);
     int32_t bt = zb_param(z, 1, &h, "%s.beta", name);
-    int32_t y = zb_like(z, DFG_ACTIVATION, x, "%s", name);
+    int32_t y = zb_like(z, SA_DFG_ACTIVATION, x, "%s", name);
     if (z->inference) { /* the statistics are not saved for a backward pass */
         int32_t in[] = {x, gm, bt};
-        zb_op(z, name, "layernorm", DFG_FORWARD, in, 3, &y, 1, ZF_LN * (double)zb_numel(z, x));
+        zb_op(z, name, "layernorm", SA_DFG_FORWARD, in, 3, &y, 1, ZF_LN * (double)zb_numel(z, x));
         return y;
     }
-    int32_t mean = zb_tensor(z, DFG_ACTIVATION, 1, &rows, "%s.mean", name);
-    int32_t rstd = zb_tensor(z, DFG_ACTIVATION, 1, &rows, "%s.rstd", name);
+    int32_t mean = zb_tensor(z, SA_DFG_ACTIVATION, 1, &rows, "%s.mean", name);
+    int32_t rstd = zb_tensor(z, SA_DFG_ACTIVATION, 1, &rows, "%s.rstd", name);
     int32_t in[] = {x, gm, bt}, out[] = {y, mean, rstd};
-    int32_t op = zb_op(z, name, "layernorm", DFG_FORWARD, in, 3, out, 3, ZF_LN * (double)zb_numel(z, x));
+    int32_t op = zb_op(z, name, "layernorm", SA_DFG_FORWARD, in, 3, out, 3, ZF_LN * (double)zb_numel(z, x));
     zb_set_needs(z, y, true);
     int32_t args[] = {mean, rstd};
     zb_tape(z, ln_bwd, op, in, 3, &y, 1, args, 2);
@@ -573,7 +573,7 @@ static void bmm_bwd(zb *z, const zb_entry *e)
         return;
     int32_t i2[] = {dc, in[0], in[1]};
     char nm[300];
-    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "batched_matmul_bwd", DFG_BACKWARD, i2, 3, o, n, f * n);
+    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "batched_matmul_bwd", SA_DFG_BACKWARD, i2, 3, o, n, f * n);
 }
 
 int32_t zl_bmm(zb *z, const char *name, int32_t a, int32_t b, int ndim, const int64_t *out_shape, int64_t batch,
@@ -585,9 +585,9 @@ int32_t zl_bmm(zb *z, const char *name, int32_t a, int32_t b, int ndim, const in
         return zb_fail(z, SA_EUSAGE, "%s: batched matmul %s is too large (batch x heads over 2^31)", z->g->name, name);
     if (zb_numel(z, a) != batch * m * k || zb_numel(z, b) != batch * k * n)
         return zb_fail(z, SA_EINTERNAL, "%s: batched matmul %s: operand sizes do not match", z->g->name, name);
-    int32_t c = zb_tensor(z, DFG_ACTIVATION, ndim, out_shape, "%s", name);
+    int32_t c = zb_tensor(z, SA_DFG_ACTIVATION, ndim, out_shape, "%s", name);
     int32_t in[] = {a, b};
-    int32_t op = zb_op(z, name, "batched_matmul", DFG_FORWARD, in, 2, &c, 1,
+    int32_t op = zb_op(z, name, "batched_matmul", SA_DFG_FORWARD, in, 2, &c, 1,
                        2.0 * (double)batch * (double)m * (double)n * (double)k);
     zb_set_needs(z, c, zb_any_needs(z, in, 2));
     int32_t args[] = {(int32_t)batch, (int32_t)m, (int32_t)n, (int32_t)k};
@@ -609,7 +609,7 @@ static void embedding_bwd(zb *z, const zb_entry *e)
     char nm[300];
     /* Scatter-add of every row of dy (twice with positions: tokens, then the
      * batch-summed position rows). */
-    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "embedding_bwd", DFG_BACKWARD, i2, 2, o, n,
+    zb_op(z, bname(z, e, "bwd", nm, sizeof nm), "embedding_bwd", SA_DFG_BACKWARD, i2, 2, o, n,
           (double)(e->n_in - 1) * (double)zb_numel(z, dy));
 }
 
@@ -617,17 +617,17 @@ int32_t zl_embedding(zb *z, const char *name, int32_t idx, int32_t table, int32_
 {
     if (!zb_ok(z))
         return -1;
-    const dfg_tensor *t = &z->g->tensors[idx];
+    const sa_dfg_tensor *t = &z->g->tensors[idx];
     int64_t shape[ZB_MAXDIM], h = zb_dim(z, table, 1);
     int nd = t->ndim;
     if (nd >= ZB_MAXDIM)
         return zb_fail(z, SA_EINTERNAL, "%s: embedding %s: index tensor has too many axes", z->g->name, name);
     memcpy(shape, t->shape, (size_t)nd * sizeof *shape);
     shape[nd++] = h;
-    int32_t y = zb_tensor(z, DFG_ACTIVATION, nd, shape, "%s", name);
+    int32_t y = zb_tensor(z, SA_DFG_ACTIVATION, nd, shape, "%s", name);
     int32_t in[] = {idx, table, pos};
     int32_t ni = pos >= 0 ? 3 : 2;
-    int32_t op = zb_op(z, name, "embedding", DFG_FORWARD, in, ni, &y, 1, pos >= 0 ? (double)zb_numel(z, y) : 0);
+    int32_t op = zb_op(z, name, "embedding", SA_DFG_FORWARD, in, ni, &y, 1, pos >= 0 ? (double)zb_numel(z, y) : 0);
     if (op >= 0) {
         /* A gather reads only the rows it needs, not the whole table. */
         double rows = (double)zb_bytes(z, y);

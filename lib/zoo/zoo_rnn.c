@@ -57,17 +57,17 @@ static void lstm_bwd(zb *z, const zb_entry *e)
         i1[n1++] = cprev;
         i1[n1++] = cur[3];
         snprintf(nm, sizeof nm, "%s/bwd", z->g->ops[cur[6]].name);
-        zb_op(z, nm, "lstm_cell_bwd", DFG_BACKWARD, i1, n1, o1, dcp >= 0 ? 2 : 1,
+        zb_op(z, nm, "lstm_cell_bwd", SA_DFG_BACKWARD, i1, n1, o1, dcp >= 0 ? 2 : 1,
               ZF_LSTM_BWD * (double)(batch * hid));
         if (zb_needs(z, xs[t])) {
             int32_t dx = zb_grad_contrib(z, xs[t]), i2[] = {dg, wx};
             snprintf(nm, sizeof nm, "%s/bwd_data", z->g->ops[cur[4]].name);
-            zb_op(z, nm, "matmul_bwd_data", DFG_BACKWARD, i2, 2, &dx, 1, 2.0 * (double)(batch * nin * 4 * hid));
+            zb_op(z, nm, "matmul_bwd_data", SA_DFG_BACKWARD, i2, 2, &dx, 1, 2.0 * (double)(batch * nin * 4 * hid));
         }
         if (tp >= 0) {
             int32_t dhp = zb_grad_contrib(z, hprev), i3[] = {dg, wh};
             snprintf(nm, sizeof nm, "%s/bwd_data", z->g->ops[cur[5]].name);
-            zb_op(z, nm, "matmul_bwd_data", DFG_BACKWARD, i3, 2, &dhp, 1, 2.0 * (double)(batch * hid * 4 * hid));
+            zb_op(z, nm, "matmul_bwd_data", SA_DFG_BACKWARD, i3, 2, &dhp, 1, 2.0 * (double)(batch * hid * 4 * hid));
         }
         ins[s + t] = dg;
         dc_next = dcp;
@@ -78,14 +78,14 @@ static void lstm_bwd(zb *z, const zb_entry *e)
         ins[t] = xs[t];
     int32_t dwx = zb_grad_contrib(z, wx);
     snprintf(nm, sizeof nm, "%s/bwd_weight", z->g->tensors[wx].name);
-    zb_op(z, nm, "matmul_bwd_weight", DFG_BACKWARD, ins, 2 * s, &dwx, 1, 2.0 * steps * (double)(nin * 4 * hid));
+    zb_op(z, nm, "matmul_bwd_weight", SA_DFG_BACKWARD, ins, 2 * s, &dwx, 1, 2.0 * steps * (double)(nin * 4 * hid));
     for (int32_t t = 0; t < s; t++) {
         int32_t tp = reverse ? t + 1 : t - 1;
         ins[t] = tp < 0 || tp >= s ? h0 : hs[tp];
     }
     int32_t o4[] = {zb_grad_contrib(z, wh), zb_grad_contrib(z, b)};
     snprintf(nm, sizeof nm, "%s/bwd_weight", z->g->tensors[wh].name);
-    zb_op(z, nm, "matmul_bwd_weight", DFG_BACKWARD, ins, 2 * s, o4, 2,
+    zb_op(z, nm, "matmul_bwd_weight", SA_DFG_BACKWARD, ins, 2 * s, o4, 2,
           2.0 * steps * (double)(hid * 4 * hid) + steps * (double)(4 * hid));
     free(ins);
 }
@@ -111,8 +111,8 @@ static void lstm_layer(zb *z, const char *p, const int32_t *xs, int32_t s, int64
     in[2] = zb_param(z, 1, &g4, "%s.b", p);
     /* The initial state comes from the host (the previous batch's final state
      * under truncated back-propagation through time). */
-    in[3] = zb_tensor(z, DFG_INPUT, 2, bh, "%s.h0", p);
-    in[4] = zb_tensor(z, DFG_INPUT, 2, bh, "%s.c0", p);
+    in[3] = zb_tensor(z, SA_DFG_INPUT, 2, bh, "%s.h0", p);
+    in[4] = zb_tensor(z, SA_DFG_INPUT, 2, bh, "%s.c0", p);
     memcpy(in + 5, xs, (size_t)s * sizeof *xs);
     args[0] = reverse;
     int32_t hprev = in[3], cprev = in[4], first = -1;
@@ -120,20 +120,20 @@ static void lstm_layer(zb *z, const char *p, const int32_t *xs, int32_t s, int64
     for (int32_t k = 0; k < s && zb_ok(z); k++) {
         int32_t t = reverse ? s - 1 - k : k;
         int32_t *cur = args + 1 + (int64_t)t * PER_STEP;
-        cur[0] = zb_tensor(z, DFG_ACTIVATION, 2, bg, "%s.t%d.xg", p, t);
-        cur[1] = zb_tensor(z, DFG_ACTIVATION, 2, bg, "%s.t%d.hg", p, t);
+        cur[0] = zb_tensor(z, SA_DFG_ACTIVATION, 2, bg, "%s.t%d.xg", p, t);
+        cur[1] = zb_tensor(z, SA_DFG_ACTIVATION, 2, bg, "%s.t%d.hg", p, t);
         /* the activated gates are saved for the backward only */
-        cur[2] = z->inference ? -1 : zb_tensor(z, DFG_ACTIVATION, 2, bg, "%s.t%d.gates", p, t);
-        cur[3] = zb_tensor(z, DFG_ACTIVATION, 2, bh, "%s.t%d.c", p, t);
-        hs[t] = zb_tensor(z, DFG_ACTIVATION, 2, bh, "%s.t%d.h", p, t);
+        cur[2] = z->inference ? -1 : zb_tensor(z, SA_DFG_ACTIVATION, 2, bg, "%s.t%d.gates", p, t);
+        cur[3] = zb_tensor(z, SA_DFG_ACTIVATION, 2, bh, "%s.t%d.c", p, t);
+        hs[t] = zb_tensor(z, SA_DFG_ACTIVATION, 2, bh, "%s.t%d.h", p, t);
         int32_t i1[] = {xs[t], in[0]}, i2[] = {hprev, in[1]}, i3[] = {cur[0], cur[1], in[2], cprev},
                 o3[] = {hs[t], cur[3], cur[2]};
         snprintf(nm, sizeof nm, "%s.t%d.xg", p, t);
-        cur[4] = zb_op(z, nm, "matmul", DFG_FORWARD, i1, 2, cur, 1, 2.0 * (double)(batch * nin * 4 * hid));
+        cur[4] = zb_op(z, nm, "matmul", SA_DFG_FORWARD, i1, 2, cur, 1, 2.0 * (double)(batch * nin * 4 * hid));
         snprintf(nm, sizeof nm, "%s.t%d.hg", p, t);
-        cur[5] = zb_op(z, nm, "matmul", DFG_FORWARD, i2, 2, cur + 1, 1, 2.0 * (double)(batch * hid * 4 * hid));
+        cur[5] = zb_op(z, nm, "matmul", SA_DFG_FORWARD, i2, 2, cur + 1, 1, 2.0 * (double)(batch * hid * 4 * hid));
         snprintf(nm, sizeof nm, "%s.t%d.cell", p, t);
-        cur[6] = zb_op(z, nm, "lstm_cell", DFG_FORWARD, i3, 4, o3, z->inference ? 2 : 3,
+        cur[6] = zb_op(z, nm, "lstm_cell", SA_DFG_FORWARD, i3, 4, o3, z->inference ? 2 : 3,
                        ZF_LSTM * (double)(batch * hid));
         for (int i = 0; i < 4; i++)
             zb_set_needs(z, cur[i], true);
@@ -158,8 +158,8 @@ void zoo_rnn(zb *z, int layers, int64_t hidden, bool bidirectional, int64_t batc
         zb_fail(z, SA_ENOMEM, "out of memory building %s", z->g->name);
         goto done;
     }
-    int32_t tokens = zb_tensor_i32(z, DFG_INPUT, 2, tok, "tokens");
-    int32_t labels = z->inference ? -1 : zb_tensor_i32(z, DFG_INPUT, 1, &rows, "labels");
+    int32_t tokens = zb_tensor_i32(z, SA_DFG_INPUT, 2, tok, "tokens");
+    int32_t labels = z->inference ? -1 : zb_tensor_i32(z, SA_DFG_INPUT, 1, &rows, "labels");
     int32_t emb = zb_param(z, 2, es, "embed.w");
     int32_t x = zl_embedding(z, "embed", tokens, emb, -1);
     zl_split(z, "embed_split", x, s, NULL, 0, true, xs);

@@ -105,7 +105,7 @@ void zb_init(zb *z, const char *name, const zoo_opts *o, int64_t batch, sa_err *
     z->opt = o->optimizer;
     z->inference = o->inference;
     z->unfused = o->inference && o->engine == ZOO_ENGINE_MXNET;
-    z->g = dfg_new(name);
+    z->g = sa_dfg_new(name);
     if (!z->g) {
         zb_oom(z);
         return;
@@ -161,7 +161,7 @@ static bool tensor_room(zb *z, int32_t t)
     return true;
 }
 
-static int32_t tensor_v(zb *z, dfg_kind kind, int ndim, const int64_t *shape, int64_t esize, const char *dtype,
+static int32_t tensor_v(zb *z, sa_dfg_kind kind, int ndim, const int64_t *shape, int64_t esize, const char *dtype,
                         const char *fmt, va_list ap)
 {
     if (!zb_ok(z))
@@ -173,14 +173,14 @@ static int32_t tensor_v(zb *z, dfg_kind kind, int ndim, const int64_t *shape, in
         if (shape[d] <= 0)
             return zb_fail(z, SA_EINTERNAL, "%s: tensor %s has dimension %d of size %lld", z->g->name, name, d,
                            (long long)shape[d]);
-        if (__builtin_mul_overflow(n, shape[d], &n) || (double)n > DFG_MAX_EXACT_INT)
+        if (__builtin_mul_overflow(n, shape[d], &n) || (double)n > SA_DFG_MAX_EXACT_INT)
             return zb_fail(z, SA_EUSAGE, "%s: tensor %s would exceed 2^53 bytes; use a smaller model or batch",
                            z->g->name, name);
     }
-    int32_t t = dfg_add_tensor(z->g, name, kind, n);
-    if (t < 0 || !dfg_set_shape(z->g, t, ndim, shape, dtype) || !tensor_room(z, t))
+    int32_t t = sa_dfg_add_tensor(z->g, name, kind, n);
+    if (t < 0 || !sa_dfg_set_shape(z->g, t, ndim, shape, dtype) || !tensor_room(z, t))
         return zb_oom(z);
-    z->needs_grad[t] = kind == DFG_PARAM;
+    z->needs_grad[t] = kind == SA_DFG_PARAM;
     z->grad[t] = -1;
     z->n_contrib[t] = 0;
     z->contrib[t] = -1;
@@ -188,7 +188,7 @@ static int32_t tensor_v(zb *z, dfg_kind kind, int ndim, const int64_t *shape, in
     return t;
 }
 
-int32_t zb_tensor(zb *z, dfg_kind kind, int ndim, const int64_t *shape, const char *fmt, ...)
+int32_t zb_tensor(zb *z, sa_dfg_kind kind, int ndim, const int64_t *shape, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -197,7 +197,7 @@ int32_t zb_tensor(zb *z, dfg_kind kind, int ndim, const int64_t *shape, const ch
     return t;
 }
 
-int32_t zb_tensor_i32(zb *z, dfg_kind kind, int ndim, const int64_t *shape, const char *fmt, ...)
+int32_t zb_tensor_i32(zb *z, sa_dfg_kind kind, int ndim, const int64_t *shape, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -210,7 +210,7 @@ int32_t zb_param(zb *z, int ndim, const int64_t *shape, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int32_t t = tensor_v(z, DFG_PARAM, ndim, shape, z->esize, z->dtype, fmt, ap);
+    int32_t t = tensor_v(z, SA_DFG_PARAM, ndim, shape, z->esize, z->dtype, fmt, ap);
     va_end(ap);
     if (t < 0 || !grow32(z, (void **)&z->params, &z->paramcap, z->nparams + 1, sizeof *z->params))
         return -1;
@@ -218,11 +218,11 @@ int32_t zb_param(zb *z, int ndim, const int64_t *shape, const char *fmt, ...)
     return t;
 }
 
-int32_t zb_like(zb *z, dfg_kind kind, int32_t like, const char *fmt, ...)
+int32_t zb_like(zb *z, sa_dfg_kind kind, int32_t like, const char *fmt, ...)
 {
     if (!zb_ok(z))
         return -1;
-    const dfg_tensor *l = &z->g->tensors[like];
+    const sa_dfg_tensor *l = &z->g->tensors[like];
     int64_t shape[ZB_MAXDIM];
     int nd = l->ndim;
     memcpy(shape, l->shape, (size_t)nd * sizeof *shape);
@@ -237,7 +237,7 @@ int32_t zb_like(zb *z, dfg_kind kind, int32_t like, const char *fmt, ...)
 
 int64_t zb_numel(const zb *z, int32_t t)
 {
-    const dfg_tensor *x = &z->g->tensors[t];
+    const sa_dfg_tensor *x = &z->g->tensors[t];
     int64_t n = 1;
     for (int32_t d = 0; d < x->ndim; d++)
         n *= x->shape[d];
@@ -258,7 +258,7 @@ void zb_set_needs(zb *z, int32_t t, bool v)
         z->needs_grad[t] = v;
 }
 
-int32_t zb_op(zb *z, const char *name, const char *type, dfg_phase ph, const int32_t *in, int32_t n_in,
+int32_t zb_op(zb *z, const char *name, const char *type, sa_dfg_phase ph, const int32_t *in, int32_t n_in,
               const int32_t *out, int32_t n_out, double flops)
 {
     if (!zb_ok(z))
@@ -274,14 +274,14 @@ int32_t zb_op(zb *z, const char *name, const char *type, dfg_phase ph, const int
             return zb_fail(z, SA_EINTERNAL, "%s: op %s has a missing output", z->g->name, name);
         bytes += (double)z->g->tensors[out[i]].bytes;
     }
-    int32_t op = dfg_add_op(z->g, name, type, ph, in, n_in, out, n_out);
+    int32_t op = sa_dfg_add_op(z->g, name, type, ph, in, n_in, out, n_out);
     if (op < 0)
         return zb_oom(z);
     z->g->ops[op].flops = flops;
     z->g->ops[op].bytes_accessed = bytes;
     /* A map modified in place is read, from then on, after the op that modified it. */
     for (int32_t i = 0; i < n_in; i++)
-        if (z->inplace[in[i]] >= 0 && !dfg_add_control(z->g, z->inplace[in[i]], op))
+        if (z->inplace[in[i]] >= 0 && !sa_dfg_add_control(z->g, z->inplace[in[i]], op))
             return zb_oom(z);
     return op;
 }
@@ -290,12 +290,12 @@ int32_t zb_op_inplace(zb *z, const char *name, const char *type, const int32_t *
 {
     if (!zb_ok(z))
         return -1;
-    if (!z->inference || n_in < 1 || in[0] < 0 || z->g->tensors[in[0]].kind != DFG_ACTIVATION)
+    if (!z->inference || n_in < 1 || in[0] < 0 || z->g->tensors[in[0]].kind != SA_DFG_ACTIVATION)
         return zb_fail(z, SA_EINTERNAL, "%s: op %s: in place only on an inference graph's activation", z->g->name,
                        name);
     int32_t x = in[0];
     for (int32_t o = 0; o < z->g->n_ops; o++) {
-        const dfg_op *r = &z->g->ops[o];
+        const sa_dfg_op *r = &z->g->ops[o];
         if (r->n_out == 0 && r->n_in > 0 && r->in[0] == x)
             continue; /* an earlier in-place op on the map: this one is ordered after it */
         for (int32_t k = 0; k < r->n_in; k++)
@@ -303,7 +303,7 @@ int32_t zb_op_inplace(zb *z, const char *name, const char *type, const int32_t *
                 return zb_fail(z, SA_EINTERNAL, "%s: op %s: in place on %s, which %s also reads", z->g->name, name,
                                z->g->tensors[x].name, r->name);
     }
-    int32_t op = zb_op(z, name, type, DFG_FORWARD, in, n_in, in, 0, flops);
+    int32_t op = zb_op(z, name, type, SA_DFG_FORWARD, in, n_in, in, 0, flops);
     if (op < 0)
         return -1;
     z->g->ops[op].bytes_accessed += (double)z->g->tensors[x].bytes; /* it writes the map back */
@@ -373,7 +373,7 @@ int32_t zb_grad_tensor(zb *z, int32_t target)
 {
     if (!zb_ok(z) || target < 0)
         return -1;
-    return zb_like(z, DFG_GRADIENT, target, "grad/%s", z->g->tensors[target].name);
+    return zb_like(z, SA_DFG_GRADIENT, target, "grad/%s", z->g->tensors[target].name);
 }
 
 int32_t zb_grad_contrib(zb *z, int32_t target)
@@ -381,8 +381,8 @@ int32_t zb_grad_contrib(zb *z, int32_t target)
     if (!zb_ok(z) || target < 0)
         return -1;
     int32_t k = z->n_contrib[target] + 1;
-    int32_t g = k == 1 ? zb_like(z, DFG_GRADIENT, target, "grad/%s", z->g->tensors[target].name)
-                       : zb_like(z, DFG_GRADIENT, target, "grad/%s#%d", z->g->tensors[target].name, k);
+    int32_t g = k == 1 ? zb_like(z, SA_DFG_GRADIENT, target, "grad/%s", z->g->tensors[target].name)
+                       : zb_like(z, SA_DFG_GRADIENT, target, "grad/%s#%d", z->g->tensors[target].name, k);
     zb_grad_add(z, target, g);
     return g;
 }
@@ -406,10 +406,10 @@ int32_t zb_grad(zb *z, int32_t target)
     for (int32_t c = z->contrib[target]; c >= 0; c = z->c_next[c])
         ins[--k] = z->c_tensor[c];
     const char *tn = z->g->tensors[target].name;
-    int32_t sum = zb_like(z, DFG_GRADIENT, target, "grad/%s#sum", tn);
+    int32_t sum = zb_like(z, SA_DFG_GRADIENT, target, "grad/%s#sum", tn);
     char name[300];
     snprintf(name, sizeof name, "%s/grad_sum", tn);
-    zb_op(z, name, "add", DFG_BACKWARD, ins, n, &sum, 1, (double)(n - 1) * (double)zb_numel(z, target));
+    zb_op(z, name, "add", SA_DFG_BACKWARD, ins, n, &sum, 1, (double)(n - 1) * (double)zb_numel(z, target));
     free(ins);
     if (!zb_ok(z))
         return -1;
@@ -418,7 +418,7 @@ int32_t zb_grad(zb *z, int32_t target)
 
 /* ------------------------------------------------------------------ finish */
 
-sa_status zb_finish(zb *z, dfg_graph **out)
+sa_status zb_finish(zb *z, sa_dfg_graph **out)
 {
     *out = NULL;
     for (int32_t i = z->ntape - 1; i >= 0 && zb_ok(z); i--)
@@ -442,25 +442,25 @@ sa_status zb_finish(zb *z, dfg_graph **out)
         double n = (double)zb_numel(z, p);
         if (z->opt == ZOO_SGD) {
             int32_t in[] = {p, g}, o[] = {p};
-            zb_op(z, name, "sgd_update", DFG_UPDATE, in, 2, o, 1, ZF_SGD * n);
+            zb_op(z, name, "sgd_update", SA_DFG_UPDATE, in, 2, o, 1, ZF_SGD * n);
         } else if (z->opt == ZOO_MOMENTUM) {
-            int32_t m = zb_like(z, DFG_STATE, p, "%s.momentum", pn);
+            int32_t m = zb_like(z, SA_DFG_STATE, p, "%s.momentum", pn);
             int32_t in[] = {p, g, m}, o[] = {p, m};
-            zb_op(z, name, "momentum_update", DFG_UPDATE, in, 3, o, 2, ZF_MOMENTUM * n);
+            zb_op(z, name, "momentum_update", SA_DFG_UPDATE, in, 3, o, 2, ZF_MOMENTUM * n);
         } else {
-            int32_t m = zb_like(z, DFG_STATE, p, "%s.adam_m", pn);
-            int32_t v = zb_like(z, DFG_STATE, p, "%s.adam_v", pn);
+            int32_t m = zb_like(z, SA_DFG_STATE, p, "%s.adam_m", pn);
+            int32_t v = zb_like(z, SA_DFG_STATE, p, "%s.adam_v", pn);
             int32_t in[] = {p, g, m, v}, o[] = {p, m, v};
-            zb_op(z, name, "adam_update", DFG_UPDATE, in, 4, o, 3, ZF_ADAM * n);
+            zb_op(z, name, "adam_update", SA_DFG_UPDATE, in, 4, o, 3, ZF_ADAM * n);
         }
     }
     free(pg);
     sa_status st = z->st;
     if (st == SA_OK)
-        st = dfg_finalize(z->g, z->g->name, z->err);
+        st = sa_dfg_finalize(z->g, z->g->name, z->err);
     zb_release(z);
     if (st != SA_OK) {
-        dfg_free(z->g);
+        sa_dfg_free(z->g);
         z->g = NULL;
         return st;
     }

@@ -44,7 +44,7 @@ struct zb_entry {
 };
 
 struct zb {
-    dfg_graph *g;
+    sa_dfg_graph *g;
     sa_err *err;
     sa_status st; /* first failure, sticky */
     int64_t esize;
@@ -75,7 +75,7 @@ struct zb {
 void zb_init(zb *z, const char *name, const zoo_opts *o, int64_t batch, sa_err *err);
 /* Emits backward and update ops (none for inference), finalizes and hands the graph over (*out), or
  * frees everything and returns the first failure. */
-sa_status zb_finish(zb *z, dfg_graph **out);
+sa_status zb_finish(zb *z, sa_dfg_graph **out);
 /* Records a failure (the first one wins). Returns -1 for convenience. */
 int32_t zb_fail(zb *z, sa_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Records SA_ENOMEM ("out of memory building NAME").  Returns -1. */
@@ -89,18 +89,18 @@ static inline bool zb_ok(const zb *z) { return z->st == SA_OK; }
 static inline bool zb_fuse(const zb *z) { return z->inference && !z->unfused; }
 
 /* New tensor in the model's float dtype; name from fmt. */
-int32_t zb_tensor(zb *z, dfg_kind kind, int ndim, const int64_t *shape, const char *fmt, ...)
+int32_t zb_tensor(zb *z, sa_dfg_kind kind, int ndim, const int64_t *shape, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /* New int32 tensor (token ids, labels). */
-int32_t zb_tensor_i32(zb *z, dfg_kind kind, int ndim, const int64_t *shape, const char *fmt, ...)
+int32_t zb_tensor_i32(zb *z, sa_dfg_kind kind, int ndim, const int64_t *shape, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /* New parameter (kind param, registered for the optimizer update). */
 int32_t zb_param(zb *z, int ndim, const int64_t *shape, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* New tensor shaped and typed like `like`. */
-int32_t zb_like(zb *z, dfg_kind kind, int32_t like, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int32_t zb_like(zb *z, sa_dfg_kind kind, int32_t like, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Appends an op with flops set and bytes_accessed = input + output bytes. */
-int32_t zb_op(zb *z, const char *name, const char *type, dfg_phase ph, const int32_t *in, int32_t n_in,
+int32_t zb_op(zb *z, const char *name, const char *type, sa_dfg_phase ph, const int32_t *in, int32_t n_in,
               const int32_t *out, int32_t n_out, double flops);
 /* An inference op that modifies in[0], an activation, in place (MXNet's in-place
  * relu and add): it reads in[0..n_in) and lists no output, and every op added

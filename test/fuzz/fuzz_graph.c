@@ -1,4 +1,4 @@
-/* fuzz_graph.c - libFuzzer target: the graph loader (dfg_parse, the loader
+/* fuzz_graph.c - libFuzzer target: the graph loader (sa_dfg_parse, the loader
  * rules of docs/formats.md section 1) and, for what it accepts, the writer and
  * a second read of what it wrote (every written document must read back). */
 #include <stdint.h>
@@ -11,9 +11,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    dfg_graph *g = NULL;
+    sa_dfg_graph *g = NULL;
     sa_err err;
-    sa_status st = dfg_parse((const char *)data, size, "fuzz", &g, &err);
+    sa_status st = sa_dfg_parse((const char *)data, size, "fuzz", &g, &err);
     if (st == SA_ENOMEM)
         return 0;
     if (st != SA_OK) {
@@ -21,16 +21,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* a loader refuses bad input as SA_EFORMAT, with a reason */
         return 0;
     }
-    (void)dfg_peak_bytes(g, NULL);
-    (void)dfg_max_op_bytes(g, NULL);
+    (void)sa_dfg_peak_bytes(g, NULL);
+    (void)sa_dfg_max_op_bytes(g, NULL);
     char *text = NULL;
-    if (dfg_to_json(g, false, &text, &err) == SA_OK) {
-        dfg_graph *h = NULL;
-        if (dfg_parse(text, strlen(text), "written", &h, &err) != SA_OK)
+    if (sa_dfg_to_json(g, false, &text, &err) == SA_OK) {
+        sa_dfg_graph *h = NULL;
+        if (sa_dfg_parse(text, strlen(text), "written", &h, &err) != SA_OK)
             abort(); /* what we write, we read */
-        dfg_free(h);
+        sa_dfg_free(h);
         free(text);
     }
-    dfg_free(g);
+    sa_dfg_free(g);
     return 0;
 }

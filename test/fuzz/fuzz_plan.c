@@ -29,22 +29,22 @@ static const char *graph_json =
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static dfg_graph *g;
+    static sa_dfg_graph *g;
     sa_err err;
-    if (!g && dfg_parse(graph_json, strlen(graph_json), "g", &g, &err) != SA_OK)
+    if (!g && sa_dfg_parse(graph_json, strlen(graph_json), "g", &g, &err) != SA_OK)
         abort();
-    plan *p = NULL;
-    sa_status st = plan_parse((const char *)data, size, "fuzz", &p, &err);
+    sa_plan *p = NULL;
+    sa_status st = sa_plan_parse((const char *)data, size, "fuzz", &p, &err);
     if (st != SA_OK) {
         if (st != SA_EFORMAT && st != SA_ENOMEM)
             abort();
         return 0;
     }
-    if (plan_check_graph(p, g, "fuzz", &err) == SA_OK) {
+    if (sa_plan_check_graph(p, g, "fuzz", &err) == SA_OK) {
         for (int strict = 0; strict < 2; strict++) {
-            val_report rep = {0};
-            st = plan_validate(p, g, strict, &rep, &err);
-            val_report_free(&rep);
+            sa_val_report rep = {0};
+            st = sa_plan_validate(p, g, strict, &rep, &err);
+            sa_val_report_free(&rep);
             if (st != SA_OK && st != SA_EINVALID && st != SA_ENOMEM)
                 abort();
         }
@@ -53,24 +53,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             /* swapplan-emit draws every view of a plan that fits the graph's
              * counts, valid or not (it warns when not) */
             int32_t nv = 0;
-            (void)emit_check(p, g, true, 5, null, &nv, &err);
-            (void)emit_summary(p, g, null, &err);
-            (void)emit_trace(p, g, null, &err);
-            (void)emit_memory_csv(p, g, null, &err);
-            (void)emit_memory_svg(p, g, null, &err);
-            (void)emit_dot(p, g, 0, -1, null, &err);
-            (void)emit_graph_json(p, g, null, &err);
+            (void)sa_emit_check(p, g, true, 5, null, &nv, &err);
+            (void)sa_emit_summary(p, g, null, &err);
+            (void)sa_emit_trace(p, g, null, &err);
+            (void)sa_emit_memory_csv(p, g, null, &err);
+            (void)sa_emit_memory_svg(p, g, null, &err);
+            (void)sa_emit_dot(p, g, 0, -1, null, &err);
+            (void)sa_emit_graph_json(p, g, null, &err);
             fclose(null);
         }
     }
     char *text = NULL;
-    if (plan_to_json(p, &text, &err) == SA_OK) {
-        plan *q = NULL;
-        if (plan_parse(text, strlen(text), "written", &q, &err) != SA_OK)
+    if (sa_plan_to_json(p, &text, &err) == SA_OK) {
+        sa_plan *q = NULL;
+        if (sa_plan_parse(text, strlen(text), "written", &q, &err) != SA_OK)
             abort(); /* what we write, we read */
-        plan_free(q);
+        sa_plan_free(q);
         free(text);
     }
-    plan_free(p);
+    sa_plan_free(p);
     return 0;
 }

@@ -18,12 +18,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 1 << 16)
         return 0; /* the planners' work grows with the graph: keep runs short */
-    dfg_graph *g = NULL;
+    sa_dfg_graph *g = NULL;
     sa_err err;
-    if (dfg_parse((const char *)data, size, "fuzz", &g, &err) != SA_OK)
+    if (sa_dfg_parse((const char *)data, size, "fuzz", &g, &err) != SA_OK)
         return 0;
     if (g->n_ops > 200) {
-        dfg_free(g);
+        sa_dfg_free(g);
         return 0;
     }
     for (int32_t i = 0; i < g->n_ops; i++)
@@ -31,37 +31,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             g->ops[i].time_us = (double)(i % 3); /* zero-time ops included */
     unsigned pick = size ? data[size / 2] : 0;
     double frac[] = {0.3, 0.6, 1.0, 2.0};
-    int64_t peak = dfg_peak_bytes(g, NULL);
+    int64_t peak = sa_dfg_peak_bytes(g, NULL);
     double m = (double)peak * frac[pick % 4] + 1;
-    dfg_device d = {"fuzz", m > 9e15 ? (int64_t)9e15 : (int64_t)m, 12e9, 12e9, 20e9, (pick & 4) ? 0 : 10};
+    sa_dfg_device d = {"fuzz", m > 9e15 ? (int64_t)9e15 : (int64_t)m, 12e9, 12e9, 20e9, (pick & 4) ? 0 : 10};
     int n = 0;
-    const policy_def *tab = policy_table(&n);
+    const sa_policy_def *tab = sa_policy_table(&n);
     for (int i = 0; i < n; i++) {
-        policy_opts o;
-        policy_opts_default(&o);
+        sa_policy_opts o;
+        sa_policy_opts_default(&o);
         o.search.generations = 1;
         o.search.population = 4;
         o.search.threads = 1;
-        plan *p = NULL;
-        sa_status st = policy_run_opts(tab[i].name, g, &d, &o, &p, &err);
+        sa_plan *p = NULL;
+        sa_status st = sa_policy_run_opts(tab[i].name, g, &d, &o, &p, &err);
         if (st == SA_OK) {
-            if (plan_validate(p, g, true, NULL, &err) != SA_OK)
+            if (sa_plan_validate(p, g, true, NULL, &err) != SA_OK)
                 abort();
             char *text = NULL;
-            if (plan_to_json(p, &text, &err) == SA_OK) {
-                plan *q = NULL;
-                if (plan_parse(text, strlen(text), "written", &q, &err) != SA_OK)
+            if (sa_plan_to_json(p, &text, &err) == SA_OK) {
+                sa_plan *q = NULL;
+                if (sa_plan_parse(text, strlen(text), "written", &q, &err) != SA_OK)
                     abort();
-                plan_free(q);
+                sa_plan_free(q);
                 free(text);
             }
-            plan_free(p);
+            sa_plan_free(p);
         } else if (st != SA_EINFEASIBLE && st != SA_ENOMEM) {
             abort();
         } else if (st == SA_EINFEASIBLE && !err.msg[0]) {
             abort();
         }
     }
-    dfg_free(g);
+    sa_dfg_free(g);
     return 0;
 }

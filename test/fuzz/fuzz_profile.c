@@ -23,34 +23,34 @@ static const char *graph_json =
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    devprof *p = NULL;
+    sa_devprof *p = NULL;
     sa_err err;
-    sa_status st = devprof_parse((const char *)data, size, "fuzz", &p, &err);
+    sa_status st = sa_devprof_parse((const char *)data, size, "fuzz", &p, &err);
     if (st != SA_OK) {
         if (st != SA_EFORMAT && st != SA_ENOMEM)
             abort();
         return 0;
     }
-    dfg_graph *g = NULL;
-    if (dfg_parse(graph_json, strlen(graph_json), "g", &g, &err) != SA_OK)
+    sa_dfg_graph *g = NULL;
+    if (sa_dfg_parse(graph_json, strlen(graph_json), "g", &g, &err) != SA_OK)
         abort();
-    st = cost_profile_graph(g, p, 0, &err);
+    st = sa_cost_profile_graph(g, p, 0, &err);
     if (st == SA_OK) {
         for (int32_t i = 0; i < g->n_ops; i++)
-            if (!(g->ops[i].time_us >= 0 && g->ops[i].time_us <= DFG_MAX_TIME_US))
+            if (!(g->ops[i].time_us >= 0 && g->ops[i].time_us <= SA_DFG_MAX_TIME_US))
                 abort();
     } else if (st != SA_EFORMAT && st != SA_ENOMEM) {
         abort();
     }
     char *text = NULL;
-    if (devprof_to_json(p, &text, &err) == SA_OK) {
-        devprof *q = NULL;
-        if (devprof_parse(text, strlen(text), "written", &q, &err) != SA_OK)
+    if (sa_devprof_to_json(p, &text, &err) == SA_OK) {
+        sa_devprof *q = NULL;
+        if (sa_devprof_parse(text, strlen(text), "written", &q, &err) != SA_OK)
             abort();
-        devprof_free(q);
+        sa_devprof_free(q);
         free(text);
     }
-    dfg_free(g);
-    devprof_free(p);
+    sa_dfg_free(g);
+    sa_devprof_free(p);
     return 0;
 }

@@ -1,6 +1,6 @@
 """Figures of a dfg v1 document, computed the way the C library does (lib/model/dfg.c).
 
-peak_bytes follows dfg_peak_bytes: every persistent tensor (param, state) is resident
+peak_bytes follows sa_dfg_peak_bytes: every persistent tensor (param, state) is resident
 the whole iteration; any other tensor is live from its producer (an input: its first
 reader) to its last reader, inclusive, in the order of the ops (ids ascending, which
 is a topological order in what dfg-from-torch writes); a workspace only during its op.

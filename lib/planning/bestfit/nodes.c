@@ -22,12 +22,12 @@ typedef struct sync_ent {
 } sync_ent;
 
 typedef struct dctx {
-    const dfg_graph *g;
-    const dfg_device *dev;
+    const sa_dfg_graph *g;
+    const sa_dfg_device *dev;
     const int32_t *sch;
     const dec_opts *o;
     sa_err *err;
-    plan *p;
+    sa_plan *p;
     int pass;                       /* 1: swap-ins at the use (finds the needs); 2: prefetched */
     int32_t n, nt;
     int32_t *pos, *last_fwd, *next_after, *last_use;
@@ -63,14 +63,14 @@ static sa_status oom(dctx *c) { return sa_fail(c->err, SA_ENOMEM, "out of memory
 
 static inline bool on_h2d(const dctx *c, int32_t v)
 {
-    return v >= 0 && c->p->nodes[v].kind == PLAN_SWAP_IN;
+    return v >= 0 && c->p->nodes[v].kind == SA_PLAN_SWAP_IN;
 }
 
 /* A persistent tensor carried out as DEC_SWAP (dec_opts.swap_persistent):
  * on the host at the iteration's boundary, on the device around its uses. */
 static inline bool pswap(const dctx *c, int32_t t)
 {
-    return c->o->swap_persistent && c->act[t] == DEC_SWAP && dfg_kind_persistent(c->g->tensors[t].kind);
+    return c->o->swap_persistent && c->act[t] == DEC_SWAP && sa_dfg_kind_persistent(c->g->tensors[t].kind);
 }
 
 static void touch(dctx *c, int32_t t)
@@ -83,7 +83,7 @@ static void touch(dctx *c, int32_t t)
 
 static sa_status close_place(dctx *c, int32_t t, int32_t end)
 {
-    if (!plan_add_placement(c->p, t, 0, c->pbeg[t], end))
+    if (!sa_plan_add_placement(c->p, t, 0, c->pbeg[t], end))
         return oom(c);
     c->present[t] = 0;
     return SA_OK;
@@ -94,7 +94,7 @@ static sa_status swap_in(dctx *c, int32_t t, int32_t after)
     int32_t deps[2], nd = 0;
     bld_add_dep(deps, &nd, after);
     bld_add_dep(deps, &nd, c->hsrc[t]);
-    int32_t si = plan_add_node(c->p, PLAN_SWAP_IN, t, deps, nd);
+    int32_t si = sa_plan_add_node(c->p, SA_PLAN_SWAP_IN, t, deps, nd);
     if (si < 0)
         return oom(c);
     c->present[t] = 1;
@@ -109,9 +109,9 @@ static sa_status make_present(dctx *c, int32_t t, int32_t i, int depth);
 /* What t can do of what was asked (see decide.h), given its gap. */
 static uint8_t allowed(const dctx *c, int32_t t, uint8_t a)
 {
-    const dfg_graph *g = c->g;
-    const dfg_tensor *x = &g->tensors[t];
-    if (dfg_kind_persistent(x->kind) || x->kind == DFG_WORKSPACE || c->next_after[t] < 0)
+    const sa_dfg_graph *g = c->g;
+    const sa_dfg_tensor *x = &g->tensors[t];
+    if (sa_dfg_kind_persistent(x->kind) || x->kind == SA_DFG_WORKSPACE || c->next_after[t] < 0)
         return DEC_KEEP;
     if (a == DEC_RECOMPUTE && !dec_recompute_ok(g, c->pos, t, c->next_after[t]))
         return DEC_KEEP;
@@ -146,10 +146,10 @@ static uint8_t cost_rule(const dctx *c, int32_t t)
  * rules apply). */
 static bool widened(dctx *c, int32_t t)
 {
-    const dfg_graph *g = c->g;
-    const dfg_tensor *x = &g->tensors[t];
+    const sa_dfg_graph *g = c->g;
+    const sa_dfg_tensor *x = &g->tensors[t];
     uint8_t r = c->req[t];
-    if (dfg_kind_persistent(x->kind)) {
+    if (sa_dfg_kind_persistent(x->kind)) {
         int32_t l = x->updater >= 0 ? c->pos[x->updater] : -1;
         for (int32_t k = 0; k < x->n_readers; k++)
             if (c->pos[g->readers[x->reader_off + k]] > l)
@@ -159,7 +159,7 @@ static bool widened(dctx *c, int32_t t)
         c->act[t] = r == DEC_SWAP && l >= 0 ? DEC_SWAP : DEC_KEEP;
         return true;
     }
-    if (x->kind != DFG_GRADIENT || x->producer < 0 || c->last_fwd[t] >= 0 || c->last_use[t] < 0)
+    if (x->kind != SA_DFG_GRADIENT || x->producer < 0 || c->last_fwd[t] >= 0 || c->last_use[t] < 0)
         return false;
     int32_t p = c->pos[x->producer], nx = -1;
     for (int32_t k = 0; k < x->n_readers; k++) {
@@ -176,9 +176,9 @@ static bool widened(dctx *c, int32_t t)
 /* Re-runs the producer of t before position i. */
 static sa_status recompute(dctx *c, int32_t t, int32_t i, int depth)
 {
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     int32_t op = g->tensors[t].producer;
-    const dfg_op *o = &g->ops[op];
+    const sa_dfg_op *o = &g->ops[op];
     sa_status st;
     for (int32_t k = 0; k < o->n_in; k++)
         if (!c->present[o->in[k]] && (st = make_present(c, o->in[k], i, depth + 1)))
@@ -189,7 +189,7 @@ static sa_status recompute(dctx *c, int32_t t, int32_t i, int depth)
         if (c->present[u] && on_h2d(c, c->src[u]))
             bld_add_dep(deps, &nd, c->src[u]);
     }
-    int32_t r = plan_add_node(c->p, PLAN_RECOMPUTE, op, deps, nd);
+    int32_t r = sa_plan_add_node(c->p, SA_PLAN_RECOMPUTE, op, deps, nd);
     if (r < 0)
         return oom(c);
     c->st.n_recompute_nodes++;
@@ -207,7 +207,7 @@ static sa_status recompute(dctx *c, int32_t t, int32_t i, int depth)
             c->evicted[u] = 0;
             c->src[u] = c->pbeg[u] = c->luser[u] = r;
             touch(c, u);
-        } else if (!plan_add_placement(c->p, u, 0, r, r)) { /* scratch for this run only */
+        } else if (!sa_plan_add_placement(c->p, u, 0, r, r)) { /* scratch for this run only */
             return oom(c);
         }
     }
@@ -217,7 +217,7 @@ static sa_status recompute(dctx *c, int32_t t, int32_t i, int depth)
 /* Makes t valid on the device for a use at position i. */
 static sa_status make_present(dctx *c, int32_t t, int32_t i, int depth)
 {
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     if (depth > c->n + 1)
         return sa_fail(c->err, SA_EINTERNAL, "plan builder: recompute chain does not end at tensor %d", t);
     if (c->done[t]) {
@@ -239,13 +239,13 @@ static sa_status make_present(dctx *c, int32_t t, int32_t i, int depth)
         c->src[t] = c->pbeg[t] = c->luser[t] = c->cprev;
         return SA_OK;
     }
-    if (g->tensors[t].kind == DFG_INPUT || c->act[t] == DEC_SWAP) {
+    if (g->tensors[t].kind == SA_DFG_INPUT || c->act[t] == DEC_SWAP) {
         /* pass 1 swaps in at the use and records where; pass 2 issues the
          * swap-in ahead, so it never gets here */
         if (c->pass == 2)
             return sa_fail(c->err, SA_EINTERNAL, "plan builder: tensor %d (\"%s\") not swapped in ahead of "
                            "position %d", t, g->tensors[t].name, i);
-        if ((g->tensors[t].kind == DFG_INPUT || pswap(c, t)) && !c->loaded[t]) {
+        if ((g->tensors[t].kind == SA_DFG_INPUT || pswap(c, t)) && !c->loaded[t]) {
             c->need_first[t] = i;
         } else if (pswap(c, t)) {
             if (c->n_ptr == c->cap_ptr) {
@@ -287,15 +287,15 @@ static sa_status push_sync(dctx *c, int32_t k, int32_t node)
  * now, the next op waits for the swap-out. */
 static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn, bool now)
 {
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     sa_status st;
-    if (g->tensors[t].kind == DFG_INPUT || (pswap(c, t) && !c->dirty[t]))
+    if (g->tensors[t].kind == SA_DFG_INPUT || (pswap(c, t) && !c->dirty[t]))
         return close_place(c, t, c->luser[t]); /* the host copy stays current */
     if (c->act[t] == DEC_RECOMPUTE) {
         c->evicted[t] = 1;
         return close_place(c, t, c->luser[t]);
     }
-    int32_t so = plan_add_node(c->p, PLAN_SWAP_OUT, t, &c->luser[t], 1);
+    int32_t so = sa_plan_add_node(c->p, SA_PLAN_SWAP_OUT, t, &c->luser[t], 1);
     if (so < 0)
         return oom(c);
     (void)cn;
@@ -311,7 +311,7 @@ static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn, bool now)
     } else if (c->o->out_sync > 0) {
         k = i + c->o->out_sync;
     } else {
-        double x = sim_transfer_alone_us(c->dev, g->tensors[t].bytes, PLAN_STREAM_D2H);
+        double x = sa_sim_transfer_alone_us(c->dev, g->tensors[t].bytes, SA_PLAN_STREAM_D2H);
         double start = c->tstart[i + 1] > c->d2h_free ? c->tstart[i + 1] : c->d2h_free;
         c->d2h_free = start + x;
         /* the first position from i + 1 that starts once the link is free:
@@ -334,7 +334,7 @@ static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn, bool now)
 /* The reader slot (dec_opts.drop) of op's read of t, or -1. */
 static int32_t drop_slot(const dctx *c, int32_t t, int32_t op)
 {
-    const dfg_tensor *x = &c->g->tensors[t];
+    const sa_dfg_tensor *x = &c->g->tensors[t];
     for (int32_t k = 0; k < x->n_readers; k++)
         if (c->g->readers[x->reader_off + k] == op)
             return x->reader_off + k;
@@ -343,10 +343,10 @@ static int32_t drop_slot(const dctx *c, int32_t t, int32_t op)
 
 static sa_status run_pass(dctx *c)
 {
-    const dfg_graph *g = c->g;
-    plan *p = c->p;
+    const sa_dfg_graph *g = c->g;
+    sa_plan *p = c->p;
     sa_status st = SA_OK;
-    plan_reset(p);
+    sa_plan_reset(p);
     memset(c->present, 0, (size_t)c->nt);
     memset(c->loaded, 0, (size_t)c->nt);
     memset(c->evicted, 0, (size_t)c->nt);
@@ -358,7 +358,7 @@ static sa_status run_pass(dctx *c)
     c->restart = false;
     for (int32_t t = 0; t < c->nt; t++) {
         c->src[t] = c->pbeg[t] = c->luser[t] = c->hsrc[t] = -1;
-        c->present[t] = dfg_kind_persistent(g->tensors[t].kind) && !pswap(c, t); /* resident all iteration */
+        c->present[t] = sa_dfg_kind_persistent(g->tensors[t].kind) && !pswap(c, t); /* resident all iteration */
         if (c->pass == 1)
             c->need_first[t] = c->need_gap[t] = -1;
     }
@@ -380,7 +380,7 @@ static sa_status run_pass(dctx *c)
                 if ((st = swap_in(c, c->in_list[k], c->cprev)))
                     goto out;
         int32_t op = c->sch[i];
-        const dfg_op *o = &g->ops[op];
+        const sa_dfg_op *o = &g->ops[op];
         c->n_touch = 0;
         for (int32_t k = 0; k < o->n_in; k++)
             if (!c->present[o->in[k]] && (st = make_present(c, o->in[k], i, 0)))
@@ -406,7 +406,7 @@ static sa_status run_pass(dctx *c)
          * keeps a position that waits on thousands of swap-outs linear */
         for (int32_t e = c->sync_head[i]; e >= 0; e = c->sync[e].next)
             deps[nd++] = c->sync[e].node;
-        int32_t cn = plan_add_node(p, PLAN_COMPUTE, op, deps, nd);
+        int32_t cn = sa_plan_add_node(p, SA_PLAN_COMPUTE, op, deps, nd);
         if (cn < 0) {
             st = oom(c);
             goto out;
@@ -430,7 +430,7 @@ static sa_status run_pass(dctx *c)
             int32_t t = c->touch_list[k];
             c->touched[t] = 0;
             bool ps = pswap(c, t);
-            if ((dfg_kind_persistent(g->tensors[t].kind) && !ps) || !c->present[t])
+            if ((sa_dfg_kind_persistent(g->tensors[t].kind) && !ps) || !c->present[t])
                 continue;
             if (c->last_use[t] <= i) {
                 /* a swapped persistent tensor leaves as it goes in a gap:
@@ -458,8 +458,8 @@ static sa_status run_pass(dctx *c)
                              "device at the iteration's end", t, g->tensors[t].name);
                 goto out;
             }
-        } else if (dfg_kind_persistent(g->tensors[t].kind)) {
-            if (!plan_add_placement(p, t, 0, -1, -1) || !plan_add_resident(p, t, 0)) {
+        } else if (sa_dfg_kind_persistent(g->tensors[t].kind)) {
+            if (!sa_plan_add_placement(p, t, 0, -1, -1) || !sa_plan_add_resident(p, t, 0)) {
                 st = oom(c);
                 goto out;
             }
@@ -491,7 +491,7 @@ static int32_t trigger(const dctx *c, int32_t t, int32_t need, int32_t lower)
     } else if (o->prefetch > 0) {
         tp = need - 1 - o->prefetch;
     } else {
-        double x = sim_transfer_alone_us(c->dev, c->g->tensors[t].bytes, PLAN_STREAM_H2D), acc = 0;
+        double x = sa_sim_transfer_alone_us(c->dev, c->g->tensors[t].bytes, SA_PLAN_STREAM_H2D), acc = 0;
         for (int32_t q = need - 1; q > lower; q--) {
             acc += c->tstart[q + 1] - c->tstart[q];
             if (acc >= x) {
@@ -548,7 +548,7 @@ static int cmp_trig(const void *a, const void *b)
  * triggers.  false on OOM (free_dctx frees what was allocated). */
 static bool alloc_dctx(dctx *c, trig **tr)
 {
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     size_t nt = (size_t)c->nt + 1, n = (size_t)c->n + 2;
     c->pos = calloc(n, sizeof *c->pos);
     c->tstart = calloc(n, sizeof *c->tstart);
@@ -604,15 +604,15 @@ static void free_dctx(dctx *c, trig *tr)
 /* The counts of dec_stats from the decisions as carried out. */
 static void count_decisions(dctx *c)
 {
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     for (int32_t t = 0; t < c->nt; t++) {
-        dfg_kind kd = g->tensors[t].kind;
-        if (c->req[t] != DEC_KEEP && c->act[t] == DEC_KEEP && !dfg_kind_persistent(kd) && kd != DFG_WORKSPACE)
+        sa_dfg_kind kd = g->tensors[t].kind;
+        if (c->req[t] != DEC_KEEP && c->act[t] == DEC_KEEP && !sa_dfg_kind_persistent(kd) && kd != SA_DFG_WORKSPACE)
             c->st.n_demoted++;
         if (pswap(c, t)) {
             c->st.n_persistent_swapped++;
             c->st.persistent_swapped_bytes += g->tensors[t].bytes;
-        } else if (c->act[t] == DEC_SWAP && !dfg_kind_persistent(kd) && kd != DFG_INPUT) {
+        } else if (c->act[t] == DEC_SWAP && !sa_dfg_kind_persistent(kd) && kd != SA_DFG_INPUT) {
             c->st.n_swapped++;
             c->st.swapped_bytes += g->tensors[t].bytes;
         } else if (c->act[t] == DEC_RECOMPUTE) {
@@ -622,8 +622,8 @@ static void count_decisions(dctx *c)
     }
 }
 
-sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const uint8_t *act,
-                    const dec_opts *opts, plan *out, dec_stats *stats, sa_err *err)
+sa_status dec_nodes(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, const uint8_t *act,
+                    const dec_opts *opts, sa_plan *out, dec_stats *stats, sa_err *err)
 {
     dec_opts od;
     dec_opts_default(&od);
@@ -648,7 +648,7 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
         st = oom(&c);
         goto out;
     }
-    if (!plan_set_schedule(c.p, sch, c.n)) {
+    if (!sa_plan_set_schedule(c.p, sch, c.n)) {
         st = oom(&c);
         goto out;
     }
@@ -656,7 +656,7 @@ sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *sc
     /* the decisions each tensor can carry out (see decide.h) */
     for (int32_t t = 0; t < c.nt; t++) {
         int32_t first, last;
-        c.last_use[t] = dfg_tensor_span(g, c.pos, t, &first, &last) ? last : -1;
+        c.last_use[t] = sa_dfg_tensor_span(g, c.pos, t, &first, &last) ? last : -1;
         dec_gap(g, c.pos, t, &c.last_fwd[t], &c.next_after[t]);
         c.req[t] = act ? act[t] : DEC_KEEP;
         if (o->swap_persistent && widened(&c, t))

@@ -33,7 +33,7 @@ typedef struct blk {
 struct pack_ws {
     int32_t node_cap;                          /* per node: */
     int32_t *spos, *cnode, *ls, *la;           /* stream position, compute nodes, lifetimes */
-    int32_t (*vc)[PLAN_STREAM_COUNT];          /* clocks */
+    int32_t (*vc)[SA_PLAN_STREAM_COUNT];          /* clocks */
     int32_t t_cap;                             /* per tensor: */
     int32_t *first, *lastp;                    /* first placement from the start, last to the end */
     int32_t b_cap;                             /* per placement: */
@@ -163,33 +163,33 @@ typedef struct life {
 } life;
 
 /* Per node: when it has begun after (s) and ended by (a), in half positions. */
-static sa_status lifetimes(const plan *p, pack_ws *w, life *l, sa_err *err)
+static sa_status lifetimes(const sa_plan *p, pack_ws *w, life *l, sa_err *err)
 {
     int32_t n = p->n_nodes;
     sa_status st;
     int32_t *spos = w->spos, *cnode = w->cnode, *ls = w->ls, *la = w->la;
-    int32_t (*vc)[PLAN_STREAM_COUNT] = w->vc;
+    int32_t (*vc)[SA_PLAN_STREAM_COUNT] = w->vc;
     memset(vc, 0, ((size_t)n + 1) * sizeof *vc);
     /* the validator's clocks: vc[b][s] = how many nodes of stream s finish
      * before b starts by stream order and deps alone */
-    if ((st = plan_clocks(p, spos, vc, err)))
+    if ((st = sa_plan_clocks(p, spos, vc, err)))
         return st;
     int32_t m = 0;
     for (int32_t i = 0; i < n; i++)
-        if (plan_kind_stream(p->nodes[i].kind) == PLAN_STREAM_COMPUTE)
+        if (sa_plan_kind_stream(p->nodes[i].kind) == SA_PLAN_STREAM_COMPUTE)
             cnode[m++] = i;
     l->inf = 2 * m + 2;
     /* a transfer's end: the first compute-stream node whose clock covers it
      * (clocks only grow along a stream, so one sweep per stream) */
-    for (int s = PLAN_STREAM_H2D; s < PLAN_STREAM_COUNT; s++) {
+    for (int s = SA_PLAN_STREAM_H2D; s < SA_PLAN_STREAM_COUNT; s++) {
         int32_t c = 0;
         for (int32_t i = 0; i < n; i++) {
-            if (plan_kind_stream(p->nodes[i].kind) != (plan_stream)s)
+            if (sa_plan_kind_stream(p->nodes[i].kind) != (sa_plan_stream)s)
                 continue;
             while (c < m && vc[cnode[c]][s] < spos[i] + 1)
                 c++;
             la[i] = c < m ? 2 * c : l->inf;
-            ls[i] = 2 * vc[i][PLAN_STREAM_COMPUTE] - 1;
+            ls[i] = 2 * vc[i][SA_PLAN_STREAM_COMPUTE] - 1;
         }
     }
     for (int32_t c = 0; c < m; c++) {
@@ -201,9 +201,9 @@ static sa_status lifetimes(const plan *p, pack_ws *w, life *l, sa_err *err)
     return SA_OK;
 }
 
-static void interval(const plan *p, const life *l, int32_t pl, int32_t *s, int32_t *a)
+static void interval(const sa_plan *p, const life *l, int32_t pl, int32_t *s, int32_t *a)
 {
-    const plan_placement *q = &p->place[pl];
+    const sa_plan_placement *q = &p->place[pl];
     *s = q->begin < 0 ? -2 : l->s[q->begin];
     *a = q->end < 0 ? l->inf : l->a[q->end];
     if (*a <= *s)
@@ -211,7 +211,7 @@ static void interval(const plan *p, const life *l, int32_t pl, int32_t *s, int32
 }
 
 /* Blocks of p into w->b: *nb of them; *top = the largest lifetime end. */
-static sa_status make_blocks(const plan *p, const dfg_graph *g, int64_t align, pack_ws *w, int32_t *nb, int32_t *top,
+static sa_status make_blocks(const sa_plan *p, const sa_dfg_graph *g, int64_t align, pack_ws *w, int32_t *nb, int32_t *top,
                              sa_err *err)
 {
     if (!ws_reserve(w, p->n_nodes, g->n_tensors, p->n_place))
@@ -225,7 +225,7 @@ static sa_status make_blocks(const plan *p, const dfg_graph *g, int64_t align, p
     for (int32_t t = 0; t < g->n_tensors; t++)
         first[t] = lastp[t] = -1;
     for (int32_t i = 0; i < p->n_place; i++) {
-        const plan_placement *q = &p->place[i];
+        const sa_plan_placement *q = &p->place[i];
         if (q->begin < 0 && first[q->tensor] < 0)
             first[q->tensor] = i;
         if (q->end < 0)
@@ -368,7 +368,7 @@ static sa_status best_fit(pack_ws *w, int32_t nb, int32_t top, sa_err *err)
 }
 
 /* The blocks of p in w and their peak load. */
-static sa_status prepare(const plan *p, const dfg_graph *g, const pack_opts *o, pack_ws *w, int32_t *nb,
+static sa_status prepare(const sa_plan *p, const sa_dfg_graph *g, const pack_opts *o, pack_ws *w, int32_t *nb,
                          int32_t *top, int64_t *peak, sa_err *err)
 {
     pack_opts d;
@@ -378,7 +378,7 @@ static sa_status prepare(const plan *p, const dfg_graph *g, const pack_opts *o, 
     return st ? st : peak_of(w, *nb, *top, peak, err);
 }
 
-sa_status pack_peak_load_ws(const plan *p, const dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t *peak,
+sa_status pack_peak_load_ws(const sa_plan *p, const sa_dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t *peak,
                             sa_err *err)
 {
     pack_ws *own = w ? NULL : pack_ws_new();
@@ -393,7 +393,7 @@ sa_status pack_peak_load_ws(const plan *p, const dfg_graph *g, const pack_opts *
     return st;
 }
 
-sa_status pack_plan_ws(plan *p, const dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t limit, pack_stats *stats,
+sa_status pack_plan_ws(sa_plan *p, const sa_dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t limit, pack_stats *stats,
                        sa_err *err)
 {
     pack_opts d;
@@ -472,12 +472,12 @@ out:
     return st;
 }
 
-sa_status pack_peak_load(const plan *p, const dfg_graph *g, const pack_opts *o, int64_t *peak, sa_err *err)
+sa_status pack_peak_load(const sa_plan *p, const sa_dfg_graph *g, const pack_opts *o, int64_t *peak, sa_err *err)
 {
     return pack_peak_load_ws(p, g, o, NULL, peak, err);
 }
 
-sa_status pack_plan(plan *p, const dfg_graph *g, const pack_opts *o, pack_stats *stats, sa_err *err)
+sa_status pack_plan(sa_plan *p, const sa_dfg_graph *g, const pack_opts *o, pack_stats *stats, sa_err *err)
 {
     return pack_plan_ws(p, g, o, NULL, 0, stats, err);
 }

@@ -71,7 +71,7 @@ void pool_repair_cls(pool_alloc *a)
 }
 
 /* Tensors per size and the most one op uses: what caps the object counts. */
-static void count_tensors(pool_alloc *a, const dfg_graph *g)
+static void count_tensors(pool_alloc *a, const sa_dfg_graph *g)
 {
     if (a->max_use > 0)
         return;
@@ -85,7 +85,7 @@ static void count_tensors(pool_alloc *a, const dfg_graph *g)
     a->max_use = m;
 }
 
-bool pool_layout_sizes(pool_alloc *a, const dfg_graph *g)
+bool pool_layout_sizes(pool_alloc *a, const sa_dfg_graph *g)
 {
     count_tensors(a, g);
     for (int32_t c = 0; c < a->n_classes; c++) {
@@ -104,7 +104,7 @@ bool pool_layout_sizes(pool_alloc *a, const dfg_graph *g)
     return true;
 }
 
-bool pool_layout(pool_alloc *a, const dfg_graph *g)
+bool pool_layout(pool_alloc *a, const sa_dfg_graph *g)
 {
     int32_t nc = a->n_classes;
     int64_t total = 0;
@@ -141,7 +141,7 @@ bool pool_layout(pool_alloc *a, const dfg_graph *g)
     return true;
 }
 
-void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int32_t *need,
+void pool_class_demand(const pool_alloc *a, const sa_dfg_graph *g, const int32_t *schedule, int32_t *need,
                        int32_t *demand)
 {
     const int32_t *sch = schedule ? schedule : g->topo;
@@ -164,14 +164,14 @@ void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *s
     for (int32_t i = 0; i < n; i++)
         pos[sch[i]] = i;
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        const dfg_tensor *tt = &g->tensors[t];
+        const sa_dfg_tensor *tt = &g->tensors[t];
         int32_t c = a->cls[tt->size_idx];
-        if (dfg_kind_persistent(tt->kind)) {
+        if (sa_dfg_kind_persistent(tt->kind)) {
             cur[c]++;
             continue;
         }
         int32_t first, last;
-        if (!dfg_tensor_span(g, pos, t, &first, &last))
+        if (!sa_dfg_tensor_span(g, pos, t, &first, &last))
             continue;
         delta[(size_t)first * (size_t)nc + (size_t)c]++;
         delta[(size_t)(last + 1) * (size_t)nc + (size_t)c]--;
@@ -204,7 +204,7 @@ static int cmp_desc_i32(const void *a, const void *b)
  * activation): counts per class, then suffix sums over its classes, largest
  * first: O(n log n) instead of the pairwise O(n^2).  cnt is zero on entry
  * and on return; cls is scratch. */
-static void most_one_op_wide(const pool_alloc *a, const dfg_graph *g, const dfg_op *o, bool own, int32_t *need,
+static void most_one_op_wide(const pool_alloc *a, const sa_dfg_graph *g, const sa_dfg_op *o, bool own, int32_t *need,
                              int32_t *cnt, int32_t *cls)
 {
     int32_t nd = 0;
@@ -227,12 +227,12 @@ static void most_one_op_wide(const pool_alloc *a, const dfg_graph *g, const dfg_
 
 #define POOL_WIDE_OP 64 /* ops using more tensors take the counting path */
 
-static void most_per_op(const pool_alloc *a, const dfg_graph *g, bool own, int32_t *need)
+static void most_per_op(const pool_alloc *a, const sa_dfg_graph *g, bool own, int32_t *need)
 {
     memset(need, 0, (size_t)a->n_sizes * sizeof *need);
     int32_t *cnt = NULL, *cls = NULL;
     for (int32_t i = 0; i < g->n_ops; i++) {
-        const dfg_op *o = &g->ops[i];
+        const sa_dfg_op *o = &g->ops[i];
         if (o->n_use > POOL_WIDE_OP) {
             if (!cnt) {
                 cnt = calloc((size_t)a->n_sizes + 1, sizeof *cnt);
@@ -281,9 +281,9 @@ static void most_per_op(const pool_alloc *a, const dfg_graph *g, bool own, int32
     free(cls);
 }
 
-void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need) { most_per_op(a, g, true, need); }
+void pool_need(const pool_alloc *a, const sa_dfg_graph *g, int32_t *need) { most_per_op(a, g, true, need); }
 
-void pool_need_shared(const pool_alloc *a, const dfg_graph *g, int32_t *need)
+void pool_need_shared(const pool_alloc *a, const sa_dfg_graph *g, int32_t *need)
 {
     /* An op fits when, for every class k, its tensors of classes >= k are no
      * more than the objects of classes >= k.  S[k] = max over c >= k of
@@ -317,7 +317,7 @@ static void split_scratch_free(split_scratch *x)
     free(x->top);
 }
 
-static bool split_scratch_init(split_scratch *x, const dfg_graph *g)
+static bool split_scratch_init(split_scratch *x, const sa_dfg_graph *g)
 {
     int32_t maxuse = 1;
     for (int32_t i = 0; i < g->n_ops; i++)
@@ -334,12 +334,12 @@ static bool split_scratch_init(split_scratch *x, const dfg_graph *g)
     return false;
 }
 
-static bool fits_split(const pool_alloc *a, const dfg_graph *g, split_scratch *x)
+static bool fits_split(const pool_alloc *a, const sa_dfg_graph *g, split_scratch *x)
 {
     int32_t nc = a->n_classes, *avail = x->avail, *ord = x->ord, *n_ten = x->n_ten;
     int64_t *cap = x->cap, *top = x->top;
     for (int32_t i = 0; i < g->n_ops; i++) {
-        const dfg_op *o = &g->ops[i];
+        const sa_dfg_op *o = &g->ops[i];
         /* largest first; equal sizes in use order, as the planner takes them */
         for (int32_t k = 0; k < o->n_use; k++) {
             int32_t j = k;
@@ -350,7 +350,7 @@ static bool fits_split(const pool_alloc *a, const dfg_graph *g, split_scratch *x
         memcpy(avail, a->cnt, (size_t)nc * sizeof *avail);
         int32_t n_obj = 0;
         for (int32_t k = 0; k < o->n_use; k++) {
-            const dfg_tensor *t = &g->tensors[o->use[ord[k]]];
+            const sa_dfg_tensor *t = &g->tensors[o->use[ord[k]]];
             int32_t c = a->cls[t->size_idx];
             if (avail[c] == 0) {
                 int32_t s = pool_split_fit(cap, top, n_ten, n_obj, t->bytes);
@@ -373,7 +373,7 @@ static bool fits_split(const pool_alloc *a, const dfg_graph *g, split_scratch *x
     return true;
 }
 
-sa_status pool_fits_split(const pool_alloc *a, const dfg_graph *g, sa_err *err)
+sa_status pool_fits_split(const pool_alloc *a, const sa_dfg_graph *g, sa_err *err)
 {
     split_scratch x;
     if (!split_scratch_init(&x, g))
@@ -383,7 +383,7 @@ sa_status pool_fits_split(const pool_alloc *a, const dfg_graph *g, sa_err *err)
     return fits ? SA_OK : sa_fail(err, SA_EINFEASIBLE, "some op cannot place its tensors in the pool's objects");
 }
 
-sa_status pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, int32_t *need, sa_err *err)
+sa_status pool_need_split(pool_alloc *a, const sa_dfg_graph *g, int64_t memory_bytes, int32_t *need, sa_err *err)
 {
     int32_t nc = a->n_classes;
     split_scratch x;
@@ -420,7 +420,7 @@ sa_status pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_byte
     return SA_OK;
 }
 
-sa_status pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes, bool split,
+sa_status pool_repair_any(pool_alloc *a, const sa_dfg_graph *g, int32_t *need, int64_t memory_bytes, bool split,
                           sa_err *err)
 {
     sa_status st;
@@ -435,7 +435,7 @@ sa_status pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int6
     return pool_repair_cnt(a, g, need, memory_bytes, err);
 }
 
-sa_status pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes, sa_err *err)
+sa_status pool_repair_cnt(pool_alloc *a, const sa_dfg_graph *g, const int32_t *need, int64_t memory_bytes, sa_err *err)
 {
     int32_t nc = a->n_classes;
     for (int32_t c = 0; c < nc; c++)
@@ -468,7 +468,7 @@ sa_status pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need
     return SA_OK;
 }
 
-sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, const int32_t *demand,
+sa_status pool_fill_cnt(pool_alloc *a, const sa_dfg_graph *g, const int32_t *need, const int32_t *demand,
                         int64_t memory_bytes, sa_err *err)
 {
     int32_t nc = a->n_classes;
@@ -542,7 +542,7 @@ void pool_top_up(pool_alloc *a, int64_t memory_bytes)
 
 /* Bytes of the floor: every class holding the most tensors one op needs of it
  * (shared: counting what borrowed larger objects hold, see pool_need_shared). */
-static int64_t floor_bytes(pool_alloc *a, const dfg_graph *g, bool shared, int32_t *need)
+static int64_t floor_bytes(pool_alloc *a, const sa_dfg_graph *g, bool shared, int32_t *need)
 {
     if (shared)
         pool_need_shared(a, g, need);
@@ -562,7 +562,7 @@ static void one_class_per_size(pool_alloc *a)
     pool_repair_cls(a);
 }
 
-bool pool_fixed_fits(const dfg_graph *g, int64_t memory_bytes, bool *fits)
+bool pool_fixed_fits(const sa_dfg_graph *g, int64_t memory_bytes, bool *fits)
 {
     pool_alloc a;
     int32_t *need = calloc((size_t)g->n_sizes + 1, sizeof *need);
@@ -578,7 +578,7 @@ bool pool_fixed_fits(const dfg_graph *g, int64_t memory_bytes, bool *fits)
     return true;
 }
 
-sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
+sa_status pool_fine_grained(pool_alloc *a, const sa_dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
                             sa_err *err)
 {
     one_class_per_size(a);
@@ -630,7 +630,7 @@ sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *sc
             for (int32_t c = 0; c < a->n_classes; c++)
                 lowest = sa_add_sat(lowest, sa_mul_sat(need[c], a->obj_bytes[c]));
             int32_t op = -1;
-            int64_t one = dfg_max_op_bytes(g, &op);
+            int64_t one = sa_dfg_max_op_bytes(g, &op);
             free(need);
             free(demand);
             return sa_fail(err, SA_EINFEASIBLE,

@@ -8,9 +8,9 @@
 static sa_status plan_op(ctx *c)
 {
     swp_ws *w = c->w;
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     const int32_t pos = c->pos, op = c->sch[pos];
-    const dfg_op *o = &g->ops[op];
+    const sa_dfg_op *o = &g->ops[op];
     /* the op's lists in locals: the stores below into int32_t arrays could
      * alias o's and c's fields for all the compiler knows */
     const int32_t *use = o->use, *in = o->in, *out = o->out;
@@ -48,7 +48,7 @@ static sa_status plan_op(ctx *c)
             return st;
         add_obj_deps(c, w->deps, &nd, obj, t, false);
     }
-    int32_t cn = add_node(c, PLAN_COMPUTE, op, w->deps, nd);
+    int32_t cn = add_node(c, SA_PLAN_COMPUTE, op, w->deps, nd);
     if (cn < 0)
         return swp_oom(c);
     for (int32_t k = 0; k < n_out; k++) {
@@ -97,7 +97,7 @@ static sa_status plan_op(ctx *c)
 static bool index_schedule(ctx *c)
 {
     swp_ws *w = c->w;
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     memset(w->use_off, 0, ((size_t)g->n_tensors + 1) * sizeof *w->use_off);
     for (int32_t i = 0; i < g->n_ops; i++)
         for (int32_t k = 0; k < g->ops[i].n_use; k++)
@@ -116,7 +116,7 @@ static bool index_schedule(ctx *c)
     for (int32_t i = 0; i < g->n_ops; i++) {
         for (int32_t v = w->n_vu ? w->vu_off[i] : 0; v < (w->n_vu ? w->vu_off[i + 1] : 0); v++)
             w->use_pos[w->cursor[w->vu_t[v]]++] = i;
-        const dfg_op *o = &g->ops[c->sch[i]];
+        const sa_dfg_op *o = &g->ops[c->sch[i]];
         for (int32_t k = 0; k < o->n_use; k++)
             w->use_pos[w->cursor[o->use[k]]++] = i;
     }
@@ -128,9 +128,9 @@ static bool index_schedule(ctx *c)
 static void start_pass(ctx *c)
 {
     swp_ws *w = c->w;
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     const pool_alloc *a = c->a;
-    plan_reset(c->p);
+    sa_plan_reset(c->p);
     for (int32_t t = 0; t < g->n_tensors; t++) {
         w->cursor[t] = w->use_off[t];
         w->obj_of[t] = -1;
@@ -189,7 +189,7 @@ static void start_pass(ctx *c)
 static sa_status finish_pass(ctx *c)
 {
     swp_ws *w = c->w;
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     sa_status st;
     c->pos = c->pin_key = g->n_ops; /* nothing is pinned any more */
     for (int32_t t = 0; t < g->n_tensors; t++)
@@ -208,9 +208,9 @@ static sa_status finish_pass(ctx *c)
     for (int32_t t = 0; t < g->n_tensors; t++) {
         if (w->obj_of[t] < 0)
             continue;
-        if (!plan_add_placement(c->p, t, c->a->obj_offset[w->obj_of[t]] + w->toff[t], w->place_begin[t], -1))
+        if (!sa_plan_add_placement(c->p, t, c->a->obj_offset[w->obj_of[t]] + w->toff[t], w->place_begin[t], -1))
             return swp_oom(c);
-        if (!plan_add_resident(c->p, t, c->a->obj_offset[w->obj_of[t]]))
+        if (!sa_plan_add_resident(c->p, t, c->a->obj_offset[w->obj_of[t]]))
             return swp_oom(c);
     }
     return SA_OK;
@@ -230,21 +230,21 @@ static sa_status walk(ctx *c)
     return SA_OK;
 }
 
-sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
-                   const swp_opts *o, swp_ws *w, plan *out, sa_err *err)
+sa_status swp_plan(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
+                   const swp_opts *o, swp_ws *w, sa_plan *out, sa_err *err)
 {
     ctx c = {g, dev, schedule, a, o, w, out, err, 0, -1, 0, g->n_ops, false, false, 0, sa_deadline_at(o->deadline_s)};
     sa_status st;
     if (a->pool_bytes > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE, "the pool (%lld bytes) does not fit the device memory (%lld bytes)",
                        (long long)a->pool_bytes, (long long)dev->memory_bytes);
-    if (!swp_reserve_objects(w, a) || !plan_set_schedule(out, schedule, g->n_ops))
+    if (!swp_reserve_objects(w, a) || !sa_plan_set_schedule(out, schedule, g->n_ops))
         return swp_oom(&c);
     out->device = *dev;
     for (int32_t t = 0; t < g->n_tensors; t++)
         w->tcls[t] = a->cls[g->tensors[t].size_idx];
     for (int32_t k = 0; k < a->n_classes; k++) {
-        w->thr[k] = o->threshold_scale * sim_transfer_alone_us(dev, a->obj_bytes[k], PLAN_STREAM_D2H);
+        w->thr[k] = o->threshold_scale * sa_sim_transfer_alone_us(dev, a->obj_bytes[k], SA_PLAN_STREAM_D2H);
         for (int32_t ob = a->first_obj[k]; ob < a->first_obj[k + 1]; ob++)
             w->ocls[ob] = k;
     }

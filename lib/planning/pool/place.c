@@ -10,7 +10,7 @@
 static int64_t spare_end(const ctx *c, int32_t o, int32_t t)
 {
     const swp_ws *w = c->w;
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     int64_t top = 0;
     int32_t n = w->pe_n[o];
     for (int32_t u = w->occ[o]; u >= 0; u = w->tnext[u], n++)
@@ -36,7 +36,7 @@ static void join(ctx *c, int32_t t, int32_t o, int64_t off)
 
 /* Places t at the spare end of an object a tensor of op already holds, the
  * one it fits tightest (as pool_split_fit).  false when none has room. */
-static bool share(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
+static bool share(ctx *c, const sa_dfg_op *op, int32_t t, int32_t *obj)
 {
     swp_ws *w = c->w;
     int64_t best_left = 0, best_off = 0;
@@ -98,7 +98,7 @@ static sa_status no_room(ctx *c, int32_t t)
  * and so on.  Borrowing only then makes the per-op floors of pool_need_shared
  * (suffix sums) enough; sharing first keeps a larger object (vgg-16's 822 MB
  * ones) for what needs it instead of evicting its tenant for a small one. */
-sa_status swp_acquire_slow(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
+sa_status swp_acquire_slow(ctx *c, const sa_dfg_op *op, int32_t t, int32_t *obj)
 {
     int32_t k = class_of(c, t);
     sa_status st = take_whole(c, k, k + 1, obj);
@@ -120,7 +120,7 @@ sa_status swp_acquire_slow(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
 bool swp_fits_whole(ctx *c, int32_t op)
 {
     const pool_alloc *a = c->a;
-    const dfg_op *o = &c->g->ops[op];
+    const sa_dfg_op *o = &c->g->ops[op];
     int32_t top = 0, total = a->first_obj[a->n_classes], *n_of = c->w->kused;
     if (total - a->first_obj[a->cls[c->w->top_size[op]]] >= o->n_use)
         return true; /* its largest class and up have an object for each tensor */
@@ -142,7 +142,7 @@ bool swp_fits_whole(ctx *c, int32_t op)
 /* Whether acquire alone will place the op's missing tensors now: as
  * swp_fits_whole, counting the objects that its resident tensors hold (those may
  * sit in objects of other classes, or share one) as taken. */
-bool swp_fits_whole_now(ctx *c, const dfg_op *o)
+bool swp_fits_whole_now(ctx *c, const sa_dfg_op *o)
 {
     swp_ws *w = c->w;
     const pool_alloc *a = c->a;
@@ -174,7 +174,7 @@ bool swp_fits_whole_now(ctx *c, const dfg_op *o)
 /* Whether the op's resident tensor t stays where it is in swp_place_split: at
  * home in a class with an object for each of the op's tensors of it, or,
  * with away_too, anywhere. */
-static bool split_keeps(ctx *c, const dfg_op *o, int32_t t, bool away_too)
+static bool split_keeps(ctx *c, const sa_dfg_op *o, int32_t t, bool away_too)
 {
     int32_t cl = class_of(c, t), same = 0;
     if (c->w->away[t] != AT_HOME)
@@ -206,11 +206,11 @@ static void split_obj(ctx *c, int32_t t, int32_t *n_obj)
 /* Whether swp_place_split places every tensor of the op when its residents
  * away from home stay too (each kept object pinned, the others of their
  * classes free or evictable): the same walk on counts, no side effect. */
-static bool split_fits_keeping(ctx *c, const dfg_op *o)
+static bool split_fits_keeping(ctx *c, const sa_dfg_op *o)
 {
     swp_ws *w = c->w;
     const pool_alloc *a = c->a;
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     int32_t n_obj = 0, n = 0, *avail = w->kused;
     bool ok = true;
     for (int32_t k = 0; k < o->n_use; k++) {
@@ -267,11 +267,11 @@ static bool split_fits_keeping(ctx *c, const dfg_op *o)
  * passes pool_fits_split never fails here (keeping is only tried, the dry
  * run exact).  Sets fresh[t] for the tensors placed, whose swap-ins plan_op
  * adds. */
-sa_status swp_place_split(ctx *c, const dfg_op *o)
+sa_status swp_place_split(ctx *c, const sa_dfg_op *o)
 {
     swp_ws *w = c->w;
     const pool_alloc *a = c->a;
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     int32_t n_obj = 0, n = 0;
     sa_status st;
     bool away = false;

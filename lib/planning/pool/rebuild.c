@@ -14,15 +14,15 @@
 static double redrop_cost(const ctx *c, int32_t t, int32_t nx, int depth)
 {
     const swp_ws *w = c->w;
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     if (depth > SWP_RECOMPUTE_CHAIN_MAX || !w->rcm[t] || !dec_recompute_ok(g, w->opos, t, nx))
         return -1;
-    const dfg_op *o = &g->ops[g->tensors[t].producer];
+    const sa_dfg_op *o = &g->ops[g->tensors[t].producer];
     double us = o->time_us;
     for (int32_t k = 0; k < o->n_in; k++) {
         int32_t u = o->in[k];
-        dfg_kind kd = g->tensors[u].kind;
-        if (kd == DFG_INPUT || dfg_kind_persistent(kd))
+        sa_dfg_kind kd = g->tensors[u].kind;
+        if (kd == SA_DFG_INPUT || sa_dfg_kind_persistent(kd))
             continue; /* a host copy (dec_recompute_ok: not updated by nx) */
         double x = redrop_cost(c, u, nx, depth + 1);
         if (x < 0)
@@ -54,7 +54,7 @@ bool swp_redrop(const ctx *c, int32_t v)
      * compute until the next use, else recompute when that costs less than
      * the stall the swap would cause */
     int64_t b = c->g->tensors[v].bytes;
-    double x = sim_transfer_alone_us(c->dev, b, PLAN_STREAM_D2H) + sim_transfer_alone_us(c->dev, b, PLAN_STREAM_H2D);
+    double x = sa_sim_transfer_alone_us(c->dev, b, SA_PLAN_STREAM_D2H) + sa_sim_transfer_alone_us(c->dev, b, SA_PLAN_STREAM_H2D);
     double gap = w->tprefix[nx] - w->tprefix[c->pos];
     return x > gap && us < x - gap;
 }
@@ -69,9 +69,9 @@ bool swp_redrop(const ctx *c, int32_t v)
 static sa_status recompute(ctx *c, int32_t t, int depth)
 {
     swp_ws *w = c->w;
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     int32_t op = g->tensors[t].producer, nd = 0;
-    const dfg_op *o = &g->ops[op];
+    const sa_dfg_op *o = &g->ops[op];
     sa_status st;
     if (depth > SWP_RECOMPUTE_CHAIN_MAX)
         return sa_fail(c->err, SA_EINTERNAL, "planner: recompute chain longer than %d at tensor %d",
@@ -120,7 +120,7 @@ static sa_status recompute(ctx *c, int32_t t, int depth)
         add_obj_deps(c, w->deps, &nd, obj, u, false);
         w->place_begin[u] = -2; /* placed by this node (below) */
     }
-    int32_t rn = add_node(c, PLAN_RECOMPUTE, op, w->deps, nd);
+    int32_t rn = add_node(c, SA_PLAN_RECOMPUTE, op, w->deps, nd);
     if (rn < 0)
         return swp_oom(c);
     for (int32_t k = 0; k < o->n_in; k++)
@@ -171,7 +171,7 @@ static sa_status recompute(ctx *c, int32_t t, int depth)
 /* Before the op at the current position: its dropped inputs are rebuilt,
  * then the virtual uses of this position are consumed (a tensor past its
  * last use leaves, as in plan_op). */
-sa_status swp_plan_recomputes(ctx *c, const dfg_op *o)
+sa_status swp_plan_recomputes(ctx *c, const sa_dfg_op *o)
 {
     swp_ws *w = c->w;
     sa_status st;
@@ -215,7 +215,7 @@ static bool push_vu(swp_ws *w, int32_t i, int32_t u)
 bool swp_prep_recompute(ctx *c)
 {
     swp_ws *w = c->w;
-    const dfg_graph *g = c->g;
+    const sa_dfg_graph *g = c->g;
     const uint8_t *want = c->o->recompute;
     int32_t n = g->n_ops;
     w->n_vu = 0;
@@ -228,18 +228,18 @@ bool swp_prep_recompute(ctx *c)
         w->opos[c->sch[i]] = i;
     for (int32_t i = 0; i < n; i++) {
         int32_t op = c->sch[i];
-        const dfg_op *o = &g->ops[op];
+        const sa_dfg_op *o = &g->ops[op];
         for (int32_t k = 0; k < o->n_out; k++) {
             int32_t t = o->out[k], lf, nx, d = 1;
-            dfg_kind kd = g->tensors[t].kind;
-            if (!want[t] || dfg_kind_persistent(kd) || kd == DFG_WORKSPACE || kd == DFG_INPUT || w->tight[op])
+            sa_dfg_kind kd = g->tensors[t].kind;
+            if (!want[t] || sa_dfg_kind_persistent(kd) || kd == SA_DFG_WORKSPACE || kd == SA_DFG_INPUT || w->tight[op])
                 continue;
             dec_gap(g, w->opos, t, &lf, &nx);
             if (lf < 0)
                 continue;
             if (nx < 0) { /* no use after its forward ones: an intermediate of chains only */
                 int32_t first;
-                if (!dec_recomputable(g, t) || !dfg_tensor_span(g, w->opos, t, &first, &lf))
+                if (!dec_recomputable(g, t) || !sa_dfg_tensor_span(g, w->opos, t, &first, &lf))
                     continue;
                 nx = INT32_MAX;
             } else if (!dec_recompute_ok(g, w->opos, t, nx)) {
@@ -267,7 +267,7 @@ bool swp_prep_recompute(ctx *c)
         w->wl[nw++] = t;
         w->cmark[t] = t + 1;
         for (int32_t q = 0; q < nw; q++) {
-            const dfg_op *po = &g->ops[g->tensors[w->wl[q]].producer];
+            const sa_dfg_op *po = &g->ops[g->tensors[w->wl[q]].producer];
             for (int32_t k = 0; k < po->n_in; k++) {
                 int32_t u = po->in[k];
                 /* dropped at nx: rebuilt in the chain (an intermediate only

@@ -22,7 +22,7 @@ sa_status swp_evict_tensor(ctx *c, int32_t v)
             deps[nd++] = w->last_use_node[v];
         if (c->o->on_demand && c->demand_node >= 0 && c->demand_node != w->last_use_node[v])
             deps[nd++] = c->demand_node;
-        end = add_node(c, PLAN_SWAP_OUT, v, deps, nd);
+        end = add_node(c, SA_PLAN_SWAP_OUT, v, deps, nd);
         if (end < 0)
             return swp_oom(c);
         w->host_valid[v] = 1;

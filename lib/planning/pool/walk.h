@@ -75,7 +75,7 @@ struct swp_ws {
     int64_t *pe_lo, *pe_hi;     /* the bytes [lo, hi) of the object each pe entry's tenant held */
     unsigned char *tight;       /* per op: its tensors outnumber the objects that could hold them */
     int32_t *top_size;          /* per op: the largest size index among its tensors */
-    /* per tensor, flat copies of what the hot loops read from dfg_tensor:
+    /* per tensor, flat copies of what the hot loops read from sa_dfg_tensor:
      * its class in this run's pool, and whether it is persistent */
     int32_t *tcls;
     unsigned char *tpers, *tin; /* tin: the tensor is a graph input */
@@ -116,13 +116,13 @@ static inline bool swp_grow(void *pp, size_t n, size_t elem)
 
 /* Everything one planning run needs, so the helpers take one argument. */
 typedef struct ctx {
-    const dfg_graph *g;
-    const dfg_device *dev;
+    const sa_dfg_graph *g;
+    const sa_dfg_device *dev;
     const int32_t *sch;
     const pool_alloc *a;
     const swp_opts *o;
     swp_ws *w;
-    plan *p;
+    sa_plan *p;
     sa_err *err;
     int32_t pos;          /* schedule position being planned */
     int32_t demand_node;  /* compute node of the previous op (odswap) */
@@ -142,16 +142,16 @@ static inline int32_t class_of(const ctx *c, int32_t t) { return c->w->tcls[t]; 
  * period (beside other tensors, or once beside them). */
 enum { AT_HOME, BORROWED, SPLIT };
 
-static inline bool node_on_compute(const plan *p, int32_t v)
+static inline bool node_on_compute(const sa_plan *p, int32_t v)
 {
-    return v >= 0 && plan_kind_stream(p->nodes[v].kind) == PLAN_STREAM_COMPUTE;
+    return v >= 0 && sa_plan_kind_stream(p->nodes[v].kind) == SA_PLAN_STREAM_COMPUTE;
 }
 
-/* plan_add_node, or in a dry pass a stand-in id (the walk's decisions read
+/* sa_plan_add_node, or in a dry pass a stand-in id (the walk's decisions read
  * node ids only as "some node" (>= 0), never their values). */
-static inline int32_t add_node(ctx *c, plan_kind kind, int32_t ref, const int32_t *deps, int32_t nd)
+static inline int32_t add_node(ctx *c, sa_plan_kind kind, int32_t ref, const int32_t *deps, int32_t nd)
 {
-    return c->dry ? c->n_dry++ : plan_add_node(c->p, kind, ref, deps, nd);
+    return c->dry ? c->n_dry++ : sa_plan_add_node(c->p, kind, ref, deps, nd);
 }
 
 /* Next position (possibly in the next iteration) where t is used. */
@@ -267,7 +267,7 @@ static inline __attribute__((always_inline)) sa_status close_placement(ctx *c, i
 {
     swp_ws *w = c->w;
     int32_t o = w->obj_of[t];
-    if (!c->dry && !plan_add_placement(c->p, t, c->a->obj_offset[o] + w->toff[t], w->place_begin[t], end))
+    if (!c->dry && !sa_plan_add_placement(c->p, t, c->a->obj_offset[o] + w->toff[t], w->place_begin[t], end))
         return swp_oom(c);
     if (w->away[t] != SPLIT || (w->occ[o] == t && w->tnext[t] < 0)) { /* the last tenant */
         int32_t n = w->away[t] == SPLIT ? w->pe_n[o] : 0; /* no one left before it otherwise */
@@ -322,10 +322,10 @@ static inline void settle(ctx *c, int32_t t, int32_t o)
 }
 
 /* acquire's slow path: evicting, sharing, borrowing (place.c). */
-sa_status swp_acquire_slow(ctx *c, const dfg_op *op, int32_t t, int32_t *obj);
+sa_status swp_acquire_slow(ctx *c, const sa_dfg_op *op, int32_t t, int32_t *obj);
 
 /* swp_acquire_slow with its common case inline: a free object of t's class. */
-static inline __attribute__((always_inline)) sa_status acquire(ctx *c, const dfg_op *op, int32_t t, int32_t *obj)
+static inline __attribute__((always_inline)) sa_status acquire(ctx *c, const sa_dfg_op *op, int32_t t, int32_t *obj)
 {
     swp_ws *w = c->w;
     int32_t k = class_of(c, t);
@@ -381,7 +381,7 @@ static inline int32_t add_swap_in(ctx *c, int32_t t, int32_t obj)
     add_obj_deps(c, sd, &n, obj, t, true);
     bld_add_dep(sd, &n, c->w->host_ready[t]);
     bld_add_dep(sd, &n, c->w->prev_end[t]);
-    return plan_add_node(c->p, PLAN_SWAP_IN, t, sd, n);
+    return sa_plan_add_node(c->p, SA_PLAN_SWAP_IN, t, sd, n);
 }
 
 /* Swaps t into obj for the node being built: the swap-in places t from its
@@ -401,8 +401,8 @@ int32_t swp_pick_victim(ctx *c, int32_t k);
 
 /* place.c */
 bool swp_fits_whole(ctx *c, int32_t op);
-bool swp_fits_whole_now(ctx *c, const dfg_op *o);
-sa_status swp_place_split(ctx *c, const dfg_op *o);
+bool swp_fits_whole_now(ctx *c, const sa_dfg_op *o);
+sa_status swp_place_split(ctx *c, const sa_dfg_op *o);
 
 /* transfer.c */
 sa_status swp_evict_tensor(ctx *c, int32_t v);
@@ -410,7 +410,7 @@ sa_status swp_evict(ctx *c, int32_t o);
 
 /* rebuild.c */
 bool swp_redrop(const ctx *c, int32_t v);
-sa_status swp_plan_recomputes(ctx *c, const dfg_op *o);
+sa_status swp_plan_recomputes(ctx *c, const sa_dfg_op *o);
 bool swp_prep_recompute(ctx *c);
 
 /* workspace.c */

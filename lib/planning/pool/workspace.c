@@ -16,7 +16,7 @@ void swp_opts_default(swp_opts *o)
     o->deadline_s = 0;
 }
 
-swp_ws *swp_ws_new(const dfg_graph *g)
+swp_ws *swp_ws_new(const sa_dfg_graph *g)
 {
     swp_ws *w = calloc(1, sizeof *w);
     if (!w)
@@ -64,8 +64,8 @@ swp_ws *swp_ws_new(const dfg_graph *g)
     w->tpers = calloc(nt, 1);
     w->tin = calloc(nt, 1);
     for (int32_t t = 0; w->tpers && w->tin && t < g->n_tensors; t++) {
-        w->tpers[t] = dfg_kind_persistent(g->tensors[t].kind);
-        w->tin[t] = g->tensors[t].kind == DFG_INPUT;
+        w->tpers[t] = sa_dfg_kind_persistent(g->tensors[t].kind);
+        w->tin[t] = g->tensors[t].kind == SA_DFG_INPUT;
     }
     for (int32_t i = 0; w->top_size && i < g->n_ops; i++)
         for (int32_t k = 0; k < g->ops[i].n_use; k++)

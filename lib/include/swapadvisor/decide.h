@@ -64,17 +64,17 @@
  *
  * Ownership: the plan is the caller's; act and marks stay the caller's.
  */
-#ifndef DECIDE_H
-#define DECIDE_H
+#ifndef SWAPADVISOR_DECIDE_H
+#define SWAPADVISOR_DECIDE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dfg.h"
+#include "swapadvisor/dfg.h"
 #include "pack.h"
-#include "plan.h"
+#include "swapadvisor/plan.h"
 #include "recompute.h"
-#include "sa_common.h"
+#include "swapadvisor/sa_common.h"
 
 typedef enum dec_action { DEC_KEEP = 0, DEC_SWAP, DEC_RECOMPUTE, DEC_EVICT, DEC_ACTION_COUNT } dec_action;
 
@@ -127,7 +127,7 @@ typedef struct dec_stats {
  * Returns SA_OK; SA_ENOMEM; SA_EINTERNAL on a broken invariant.  On error
  * out holds a partial plan (the caller resets or frees it) and *st is
  * unchanged. */
-sa_status dec_nodes(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const uint8_t *act,
-                    const dec_opts *o, plan *out, dec_stats *st, sa_err *err);
+sa_status dec_nodes(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, const uint8_t *act,
+                    const dec_opts *o, sa_plan *out, dec_stats *st, sa_err *err);
 
 #endif

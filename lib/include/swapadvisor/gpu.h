@@ -8,12 +8,12 @@
  * it), plain cudaMalloc and pinned host memory, and free everything they
  * allocate before returning, on success and on failure.
  */
-#ifndef GPU_H
-#define GPU_H
+#ifndef SWAPADVISOR_GPU_H
+#define SWAPADVISOR_GPU_H
 
-#include "devprof.h"
-#include "dfg.h"
-#include "sa_common.h"
+#include "swapadvisor/devprof.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/sa_common.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,7 +27,7 @@ sa_status gpu_available(sa_err *err);
  * device name), memory_bytes (total device memory reported by CUDA),
  * h2d / d2h bandwidth each alone, duplex_bytes_per_s (both directions at once,
  * summed) and transfer_latency_us (a small copy's time less its bytes / rate). */
-sa_status gpu_measure_links(dfg_device *dev, sa_err *err);
+sa_status gpu_measure_links(sa_dfg_device *dev, sa_err *err);
 
 /* Times every distinct op shape of g on the GPU (cuDNN for convolutions with
  * the fastest algorithm cudnnFind* reports, cuBLAS for matrix products, small
@@ -35,14 +35,14 @@ sa_status gpu_measure_links(dfg_device *dev, sa_err *err);
  * kernel where the graph lacks the geometry) and writes each op's time_us.
  * The device block of g is left alone (the caller sets it, see cost.h).
  *
- * *measured receives a new profile the caller owns (devprof_free): the link
+ * *measured receives a new profile the caller owns (sa_devprof_free): the link
  * figures of gpu_measure_links, the achieved peak FLOP/s (cuBLAS GEMMs), memory
  * bandwidth (a copy kernel) and launch overhead, per-op-type efficiencies fitted
  * to the timings (types not in g keep base's efficiencies; base may be NULL),
  * and, as unknown fields, a "measurement" record with one entry per timed shape
  * (method, cuDNN algorithm and workspace bytes, fallbacks and why).
  * On failure g's times are left untouched and *measured is NULL. */
-sa_status gpu_measure_graph(dfg_graph *g, const devprof *base, devprof **measured, sa_err *err);
+sa_status gpu_measure_graph(sa_dfg_graph *g, const sa_devprof *base, sa_devprof **measured, sa_err *err);
 
 #ifdef __cplusplus
 }

@@ -14,12 +14,12 @@
  *
  * Ownership: the caller owns every array it passes; nothing is kept.
  */
-#ifndef BAYESOPT_H
-#define BAYESOPT_H
+#ifndef SWAPADVISOR_BAYESOPT_H
+#define SWAPADVISOR_BAYESOPT_H
 
 #include <stdint.h>
 
-#include "sa_common.h"
+#include "swapadvisor/sa_common.h"
 
 enum { BO_MAX_DIM = 8, BO_MAX_BUDGET = 64 };
 

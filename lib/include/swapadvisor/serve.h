@@ -26,20 +26,20 @@
  * split: common random numbers) and searches the split with the lowest p99
  * latency (then mean).  Deterministic for a seed.
  */
-#ifndef SERVE_H
-#define SERVE_H
+#ifndef SWAPADVISOR_SERVE_H
+#define SWAPADVISOR_SERVE_H
 
 #include <stdint.h>
 
-#include "dfg.h"
-#include "policy.h"
-#include "sa_common.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/policy.h"
+#include "swapadvisor/sa_common.h"
 
 typedef struct serve_opts {
     int64_t memory_bytes; /* the GPU's memory for all the models */
     int32_t steps;        /* split granularity: shares are multiples of memory / steps (>= 1) */
-    const char *policy;   /* planner for every share (a policy_table name) */
-    policy_opts plan;     /* its options (the search's generations, threads, seed) */
+    const char *policy;   /* planner for every share (a sa_policy_table name) */
+    sa_policy_opts plan;     /* its options (the search's generations, threads, seed) */
     int64_t requests;     /* arrivals simulated per rate (>= 1) */
     uint64_t seed;        /* arrivals */
 } serve_opts;
@@ -50,7 +50,7 @@ void serve_opts_default(serve_opts *o);
 
 /* One model: its variants, ascending batch, at least one. */
 typedef struct serve_model {
-    const dfg_graph *const *g;
+    const sa_dfg_graph *const *g;
     int32_t n;
     double weight; /* relative arrival rate; <= 0 means 1 */
 } serve_model;

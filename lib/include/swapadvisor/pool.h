@@ -1,7 +1,7 @@
 /*
  * pool.h - SwapAdvisor's memory allocation encoding (paper section 5.3).
  *
- * TS is the graph's sorted distinct tensor sizes (dfg_graph.sizes).  CLS maps
+ * TS is the graph's sorted distinct tensor sizes (sa_dfg_graph.sizes).  CLS maps
  * each size index to a size class: CLS[0] = 0 and each step is +0 or +1, so
  * classes are contiguous runs of sizes.  A class's object size is the largest
  * size mapped to it (rounded up to POOL_ALIGN).  CNT[c] objects of class c are
@@ -21,14 +21,14 @@
  *
  * Ownership: pool_alloc owns its arrays; pool_alloc_init/pool_alloc_free.
  */
-#ifndef POOL_H
-#define POOL_H
+#ifndef SWAPADVISOR_POOL_H
+#define SWAPADVISOR_POOL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dfg.h"
-#include "sa_common.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/sa_common.h"
 
 #define POOL_ALIGN 256
 
@@ -62,22 +62,22 @@ void pool_repair_cls(pool_alloc *a);
 
 /* Computes object sizes, offsets and pool_bytes from cls/cnt (g->sizes gives TS),
  * first lowering every cnt[c] above cls_cap[c] to it.  Returns false on OOM only. */
-bool pool_layout(pool_alloc *a, const dfg_graph *g);
+bool pool_layout(pool_alloc *a, const sa_dfg_graph *g);
 
 /* Only the object sizes (obj_bytes) and the caps (cls_cap) from cls.  true. */
-bool pool_layout_sizes(pool_alloc *a, const dfg_graph *g);
+bool pool_layout_sizes(pool_alloc *a, const sa_dfg_graph *g);
 
 /* Per-class demand figures for a schedule (NULL = g->topo):
  *   need[c]   the most tensors of class c one op touches at once (a floor on cnt)
  *   demand[c] the most tensors of class c live at once without swapping
  *             (persistent tensors count as always live)
  * Arrays have n_sizes entries; classes from a->cls. */
-void pool_class_demand(const pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int32_t *need,
+void pool_class_demand(const pool_alloc *a, const sa_dfg_graph *g, const int32_t *schedule, int32_t *need,
                        int32_t *demand);
 
 /* need[c] only (see pool_class_demand): the most tensors of class c one op
  * touches.  Allocation-free: the search calls it for every child. */
-void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need);
+void pool_need(const pool_alloc *a, const sa_dfg_graph *g, int32_t *need);
 
 /* Floors when a tensor may borrow an object of a larger class once its own
  * class is full (the planner does, as a last resort): for every k,
@@ -85,7 +85,7 @@ void pool_need(const pool_alloc *a, const dfg_graph *g, int32_t *need);
  * touches.  The smallest floors in bytes that let every op run; lower than
  * pool_need's, but a pool sized by them makes small tensors crowd large
  * objects, so pools are sized by pool_need where memory allows. */
-void pool_need_shared(const pool_alloc *a, const dfg_graph *g, int32_t *need);
+void pool_need_shared(const pool_alloc *a, const sa_dfg_graph *g, int32_t *need);
 
 /* Splitting an object between tensors (the planner's last resort, lib/planning/pool/place.c).
  * When an op's tensors outnumber the objects that could hold them whole, the
@@ -116,14 +116,14 @@ static inline int32_t pool_split_fit(const int64_t *cap, const int64_t *top, con
 /* SA_OK when every op of g can place its tensors as above in a's objects
  * (cnt and obj_bytes), all other tensors evicted; SA_EINFEASIBLE when one
  * cannot; SA_ENOMEM (allocates scratch). */
-sa_status pool_fits_split(const pool_alloc *a, const dfg_graph *g, sa_err *err);
+sa_status pool_fits_split(const pool_alloc *a, const sa_dfg_graph *g, sa_err *err);
 
 /* The pool floors with splitting: starting from pool_need_shared's, drops
  * objects, largest first, while the pool still fits by pool_fits_split, until
  * the floors fit memory_bytes.  a's cls and obj_bytes (pool_layout_sizes) are
  * used (cnt is borrowed as scratch and restored).  SA_EINFEASIBLE when they
  * cannot fit (need then holds the lowest floors reached), SA_ENOMEM. */
-sa_status pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_bytes, int32_t *need, sa_err *err);
+sa_status pool_need_split(pool_alloc *a, const sa_dfg_graph *g, int64_t memory_bytes, int32_t *need, sa_err *err);
 
 /* pool_repair_cnt to the own-class floors (pool_need) or, when those do not
  * fit, to the borrowing floors (pool_need_shared), or else, when split, to
@@ -132,19 +132,19 @@ sa_status pool_need_split(pool_alloc *a, const dfg_graph *g, int64_t memory_byte
  * never pays for splitting floors elsewhere.  need is scratch (n_sizes);
  * SA_EINFEASIBLE when none fits, SA_ENOMEM.  Allocation-free but for
  * pool_layout's growth and the splitting floors' scratch. */
-sa_status pool_repair_any(pool_alloc *a, const dfg_graph *g, int32_t *need, int64_t memory_bytes, bool split,
+sa_status pool_repair_any(pool_alloc *a, const sa_dfg_graph *g, int32_t *need, int64_t memory_bytes, bool split,
                           sa_err *err);
 
 /* *fits = whether some pool of whole objects fits memory_bytes (one class per
  * size at the borrowing floors of pool_need_shared, the lowest there is).
  * false on OOM. */
-bool pool_fixed_fits(const dfg_graph *g, int64_t memory_bytes, bool *fits);
+bool pool_fixed_fits(const sa_dfg_graph *g, int64_t memory_bytes, bool *fits);
 
 /* Shrinks cnt to fit memory_bytes as the paper repairs it: every class gives
  * up about the same number of bytes (so counts fall in inverse proportion to
  * object size), never below need[c].  Lays the pool out.  SA_EINFEASIBLE when
  * even the needs do not fit, SA_ENOMEM. */
-sa_status pool_repair_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, int64_t memory_bytes, sa_err *err);
+sa_status pool_repair_cnt(pool_alloc *a, const sa_dfg_graph *g, const int32_t *need, int64_t memory_bytes, sa_err *err);
 
 /* Grows cnt to use the memory a laid-out pool leaves (each class by the same
  * fraction, the remainder to the largest objects that fit), never past a
@@ -156,7 +156,7 @@ void pool_top_up(pool_alloc *a, int64_t memory_bytes);
  * shared in proportion to the unmet demand bytes, and leftover objects go to the
  * classes still short of demand.  Never more than demand[c] (no point).
  * Returns SA_EINFEASIBLE when the needs alone do not fit; err names the class. */
-sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, const int32_t *demand,
+sa_status pool_fill_cnt(pool_alloc *a, const sa_dfg_graph *g, const int32_t *need, const int32_t *demand,
                         int64_t memory_bytes, sa_err *err);
 
 /* One class per distinct size (CLS = 0, 1, 2, ...), cnt filled by demand: the
@@ -166,7 +166,7 @@ sa_status pool_fill_cnt(pool_alloc *a, const dfg_graph *g, const int32_t *need, 
  * borrowing floors of pool_need_shared, and when those do not fit, with the
  * splitting floors of pool_need_split.  SA_EINFEASIBLE (err gives the lowest
  * floor and the largest op) means no pool fits memory_bytes. */
-sa_status pool_fine_grained(pool_alloc *a, const dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
+sa_status pool_fine_grained(pool_alloc *a, const sa_dfg_graph *g, const int32_t *schedule, int64_t memory_bytes,
                             sa_err *err);
 
 #endif

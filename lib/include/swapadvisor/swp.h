@@ -74,17 +74,17 @@
  * Ownership: swp_ws is opaque, one per thread, owned by its creator.  The plan
  * passed in is reset and refilled; its capacity is reused.
  */
-#ifndef SWP_H
-#define SWP_H
+#ifndef SWAPADVISOR_SWP_H
+#define SWAPADVISOR_SWP_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dfg.h"
-#include "plan.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/plan.h"
 #include "pool.h"
 #include "recompute.h"
-#include "sa_common.h"
+#include "swapadvisor/sa_common.h"
 
 typedef enum swp_victim { SWP_BELADY, SWP_LRU } swp_victim;
 
@@ -112,7 +112,7 @@ void swp_opts_default(swp_opts *o);
 typedef struct swp_ws swp_ws;
 
 /* Workspace for graph g; NULL on OOM (nothing is left allocated). */
-swp_ws *swp_ws_new(const dfg_graph *g);
+swp_ws *swp_ws_new(const sa_dfg_graph *g);
 void swp_ws_free(swp_ws *ws);
 
 /* Plans one iteration (no simulation: planner_plan adds it).  a must be laid
@@ -121,7 +121,7 @@ void swp_ws_free(swp_ws *ws);
  * cannot all be placed at once (err names the op and the class); SA_ENOMEM;
  * SA_EINTERNAL on a broken invariant.  On error out holds a partial plan
  * (reset or free it); ws stays usable. */
-sa_status swp_plan(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
-                   const swp_opts *o, swp_ws *ws, plan *out, sa_err *err);
+sa_status swp_plan(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, const pool_alloc *a,
+                   const swp_opts *o, swp_ws *ws, sa_plan *out, sa_err *err);
 
 #endif

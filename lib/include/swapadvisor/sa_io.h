@@ -1,12 +1,12 @@
 /*
  * sa_io.h - whole-file reads and atomic writes ("-" means stdin / stdout).
  */
-#ifndef SA_IO_H
-#define SA_IO_H
+#ifndef SWAPADVISOR_SA_IO_H
+#define SWAPADVISOR_SA_IO_H
 
 #include <stddef.h>
 
-#include "sa_common.h"
+#include "swapadvisor/sa_common.h"
 
 /* Reads all of path ("-" = stdin) into a NUL-terminated malloc'd buffer the
  * caller frees; *len gets the byte count (without the NUL). */

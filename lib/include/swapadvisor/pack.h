@@ -32,15 +32,15 @@
  * (pack_ws_free); it keeps its buffers between calls, so a caller that packs
  * many plans (the search) stops allocating once it has packed the largest.
  */
-#ifndef PACK_H
-#define PACK_H
+#ifndef SWAPADVISOR_PACK_H
+#define SWAPADVISOR_PACK_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dfg.h"
-#include "plan.h"
-#include "sa_common.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/plan.h"
+#include "swapadvisor/sa_common.h"
 
 typedef struct pack_opts {
     int64_t align;       /* offsets are multiples of align and blocks round up to it; 0 = POOL_ALIGN (256) */
@@ -64,10 +64,10 @@ typedef struct pack_stats {
  * sets resident_at_start's offsets to match and arena_bytes to the largest
  * offset + bytes.  st may be NULL.  SA_EINVALID when the plan's nodes form a
  * cycle or a resident has no placement from the iteration's start; SA_ENOMEM. */
-sa_status pack_plan(plan *p, const dfg_graph *g, const pack_opts *o, pack_stats *st, sa_err *err);
+sa_status pack_plan(sa_plan *p, const sa_dfg_graph *g, const pack_opts *o, pack_stats *st, sa_err *err);
 
 /* Only the peak load of p's placements under pack_plan's lifetimes (align as in o). */
-sa_status pack_peak_load(const plan *p, const dfg_graph *g, const pack_opts *o, int64_t *peak, sa_err *err);
+sa_status pack_peak_load(const sa_plan *p, const sa_dfg_graph *g, const pack_opts *o, int64_t *peak, sa_err *err);
 
 /* Reusable buffers for the two calls below; NULL on out of memory. */
 typedef struct pack_ws pack_ws;
@@ -82,9 +82,9 @@ void pack_ws_free(pack_ws *w);
  * bytes less than align below its rounded size), pack_plan_ws returns
  * SA_EINFEASIBLE without packing (p unchanged, st filled with arena_after =
  * arena_before; err untouched). */
-sa_status pack_plan_ws(plan *p, const dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t limit, pack_stats *st,
+sa_status pack_plan_ws(sa_plan *p, const sa_dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t limit, pack_stats *st,
                        sa_err *err);
-sa_status pack_peak_load_ws(const plan *p, const dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t *peak,
+sa_status pack_peak_load_ws(const sa_plan *p, const sa_dfg_graph *g, const pack_opts *o, pack_ws *w, int64_t *peak,
                             sa_err *err);
 
 #endif

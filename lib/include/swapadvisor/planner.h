@@ -22,19 +22,19 @@
  * Ownership: nothing here allocates what it returns; the plan, pool and
  * workspaces given stay the caller's.
  */
-#ifndef SA_PLANNER_H
-#define SA_PLANNER_H
+#ifndef SWAPADVISOR_PLANNER_H
+#define SWAPADVISOR_PLANNER_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "decide.h"
-#include "dfg.h"
+#include "swapadvisor/dfg.h"
 #include "pack.h"
-#include "plan.h"
+#include "swapadvisor/plan.h"
 #include "pool.h"
-#include "sa_common.h"
-#include "sim.h"
+#include "swapadvisor/sa_common.h"
+#include "swapadvisor/sim.h"
 #include "swp.h"
 
 typedef enum planner_layout { PLANNER_POOL, PLANNER_BESTFIT } planner_layout;
@@ -57,7 +57,7 @@ typedef struct planner_req {
                                * the memory, nor simulated when its packed arena does (the search's
                                * fitness: such an individual is unfit whatever it would predict) */
     /* simulation */
-    sim_ws *sim;              /* NULL = one is made for this call */
+    sa_sim_ws *sim;              /* NULL = one is made for this call */
     /* > 0: a time on sa_now_s()'s clock.  Past it the plan is cut: checked
      * between the stages and inside the layouts' walks (dec_opts.deadline_s,
      * swp_opts.deadline_s, which it overrides), SA_EINFEASIBLE "cut at the
@@ -76,25 +76,25 @@ typedef struct planner_req {
  * plan past the memory is SA_EINFEASIBLE (err says by how much) before it is
  * simulated, so a deadlock it may hide goes unreported.  On error out holds
  * a partial plan (reset or free it) and r->stats is unchanged. */
-sa_status planner_plan(const dfg_graph *g, const dfg_device *dev, const planner_req *r, plan *out, sa_err *err);
+sa_status planner_plan(const sa_dfg_graph *g, const sa_dfg_device *dev, const planner_req *r, sa_plan *out, sa_err *err);
 
 /* Checks that g can be planned: every op has time_us.  On failure returns
  * SA_EFORMAT naming the first op that lacks a time (source, or g's name, as
  * the file). */
-sa_status planner_check_graph(const dfg_graph *g, const char *source, sa_err *err);
+sa_status planner_check_graph(const sa_dfg_graph *g, const char *source, sa_err *err);
 
 /* SA_EINFEASIBLE, naming the op, when one op's own tensors exceed dev's
  * memory: no plan can run it.  SA_OK otherwise. */
-sa_status planner_check_fits(const dfg_graph *g, const dfg_device *dev, sa_err *err);
+sa_status planner_check_fits(const sa_dfg_graph *g, const sa_dfg_device *dev, sa_err *err);
 
 /* Fills p->predicted from a simulation of p.  ws may be NULL (one is made);
  * res, when not NULL, receives the whole result.  On error (SA_ENOMEM, or
  * SA_EINVALID for a plan that deadlocks) p->predicted is unchanged. */
-sa_status planner_predict(plan *p, const dfg_graph *g, sim_ws *ws, sim_result *res, sa_err *err);
+sa_status planner_predict(sa_plan *p, const sa_dfg_graph *g, sa_sim_ws *ws, sa_sim_result *res, sa_err *err);
 
 /* Pool sized so that nothing is ever evicted (cnt = demand per class, one
  * class per size); a->pool_bytes tells how much memory that takes.  On error
  * a is left as pool_fine_grained leaves it. */
-sa_status planner_ideal_pool(const dfg_graph *g, const int32_t *schedule, pool_alloc *a, sa_err *err);
+sa_status planner_ideal_pool(const sa_dfg_graph *g, const int32_t *schedule, pool_alloc *a, sa_err *err);
 
 #endif

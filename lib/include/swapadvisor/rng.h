@@ -2,8 +2,8 @@
  * rng.h - a small deterministic PRNG (xoshiro256**, seeded by splitmix64).
  * One stream per individual keeps the search independent of thread count.
  */
-#ifndef RNG_H
-#define RNG_H
+#ifndef SWAPADVISOR_RNG_H
+#define SWAPADVISOR_RNG_H
 
 #include <math.h>
 #include <stdint.h>

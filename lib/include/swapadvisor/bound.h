@@ -23,15 +23,15 @@
  * Ownership: nothing here keeps a pointer to its arguments; results are
  * plain values in the caller's struct.
  */
-#ifndef SA_BOUND_H
-#define SA_BOUND_H
+#ifndef SWAPADVISOR_BOUND_H
+#define SWAPADVISOR_BOUND_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dfg.h"
-#include "plan.h"
-#include "sa_common.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/plan.h"
+#include "swapadvisor/sa_common.h"
 
 typedef struct bound_result {
     double lower_bound_us; /* the bound: the largest of the terms below */
@@ -49,7 +49,7 @@ typedef struct bound_result {
 /* The cheap combinatorial bound for schedule (NULL = g->topo, a topological
  * order) in dev's memory and links.  SA_EINFEASIBLE when one op's own tensors
  * exceed memory (no plan exists: err names the op); SA_ENOMEM. */
-sa_status bound_cheap(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, bound_result *out,
+sa_status bound_cheap(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, bound_result *out,
                       sa_err *err);
 
 /* The LP relaxation over all positions at once (docs/bound.md, "The linear
@@ -58,13 +58,13 @@ sa_status bound_cheap(const dfg_graph *g, const dfg_device *dev, const int32_t *
  * with the build's LP solver under time_limit_s (<= 0: none); when the
  * solver stops early the dual-feasible value is not known, so the result
  * falls back to bound_cheap.  SA_EUSAGE when the build has no solver. */
-sa_status bound_lp(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double time_limit_s,
+sa_status bound_lp(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, double time_limit_s,
                    bound_result *out, sa_err *err);
 
 /* Adds the bound to p's search block: lower_bound_us, bound_method,
  * bound_terms_us {compute, forced, start, memory} and bound_wall_s.  On
  * failure (SA_ENOMEM) the block is unchanged. */
-sa_status bound_attach(plan *p, const bound_result *b, sa_err *err);
+sa_status bound_attach(sa_plan *p, const bound_result *b, sa_err *err);
 
 /* Whether bound_lp can run in this build. */
 bool bound_have_lp(void);

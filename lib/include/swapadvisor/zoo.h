@@ -25,17 +25,17 @@
  *   - per-op flops (2 * MACs for convolutions and matmuls) and bytes_accessed
  *     (bytes read + bytes written) are filled; time_us is left absent.
  *
- * Ownership: zoo_build hands back a finalized graph the caller owns (dfg_free).
+ * Ownership: zoo_build hands back a finalized graph the caller owns (sa_dfg_free).
  * Everything else here is static data.
  */
-#ifndef ZOO_H
-#define ZOO_H
+#ifndef SWAPADVISOR_ZOO_H
+#define SWAPADVISOR_ZOO_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dfg.h"
-#include "sa_common.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/sa_common.h"
 
 typedef enum zoo_dtype { ZOO_F32 = 0, ZOO_F16 } zoo_dtype;
 typedef enum zoo_optimizer { ZOO_SGD = 0, ZOO_MOMENTUM, ZOO_ADAM } zoo_optimizer;
@@ -70,10 +70,10 @@ typedef struct zoo_model_info {
 const zoo_model_info *zoo_models(int32_t *n);
 
 /* Builds the training iteration (or inference pass) of model name.  On success *out is a finalized
- * graph (dfg_finalize passed) the caller owns; its name is the model name and
+ * graph (sa_dfg_finalize passed) the caller owns; its name is the model name and
  * its batch the batch used.  Unknown names and bad options give SA_EUSAGE with a
  * message listing the patterns; SA_ENOMEM when memory runs out. */
-sa_status zoo_build(const char *name, const zoo_opts *opts, dfg_graph **out, sa_err *err);
+sa_status zoo_build(const char *name, const zoo_opts *opts, sa_dfg_graph **out, sa_err *err);
 
 /* Defaults the builder would use for name (batch and seq, 0 where the model
  * has no sequence).  SA_EUSAGE for unknown names. */

@@ -22,33 +22,33 @@
  *
  * Nothing here allocates; every array is the caller's.
  */
-#ifndef SA_RECOMPUTE_H
-#define SA_RECOMPUTE_H
+#ifndef SWAPADVISOR_RECOMPUTE_H
+#define SWAPADVISOR_RECOMPUTE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dfg.h"
-#include "sim.h"
+#include "swapadvisor/dfg.h"
+#include "swapadvisor/sim.h"
 
 /* Is the producer of t an op a recompute node may re-run (the static part of
  * the legality above: produced by an op that updates no persistent tensor)? */
-bool dec_recomputable(const dfg_graph *g, int32_t t);
+bool dec_recomputable(const sa_dfg_graph *g, int32_t t);
 
 /* dec_recomputable, and no persistent input of t's producer is updated in
  * place at or before schedule position next_use (pos[op] = position): a
  * recompute of t before next_use would read the value it was made from. */
-bool dec_recompute_ok(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t next_use);
+bool dec_recompute_ok(const sa_dfg_graph *g, const int32_t *pos, int32_t t, int32_t next_use);
 
 /* Position of t's last forward-phase use in pos (pos[op] = schedule position)
  * and of its next use after it (-1 when none: then t has no gap to use). */
-void dec_gap(const dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use);
+void dec_gap(const sa_dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use);
 
 /* The round trip of bytes over the link on dev: swap-out plus swap-in, each
  * alone on its stream (us). */
-static inline double recompute_round_trip_us(const dfg_device *dev, int64_t bytes)
+static inline double recompute_round_trip_us(const sa_dfg_device *dev, int64_t bytes)
 {
-    return sim_transfer_alone_us(dev, bytes, PLAN_STREAM_D2H) + sim_transfer_alone_us(dev, bytes, PLAN_STREAM_H2D);
+    return sa_sim_transfer_alone_us(dev, bytes, SA_PLAN_STREAM_D2H) + sa_sim_transfer_alone_us(dev, bytes, SA_PLAN_STREAM_H2D);
 }
 
 /* The longest recompute chain (a recompute whose dropped inputs are
@@ -75,7 +75,7 @@ static inline double recompute_round_trip_us(const dfg_device *dev, int64_t byte
  * backward pass reads anyway).  pos is scratch of n_ops entries.  Returns
  * how many tensors with a use after their forward ones are flagged
  * (intermediates not counted). */
-int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int32_t *schedule, double us_per_mb,
+int32_t swp_recompute_rule(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, double us_per_mb,
                            int32_t *pos, uint8_t *out);
 
 /* Sets out[t] (n_tensors entries; others unchanged) for every forward
@@ -83,6 +83,6 @@ int32_t swp_recompute_rule(const dfg_graph *g, const dfg_device *dev, const int3
  * positions pos holds (pos[op] = position): the intermediates a flagged
  * tensor's chain may rebuild (a flag on such a tensor alone changes nothing,
  * see swp.h, "Recomputation").  Returns how many it set. */
-int32_t swp_recompute_intermediates(const dfg_graph *g, const int32_t *pos, uint8_t *out);
+int32_t swp_recompute_intermediates(const sa_dfg_graph *g, const int32_t *pos, uint8_t *out);
 
 #endif
