@@ -198,6 +198,19 @@ static bool gettable(dtr *d, int32_t t, int32_t p, int depth)
     return ok;
 }
 
+/* The cost of u's evicted class, once per class within one stamp (0 when u
+ * is not evicted or its class was counted already). */
+static double class_cost_once(dtr *d, int32_t u)
+{
+    if (d->state[u] != T_EVICTED)
+        return 0;
+    int32_t r = uf_find(d, u);
+    if (d->mark[r] == d->stamp)
+        return 0;
+    d->mark[r] = d->stamp;
+    return d->ucost[r];
+}
+
 /* cost(t) plus the cost of each distinct evicted class next to t (its
  * producer's inputs, its readers' outputs). */
 static double neighbourhood_cost(dtr *d, int32_t t)
@@ -207,28 +220,12 @@ static double neighbourhood_cost(dtr *d, int32_t t)
     double c = op_cost(g, t);
     d->stamp++;
     const sa_dfg_op *po = &g->ops[x->producer];
-    for (int32_t k = 0; k < po->n_in; k++) {
-        int32_t u = po->in[k];
-        if (d->state[u] != T_EVICTED)
-            continue;
-        int32_t r = uf_find(d, u);
-        if (d->mark[r] != d->stamp) {
-            d->mark[r] = d->stamp;
-            c += d->ucost[r];
-        }
-    }
+    for (int32_t k = 0; k < po->n_in; k++)
+        c += class_cost_once(d, po->in[k]);
     for (int32_t k = 0; k < x->n_readers; k++) {
         const sa_dfg_op *ro = &g->ops[g->readers[x->reader_off + k]];
-        for (int32_t j = 0; j < ro->n_out; j++) {
-            int32_t u = ro->out[j];
-            if (d->state[u] != T_EVICTED)
-                continue;
-            int32_t r = uf_find(d, u);
-            if (d->mark[r] != d->stamp) {
-                d->mark[r] = d->stamp;
-                c += d->ucost[r];
-            }
-        }
+        for (int32_t j = 0; j < ro->n_out; j++)
+            c += class_cost_once(d, ro->out[j]);
     }
     return c;
 }
