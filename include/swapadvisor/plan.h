@@ -3,7 +3,7 @@
  * augmented dataflow graph of one steady-state iteration plus the arena layout.
  *
  * Ownership: a plan owns all its arrays and strings; free with sa_plan_free().
- * plan_* builders grow the arrays; they return false only on allocation failure.
+ * sa_plan_* builders grow the arrays; they return false only on allocation failure.
  */
 #ifndef SWAPADVISOR_PLAN_H
 #define SWAPADVISOR_PLAN_H

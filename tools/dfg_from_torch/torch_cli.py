@@ -1,5 +1,6 @@
 """swapplan-torch's command line: options, loading, the run, output, exit codes."""
 
+import io
 import json
 import operator
 import os
@@ -214,7 +215,6 @@ def validate(plan_path, graph_path, plan_text, graph_text, force, note):
 
 
 def _torch_load(path, what):
-    import io
     import torch
     if path == "-":  # torch.load seeks: stdin is read whole first
         try:
@@ -411,7 +411,6 @@ def run(opts, note):
                 v.copy_(fin[:v.numel()].view(v.shape))
         sd = module.state_dict()
         if opts["save_state"] == "-":
-            import io
             buf = io.BytesIO()
             torch.save(sd, buf)
             write_stdout(buf.getvalue())
