@@ -145,6 +145,10 @@ typedef struct sa_ga_opts {
      * their decision genes as best-fit ones do.  false (the default): pool
      * individuals never recompute, and plans are as without this field. */
     bool pool_recompute;
+    /* when not NULL (n_ops entries, the caller's): the schedule of the first
+     * generation's fastest individual, written when one planned (else left
+     * as it was) */
+    int32_t *first_schedule;
 } sa_ga_opts;
 
 typedef struct sa_ga_result {

@@ -583,15 +583,16 @@ sa_status policy_run_optimal_search(const sa_policy_call *c, sa_plan **out, sa_e
     /* the MILP's answer depends on the order it is given, not monotonically
      * in the search's fitness: it also solves on the first generation's best
      * order, so that more generations never give a slower plan */
-    sa_ga_opts first = po.search;
-    first.generations = 0;
-    first.time_limit_s = 0;
-    sa_ga_result res, res0;
-    sa_status st = sa_ga_search(c->g, c->dev, &first, &res0, err);
-    if (st)
-        return st;
-    if ((st = sa_ga_search(c->g, c->dev, &po.search, &res, err))) {
-        sa_plan_free(res0.best);
+    int32_t *first = malloc((size_t)c->g->n_ops * sizeof *first + 1);
+    if (!first)
+        return sa_fail(err, SA_ENOMEM, "%s: out of memory", c->name);
+    first[0] = -1;  /* stays -1 when no individual of the first generation planned */
+    po.search.first_schedule = first;
+    sa_ga_result res;
+    sa_status st = sa_ga_search(c->g, c->dev, &po.search, &res, err);
+    po.search.first_schedule = NULL;
+    if (st) {
+        free(first);
         return st;
     }
     if (!effort)
@@ -605,8 +606,8 @@ sa_status policy_run_optimal_search(const sa_policy_call *c, sa_plan **out, sa_e
     /* the fastest of: the MILP's decisions on the search's order, on the
      * first generation's order (when it differs), the search's own plan */
     sa_plan *best = res.best;
-    const int32_t *orders[2] = {res.best->schedule, res0.best->schedule};
-    bool same = memcmp(orders[0], orders[1], (size_t)c->g->n_ops * sizeof *orders[0]) == 0;
+    const int32_t *orders[2] = {res.best->schedule, first};
+    bool same = first[0] < 0 || memcmp(orders[0], orders[1], (size_t)c->g->n_ops * sizeof *orders[0]) == 0;
     for (int k = 0; k < (same ? 1 : 2) && st == SA_OK; k++) {
         sa_plan *p = NULL;
         bool to = false;
@@ -623,7 +624,7 @@ sa_status policy_run_optimal_search(const sa_policy_call *c, sa_plan **out, sa_e
     }
     if (best != res.best)
         sa_plan_free(res.best);
-    sa_plan_free(res0.best);
+    free(first);
     if (st) {
         sa_plan_free(best);
         return st;

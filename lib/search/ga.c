@@ -342,10 +342,14 @@ static sa_status first_generation(search *s, sa_ga_result *res, sa_err *err)
                 return st;
             res->evaluations++;
         }
-    s->tbest = HUGE_VAL;
-    for (int32_t i = 0; i < s->np; i++)
-        s->tbest = fmin(s->tbest, s->pop[i].t);
+    int32_t bi = 0;
+    for (int32_t i = 1; i < s->np; i++)
+        if (s->pop[i].t < s->pop[bi].t)
+            bi = i;
+    s->tbest = s->np > 0 ? s->pop[bi].t : HUGE_VAL;
     res->first_us = s->tbest;
+    if (o->first_schedule && isfinite(s->tbest))
+        memcpy(o->first_schedule, s->pop[bi].sch, (size_t)s->c.n * sizeof *o->first_schedule);
     return SA_OK;
 }
 
