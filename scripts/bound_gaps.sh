@@ -2,9 +2,10 @@
 # The genetic search's distance to the lower bound (docs/bound.md) for every zoo
 # model at 50 % and 25 % of its no-swap peak: a short search (GENS generations,
 # default 5, --threads 1) with --bound=combinatorial (BOUND=lp for the LP), on the
-# default profile.  Prints one row per model and memory; bench/results/bound_gaps.txt
-# keeps the last run.
-# Usage: scripts/bound_gaps.sh [MODEL...]
+# default profile.  Prints one row per model and memory; OUT (default
+# bench/results/bound_gaps.txt) keeps the last run.  MODEL:B plans the model at
+# batch B (the zoo's default batch otherwise).
+# Usage: scripts/bound_gaps.sh [MODEL[:B]...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-profiles/v100-pcie3-16gb.json}
@@ -13,13 +14,15 @@ bound=${BOUND:-combinatorial}
 dir=build/zoo
 mkdir -p "$dir" bench/results
 models=${*:-resnet-50 vgg-16 wresnet-152-10 inception-4 nasnet-25 rnn-8-8k brnn-4-8k gpt-12-768}
-out=bench/results/bound_gaps.txt
+out=${OUT:-bench/results/bound_gaps.txt}
 {
 printf '# scripts/bound_gaps.sh: swapadvisor --generations %s --threads 1 --bound=%s, %s\n' "$gens" "$bound" "$profile"
 printf '%-16s %5s %6s %12s %12s %12s %8s %8s %s\n' model mem ops ideal_us search_us bound_us within bound_s binding
-for m in $models; do
+for mb in $models; do
+    m=${mb%%:*} batch=()
+    [ "$m" = "$mb" ] || { batch=(--batch "${mb#*:}"); m=$m-b${mb#*:}; }
     g=$dir/$m.json
-    [ -s "$g" ] || ./bin/dfg-zoo "$m" -o - | ./bin/dfg-profile - --device "$profile" -o "$g"
+    [ -s "$g" ] || ./bin/dfg-zoo "${mb%%:*}" "${batch[@]}" -o - | ./bin/dfg-profile - --device "$profile" -o "$g"
     for frac in 0.5 0.25; do
         p=$dir/$m.bound.$frac.plan.json
         if ! ./bin/swapadvisor-search "$g" --memory "${frac}x" --generations "$gens" --threads 1 --bound="$bound" \

@@ -159,9 +159,12 @@ START_TEST(test_mixed_swap_and_recompute)
 }
 END_TEST
 
-/* Decisions a tensor cannot carry out are kept instead and counted: a
- * backward gradient has no forward use to leave after. */
-START_TEST(test_impossible_decisions_are_demoted)
+/* Backward gradients asked to be recomputed: those with a gap between two
+ * uses and a producer that may run again there are rebuilt by re-running a
+ * backward op (the host replay checks every byte); the rest (no op between
+ * two uses, no reader at all, a producer reading a weight updated by then)
+ * are kept instead and counted. */
+START_TEST(test_backward_gradients_recompute_where_they_can)
 {
     sa_dfg_graph *g = tu_ladder(4);
     uint8_t *act = calloc((size_t)g->n_tensors, 1);
@@ -176,10 +179,64 @@ START_TEST(test_impossible_decisions_are_demoted)
     dec_opts_default(&o);
     dec_stats ds;
     sa_plan *p = build_checked(g, act, &o, &ds);
-    ck_assert_int_eq(ds.n_demoted, asked);
-    ck_assert_int_eq(ds.n_recompute_nodes, 0);
+    ck_assert_int_eq(ds.n_demoted + ds.n_recomputed, asked);
+    ck_assert_int_gt(ds.n_recomputed, 0);
+    ck_assert_int_gt(ds.n_demoted, 0);
+    int32_t bwd = 0;
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        bwd += p->nodes[v].kind == SA_PLAN_RECOMPUTE && g->ops[p->nodes[v].ref].phase == SA_DFG_BACKWARD;
+    ck_assert_int_gt(bwd, 0);
     free(act);
     sa_plan_free(p);
+    sa_dfg_free(g);
+}
+END_TEST
+
+/* A backward intermediate h read again after a large one k: recomputed, h
+ * leaves the device over k's life (its producer's two small inputs stay in
+ * its place), so the arena shrinks; swapped, it moves over the link once
+ * each way.  Both replay correctly. */
+START_TEST(test_backward_intermediate_leaves_over_its_gap)
+{
+    const int64_t MB = 1 << 20;
+    sa_dfg_graph *g = sa_dfg_new("bwd-gap");
+    int32_t x = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, MB), a = sa_dfg_add_tensor(g, "a", SA_DFG_ACTIVATION, MB);
+    int32_t d = sa_dfg_add_tensor(g, "d", SA_DFG_GRADIENT, MB), h = sa_dfg_add_tensor(g, "h", SA_DFG_ACTIVATION, 8 * MB);
+    int32_t e = sa_dfg_add_tensor(g, "e", SA_DFG_GRADIENT, MB), k = sa_dfg_add_tensor(g, "k", SA_DFG_ACTIVATION, 16 * MB);
+    int32_t m = sa_dfg_add_tensor(g, "m", SA_DFG_GRADIENT, MB), out = sa_dfg_add_tensor(g, "out", SA_DFG_GRADIENT, MB);
+    int32_t i0[] = {x}, o0[] = {a}, i1[] = {a}, o1[] = {d}, i2[] = {d, a}, o2[] = {h}, i3[] = {h}, o3[] = {e};
+    int32_t i4[] = {e}, o4[] = {k}, i5[] = {k}, o5[] = {m}, i6[] = {h, m}, o6[] = {out};
+    sa_dfg_add_op(g, "f", "relu", SA_DFG_FORWARD, i0, 1, o0, 1);
+    sa_dfg_add_op(g, "loss", "softmax_xent", SA_DFG_FORWARD, i1, 1, o1, 1);
+    sa_dfg_add_op(g, "b0", "mul", SA_DFG_BACKWARD, i2, 2, o2, 1);
+    sa_dfg_add_op(g, "b1", "relu_bwd", SA_DFG_BACKWARD, i3, 1, o3, 1);
+    sa_dfg_add_op(g, "b2", "expand", SA_DFG_BACKWARD, i4, 1, o4, 1);
+    sa_dfg_add_op(g, "b3", "reduce", SA_DFG_BACKWARD, i5, 1, o5, 1);
+    sa_dfg_add_op(g, "b4", "add", SA_DFG_BACKWARD, i6, 2, o6, 1);
+    tu_unit_finalize(g);
+    dec_opts o;
+    dec_opts_default(&o);
+    o.out_sync = 1;
+    uint8_t *act = calloc((size_t)g->n_tensors, 1);
+    dec_stats keep, rc, sw;
+    sa_plan *p0 = build_checked(g, act, &o, &keep);
+    act[h] = DEC_RECOMPUTE;
+    sa_plan *p1 = build_checked(g, act, &o, &rc);
+    ck_assert_int_eq(rc.n_recomputed, 1);
+    ck_assert_int_eq(rc.n_recompute_nodes, 1);
+    ck_assert_int_eq(rc.n_demoted, 0);
+    ck_assert_int_lt(p1->arena_bytes, p0->arena_bytes);
+    ck_assert_int_le(p1->arena_bytes, 20 * MB); /* k, e or m, and b0's inputs a and d: no h */
+    act[h] = DEC_SWAP;
+    o.prefetch = 1; /* the link is slow beside these ops: fetch one op ahead */
+    sa_plan *p2 = build_checked(g, act, &o, &sw);
+    ck_assert_int_eq(sw.n_swapped, 1);
+    ck_assert_int_eq(p2->predicted.d2h_bytes, 8 * MB);
+    ck_assert_int_le(p2->arena_bytes, p0->arena_bytes); /* back in while b3 still holds k */
+    free(act);
+    sa_plan_free(p0);
+    sa_plan_free(p1);
+    sa_plan_free(p2);
     sa_dfg_free(g);
 }
 END_TEST
@@ -228,8 +285,11 @@ START_TEST(test_persistent_swaps)
     uint8_t *act = forward_acts(g, DEC_SWAP);
     uint8_t *wide = calloc((size_t)g->n_tensors, 1);
     int32_t nslots = 0, n_params = 0;
+    uint8_t *pers = calloc((size_t)g->n_tensors, 1);
     for (int32_t t = 0; t < g->n_tensors; t++) {
-        wide[t] = act[t];
+        wide[t] = pers[t] = act[t];
+        if (sa_dfg_kind_persistent(g->tensors[t].kind))
+            pers[t] = DEC_SWAP;
         if (sa_dfg_kind_persistent(g->tensors[t].kind) || g->tensors[t].kind == SA_DFG_GRADIENT)
             wide[t] = DEC_SWAP;
         n_params += sa_dfg_kind_persistent(g->tensors[t].kind);
@@ -241,7 +301,7 @@ START_TEST(test_persistent_swaps)
     dec_opts_default(&o);
     dec_stats a, b;
     sa_plan *p0 = build_checked(g, act, &o, &a);
-    sa_plan *p1 = build_checked(g, wide, &o, &b); /* off: the same plan */
+    sa_plan *p1 = build_checked(g, pers, &o, &b); /* off: the same plan */
     ck_assert_int_eq(p0->n_nodes, p1->n_nodes);
     ck_assert_int_eq(p0->n_res, p1->n_res);
     ck_assert_int_eq(p0->arena_bytes, p1->arena_bytes);
@@ -278,6 +338,7 @@ START_TEST(test_persistent_swaps)
         sa_plan_free(p);
     }
     free(drop);
+    free(pers);
     free(wide);
     free(act);
     sa_plan_free(p0);
@@ -294,7 +355,8 @@ Suite *suite_decide(void)
     tcase_add_test(tc, test_swapping_activations_lowers_the_arena);
     tcase_add_test(tc, test_recompute_chains_replay_correctly);
     tcase_add_test(tc, test_mixed_swap_and_recompute);
-    tcase_add_test(tc, test_impossible_decisions_are_demoted);
+    tcase_add_test(tc, test_backward_gradients_recompute_where_they_can);
+    tcase_add_test(tc, test_backward_intermediate_leaves_over_its_gap);
     tcase_add_test(tc, test_cost_rule_swaps_what_hides_and_recomputes_the_rest);
     tcase_add_test(tc, test_persistent_swaps);
     suite_add_tcase(s, tc);

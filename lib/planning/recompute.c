@@ -52,6 +52,37 @@ void dec_gap(const sa_dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last
     *next_use = nx;
 }
 
+void dec_gap_longest(const sa_dfg_graph *g, const int32_t *pos, const double *tstart, int32_t t, int32_t *before,
+                     int32_t *after)
+{
+    const sa_dfg_tensor *x = &g->tensors[t];
+    *before = *after = -1;
+    if (sa_dfg_kind_persistent(x->kind) || x->kind == SA_DFG_WORKSPACE || x->producer < 0 ||
+        g->ops[x->producer].phase == SA_DFG_FORWARD)
+        return;
+    /* for each use q, the nearest use after it: the readers are few, so the
+     * quadratic walk costs less than sorting them; past DEC_GAP_READERS
+     * readers only the gap after the producer is looked at */
+    double best = 0;
+    int32_t p = pos[x->producer], nq = x->n_readers <= DEC_GAP_READERS ? x->n_readers : 0;
+    for (int32_t k = -1; k < nq; k++) {
+        int32_t q = k < 0 ? p : pos[g->readers[x->reader_off + k]], nx = -1;
+        for (int32_t j = 0; j < x->n_readers; j++) {
+            int32_t r = pos[g->readers[x->reader_off + j]];
+            if (r > q && (nx < 0 || r < nx))
+                nx = r;
+        }
+        if (nx < q + 2)
+            continue; /* no op between: nothing to leave the device over */
+        double span = tstart[nx] - tstart[q + 1];
+        if (*before < 0 || span > best || (span == best && q < *before)) {
+            best = span;
+            *before = q;
+            *after = nx;
+        }
+    }
+}
+
 /* Whether the default rule may rebuild t at position p (swp_recompute_rule):
  * a forward activation whose producer may be re-run then and takes at most
  * us_per_mb per MB of t, whose non-persistent inputs are live at p or may

@@ -32,6 +32,13 @@
  * state) stay resident all iteration (none of these baselines swaps them);
  * workspaces live for their op.
  *
+ * A tensor made in the backward phase that is asked to leave (anything but
+ * DEC_KEEP) takes the same decisions over its longest gap between two uses
+ * (recompute.h, dec_gap_longest) in place of "after its last forward-phase
+ * use ... its next use": DTR's rebuilds of backward intermediates, a
+ * gradient swapped out while it waits for its update.  Asked DEC_KEEP, it
+ * stays from its producer to its last reader as before.
+ *
  * A decision the tensor cannot carry out is demoted to DEC_KEEP and counted:
  * no gap (no use after its last forward use), a swap-in that could not start
  * before the swap-out is issued, or a recompute of an op that updates

@@ -14,6 +14,9 @@
  * The gap.  An activation is read in the forward phase, then not until its
  * next use (in the backward phase); between its last forward use and that
  * next use it may leave the device, swapped out or dropped to be recomputed.
+ * A tensor made in the backward phase (an intermediate a later backward op
+ * reads again, a gradient waiting for its update) has a gap too: the longest
+ * stretch of compute between two of its uses (dec_gap_longest).
  *
  * The cost rule.  Swap when the round trip over the link (swap-out plus
  * swap-in, each alone on its stream) hides behind the compute of the gap;
@@ -43,6 +46,19 @@ bool dec_recompute_ok(const sa_dfg_graph *g, const int32_t *pos, int32_t t, int3
 /* Position of t's last forward-phase use in pos (pos[op] = schedule position)
  * and of its next use after it (-1 when none: then t has no gap to use). */
 void dec_gap(const sa_dfg_graph *g, const int32_t *pos, int32_t t, int32_t *last_fwd, int32_t *next_use);
+
+/* The gap of a tensor produced outside the forward phase (a backward
+ * intermediate, a gradient waiting for its last reader), which dec_gap does
+ * not give: the longest stretch of compute between two consecutive uses (its
+ * producer and its readers) with at least one op between them.  tstart[i] is
+ * the stall-free start of position i (n_ops + 1 entries).  *before is the use
+ * the gap follows and *after the one it ends at; -1 in both when t is
+ * persistent, a workspace, an input, produced in the forward phase, or has no
+ * such gap.  A tensor with more than DEC_GAP_READERS readers gets the gap
+ * after its producer only (the walk is quadratic in the readers). */
+#define DEC_GAP_READERS 64
+void dec_gap_longest(const sa_dfg_graph *g, const int32_t *pos, const double *tstart, int32_t t, int32_t *before,
+                     int32_t *after);
 
 /* The round trip of bytes over the link on dev: swap-out plus swap-in, each
  * alone on its stream (us). */

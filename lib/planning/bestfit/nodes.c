@@ -661,6 +661,8 @@ sa_status dec_nodes(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32
         c.req[t] = act ? act[t] : DEC_KEEP;
         if (o->swap_persistent && widened(&c, t))
             continue;
+        if (c.last_fwd[t] < 0 && c.req[t] != DEC_KEEP) /* asked to leave: a backward tensor's gap */
+            dec_gap_longest(g, c.pos, c.tstart, t, &c.last_fwd[t], &c.next_after[t]);
         if (c.req[t] == DEC_EVICT)
             c.req[t] = cost_rule(&c, t);
         c.act[t] = allowed(&c, t, c.req[t]);
