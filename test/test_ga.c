@@ -474,6 +474,51 @@ START_TEST(test_search_from_recompute_seed_replays)
 }
 END_TEST
 
+/* The fill: a seed that swaps every forward activation where memory holds
+ * them all.  The search's last step keeps swapped tensors resident, one at
+ * a time, wherever that is faster and fits: it keeps some (its search
+ * block says how many of how many tried), its best-fit answer swaps fewer
+ * bytes than the seed and runs faster, and the plan replays. */
+START_TEST(test_fill_keeps_what_memory_holds)
+{
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 11 / 10);
+    uint8_t *act = calloc((size_t)g->n_tensors, 1);
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].kind == SA_DFG_ACTIVATION && g->ops[g->tensors[t].producer].phase == SA_DFG_FORWARD)
+            act[t] = DEC_SWAP;
+    sa_plan *seed = sa_plan_new(g, &d);
+    sa_err err = {0};
+    dec_opts dc;
+    dec_opts_default(&dc);
+    planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = &dc};
+    ck_assert_msg(planner_plan(g, &d, &q, seed, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_gt(seed->predicted.d2h_bytes, 0);
+    sa_ga_seed sd = {"swap-all", seed, false};
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
+    o.generations = 0; /* the first generation only: the seed's individual is the best best-fit one */
+    o.population = 8;
+    o.seeds = &sd;
+    o.n_seeds = 1;
+    sa_ga_result r;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+    const char *f = strstr(r.best->search_json, "\"fill\":{\"kept\":");
+    ck_assert_ptr_nonnull(f);
+    int kept = 0, tried = 0;
+    ck_assert_int_eq(sscanf(f, "\"fill\":{\"kept\":%d,\"tried\":%d", &kept, &tried), 2);
+    ck_assert_int_gt(kept, 0);
+    ck_assert_int_ge(tried, kept);
+    ck_assert_double_lt(r.best->predicted.iteration_us, seed->predicted.iteration_us);
+    ck_assert_int_lt(r.best->predicted.d2h_bytes, seed->predicted.d2h_bytes);
+    tu_check_policy_plan(r.best, g, "search after the fill", true);
+    sa_plan_free(r.best);
+    sa_plan_free(seed);
+    free(act);
+    sa_dfg_free(g);
+}
+END_TEST
+
 /* No policy recomputes an op that updates a persistent tensor in place (the
  * ladder's sgd updates), and the validator rejects such a recompute written
  * by hand. */
@@ -721,6 +766,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_no_clock_shapes_the_seeded_plan);
     tcase_add_test(tc, test_deadline_cuts_and_is_recorded);
     tcase_add_test(tc, test_started_plan_is_cut_at_its_deadline);
+    tcase_add_test(tc, test_fill_keeps_what_memory_holds);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -656,11 +656,20 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     const sa_dfg_graph *g = s->c.g;
     const sa_dfg_device *dev = s->c.dev;
     const sa_ga_opts *o = s->c.o;
-    const indiv *pop = s->pop;
-    int32_t bi = 0;
-    for (int32_t i = 1; i < s->np; i++)
+    indiv *pop = s->pop;
+    int32_t bi = 0, bf = -1, kept = 0, tried = 0;
+    for (int32_t i = 0; i < s->np; i++) {
         if (pop[i].t < pop[bi].t)
             bi = i;
+        if (pop[i].layout == PLANNER_BESTFIT && isfinite(pop[i].t) && (bf < 0 || pop[i].t < pop[bf].t))
+            bf = i;
+    }
+    sa_status fst;
+    if (s->c.joint && bf >= 0 &&
+        (fst = gx_fill_memory(&s->c, s->ws, s->threads, &pop[bf], o->deadline_s, &kept, &tried, err)))
+        return fst;
+    if (bf >= 0 && pop[bf].t < pop[bi].t)
+        bi = bf;
     int32_t bs = s->c.joint ? best_seed(o) : -1;
     bool seed_won = bs >= 0 && !(pop[bi].t <= o->seeds[bs].plan->predicted.iteration_us);
     if (!isfinite(pop[bi].t) && !seed_won)
@@ -698,14 +707,17 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     if (isfinite(res->first_us))
         snprintf(first, sizeof first, ",\"first_generation_us\":%.3f", res->first_us);
     seed_json(s, &pop[bi], bs, seed_won, joint, sizeof joint);
+    char fill[64] = ""; /* the fill's figures, with seeds (it runs only then) */
+    if (s->c.joint)
+        snprintf(fill, sizeof fill, ",\"fill\":{\"kept\":%d,\"tried\":%d}", kept, tried);
     snprintf(json, sizeof json,
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
              "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
              "\"time_to_1pct_s\":%.3f%s,\"size_classes\":%d,\"objects\":%d,"
-             "\"pool_bytes\":%lld%s%s%s}",
+             "\"pool_bytes\":%lld%s%s%s%s}",
              sa_ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations, o->mutation,
              o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, first, pop[bi].a.n_classes,
-             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, joint,
+             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, fill, joint,
              o->pool_recompute ? ",\"pool_recompute\":true" : "", s->cut ? ",\"cut\":true" : "");
     if (!sa_plan_set_search_json(res->best, json))
         return sa_fail(err, SA_ENOMEM, "out of memory");

@@ -1,0 +1,107 @@
+/* ga_fill.c - the search's last step: memory the best best-fit plan leaves
+ * idle is spent keeping tensors resident that it swaps or recomputes.  The
+ * decisions are tried one at a time, costliest first (a recompute's producer
+ * time, a swap's round trip over the link), each set back to DEC_KEEP and
+ * kept when the plan still fits and runs strictly faster.  Batches of
+ * GA_FILL_BATCH tries are evaluated in parallel, each against the same
+ * decisions, and the first that gains (in candidate order) is taken, so the
+ * answer does not depend on the thread count. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swapadvisor/planner.h"
+#include "swapadvisor/recompute.h"
+#include "ga_internal.h"
+
+typedef struct fill_cand {
+    double cost;
+    int32_t t;
+} fill_cand;
+
+static int cmp_cost(const void *a, const void *b)
+{
+    const fill_cand *x = a, *y = b;
+    if (x->cost != y->cost)
+        return x->cost > y->cost ? -1 : 1;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* What leaving t costs, roughly: its producer's time when recomputed, the
+ * round trip over the link when swapped (or evicted: the cost rule's). */
+static double leave_cost(const gctx *c, const indiv *x, int32_t t)
+{
+    const sa_dfg_tensor *d = &c->g->tensors[t];
+    if (x->act[t] == DEC_RECOMPUTE && d->producer >= 0)
+        return c->g->ops[d->producer].time_us > 0 ? c->g->ops[d->producer].time_us : 0;
+    return recompute_round_trip_us(c->dev, d->bytes);
+}
+
+sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *kept, int32_t *tried,
+                         sa_err *err)
+{
+    const int32_t nt = c->g->n_tensors;
+    *kept = *tried = 0;
+    if (x->layout != PLANNER_BESTFIT || !isfinite(x->t))
+        return SA_OK;
+    fill_cand *fc = malloc(((size_t)c->n_cand + 1) * sizeof *fc);
+    uint8_t *acts = malloc((size_t)GA_FILL_BATCH * ((size_t)nt + 1));
+    indiv *trial = calloc(GA_FILL_BATCH, sizeof *trial);
+    sa_status *st = calloc(GA_FILL_BATCH, sizeof *st);
+    sa_err *errs = calloc(GA_FILL_BATCH, sizeof *errs);
+    sa_status rc = SA_OK;
+    if (!fc || !acts || !trial || !st || !errs) {
+        rc = sa_fail(err, SA_ENOMEM, "out of memory filling idle memory");
+        goto out;
+    }
+    int32_t n = 0;
+    for (int32_t k = 0; k < c->n_cand; k++)
+        if (x->act[c->cand[k]] != DEC_KEEP)
+            fc[n++] = (fill_cand){leave_cost(c, x, c->cand[k]), c->cand[k]};
+    qsort(fc, (size_t)n, sizeof *fc, cmp_cost);
+    if (n > GA_FILL_TRIES)
+        n = GA_FILL_TRIES;
+    for (int j = 0; j < GA_FILL_BATCH; j++) {
+        trial[j] = *x; /* best fit reads the schedule, the decisions and the timing gene only */
+        trial[j].act = acts + (size_t)j * ((size_t)nt + 1);
+    }
+    for (int32_t k = 0; k < n;) {
+        if (deadline_s > 0 && sa_now_s() >= deadline_s)
+            break;
+        int m = n - k < GA_FILL_BATCH ? (int)(n - k) : GA_FILL_BATCH;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+        for (int j = 0; j < m; j++) {
+            memcpy(trial[j].act, x->act, (size_t)nt + 1);
+            trial[j].act[fc[k + j].t] = DEC_KEEP;
+            bool cut = false;
+            st[j] = gx_evaluate(c, &ws[omp_get_thread_num()], &trial[j], deadline_s, &cut, &errs[j]);
+        }
+        int take = -1;
+        for (int j = 0; j < m && take < 0; j++) {
+            if (st[j]) {
+                *err = errs[j];
+                rc = st[j];
+                goto out;
+            }
+            if (trial[j].t < x->t)
+                take = j;
+        }
+        *tried += take < 0 ? m : take + 1;
+        if (take < 0) {
+            k += m;
+            continue;
+        }
+        x->act[fc[k + take].t] = DEC_KEEP;
+        x->t = trial[take].t;
+        ++*kept;
+        k += take + 1; /* the tries after it in the batch ran against the old decisions */
+    }
+out:
+    free(fc);
+    free(acts);
+    free(trial);
+    free(st);
+    free(errs);
+    return rc;
+}
