@@ -29,6 +29,10 @@
  * a seed made with the pool layout (sa_ga_seed.pool) stays a pool individual
  * with the topo individual's pool genes.  The cost rule's individual (every
  * forward activation DEC_EVICT, best fit) joins them.
+ * After the last generation the best best-fit individual's swapped,
+ * recomputed and evicted tensors are set back to keep, costliest first, where
+ * the plan still fits and gets faster (the fill: memory left idle is spent;
+ * the search block's "fill" counts what was kept of what was tried).
  * The answer is never slower than the fastest seed: when no individual beats
  * it, that seed's plan itself is the answer.  The search block then records
  * the fastest seed, the gain over it and where the answer came from.
