@@ -32,7 +32,9 @@
  * After the last generation the best best-fit individual's swapped,
  * recomputed and evicted tensors are set back to keep, costliest first, where
  * the plan still fits and gets faster (the fill: memory left idle is spent;
- * the search block's "fill" counts what was kept of what was tried).
+ * the search block's "fill" counts what was kept of what was tried; with
+ * deadline_s the generations stop at nine tenths of the time to it and the
+ * fill has the rest).
  * The answer is never slower than the fastest seed: when no individual beats
  * it, that seed's plan itself is the answer.  The search block then records
  * the fastest seed, the gain over it and where the answer came from.

@@ -194,6 +194,7 @@ typedef struct search {
     int hist_cap;
     double tbest;
     bool cut;               /* the deadline stopped an evaluation (sa_ga_opts.deadline_s) */
+    double gen_deadline;    /* the generations' share of it (0: none): the fill has the rest */
 } search;
 
 static void search_free(search *s)
@@ -219,6 +220,9 @@ static sa_status search_init(search *s, const sa_dfg_graph *g, const sa_dfg_devi
     swp_opts_default(&s->c.so);
     dec_opts_default(&s->c.dec);
     s->t0 = omp_get_wtime();
+    /* with seeds the fill runs after the generations: it gets the last tenth */
+    double now = sa_now_s(), d = o->deadline_s;
+    s->gen_deadline = d > 0 && s->c.joint && d > now ? now + 0.9 * (d - now) : d;
     size_t total = (size_t)s->total;
     s->pop = calloc(total, sizeof *s->pop);
     s->ws = calloc((size_t)s->threads, sizeof *s->ws);
@@ -265,7 +269,7 @@ static sa_status first_error(const search *s, int32_t from, int32_t to, sa_err *
  * search has an answer however early the deadline. */
 static bool skip_eval(search *s, int32_t i)
 {
-    double d = s->c.o->deadline_s;
+    double d = s->gen_deadline;
     if (!(d > 0) || (i == 0 && !s->c.joint) || sa_now_s() < d)
         return false;
 #pragma omp atomic write
@@ -282,7 +286,7 @@ static sa_status evaluate_one(search *s, tws *w, int32_t i, sa_err *err)
     if (skip_eval(s, i))
         return SA_OK;
     bool cut = false;
-    double d = i == 0 && !s->c.joint ? 0 : s->c.o->deadline_s;
+    double d = i == 0 && !s->c.joint ? 0 : s->gen_deadline;
     sa_status st = gx_evaluate(&s->c, w, &s->pop[i], d, &cut, err);
     if (cut) {
 #pragma omp atomic write
@@ -387,7 +391,7 @@ static sa_status end_of_generation(search *s, int gen, const sa_ga_result *res, 
     }
     *stop = (o->generations > 0 && gen >= o->generations) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
             (o->generations <= 0 && o->time_limit_s <= 0) || s->cut ||
-            (o->deadline_s > 0 && sa_now_s() >= o->deadline_s);
+            (s->gen_deadline > 0 && sa_now_s() >= s->gen_deadline);
     return SA_OK;
 }
 
