@@ -3,13 +3,12 @@
 # sanitizer build (build-asan/) with CHECK_JOBS jobs (default 2), then these
 # phases, CHECK_LANES (default 2) of them at a time, because most keep only
 # one core busy:
-#   asan-checks   the Check suites under ASan + UBSan, in two halves
-#                 (SA_CHECK_SUITES): asan-checks-1 test_bound's, the
-#                 longest suite, and asan-checks-2 the others
-#   test          CLI cases, Checks, layers, shape, package-test
 #   test-py       the Python tools' tests (test/py)
-#   asan-cli      the CLI cases under ASan + UBSan
+#   test          CLI cases, Checks, layers, shape, package-test
 #   valgrind      memcheck of every policy (build-vg/)
+#   asan-checks-1 the Check suites bound and search_cli under ASan + UBSan
+#   asan-checks-2 the other Check suites under ASan + UBSan (SA_CHECK_SUITES)
+#   asan-cli      the CLI cases under ASan + UBSan
 #   fuzz          the libFuzzer targets (build-fuzz/)
 #   nocuda-check  the GPU paths of a build without nvcc (build-nocuda/)
 # longest first, so that the lanes end together (docs/robustness.md has
@@ -26,7 +25,7 @@ cd "$(dirname "$0")/.."
 MAKE=${MAKE:-make}
 JOBS=${CHECK_JOBS:-2}
 LANES=${CHECK_LANES:-2}
-PHASES=(asan-checks-2 test test-py asan-checks-1 asan-cli valgrind fuzz nocuda-check)
+PHASES=(test-py test valgrind asan-checks-1 asan-checks-2 asan-cli fuzz nocuda-check)
 # the suites of asan-checks-1; asan-checks-2 runs the rest
 ASAN_SUITES_1="bound,search_cli"
 # Two phases share the cores, so the Check suite's per-test timeouts (hang
