@@ -7,10 +7,11 @@
 #                   packaging checks (scripts/package_test.sh); with -Werror
 #   make shape      no long function without a reason, no code written twice, no
 #                   lib/ file over 800 lines (docs/architecture.md)
-#   make asan-test  the same suite under AddressSanitizer + UBSan (build-asan/)
+#   make asan-test  the CLI cases and the Check suite under AddressSanitizer + UBSan
+#                   (build-asan/): make asan-cli and make asan-checks, after make asan-build
 #   make nocuda-check  the build without nvcc (build-nocuda/): its GPU paths exit 7
 #                   with gpu_none.c's one message (scripts/nocuda.sh)
-#   make valgrind   memcheck of every policy on graphs/*.json (scripts/valgrind.sh)
+#   make valgrind   memcheck of every policy on two small zoo graphs (scripts/valgrind.sh)
 #   make fuzz       libFuzzer targets of test/fuzz/, FUZZ_SECONDS each (scripts/fuzz.sh)
 #   make check      all of these and test-py (what CI runs), with -Werror, the
 #                   builds with CHECK_JOBS=2 jobs, two phases at a time (scripts/check.sh)
@@ -110,14 +111,14 @@ TEST_OBJ = $(patsubst test/%.c,$(BUILD)/test/%.o,$(TEST_SRC) test/check_main.c)
 TEST_BIN = $(BUILD)/test/run_tests
 BENCHES  = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test asan-test nocuda-check check bench clean layers install uninstall man package-test FORCE \
-        valgrind fuzz print-ldlibs
+.PHONY: all test asan-test asan-build asan-checks asan-cli nocuda-check check bench clean layers install uninstall \
+        man package-test FORCE valgrind fuzz print-ldlibs
 all: $(LIBA) $(CMDS) $(MPI_CMDS)
 
 # The development build: warnings are errors for the test targets (and with
 # DEV=1); a user's plain `make` only shows them.  -Werror changes no object
 # code, so objects built either way are reused (CI builds from scratch).
-test asan-test nocuda-check check package-test: DEV = 1
+test asan-test asan-build asan-checks asan-cli nocuda-check check package-test: DEV = 1
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -145,6 +146,9 @@ $(BUILD)/cmd/%.o: cmd/%.c | $(BUILD)/cmd
 	$(CC) $(CFLAGS_ALL) -Icmd/common -c $< -o $@
 $(BIN)/%: $(BUILD)/cmd/%.o $(CLIA) $(LIBA) | $(BIN)
 	$(CC) -o $@ $< $(CLIA) $(LIBA) $(LDLIBS_ALL)
+# Kept, not deleted as intermediates: their .d files name them, so the next
+# make would rebuild them and relink $(BIN), two phases of make check at once.
+.SECONDARY: $(patsubst cmd/%.c,$(BUILD)/cmd/%.o,$(CMD_SRC))
 # MPI front ends: mpicc wraps $(CC) (OMPI_CC / MPICH_CC) with MPI's flags.
 $(BUILD)/cmd/mpi/%.o: cmd/mpi/%.c | $(BUILD)/cmd/mpi
 	OMPI_CC=$(CC) MPICH_CC=$(CC) $(MPICC) $(CFLAGS_ALL) -Icmd/common -c $< -o $@
@@ -212,12 +216,30 @@ valgrind:
 	$(MAKE) BUILD=build-vg BIN=build-vg/bin NVCC= OPT=-O1 all
 	scripts/valgrind.sh build-vg/bin
 
-# The Check suite's fuzz test plans the first 100 of its 300 random graphs
-# here (the same seed; `make test` runs all 300): the first 100 already reach
-# every outcome the test counts and asserts on (5 searches and 108 search-like
-# pools plan below every fixed pool), at a third of the time under ASan.
-asan-test:
-	LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp:print_suppressions=0 SA_FUZZ_GRAPHS=100 $(MAKE) DEV=1 BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+# The sanitizer build checks our code for memory errors and undefined
+# behaviour, so it runs what `make test` runs of C, smaller where a smaller
+# size reaches the same code (each knob's test says what it keeps):
+#   SA_FUZZ_GRAPHS=100    test_pool's fuzz test: the first 100 of its 300
+#                         random graphs, which reach every outcome it counts
+#   SA_ROBUST_GRAPHS=100  test_robust's random graphs: the first 100 of 300,
+#                         every policy planning and refusing among them
+#   SA_BOUND_BUNDLED=1    test_bound on the bundled vgg-11 alone, not rnn-2-1k
+#                         and resnet-50 (9 minutes, mostly in the uninstrumented
+#                         LP and MILP solvers)
+# and skips the CLI cases marked nosan in test/cli/cases.tsv (their comments
+# say what covers them here).  layers, shape and package-test read no object
+# code of this build and run in `make test`.  asan-checks takes
+# SA_CHECK_SUITES (test/check_main.c) to run part of the suite.
+ASAN_SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+ASAN_ENV = LSAN_OPTIONS=suppressions=$(CURDIR)/test/lsan.supp:print_suppressions=0 \
+           SA_FUZZ_GRAPHS=100 SA_ROBUST_GRAPHS=100 SA_BOUND_BUNDLED=1
+asan-build:
+	$(MAKE) DEV=1 BUILD=build-asan BIN=build-asan/bin OPT=-O1 SAN="$(ASAN_SAN)" all build-asan/test/run_tests
+asan-checks: asan-build
+	$(ASAN_ENV) ./build-asan/test/run_tests
+asan-cli: asan-build
+	$(ASAN_ENV) SAN="$(ASAN_SAN)" test/cli/run.sh build-asan/bin
+asan-test: asan-cli asan-checks
 
 nocuda-check:
 	$(MAKE) DEV=1 BUILD=build-nocuda BIN=build-nocuda/bin NVCC= build-nocuda/bin/dfg-profile \

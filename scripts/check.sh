@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# scripts/check.sh - what `make check` (and CI) runs: the main build with
-# CHECK_JOBS jobs (default 2), then these phases, CHECK_LANES (default 2) of
-# them at a time, because most keep only one core busy:
-#   asan-test     the CLI cases and Checks under ASan + UBSan (build-asan/)
-#   test          CLI cases, Checks, layers, shape, package-test
+# scripts/check.sh - what `make check` (and CI) runs: the main build and the
+# sanitizer build (build-asan/) with CHECK_JOBS jobs (default 2), then these
+# phases, CHECK_LANES (default 2) of them at a time, because most keep only
+# one core busy:
 #   test-py       the Python tools' tests (test/py)
+#   test          CLI cases, Checks, layers, shape, package-test
 #   valgrind      memcheck of every policy (build-vg/)
+#   asan-checks-1 the Check suites bound and search_cli under ASan + UBSan
+#   asan-checks-2 the other Check suites under ASan + UBSan (SA_CHECK_SUITES)
+#   asan-cli      the CLI cases under ASan + UBSan
 #   fuzz          the libFuzzer targets (build-fuzz/)
 #   nocuda-check  the GPU paths of a build without nvcc (build-nocuda/)
-# longest first, so that the lanes end together.  Every build inside a phase
-# uses CHECK_JOBS jobs too; the phases build into folders of their own, and
-# the main build is done before any starts, so no two write one file.
+# longest first, so that the lanes end together (docs/robustness.md has
+# each phase's time).  Every build inside a phase uses CHECK_JOBS jobs too;
+# the phases build into folders of their own, and the main and sanitizer
+# builds are done before any starts, so no two write one file.
 # A phase's output goes to build/check-PHASE.log and is printed whole when the
 # phase ends, with a line "check: PHASE ok (N s)" or "check: PHASE FAILED,
 # exit N (N s)", so two phases never interleave.  A failed phase does not stop
@@ -21,7 +25,9 @@ cd "$(dirname "$0")/.."
 MAKE=${MAKE:-make}
 JOBS=${CHECK_JOBS:-2}
 LANES=${CHECK_LANES:-2}
-PHASES=(asan-test test test-py valgrind fuzz nocuda-check)
+PHASES=(test-py test valgrind asan-checks-1 asan-checks-2 asan-cli fuzz nocuda-check)
+# the suites of asan-checks-1; asan-checks-2 runs the rest
+ASAN_SUITES_1="bound,search_cli"
 # Two phases share the cores, so the Check suite's per-test timeouts (hang
 # guards, not timing tests) get three times their length unless set.
 [ "$LANES" -le 1 ] || export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-3}
@@ -31,6 +37,10 @@ mkdir -p build
 phase_cmd() {
     case $1 in
         fuzz)    echo "env FUZZ_JOBS=$JOBS $MAKE --no-print-directory fuzz" ;;
+        # the sanitizer build is done: make only runs these
+        asan-checks-1) echo "env SA_CHECK_SUITES=$ASAN_SUITES_1 $MAKE --no-print-directory asan-checks" ;;
+        asan-checks-2) echo "env SA_CHECK_SUITES=-${ASAN_SUITES_1//,/,-} $MAKE --no-print-directory asan-checks" ;;
+        asan-cli) echo "$MAKE --no-print-directory asan-cli" ;;
         # the main build is done: these two only run (a make -j here would hand
         # its job slots down to the make that test_batch runs)
         test|test-py) echo "$MAKE --no-print-directory $1" ;;
@@ -55,7 +65,8 @@ done_line() {
 
 echo "check: build"
 start[build]=$SECONDS
-$MAKE -j"$JOBS" --no-print-directory DEV=1 all build/test/run_tests
+$MAKE -j"$JOBS" --no-print-directory DEV=1 all build/test/run_tests &&
+    $MAKE -j"$JOBS" --no-print-directory asan-build
 rc=$?
 done_line build "$rc"
 if [ "$rc" != 0 ]; then
