@@ -251,6 +251,24 @@ def _insert_recompute(doc, graph, op, tensor):
     return out
 
 
+def trains_like_eager_with_one_recompute(tc, wd, path, gp, model, batch, *extra):
+    """Runs the plan at path for one step of model (with extra options): exit 0, one
+    recompute ran, and the state equals eager PyTorch's bit for bit."""
+    spec, ins, tgs = make_state(wd, model, batch)
+    out = os.path.join(wd, "out.pt")
+    rep = os.path.join(wd, "r.json")
+    r = tool("swapplan-torch", [path, "--graph", gp, model, "--iterations", "1"] + list(extra) +
+             ["--init", os.path.join(wd, "init.pt"), "--inputs", os.path.join(wd, "inputs.pt"),
+              "--save-state", out, "--report", rep])
+    tc.assertEqual(r.returncode, 0, r.stderr)
+    with open(rep) as f:
+        tc.assertEqual(json.load(f)["iterations"][0]["nodes"]["recompute"], 1)
+    torch.manual_seed(0)
+    eager.eager_steps(spec.module, spec.loss_fn, ins, tgs, "sgd", 1)
+    got, ref = torch.load(out), spec.module.state_dict()
+    tc.assertEqual([k for k in ref if not torch.equal(got[k], ref[k])], [])
+
+
 class TestRandomRecompute(Workdir):
     """A recompute of an op that draws random numbers (a dropout mask) draws the same
     ones: the state after the step still equals eager's."""
@@ -268,20 +286,7 @@ class TestRandomRecompute(Workdir):
         path = os.path.join(self.wd, "rc.json")
         with open(path, "w") as f:
             json.dump(bad, f)
-        spec, ins, tgs = make_state(self.wd, model, 2)
-        out = os.path.join(self.wd, "out.pt")
-        rep = os.path.join(self.wd, "r.json")
-        r = tool("swapplan-torch", [path, "--graph", gp, model, "--iterations", "1", "--force",
-                                    "--init", os.path.join(self.wd, "init.pt"),
-                                    "--inputs", os.path.join(self.wd, "inputs.pt"),
-                                    "--save-state", out, "--report", rep])
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(rep) as f:
-            self.assertEqual(json.load(f)["iterations"][0]["nodes"]["recompute"], 1)
-        torch.manual_seed(0)
-        eager.eager_steps(spec.module, spec.loss_fn, ins, tgs, "sgd", 1)
-        got, ref = torch.load(out), spec.module.state_dict()
-        self.assertEqual([k for k in ref if not torch.equal(got[k], ref[k])], [])
+        trains_like_eager_with_one_recompute(self, self.wd, path, gp, model, 2, "--force")
 
 
 class TestBackwardRecompute(Workdir):
@@ -331,20 +336,7 @@ class TestBackwardRecompute(Workdir):
                 json.dump(doc, f)
             r = tool("swapplan-emit", [path, "--graph", gp, "--format", "check", "--strict"])
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        spec, ins, tgs = make_state(self.wd, model, 4)
-        out = os.path.join(self.wd, "out.pt")
-        rep = os.path.join(self.wd, "r.json")
-        r = tool("swapplan-torch", [path, "--graph", gp, model, "--iterations", "1",
-                                    "--init", os.path.join(self.wd, "init.pt"),
-                                    "--inputs", os.path.join(self.wd, "inputs.pt"),
-                                    "--save-state", out, "--report", rep])
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(rep) as f:
-            self.assertEqual(json.load(f)["iterations"][0]["nodes"]["recompute"], 1)
-        torch.manual_seed(0)
-        eager.eager_steps(spec.module, spec.loss_fn, ins, tgs, "sgd", 1)
-        got, ref = torch.load(out), spec.module.state_dict()
-        self.assertEqual([k for k in ref if not torch.equal(got[k], ref[k])], [])
+        trains_like_eager_with_one_recompute(self, self.wd, path, gp, model, 4)
 
 
 class TestCorruptedPlans(Workdir):
