@@ -447,12 +447,7 @@ Suite *suite_bound(void)
     tcase_add_test(tc, test_milp_backends_agree);
     tcase_add_test(tc, test_bound_below_every_policy_ladder);
     tcase_add_loop_test(tc, test_bound_below_every_policy_zoo, 0, 4);
-    const char *env_n = getenv("SA_BOUND_BUNDLED");
-    int n_bundled = env_n ? atoi(env_n) : (int)SA_ARRAY_LEN(BUNDLED);
-    if (n_bundled < 1 || n_bundled > (int)SA_ARRAY_LEN(BUNDLED)) {
-        fprintf(stderr, "SA_BOUND_BUNDLED=%s: 1 to %d\n", env_n, (int)SA_ARRAY_LEN(BUNDLED));
-        exit(EXIT_FAILURE);
-    }
+    int n_bundled = tu_env_count("SA_BOUND_BUNDLED", (int)SA_ARRAY_LEN(BUNDLED), (int)SA_ARRAY_LEN(BUNDLED));
     tcase_add_loop_test(tc, test_bound_below_every_policy_bundled, 0, n_bundled);
     suite_add_tcase(s, tc);
     return s;

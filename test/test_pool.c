@@ -744,8 +744,8 @@ static int fz_cmp_i64(const void *x, const void *y)
 START_TEST(test_fuzz_split_plans_are_valid)
 {
     /* SA_FUZZ_GRAPHS and SA_FUZZ_SEED run a longer or another search by hand */
-    const char *env_n = getenv("SA_FUZZ_GRAPHS"), *env_seed = getenv("SA_FUZZ_SEED");
-    int n_graphs = env_n ? atoi(env_n) : FZ_GRAPHS;
+    const char *env_seed = getenv("SA_FUZZ_SEED");
+    int n_graphs = tu_env_count("SA_FUZZ_GRAPHS", FZ_GRAPHS, INT_MAX);
     fz_rng r = {env_seed ? strtoull(env_seed, NULL, 0) : 0x5eed5eed2024ULL};
     fz_stats s = {0};
     for (int gi = 0; gi < n_graphs; gi++) {

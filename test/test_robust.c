@@ -684,9 +684,7 @@ static sa_dfg_graph *rb_graph(rb_rng *r, int idx, bool huge)
  * per-policy counts. */
 START_TEST(test_random_graphs_every_policy)
 {
-    const char *env_n = getenv("SA_ROBUST_GRAPHS");
-    int n_graphs = env_n ? atoi(env_n) : RB_GRAPHS;
-    ck_assert_msg(n_graphs > 0 && n_graphs <= RB_GRAPHS, "SA_ROBUST_GRAPHS=%s: 1 to %d", env_n, RB_GRAPHS);
+    int n_graphs = tu_env_count("SA_ROBUST_GRAPHS", RB_GRAPHS, RB_GRAPHS);
     rb_rng r = {20261123};
     rb_stats s = {0};
     for (int i = 0; i < n_graphs; i++) {

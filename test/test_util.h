@@ -102,6 +102,24 @@ static inline char *tu_tmpdir(void)
 #define ck_assert_msg_contains(err, needle)                                                                  \
     ck_assert_msg(strstr((err).msg, (needle)) != NULL, "message '%s' lacks '%s'", (err).msg, (needle))
 
+/* A test's size knob: the count in environment variable name (1 to max), or
+ * dflt when it is unset.  A value out of range stops the run, naming it: a
+ * misspelt size must not shrink a test to nothing.  Works outside a test
+ * too (a suite's builder). */
+static inline int tu_env_count(const char *name, int dflt, int max)
+{
+    const char *v = getenv(name);
+    if (!v)
+        return dflt;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || n < 1 || n > max) {
+        fprintf(stderr, "%s=%s: expected a count from 1 to %d\n", name, v, max);
+        exit(EXIT_FAILURE);
+    }
+    return (int)n;
+}
+
 /* A tiny but complete training iteration: fc -> loss -> fc backward -> sgd. */
 static inline const char *tu_tiny_json(void)
 {

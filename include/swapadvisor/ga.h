@@ -32,7 +32,8 @@
  * After the last generation the best best-fit individual's swapped,
  * recomputed and evicted tensors are set back to keep, costliest first, where
  * the plan still fits and gets faster (the fill: memory left idle is spent;
- * the search block's "fill" counts what was kept of what was tried; with
+ * the search block's "fill" counts what was kept of what was tried and gives
+ * the individual's time before and after (from_us, to_us); with
  * deadline_s the generations stop at nine tenths of the time to it and the
  * fill has the rest).
  * The answer is never slower than the fastest seed: when no individual beats

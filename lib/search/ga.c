@@ -662,16 +662,20 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     const sa_ga_opts *o = s->c.o;
     indiv *pop = s->pop;
     int32_t bi = 0, bf = -1, kept = 0, tried = 0;
+    double fill_from = 0, fill_to = 0;
     for (int32_t i = 0; i < s->np; i++) {
         if (pop[i].t < pop[bi].t)
             bi = i;
         if (pop[i].layout == PLANNER_BESTFIT && isfinite(pop[i].t) && (bf < 0 || pop[i].t < pop[bf].t))
             bf = i;
     }
-    sa_status fst;
-    if (s->c.joint && bf >= 0 &&
-        (fst = gx_fill_memory(&s->c, s->ws, s->threads, &pop[bf], o->deadline_s, &kept, &tried, err)))
-        return fst;
+    if (s->c.joint && bf >= 0) {
+        fill_from = pop[bf].t;
+        sa_status fst = gx_fill_memory(&s->c, s->ws, s->threads, &pop[bf], o->deadline_s, &kept, &tried, err);
+        if (fst)
+            return fst;
+        fill_to = pop[bf].t;
+    }
     if (bf >= 0 && pop[bf].t < pop[bi].t)
         bi = bf;
     int32_t bs = s->c.joint ? best_seed(o) : -1;
@@ -711,9 +715,13 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     if (isfinite(res->first_us))
         snprintf(first, sizeof first, ",\"first_generation_us\":%.3f", res->first_us);
     seed_json(s, &pop[bi], bs, seed_won, joint, sizeof joint);
-    char fill[64] = ""; /* the fill's figures, with seeds (it runs only then) */
+    /* the fill's figures, with seeds (it runs only then); the individual's
+     * time before and after it where there was one to fill */
+    char fill[128] = "", span[64] = "";
+    if (fill_from > 0)
+        snprintf(span, sizeof span, ",\"from_us\":%.3f,\"to_us\":%.3f", fill_from, fill_to);
     if (s->c.joint)
-        snprintf(fill, sizeof fill, ",\"fill\":{\"kept\":%d,\"tried\":%d}", kept, tried);
+        snprintf(fill, sizeof fill, ",\"fill\":{\"kept\":%d,\"tried\":%d%s}", kept, tried, span);
     snprintf(json, sizeof json,
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
              "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"

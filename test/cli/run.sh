@@ -17,6 +17,11 @@ P=$(cd "$HERE/../../profiles" && pwd)
 export BIN D P
 pass=0 fail=0 n=0 skipped=0
 guard=${SA_CLI_GUARD:-$([ -n "${SAN:-}" ] && echo 1800 || echo 600)}
+# log_time START N WHAT: with SA_CLI_TIMES, append the seconds since START
+log_time() {
+    [ -z "${SA_CLI_TIMES:-}" ] ||
+        printf '%s\t%d\t%s\n' "$(awk "BEGIN { printf \"%.2f\", $EPOCHREALTIME - $1 }")" "$2" "$3" >> "$SA_CLI_TIMES"
+}
 while IFS= read -r line; do
     case "$line" in ''|'#'*) continue ;; esac
     want=${line%%$'\t'*}
@@ -36,8 +41,7 @@ while IFS= read -r line; do
     t_case=$EPOCHREALTIME
     timeout "$guard" bash -c "$cmd" > "$T.out" 2> "$T.err"
     got=$?
-    [ -z "${SA_CLI_TIMES:-}" ] ||
-        printf '%s\t%d\t%s\n' "$(awk "BEGIN { printf \"%.2f\", $EPOCHREALTIME - $t_case }")" "$n" "$cmd" >> "$SA_CLI_TIMES"
+    log_time "$t_case" "$n" "$cmd"
     if [ "$got" != "$want" ] || { [ -n "$text" ] && ! grep -qF -- "$text" "$T.err"; }; then
         fail=$((fail + 1))
         echo "cli case $n FAILED: exit $got (want $want${text:+, stderr with '$text'}): $cmd"
@@ -65,8 +69,7 @@ for i in $(seq 1 28); do
 done
 rm -rf "$T"
 n=$((n + 1))
-[ -z "${SA_CLI_TIMES:-}" ] ||
-    printf '%s\t%d\t%s\n' "$(awk "BEGIN { printf \"%.2f\", $EPOCHREALTIME - $t_case }")" "$n" "28 interrupted writes" >> "$SA_CLI_TIMES"
+log_time "$t_case" "$n" "28 interrupted writes"
 if [ "$left" = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "cli: $left of 28 interrupted writes left a temporary file"; fi
 
 echo "cli: $n cases, $pass passed, $fail failed${SAN:+, $skipped skipped under the sanitizers (make test runs them)}"
