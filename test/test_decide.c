@@ -199,21 +199,8 @@ END_TEST
 START_TEST(test_backward_intermediate_leaves_over_its_gap)
 {
     const int64_t MB = 1 << 20;
-    sa_dfg_graph *g = sa_dfg_new("bwd-gap");
-    int32_t x = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, MB), a = sa_dfg_add_tensor(g, "a", SA_DFG_ACTIVATION, MB);
-    int32_t d = sa_dfg_add_tensor(g, "d", SA_DFG_GRADIENT, MB), h = sa_dfg_add_tensor(g, "h", SA_DFG_ACTIVATION, 8 * MB);
-    int32_t e = sa_dfg_add_tensor(g, "e", SA_DFG_GRADIENT, MB), k = sa_dfg_add_tensor(g, "k", SA_DFG_ACTIVATION, 16 * MB);
-    int32_t m = sa_dfg_add_tensor(g, "m", SA_DFG_GRADIENT, MB), out = sa_dfg_add_tensor(g, "out", SA_DFG_GRADIENT, MB);
-    int32_t i0[] = {x}, o0[] = {a}, i1[] = {a}, o1[] = {d}, i2[] = {d, a}, o2[] = {h}, i3[] = {h}, o3[] = {e};
-    int32_t i4[] = {e}, o4[] = {k}, i5[] = {k}, o5[] = {m}, i6[] = {h, m}, o6[] = {out};
-    sa_dfg_add_op(g, "f", "relu", SA_DFG_FORWARD, i0, 1, o0, 1);
-    sa_dfg_add_op(g, "loss", "softmax_xent", SA_DFG_FORWARD, i1, 1, o1, 1);
-    sa_dfg_add_op(g, "b0", "mul", SA_DFG_BACKWARD, i2, 2, o2, 1);
-    sa_dfg_add_op(g, "b1", "relu_bwd", SA_DFG_BACKWARD, i3, 1, o3, 1);
-    sa_dfg_add_op(g, "b2", "expand", SA_DFG_BACKWARD, i4, 1, o4, 1);
-    sa_dfg_add_op(g, "b3", "reduce", SA_DFG_BACKWARD, i5, 1, o5, 1);
-    sa_dfg_add_op(g, "b4", "add", SA_DFG_BACKWARD, i6, 2, o6, 1);
-    tu_unit_finalize(g);
+    int32_t h;
+    sa_dfg_graph *g = tu_backward_gap(&h);
     dec_opts o;
     dec_opts_default(&o);
     o.out_sync = 1;

@@ -773,6 +773,34 @@ static void check_rc_plan(const sa_plan *p, const sa_dfg_graph *g, int64_t cap, 
     sa_runner_report_free(&rr);
 }
 
+/* A flagged tensor made in the backward phase: the pool drops h (8 MB) after
+ * b0 makes it and rebuilds it by re-running b0 before b4, over its gap (b1 to
+ * b3, while k takes 16 MB), instead of swapping it out and in. */
+START_TEST(test_pool_recomputes_a_backward_intermediate)
+{
+    int32_t h;
+    sa_dfg_graph *g = tu_backward_gap(&h);
+    sa_plan *p0 = pool_rc_plan(g, 22 * MB, NULL);
+    ck_assert_ptr_nonnull(p0);
+    ck_assert_int_eq(count_nodes(p0, SA_PLAN_RECOMPUTE), 0);
+    ck_assert_int_ge(p0->predicted.d2h_bytes, 8 * MB); /* h goes over the link */
+    uint8_t *rc = calloc((size_t)g->n_tensors, 1);
+    rc[h] = 1;
+    sa_plan *p1 = pool_rc_plan(g, 22 * MB, rc);
+    ck_assert_ptr_nonnull(p1);
+    ck_assert_int_eq(count_nodes(p1, SA_PLAN_RECOMPUTE), 1);
+    for (int32_t v = 0; v < p1->n_nodes; v++)
+        if (p1->nodes[v].kind == SA_PLAN_RECOMPUTE)
+            ck_assert_str_eq(g->ops[p1->nodes[v].ref].name, "b0");
+    ck_assert_int_lt(p1->predicted.d2h_bytes, 8 * MB);
+    check_rc_plan(p1, g, 0, "backward gap");
+    free(rc);
+    sa_plan_free(p0);
+    sa_plan_free(p1);
+    sa_dfg_free(g);
+}
+END_TEST
+
 /* No recompute node re-runs an op that updates a persistent tensor in place. */
 static void assert_no_in_place_recompute(const sa_plan *p, const sa_dfg_graph *g, const char *what)
 {
@@ -1295,6 +1323,7 @@ Suite *suite_swp(void)
     tcase_set_timeout(rc, 120);
     tcase_add_test(rc, test_pool_no_recompute_flags_change_nothing);
     tcase_add_test(rc, test_pool_recompute_chains_valid_and_replay);
+    tcase_add_test(rc, test_pool_recomputes_a_backward_intermediate);
     tcase_add_test(rc, test_pool_never_recomputes_in_place_updates);
     tcase_add_test(rc, test_pool_recompute_on_zoo_resnet);
     tcase_add_test(rc, test_pool_recompute_intermediates_on_zoo_gpt);

@@ -200,6 +200,32 @@ static inline void tu_unit_finalize(sa_dfg_graph *g)
     ck_assert_msg(sa_dfg_finalize(g, g->name, &err) == SA_OK, "%s: %s", g->name, err.msg);
 }
 
+/* A backward intermediate with a gap: h (8 MB) is made by the backward op b0
+ * and read again by b4, four ops later, while b2 makes k (16 MB).  f (x -> a),
+ * loss (a -> d), b0 (d, a -> h), b1 (h -> e), b2 (e -> k), b3 (k -> m),
+ * b4 (h, m -> out); every op 1 us.  *h_out receives h. */
+static inline sa_dfg_graph *tu_backward_gap(int32_t *h_out)
+{
+    const int64_t MB = 1 << 20;
+    sa_dfg_graph *g = sa_dfg_new("bwd-gap");
+    int32_t x = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, MB), a = sa_dfg_add_tensor(g, "a", SA_DFG_ACTIVATION, MB);
+    int32_t d = sa_dfg_add_tensor(g, "d", SA_DFG_GRADIENT, MB), h = sa_dfg_add_tensor(g, "h", SA_DFG_ACTIVATION, 8 * MB);
+    int32_t e = sa_dfg_add_tensor(g, "e", SA_DFG_GRADIENT, MB), k = sa_dfg_add_tensor(g, "k", SA_DFG_ACTIVATION, 16 * MB);
+    int32_t m = sa_dfg_add_tensor(g, "m", SA_DFG_GRADIENT, MB), out = sa_dfg_add_tensor(g, "out", SA_DFG_GRADIENT, MB);
+    int32_t i0[] = {x}, o0[] = {a}, i1[] = {a}, o1[] = {d}, i2[] = {d, a}, o2[] = {h}, i3[] = {h}, o3[] = {e};
+    int32_t i4[] = {e}, o4[] = {k}, i5[] = {k}, o5[] = {m}, i6[] = {h, m}, o6[] = {out};
+    sa_dfg_add_op(g, "f", "relu", SA_DFG_FORWARD, i0, 1, o0, 1);
+    sa_dfg_add_op(g, "loss", "softmax_xent", SA_DFG_FORWARD, i1, 1, o1, 1);
+    sa_dfg_add_op(g, "b0", "mul", SA_DFG_BACKWARD, i2, 2, o2, 1);
+    sa_dfg_add_op(g, "b1", "relu_bwd", SA_DFG_BACKWARD, i3, 1, o3, 1);
+    sa_dfg_add_op(g, "b2", "expand", SA_DFG_BACKWARD, i4, 1, o4, 1);
+    sa_dfg_add_op(g, "b3", "reduce", SA_DFG_BACKWARD, i5, 1, o5, 1);
+    sa_dfg_add_op(g, "b4", "add", SA_DFG_BACKWARD, i6, 2, o6, 1);
+    tu_unit_finalize(g);
+    *h_out = h;
+    return g;
+}
+
 /* Unit device for hand-computed timelines: 1 MiB tensors move in 1 us each way
  * (full duplex), no latency; memory of `units` MiB. */
 static inline sa_dfg_device tu_unit_dev(int64_t units)

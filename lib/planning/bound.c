@@ -480,12 +480,14 @@ sa_status bound_attach(sa_plan *p, const bound_result *b, sa_err *err)
     for (size_t k = 1; k + 1 < len; k++)
         if (old[k] != ' ' && old[k] != '\n' && old[k] != '\t')
             empty = false;
-    char add[512];
+    char add[512], win[48] = "";
+    if (b->lp_windows > 0)
+        snprintf(win, sizeof win, ",\"bound_windows\":%d", (int)b->lp_windows);
     int n = snprintf(add, sizeof add,
                      "%s\"lower_bound_us\":%.17g,\"bound_method\":\"%s\",\"bound_terms_us\":{\"compute\":%.17g,"
-                     "\"forced\":%.17g,\"start\":%.17g,\"boundary\":%.17g,\"memory\":%.17g},\"bound_wall_s\":%.3f}",
+                     "\"forced\":%.17g,\"start\":%.17g,\"boundary\":%.17g,\"memory\":%.17g}%s,\"bound_wall_s\":%.3f}",
                      empty ? "" : ",", b->lower_bound_us, b->method, b->compute_us, b->forced_us, b->start_us,
-                     b->boundary_us, b->memory_us, b->seconds);
+                     b->boundary_us, b->memory_us, win, b->seconds);
     char *js = malloc(len - 1 + (size_t)n + 1);
     if (!js)
         return sa_fail(err, SA_ENOMEM, "out of memory adding the bound to the plan");

@@ -43,6 +43,7 @@ typedef struct bound_result {
     int32_t memory_pos;    /* schedule position of the cheap memory term, -1 */
     int64_t max_excess;    /* largest bytes over memory at one position (0: fits) */
     const char *method;    /* "combinatorial" or "lp" (static) */
+    int32_t lp_windows;    /* time windows of the LP that gave memory_us, 0 when not the LP */
     double seconds;        /* wall time spent */
 } bound_result;
 

@@ -39,7 +39,10 @@
  * Recomputation (swp_opts.recompute; the rules are recompute.h's).  A flagged
  * activation is dropped (clean: no swap-out) right after its last
  * forward-phase use and, at its next use, rebuilt by a recompute node of its
- * producer placed on the compute stream just before the consumer.  The
+ * producer placed on the compute stream just before the consumer.  A flagged
+ * tensor made in the backward phase (an intermediate, a gradient) is dropped
+ * and rebuilt over its gap, the longest stretch of compute between two of its
+ * uses (dec_gap_longest), the same way.  The
  * recompute is walked like an op: its inputs are resident, swapped in, or
  * (dropped and flagged themselves) recomputed first, chains up to
  * SWP_RECOMPUTE_CHAIN_MAX long; its outputs and workspace take objects; the

@@ -226,6 +226,7 @@ bool swp_prep_recompute(ctx *c)
     memset(w->gone, 0, (size_t)g->n_tensors);
     for (int32_t i = 0; i < n; i++)
         w->opos[c->sch[i]] = i;
+    bld_time_prefix(g, c->sch, n, w->tprefix, NULL); /* dec_gap_longest's stall-free starts */
     for (int32_t i = 0; i < n; i++) {
         int32_t op = c->sch[i];
         const sa_dfg_op *o = &g->ops[op];
@@ -235,6 +236,8 @@ bool swp_prep_recompute(ctx *c)
             if (!want[t] || sa_dfg_kind_persistent(kd) || kd == SA_DFG_WORKSPACE || kd == SA_DFG_INPUT || w->tight[op])
                 continue;
             dec_gap(g, w->opos, t, &lf, &nx);
+            if (lf < 0) /* made in the backward phase: its longest gap between two uses */
+                dec_gap_longest(g, w->opos, w->tprefix, t, &lf, &nx);
             if (lf < 0)
                 continue;
             if (nx < 0) { /* no use after its forward ones: an intermediate of chains only */
