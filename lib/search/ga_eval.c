@@ -44,16 +44,22 @@ bool gx_tws_init(tws *w, const gctx *c)
 }
 
 /* A pool individual's recompute flags (ga.h, pool_recompute) in w->rc: its
- * decision genes (recompute: flagged; evict: the rule's flag), and every
- * forward activation with no use after its forward ones, so that a gene's
- * recompute has its chain's intermediates (vgg-16's conv2_1_relu rebuilt
- * through conv2_1 from pool1); such a flag alone changes nothing (swp.h,
- * "Recomputation": an intermediate is rebuilt only inside a chain). */
+ * decision genes on tensors made in the forward phase (recompute: flagged;
+ * evict: the rule's flag), and every forward activation with no use after
+ * its forward ones, so that a gene's recompute has its chain's intermediates
+ * (vgg-16's conv2_1_relu rebuilt through conv2_1 from pool1); such a flag
+ * alone changes nothing (swp.h, "Recomputation": an intermediate is rebuilt
+ * only inside a chain).  Backward tensors' genes act through the best-fit
+ * individuals only: in the pool they made the search slower (docs/policies.md). */
 const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x)
 {
-    swp_recompute_rule(c->g, c->dev, x->sch, SWP_RECOMPUTE_US_PER_MB, w->rpos, w->rc);
-    for (int32_t t = 0; t < c->g->n_tensors; t++)
-        w->rc[t] = x->act[t] == DEC_RECOMPUTE || (x->act[t] == DEC_EVICT && w->rc[t]);
+    const sa_dfg_graph *g = c->g;
+    swp_recompute_rule(g, c->dev, x->sch, SWP_RECOMPUTE_US_PER_MB, w->rpos, w->rc);
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        int32_t p = g->tensors[t].producer;
+        bool fwd = p >= 0 && g->ops[p].phase == SA_DFG_FORWARD;
+        w->rc[t] = fwd && (x->act[t] == DEC_RECOMPUTE || (x->act[t] == DEC_EVICT && w->rc[t]));
+    }
     swp_recompute_intermediates(c->g, w->rpos, w->rc);
     return w->rc;
 }
