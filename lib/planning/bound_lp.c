@@ -18,6 +18,10 @@ bool bound_have_lp(void) { return sa_milp_have(SA_MILP_AUTO); }
 /* The window counts the LP is solved with; each gives a valid bound and the
  * largest is kept (a finer cut is not always tighter: docs/bound.md). */
 static const int32_t window_counts[] = {1, 16};
+/* Past this many coefficients in the memory rows (rnn-8-8k: 1.8e7, nasnet-25:
+ * 7.4e7; inception-4: 1.4e6) only the one-window LP is solved: the windowed
+ * one is larger still, and the one-window LP already takes minutes there. */
+#define BND_LP_WINDOWS_MAX_NNZ 4000000
 
 /* One LP over K windows.  Columns are indexed per cell (tensor t, window w)
  * at [t * K + w], per producer and window at [p * K + w]; -1 where absent. */
@@ -37,6 +41,7 @@ typedef struct lpw {
     int32_t *wcol;
     int32_t *idx;
     double *val;
+    int64_t mem_nnz;        /* coefficients of the memory rows */
 } lpw;
 
 static void lpw_free(lpw *w)
@@ -164,7 +169,6 @@ static bool lpw_alloc(lpw *w)
         w->wc[v] += ti;
         cum += ti;
     }
-    bool ok = true;
     /* where each tensor is alive over memory, per window */
     for (int32_t i = 0; i < n; i++) {
         if (!over(w, i))
@@ -172,13 +176,14 @@ static bool lpw_alloc(lpw *w)
         bnd_mark(m, g, i);
         for (int32_t t = 0; t < nt; t++)
             if (bnd_alive(m, t, i)) {
+                w->mem_nnz++;
                 if (m->cls[t] == BND_PERSIST)
                     w->scol[t] = 0; /* marked: made a column below */
                 if (m->cls[t] != BND_PERSIST || i < w->plast[t])
                     w->ilast[(size_t)t * K + w->seg[i]] = i;
             }
     }
-    return ok;
+    return true;
 }
 
 /* The columns: T, the window lengths, and per cell the absence a, swap-out o,
@@ -449,7 +454,10 @@ sa_status bound_lp(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_
     if ((st = bnd_build(g, dev, schedule, &m, err)))
         return st;
     double floor_us = fmax(fmax(fmax(out->compute_us, out->forced_us), out->start_us), out->boundary_us);
+    int64_t mem_nnz = 0;
     for (size_t j = 0; j < sizeof window_counts / sizeof *window_counts && !st; j++) {
+        if (window_counts[j] > 1 && mem_nnz > BND_LP_WINDOWS_MAX_NNZ)
+            break;
         lpw w = {.g = g, .m = &m, .K = window_counts[j]};
         sa_milp_result res = {0};
         double left = time_limit_s > 0 ? time_limit_s - spent : 0;
@@ -479,6 +487,7 @@ sa_status bound_lp(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_
             }
         }
         sa_milp_result_free(&res);
+        mem_nnz = w.mem_nnz;
         lpw_free(&w);
     }
     out->seconds = t_cheap + spent;
