@@ -225,6 +225,114 @@ START_TEST(test_bound_memory_term_charges_the_cheapest_way)
 }
 END_TEST
 
+/* The boundary term prices one recompute per producer: p (1 us) makes t1, t2
+ * and t3 (100 B each), which r reads after big fills all 1000 B; a valid
+ * plan drops the three across big and recomputes p once: 13 us.  Priced per
+ * tensor (1 us each, half of it as recomputes and swap-ins may share the
+ * window) the bound said 13.5 us. */
+START_TEST(test_bound_boundary_one_recompute_per_producer)
+{
+    static const char *gj =
+        "{\"format\":\"dfg\",\"version\":1,\"name\":\"b3\",\"tensors\":["
+        "{\"id\":0,\"name\":\"t1\",\"kind\":\"activation\",\"bytes\":100},"
+        "{\"id\":1,\"name\":\"t2\",\"kind\":\"activation\",\"bytes\":100},"
+        "{\"id\":2,\"name\":\"t3\",\"kind\":\"activation\",\"bytes\":100},"
+        "{\"id\":3,\"name\":\"W\",\"kind\":\"workspace\",\"bytes\":1000},"
+        "{\"id\":4,\"name\":\"y\",\"kind\":\"activation\",\"bytes\":100}],\"ops\":["
+        "{\"id\":0,\"name\":\"p\",\"type\":\"relu\",\"phase\":\"forward\",\"inputs\":[],\"outputs\":[0,1,2],\"time_us\":1},"
+        "{\"id\":1,\"name\":\"big\",\"type\":\"matmul\",\"phase\":\"forward\",\"inputs\":[],\"outputs\":[3],\"time_us\":10},"
+        "{\"id\":2,\"name\":\"r\",\"type\":\"add\",\"phase\":\"forward\",\"inputs\":[0,1,2],\"outputs\":[4],\"time_us\":1}],"
+        "\"control_deps\":[[0,1]]}";
+    static const char *pj =
+        "{\"format\":\"swapplan\",\"version\":1,\"graph\":{\"name\":\"b3\",\"ops\":3,\"tensors\":5},"
+        "\"device\":{\"name\":\"hand\",\"memory_bytes\":1000,\"h2d_bytes_per_s\":1e9,\"d2h_bytes_per_s\":1e9,"
+        "\"duplex_bytes_per_s\":2e9,\"transfer_latency_us\":10},\"arena_bytes\":1000,\"schedule\":[0,1,2],\"nodes\":["
+        "{\"id\":0,\"kind\":\"compute\",\"op\":0,\"deps\":[]},{\"id\":1,\"kind\":\"compute\",\"op\":1,\"deps\":[]},"
+        "{\"id\":2,\"kind\":\"recompute\",\"op\":0,\"deps\":[]},{\"id\":3,\"kind\":\"compute\",\"op\":2,\"deps\":[]}],"
+        "\"placements\":[{\"tensor\":0,\"offset\":0,\"begin\":0,\"end\":0},{\"tensor\":1,\"offset\":256,\"begin\":0,\"end\":0},"
+        "{\"tensor\":2,\"offset\":512,\"begin\":0,\"end\":0},{\"tensor\":3,\"offset\":0,\"begin\":1,\"end\":1},"
+        "{\"tensor\":0,\"offset\":0,\"begin\":2,\"end\":3},{\"tensor\":1,\"offset\":256,\"begin\":2,\"end\":3},"
+        "{\"tensor\":2,\"offset\":512,\"begin\":2,\"end\":3},{\"tensor\":4,\"offset\":768,\"begin\":3,\"end\":3}],"
+        "\"resident_at_start\":[],\"predicted\":{\"iteration_us\":13,\"ideal_us\":12,\"compute_us\":13,\"stall_us\":0,"
+        "\"h2d_bytes\":0,\"d2h_bytes\":0},\"search\":{\"algorithm\":\"hand\"}}";
+    sa_dfg_graph *g;
+    sa_plan *p;
+    sa_err err = {0};
+    ck_assert_msg(sa_dfg_parse(gj, strlen(gj), "b3", &g, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_plan_parse(pj, strlen(pj), "b3 plan", &p, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_plan_validate(p, g, true, NULL, &err) == SA_OK, "%s", err.msg);
+    sa_sim_ws *ws = sa_sim_ws_new();
+    sa_sim_result r;
+    ck_assert_int_eq(sa_sim_run(p, g, ws, &r, &err), SA_OK);
+    ck_assert(fabs(r.makespan_us - 13) < 1e-9);
+    bound_result b;
+    ck_assert_int_eq(bound_cheap(g, &p->device, p->schedule, &b, &err), SA_OK);
+    ck_assert_msg(b.boundary_us <= r.makespan_us, "boundary term %.9f above the plan's %.9f", b.boundary_us,
+                  r.makespan_us);
+    ck_assert(b.lower_bound_us <= r.makespan_us);
+    if (bound_have_lp()) {
+        ck_assert_int_eq(bound_lp(g, &p->device, p->schedule, 0, &b, &err), SA_OK);
+        ck_assert_msg(b.lower_bound_us <= r.makespan_us, "LP bound %.9f above the plan's %.9f", b.lower_bound_us,
+                      r.makespan_us);
+    }
+    sa_sim_ws_free(ws);
+    sa_plan_free(p);
+    sa_dfg_free(g);
+}
+END_TEST
+
+/* Many outputs alive at once: ten ops of eight outputs each, all read again in
+ * the backward pass, so the two-way link's row holds two columns (P, Q) for
+ * nearly every tensor -- more than tensors + ops + windows (it overran its
+ * index arrays; the sanitizer builds catch a relapse).  The bound stays below
+ * topo's plan. */
+START_TEST(test_bound_lp_many_outputs)
+{
+    if (!bound_have_lp())
+        return;
+    enum { N = 10, W = 8 };
+    sa_dfg_graph *g = sa_dfg_new("fan");
+    int32_t prev = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, 256), fw[N][W];
+    char name[32];
+    for (int32_t j = 0; j < N; j++) {
+        for (int32_t k = 0; k < W; k++) {
+            snprintf(name, sizeof name, "a%d.%d", j, k);
+            fw[j][k] = sa_dfg_add_tensor(g, name, SA_DFG_ACTIVATION, 256);
+        }
+        snprintf(name, sizeof name, "f%d", j);
+        sa_dfg_add_op(g, name, "relu", SA_DFG_FORWARD, &prev, 1, fw[j], W);
+        prev = fw[j][0];
+    }
+    int32_t gr = sa_dfg_add_tensor(g, "g", SA_DFG_GRADIENT, 256);
+    sa_dfg_add_op(g, "loss", "relu", SA_DFG_FORWARD, fw[N - 1], W, &gr, 1);
+    for (int32_t j = N - 1; j >= 0; j--) {
+        int32_t in[W + 1];
+        in[0] = gr;
+        memcpy(in + 1, fw[j], sizeof fw[j]);
+        snprintf(name, sizeof name, "d%d", j);
+        gr = sa_dfg_add_tensor(g, name, SA_DFG_GRADIENT, 256);
+        snprintf(name, sizeof name, "b%d", j);
+        sa_dfg_add_op(g, name, "relu", SA_DFG_BACKWARD, in, W + 1, &gr, 1);
+    }
+    for (int32_t i = 0; i < g->n_ops; i++)
+        g->ops[i].time_us = 1;
+    sa_err err = {0};
+    ck_assert_int_eq(sa_dfg_finalize(g, "fan", &err), SA_OK);
+    sa_dfg_device d = {"hand", 256 * 20, 1e9, 1e9, 2e9, 1};
+    sa_plan *p = NULL;
+    ck_assert_msg(sa_policy_run("topo", g, &d, &p, &err) == SA_OK, "%s", err.msg);
+    sa_sim_ws *ws = sa_sim_ws_new();
+    sa_sim_result r;
+    ck_assert_int_eq(sa_sim_run(p, g, ws, &r, &err), SA_OK);
+    bound_result b;
+    ck_assert_msg(bound_lp(g, &p->device, p->schedule, 0, &b, &err) == SA_OK, "%s", err.msg);
+    ck_assert(b.lower_bound_us > b.compute_us && b.lower_bound_us <= r.makespan_us);
+    sa_sim_ws_free(ws);
+    sa_plan_free(p);
+    sa_dfg_free(g);
+}
+END_TEST
+
 /* The LP's time windows (docs/bound.md): a (1 MB) is made by f0, which also
  * updates the state s, so a cannot be recomputed; it must be gone across f1
  * and f2, which hold b (1.505 MB) in 1.51 MB.  Its swap-out (1000 us) can only
@@ -513,6 +621,8 @@ Suite *suite_bound(void)
     TCase *th = tcase_create("hand");
     tcase_set_timeout(th, 120);
     tcase_add_test(th, test_bound_by_hand);
+    tcase_add_test(th, test_bound_boundary_one_recompute_per_producer);
+    tcase_add_test(th, test_bound_lp_many_outputs);
     tcase_add_test(th, test_bound_memory_term_charges_the_cheapest_way);
     tcase_add_test(th, test_bound_lp_windows_see_when_a_swap_out_must_run);
     tcase_add_test(th, test_bound_attach);

@@ -45,6 +45,14 @@ static bool op_recomputable(const sa_dfg_graph *g, int32_t p)
     return true;
 }
 
+/* Can a recompute node rebuild x (an activation or gradient whose producer
+ * updates nothing in place)? */
+static bool rebuildable(const sa_dfg_graph *g, const sa_dfg_tensor *x)
+{
+    return !sa_dfg_kind_persistent(x->kind) && x->kind != SA_DFG_INPUT && x->producer >= 0 &&
+           op_recomputable(g, x->producer);
+}
+
 typedef struct witem {
     double bytes, cost;
 } witem;
@@ -88,9 +96,17 @@ static bool bnd_boundary(bnd_model *m, const sa_dfg_graph *g, const sa_dfg_devic
             double b = (double)g->tensors[t].bytes;
             double cost = lat + b / rh;
             const sa_dfg_tensor *x = &g->tensors[t];
-            if (!sa_dfg_kind_persistent(x->kind) && x->kind != SA_DFG_INPUT && x->producer >= 0 &&
-                op_recomputable(g, x->producer)) {
-                double tp = g->ops[x->producer].time_us > 0 ? g->ops[x->producer].time_us : 0;
+            if (rebuildable(g, x)) {
+                /* one recompute of the producer rebuilds every output of it
+                 * op i + 1 reads: its time is shared among them by bytes, so
+                 * the per-tensor prices add up to at most one recompute */
+                double tp = g->ops[x->producer].time_us > 0 ? g->ops[x->producer].time_us : 0, bp = 0;
+                for (int32_t j2 = 0; j2 < nx->n_in; j2++) {
+                    const sa_dfg_tensor *y = &g->tensors[nx->in[j2]];
+                    if (m->use_mark[nx->in[j2]] != i + 1 && y->producer == x->producer && rebuildable(g, y))
+                        bp += (double)y->bytes;
+                }
+                tp = bp > 0 ? tp * b / bp : 0;
                 if (tp < cost)
                     cost = tp;
                 mixed = true;

@@ -133,7 +133,9 @@ static bool lpw_alloc(lpw *w)
     int32_t **pcc[] = {&w->rfcol, &w->rucol, &w->rscol};
     for (size_t k = 0; k < sizeof pcc / sizeof *pcc; k++)
         *pcc[k] = malloc(pcells * sizeof **pcc[k]);
-    size_t cap = 2 * (size_t)nt + (size_t)n + (size_t)K + 4; /* the two-way row: P and Q per tensor */
+    /* the longest row: the two-way link's, T and up to two columns (P, Q)
+     * per tensor */
+    size_t cap = 2 * (size_t)nt + (size_t)n + (size_t)K + 4;
     w->idx = malloc(cap * sizeof *w->idx);
     w->val = malloc(cap * sizeof *w->val);
     if (!w->lp || !w->seg || !w->wlast || !w->wc || !w->wcol || !w->scol || !w->plast || !w->ilast || !w->acol || !w->ocol ||
