@@ -261,6 +261,15 @@ START_TEST(test_hook_stop_and_refusals)
         ck_assert_ptr_null(rb.best);
         free(hb.keep);
     }
+    /* a migrant naming a seed this island lacks (another island's deadline
+     * kept more seeds) is taken in: the origin only names the seed */
+    memcpy(bad, h.keep, (size_t)words * sizeof *bad);
+    bad[g->n_ops + 2] = 5;
+    hook_ctx ho = {.give = bad, .n_give = 1};
+    ck_assert_msg(hook_search(g, &d, 3, 1, &ho, &r, &err) == SA_OK, "%s", err.msg);
+    ck_assert_ptr_null(strstr(r.best->search_json, "\"origin\":\"5"));
+    sa_plan_free(r.best);
+    free(ho.keep);
     /* a schedule that runs an op before its input */
     memcpy(bad, h.keep, (size_t)words * sizeof *bad);
     int32_t t = bad[0];
