@@ -518,6 +518,29 @@ START_TEST(test_optimal_refuses_huge_models)
 }
 END_TEST
 
+/* Past 4e6 coefficients in its memory rows (an 800-layer ladder at half its
+ * peak) the LP bound is not built: the combinatorial bound stands, and says
+ * so; a 40-layer ladder gets the LP. */
+START_TEST(test_bound_lp_too_large_falls_back)
+{
+    if (!bound_have_lp())
+        return;
+    const int layers[] = {800, 40};
+    for (int k = 0; k < 2; k++) {
+        sa_dfg_graph *g = tu_ladder(layers[k]);
+        tu_roofline_times(g);
+        sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) / 2);
+        bound_result b;
+        sa_err err = {0};
+        ck_assert_msg(bound_lp(g, &d, NULL, 0, &b, &err) == SA_OK, "%s", err.msg);
+        ck_assert_str_eq(b.method, k == 0 ? "combinatorial" : "lp");
+        ck_assert(k == 0 ? b.lp_windows == 0 : b.lp_windows > 0);
+        ck_assert(b.lower_bound_us > b.compute_us);
+        sa_dfg_free(g);
+    }
+}
+END_TEST
+
 START_TEST(test_optimal_widened)
 {
     sa_dfg_graph *g;
@@ -623,6 +646,7 @@ Suite *suite_bound(void)
     tcase_add_test(th, test_bound_by_hand);
     tcase_add_test(th, test_bound_boundary_one_recompute_per_producer);
     tcase_add_test(th, test_bound_lp_many_outputs);
+    tcase_add_test(th, test_bound_lp_too_large_falls_back);
     tcase_add_test(th, test_bound_memory_term_charges_the_cheapest_way);
     tcase_add_test(th, test_bound_lp_windows_see_when_a_swap_out_must_run);
     tcase_add_test(th, test_bound_attach);

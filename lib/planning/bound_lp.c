@@ -19,9 +19,10 @@ bool bound_have_lp(void) { return sa_milp_have(SA_MILP_AUTO); }
  * largest is kept (a finer cut is not always tighter: docs/bound.md). */
 static const int32_t window_counts[] = {1, 16};
 /* Past this many coefficients in the memory rows (rnn-8-8k: 1.8e7, nasnet-25:
- * 7.4e7; inception-4: 1.4e6) only the one-window LP is solved: the windowed
- * one is larger still, and the one-window LP already takes minutes there. */
-#define BND_LP_WINDOWS_MAX_NNZ 4000000
+ * 7.4e7; inception-4: 1.4e6) no LP is solved and the combinatorial bound
+ * stands: the one-window LP took 45 s and 9 minutes (6 GB) there, and CLP's
+ * factorization crashed on nasnet-25's. */
+#define BND_LP_MAX_NNZ 4000000
 
 /* One LP over K windows.  Columns are indexed per cell (tensor t, window w)
  * at [t * K + w], per producer and window at [p * K + w]; -1 where absent. */
@@ -436,6 +437,8 @@ static bool lpw_build(lpw *w, double floor_us)
 {
     if (!lpw_alloc(w))
         return false;
+    if (w->mem_nnz > BND_LP_MAX_NNZ)
+        return true; /* too large to solve: the caller looks at mem_nnz */
     int32_t T = lpw_columns(w, floor_us);
     return T >= 0 && lpw_rows(w, T);
 }
@@ -456,16 +459,18 @@ sa_status bound_lp(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_
     if ((st = bnd_build(g, dev, schedule, &m, err)))
         return st;
     double floor_us = fmax(fmax(fmax(out->compute_us, out->forced_us), out->start_us), out->boundary_us);
-    int64_t mem_nnz = 0;
     for (size_t j = 0; j < sizeof window_counts / sizeof *window_counts && !st; j++) {
-        if (window_counts[j] > 1 && mem_nnz > BND_LP_WINDOWS_MAX_NNZ)
-            break;
         lpw w = {.g = g, .m = &m, .K = window_counts[j]};
         sa_milp_result res = {0};
         double left = time_limit_s > 0 ? time_limit_s - spent : 0;
         if (time_limit_s > 0 && left <= 0)
             break;
-        if (!lpw_build(&w, floor_us)) {
+        bool built = lpw_build(&w, floor_us);
+        if (built && w.mem_nnz > BND_LP_MAX_NNZ) {
+            lpw_free(&w);
+            break;
+        }
+        if (!built) {
             st = sa_fail(err, SA_ENOMEM, "out of memory building the LP bound");
         } else {
             sa_milp_opts mo = {SA_MILP_AUTO, left, 0, 1, true, 0};
@@ -489,7 +494,6 @@ sa_status bound_lp(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_
             }
         }
         sa_milp_result_free(&res);
-        mem_nnz = w.mem_nnz;
         lpw_free(&w);
     }
     out->seconds = t_cheap + spent;

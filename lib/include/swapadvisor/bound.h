@@ -58,7 +58,9 @@ sa_status bound_cheap(const sa_dfg_graph *g, const sa_dfg_device *dev, const int
  * at least as tight as its memory term up to the solver's tolerance.  Solved
  * with the build's LP solver under time_limit_s (<= 0: none); when the
  * solver stops early the dual-feasible value is not known, so the result
- * falls back to bound_cheap.  SA_EUSAGE when the build has no solver. */
+ * falls back to bound_cheap, and so it does, without solving, when the
+ * memory rows would hold more than 4e6 coefficients (method then stays
+ * "combinatorial").  SA_EUSAGE when the build has no solver. */
 sa_status bound_lp(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, double time_limit_s,
                    bound_result *out, sa_err *err);
 
