@@ -21,7 +21,7 @@ static const int32_t window_counts[] = {1, 16};
 /* Past this many coefficients in the memory rows (rnn-8-8k: 1.8e7, nasnet-25:
  * 7.4e7; inception-4: 1.4e6) no LP is solved and the combinatorial bound
  * stands: the one-window LP took 45 s and 9 minutes (6 GB) there, and CLP's
- * factorization crashed on nasnet-25's. */
+ * factorization crashed on nasnet-25's one-window LP. */
 #define BND_LP_MAX_NNZ 4000000
 
 /* One LP over K windows.  Columns are indexed per cell (tensor t, window w)
