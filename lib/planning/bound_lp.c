@@ -35,8 +35,10 @@ typedef struct lpw {
     int32_t *wlast;         /* last position of window w, -1 when empty */
     double *wc;             /* op time in window w */
     int32_t *ilast;         /* last over-memory position of w at which t is alive, -1 */
-    int32_t *acol, *ocol, *ncol, *pcol, *qcol;
-    int32_t *rfcol, *rucol, *rscol;
+    int32_t *acol, *ocol, *ncol, *pcol, *qcol; /* cells: absent, left by a swap-out, back by a
+                                                 * swap-in, prefix max of o, suffix max of n */
+    int32_t *rfcol, *rucol, *rscol; /* producers: a recompute inside the window, one after
+                                     * it, the suffix max of both */
     int32_t *scol;          /* persistent tensors: absent anywhere (and after their last read) */
     int32_t *plast;         /* persistent tensors: position of the last reader */
     int32_t *wcol;
