@@ -40,10 +40,11 @@ done
 # another unit of its tier or a higher one.  Every object of the layer must be
 # in a tier.  LAYER:UNIT:TIER ...
 #   zoo: zoo_tape < zoo_layers < zoo_cnn, zoo_rnn, zoo_gpt < zoo (lib/zoo/zoo_tape.h)
-#   planning: recompute (the rules both layouts call), milp (the model and its back
-#   ends), bound < pool/, bestfit/ (the two layouts, apart), bound_lp < planner
+#   planning: recompute (the rules both layouts and the bound call), milp (the model
+#   and its back ends) < bound, pool/, bestfit/ (the two layouts, apart) < bound_lp,
+#   planner
 tiers="zoo:zoo_tape:0 zoo:zoo_layers:1 zoo:zoo_cnn:2 zoo:zoo_rnn:2 zoo:zoo_gpt:2 zoo:zoo:3
-planning:recompute:0 planning:milp:0 planning:bound:0 planning:pool:1 planning:bestfit:1 planning:bound_lp:1
+planning:recompute:0 planning:milp:0 planning:bound:1 planning:pool:1 planning:bestfit:1 planning:bound_lp:2
 planning:planner:2"
 for layer in $(printf '%s\n' $tiers | cut -d: -f1 | sort -u); do
     declare -A tier=() tdef=()

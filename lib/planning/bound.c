@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "swapadvisor/recompute.h"
 #include "bound_internal.h"
 
 static double now_s(void)
@@ -34,23 +35,6 @@ void bnd_free(bnd_model *m)
     free(m->base_bytes);
     free(m->excess);
     memset(m, 0, sizeof *m);
-}
-
-/* Is op p one a recompute node may re-run (it updates no persistent tensor)? */
-static bool op_recomputable(const sa_dfg_graph *g, int32_t p)
-{
-    for (int32_t k = 0; k < g->ops[p].n_out; k++)
-        if (sa_dfg_kind_persistent(g->tensors[g->ops[p].out[k]].kind))
-            return false;
-    return true;
-}
-
-/* Can a recompute node rebuild x (an activation or gradient whose producer
- * updates nothing in place)? */
-static bool rebuildable(const sa_dfg_graph *g, const sa_dfg_tensor *x)
-{
-    return !sa_dfg_kind_persistent(x->kind) && x->kind != SA_DFG_INPUT && x->producer >= 0 &&
-           op_recomputable(g, x->producer);
 }
 
 typedef struct witem {
@@ -96,14 +80,14 @@ static bool bnd_boundary(bnd_model *m, const sa_dfg_graph *g, const sa_dfg_devic
             double b = (double)g->tensors[t].bytes;
             double cost = lat + b / rh;
             const sa_dfg_tensor *x = &g->tensors[t];
-            if (rebuildable(g, x)) {
+            if (dec_recomputable(g, t)) {
                 /* one recompute of the producer rebuilds every output of it
                  * op i + 1 reads: its time is shared among them by bytes, so
                  * the per-tensor prices add up to at most one recompute */
-                double tp = g->ops[x->producer].time_us > 0 ? g->ops[x->producer].time_us : 0, bp = 0;
+                double tp = bnd_op_time(g, x->producer), bp = 0;
                 for (int32_t j2 = 0; j2 < nx->n_in; j2++) {
                     const sa_dfg_tensor *y = &g->tensors[nx->in[j2]];
-                    if (m->use_mark[nx->in[j2]] != i + 1 && y->producer == x->producer && rebuildable(g, y))
+                    if (m->use_mark[nx->in[j2]] != i + 1 && y->producer == x->producer)
                         bp += (double)y->bytes;
                 }
                 tp = bp > 0 ? tp * b / bp : 0;
@@ -165,7 +149,7 @@ sa_status bnd_build(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32
     /* the fastest the two directions together ever move bytes (bytes / us) */
     m->r_comb = fmax(fmax(rh, rd), fmin(rh, dup) + fmin(rd, dup));
     for (int32_t i = 0; i < n; i++)
-        m->compute_us += g->ops[sch[i]].time_us > 0 ? g->ops[sch[i]].time_us : 0;
+        m->compute_us += bnd_op_time(g, sch[i]);
     /* classify every tensor: when its absence costs, and what */
     for (int32_t t = 0; t < nt; t++) {
         const sa_dfg_tensor *x = &g->tensors[t];
@@ -211,7 +195,7 @@ sa_status bnd_build(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32
         m->h[t] = lat + b / rh;
         m->d[t] = lat + b / rd;
         m->x[t] = 2 * b / m->r_comb;
-        if (op_recomputable(g, x->producer))
+        if (dec_recomputable(g, t))
             m->rec_op[t] = x->producer;
     }
     /* per position: bytes the op itself needs, bytes alive across it, excess */
@@ -249,7 +233,7 @@ sa_status bnd_build(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32
         }
         if (arrive + tail > m->start_us)
             m->start_us = arrive + tail;
-        tail -= op->time_us > 0 ? op->time_us : 0;
+        tail -= bnd_op_time(g, sch[k]);
     }
     if (!bnd_boundary(m, g, dev)) {
         bnd_free(m);
@@ -291,7 +275,7 @@ static int32_t position_items(bnd_model *m, const sa_dfg_graph *g, int32_t i, ci
         int32_t p = bnd_alive(m, t, i) ? m->rec_op[t] : -1;
         if (p < 0 || rec_bytes[p] <= 0)
             continue;
-        double tp = g->ops[p].time_us > 0 ? g->ops[p].time_us : 0;
+        double tp = bnd_op_time(g, p);
         it[k++] = (citem){rec_bytes[p], tp, 0, 0, 0, 0, 0};
         rec_bytes[p] = 0; /* one item per producer */
     }

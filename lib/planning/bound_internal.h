@@ -46,6 +46,12 @@ typedef struct bnd_model {
 sa_status bnd_build(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *schedule, bnd_model *m, sa_err *err);
 void bnd_free(bnd_model *m);
 
+/* Op p's time, an absent one (< 0) as 0. */
+static inline double bnd_op_time(const sa_dfg_graph *g, int32_t p)
+{
+    return g->ops[p].time_us > 0 ? g->ops[p].time_us : 0;
+}
+
 /* Marks the tensors of the op at position i (bnd_alive reads the marks). */
 static inline void bnd_mark(bnd_model *m, const sa_dfg_graph *g, int32_t i)
 {

@@ -20,8 +20,8 @@ bool bound_have_lp(void) { return sa_milp_have(SA_MILP_AUTO); }
 static const int32_t window_counts[] = {1, 16};
 /* Past this many coefficients in the memory rows (rnn-8-8k: 1.8e7, nasnet-25:
  * 7.4e7; inception-4: 1.4e6) no LP is solved and the combinatorial bound
- * stands: the one-window LP took 45 s and 9 minutes (6 GB) there, and CLP's
- * factorization crashed on nasnet-25's one-window LP. */
+ * stands: the LPs took 43 s on rnn-8-8k, the one-window LP 9 minutes (6 GB)
+ * on nasnet-25, and CLP's factorization crashed on the latter. */
 #define BND_LP_MAX_NNZ 4000000
 
 /* One LP over K windows.  Columns are indexed per cell (tensor t, window w)
@@ -73,8 +73,6 @@ static bool over(const lpw *w, int32_t i)
 {
     return w->m->excess[i] > 0 && w->g->ops[w->m->sch[i]].time_us > 0;
 }
-
-static double op_time(const sa_dfg_graph *g, int32_t p) { return g->ops[p].time_us > 0 ? g->ops[p].time_us : 0; }
 
 /* Is t, absent at some over-memory position of window v, made valid again
  * inside v: does a reader follow the last such position within v? */
@@ -163,7 +161,7 @@ static bool lpw_alloc(lpw *w)
     for (int32_t v = 0; v < K; v++)
         w->wlast[v] = -1;
     for (int32_t i = 0; i < n; i++) {
-        double ti = op_time(g, m->sch[i]);
+        double ti = bnd_op_time(g, m->sch[i]);
         int32_t v = m->compute_us > 0 ? (int32_t)((double)K * (cum + 0.5 * ti) / m->compute_us)
                                       : (int32_t)((int64_t)K * i / n);
         v = v < 0 ? 0 : v >= K ? K - 1 : v;
@@ -328,9 +326,9 @@ static bool lpw_rows(lpw *w, int32_t T)
             w->val[k++] = 1;
             if (res == 0) {
                 for (int32_t p = 0; p < n; p++)
-                    if (w->rfcol[(size_t)p * K + v] >= 0 && op_time(g, p) > 0) {
+                    if (w->rfcol[(size_t)p * K + v] >= 0 && bnd_op_time(g, p) > 0) {
                         w->idx[k] = w->rfcol[(size_t)p * K + v];
-                        w->val[k++] = -op_time(g, p);
+                        w->val[k++] = -bnd_op_time(g, p);
                     }
             } else {
                 for (int32_t t = 0; t < nt; t++) {
@@ -365,9 +363,9 @@ static bool lpw_rows(lpw *w, int32_t T)
             if (res == 2) {
                 lb = ctail;
                 for (int32_t p = 0; p < n; p++)
-                    if (w->rscol[(size_t)p * K + v] >= 0 && op_time(g, p) > 0) {
+                    if (w->rscol[(size_t)p * K + v] >= 0 && bnd_op_time(g, p) > 0) {
                         w->idx[k] = w->rscol[(size_t)p * K + v];
-                        w->val[k++] = -op_time(g, p);
+                        w->val[k++] = -bnd_op_time(g, p);
                     }
             } else {
                 for (int32_t t = 0; t < nt; t++) {

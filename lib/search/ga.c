@@ -593,12 +593,12 @@ static sa_status exchange(search *s, int gen, bool final, bool *stop, sa_ga_resu
         return sa_fail(err, SA_EUSAGE, "migration at generation %d: %d genomes for a population of %d (at most %d)",
                        gen, m.n_in, np, np - 1);
     /* a migrant's origin indexes its own island's seeds, which a deadline may
-     * have cut shorter or left longer than ours: any well-formed origin is
-     * taken, and one past our seeds reads as none (it only names the seed) */
+     * have cut shorter or left longer than ours: one past our seeds reads as
+     * none (it only names the seed) */
     int n_seeds = s->c.joint ? o->n_seeds : 0;
     for (int j = 0; j < m.n_in; j++) {
         sa_err e2 = {0};
-        if ((st = gx_genome_check(s->c.g, m.in + (size_t)j * (size_t)words, INT32_MAX, s->ws[0].tmp, &e2)))
+        if ((st = gx_genome_check(s->c.g, m.in + (size_t)j * (size_t)words, s->ws[0].tmp, &e2)))
             return sa_fail(err, st, "migrant %d at generation %d: %s", j, gen, e2.msg);
     }
     for (int j = 0; j < m.n_in; j++) {

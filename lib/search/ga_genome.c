@@ -12,13 +12,12 @@
 #include "swapadvisor/planner.h"
 #include "ga_internal.h"
 
-/* What a gene's check sees: the genome, where each gene starts in it, how many
- * seeds an origin may name, and n_ops words of scratch. */
+/* What a gene's check sees: the genome, where each gene starts in it, and
+ * n_ops words of scratch. */
 typedef struct gview {
     const sa_dfg_graph *g;
     const int32_t *w;
     int32_t at[GENE_COUNT];
-    int n_seeds;
     int32_t *pos;
 } gview;
 
@@ -115,8 +114,9 @@ static void get_origin(const gctx *c, const int32_t *w, indiv *x)
 static sa_status check_origin(const gview *v, sa_err *err)
 {
     int32_t at = v->at[GENE_ORIGIN], x = v->w[at];
-    if (x < ORIGIN_POOL_RULE || x >= v->n_seeds)
-        return sa_fail(err, SA_EFORMAT, "genome word %d: origin %d is no seed of %d", at, x, v->n_seeds);
+    if (x < ORIGIN_POOL_RULE) /* any seed index: another search's seeds may outnumber ours */
+        return sa_fail(err, SA_EFORMAT, "genome word %d: origin %d is no seed (origins are %d and up)", at, x,
+                       ORIGIN_POOL_RULE);
     return SA_OK;
 }
 
@@ -236,9 +236,9 @@ void gx_genome_import(const gctx *c, const int32_t *w, indiv *x)
     }
 }
 
-sa_status gx_genome_check(const sa_dfg_graph *g, const int32_t *w, int n_seeds, int32_t *pos, sa_err *err)
+sa_status gx_genome_check(const sa_dfg_graph *g, const int32_t *w, int32_t *pos, sa_err *err)
 {
-    gview v = {g, w, {0}, n_seeds, pos};
+    gview v = {g, w, {0}, pos};
     for (int k = 1; k < GENE_COUNT; k++)
         v.at[k] = v.at[k - 1] + genes[k - 1].words(g);
     sa_status st = SA_OK;
@@ -252,7 +252,7 @@ sa_status sa_ga_genome_check(const sa_dfg_graph *g, const int32_t *genome, sa_er
     int32_t *pos = malloc(((size_t)g->n_ops + 1) * sizeof *pos);
     if (!pos)
         return sa_fail(err, SA_ENOMEM, "out of memory checking a genome");
-    sa_status st = gx_genome_check(g, genome, INT32_MAX, pos, err);
+    sa_status st = gx_genome_check(g, genome, pos, err);
     free(pos);
     return st;
 }

@@ -94,10 +94,10 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
 /* The genes of a genome, in order (ga_genome.c holds their table). */
 enum { GENE_SCHEDULE, GENE_LAYOUT, GENE_SYNC, GENE_ORIGIN, GENE_CLASSES, GENE_CLS, GENE_CNT, GENE_ACT, GENE_COUNT };
 
-/* x as sa_ga_genome_words words at w, and back; the check of a genome's form,
- * origins -3 .. n_seeds - 1 well formed, pos n_ops words of scratch. */
+/* x as sa_ga_genome_words words at w, and back; the check of a genome's form
+ * (any origin from -3 up), pos n_ops words of scratch. */
 void gx_genome_export(const gctx *c, const indiv *x, int32_t *w);
 void gx_genome_import(const gctx *c, const int32_t *w, indiv *x);
-sa_status gx_genome_check(const sa_dfg_graph *g, const int32_t *w, int n_seeds, int32_t *pos, sa_err *err);
+sa_status gx_genome_check(const sa_dfg_graph *g, const int32_t *w, int32_t *pos, sa_err *err);
 
 #endif

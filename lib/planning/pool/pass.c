@@ -92,8 +92,7 @@ static sa_status plan_op(ctx *c)
     return SA_OK;
 }
 
-/* Per-schedule tables: use positions (real and virtual) and compute-time
- * prefix sums.  false on OOM. */
+/* Per-schedule tables: use positions, real and virtual.  false on OOM. */
 static bool index_schedule(ctx *c)
 {
     swp_ws *w = c->w;
@@ -120,7 +119,6 @@ static bool index_schedule(ctx *c)
         for (int32_t k = 0; k < o->n_use; k++)
             w->use_pos[w->cursor[o->use[k]]++] = i;
     }
-    bld_time_prefix(g, c->sch, g->n_ops, w->tprefix, NULL);
     return true;
 }
 
@@ -250,6 +248,7 @@ sa_status swp_plan(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_
     }
     for (int32_t i = 0; i < g->n_ops; i++)
         w->tight[i] = !swp_fits_whole(&c, i);
+    bld_time_prefix(g, c.sch, g->n_ops, w->tprefix, NULL);
     if (!swp_prep_recompute(&c) || !index_schedule(&c))
         return swp_oom(&c);
     for (int32_t t = 0; t < g->n_tensors; t++)

@@ -211,7 +211,8 @@ static bool push_vu(swp_ws *w, int32_t i, int32_t u)
  * the virtual uses: the recompute of t at its next use nx reads its
  * producer's inputs there, and so does the recompute of every flagged input
  * that is still dropped at nx (dropped before nx, rebuilt no earlier), in
- * turn.  Needs tight[].  false on OOM. */
+ * turn.  Needs tight[] and tprefix (dec_gap_longest's stall-free starts).
+ * false on OOM. */
 bool swp_prep_recompute(ctx *c)
 {
     swp_ws *w = c->w;
@@ -226,7 +227,6 @@ bool swp_prep_recompute(ctx *c)
     memset(w->gone, 0, (size_t)g->n_tensors);
     for (int32_t i = 0; i < n; i++)
         w->opos[c->sch[i]] = i;
-    bld_time_prefix(g, c->sch, n, w->tprefix, NULL); /* dec_gap_longest's stall-free starts */
     for (int32_t i = 0; i < n; i++) {
         int32_t op = c->sch[i];
         const sa_dfg_op *o = &g->ops[op];
