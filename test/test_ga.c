@@ -515,13 +515,13 @@ START_TEST(test_fill_keeps_what_memory_holds)
     ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
     const char *f = strstr(r.best->search_json, "\"fill\":{\"kept\":");
     ck_assert_ptr_nonnull(f);
-    int kept = 0, tried = 0;
+    int kept = 0, switched = 0, tried = 0;
     double from = 0, to = 0;
-    ck_assert_int_eq(sscanf(f, "\"fill\":{\"kept\":%d,\"tried\":%d,\"from_us\":%lf,\"to_us\":%lf", &kept, &tried,
-                            &from, &to),
-                     4);
+    ck_assert_int_eq(sscanf(f, "\"fill\":{\"kept\":%d,\"switched\":%d,\"tried\":%d,\"from_us\":%lf,\"to_us\":%lf",
+                            &kept, &switched, &tried, &from, &to),
+                     5);
     ck_assert_int_gt(kept, 0);
-    ck_assert_int_ge(tried, kept);
+    ck_assert_int_ge(tried, kept + switched);
     ck_assert_double_lt(to, from);
     ck_assert_double_le(r.best->predicted.iteration_us, to);
     ck_assert_double_lt(r.best->predicted.iteration_us, seed->predicted.iteration_us);

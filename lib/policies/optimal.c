@@ -305,29 +305,44 @@ static void free_ctx(octx *o)
     free(o->slot_scratch);
 }
 
+/* The actions a candidate may take: keep, swap (the swap-in where the
+ * compute covers it), swap with the late swap-in, recompute. */
+enum { OPT_KEEP, OPT_SWAP, OPT_LATE, OPT_RECOMPUTE, OPT_NACTIONS };
+
+static bool action_open(const ocand *c, int a)
+{
+    return a == OPT_KEEP || (a == OPT_SWAP && c->s_col >= 0) || (a == OPT_LATE && c->l_col >= 0) ||
+           (a == OPT_RECOMPUTE && c->r_col >= 0);
+}
+
+/* Sets c's entries of decide.h's per-tensor arrays to action a.  The op
+ * before the one the model frees the memory at waits for a swap-out (pack.h:
+ * a transfer ends at the compute node that waits for it, so the memory serves
+ * placements after it). */
+static void set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t *sync_at)
+{
+    act[c->t] = a == OPT_KEEP ? DEC_KEEP : a == OPT_RECOMPUTE ? DEC_RECOMPUTE : DEC_SWAP;
+    late[c->t] = a == OPT_LATE;
+    sync_at[c->t] = a == OPT_SWAP ? (c->pers ? c->s3_from : c->s_from) - 1
+                  : a == OPT_LATE ? (c->pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1 : 0;
+}
+
 /* The decisions of a solution r: act, late and sync_at per tensor, drop per
- * reader slot (decide.h's dec_opts), all rewritten. */
+ * reader slot (decide.h's dec_opts), all rewritten; chosen[k] = candidate k's
+ * action. */
 static void take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, uint8_t *late, int32_t *sync_at,
-                          uint8_t *drop)
+                          uint8_t *drop, uint8_t *chosen)
 {
     memset(act, DEC_KEEP, (size_t)o->g->n_tensors);
     memset(late, 0, (size_t)o->g->n_tensors);
     memset(sync_at, 0, (size_t)o->g->n_tensors * sizeof *sync_at);
     for (int32_t k = 0; k < o->nc; k++) {
         const ocand *c = &o->c[k];
-        bool pers = sa_dfg_kind_persistent(o->g->tensors[c->t].kind);
-        /* the op before the one the model frees the memory at waits for
-         * the swap-out (pack.h: a transfer ends at the compute node that
-         * waits for it, so the memory serves placements after it) */
-        if (c->s_col >= 0 && r->x[c->s_col] > 0.5) {
-            act[c->t] = DEC_SWAP;
-            sync_at[c->t] = (pers ? c->s3_from : c->s_from) - 1;
-        } else if (c->l_col >= 0 && r->x[c->l_col] > 0.5) {
-            act[c->t] = DEC_SWAP, late[c->t] = 1;
-            sync_at[c->t] = (pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1;
-        } else if (c->r_col >= 0 && r->x[c->r_col] > 0.5) {
-            act[c->t] = DEC_RECOMPUTE;
-        }
+        int a = c->s_col >= 0 && r->x[c->s_col] > 0.5   ? OPT_SWAP
+              : c->l_col >= 0 && r->x[c->l_col] > 0.5   ? OPT_LATE
+              : c->r_col >= 0 && r->x[c->r_col] > 0.5   ? OPT_RECOMPUTE : OPT_KEEP;
+        set_action(c, a, act, late, sync_at);
+        chosen[k] = (uint8_t)a;
     }
     memset(drop, 0, (size_t)o->nslots);
     for (int32_t k = 0; k < o->ngp; k++) {
@@ -337,6 +352,142 @@ static void take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, 
         else if (gp->z_col >= 0 && r->x[gp->z_col] > 0.5)
             drop[gp->slot] = 2;
     }
+}
+
+/* One decision the refinement may change: candidate k's action (gap false), or
+ * the drop after reader slot gp[k].slot (gap true).  Ordered by bytes,
+ * largest first, then by tensor, candidates before gaps, then by k. */
+typedef struct okey {
+    int64_t bytes;
+    int32_t t, k;
+    bool gap;
+} okey;
+
+static int by_bytes(const void *a, const void *b)
+{
+    const okey *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->gap != y->gap)
+        return x->gap ? 1 : -1;
+    return (x->k > y->k) - (x->k < y->k);
+}
+
+/* decide.h's arrays, and the candidates' chosen actions. */
+typedef struct odec {
+    uint8_t *act, *late, *drop, *chosen;
+    int32_t *sync_at;
+} odec;
+
+/* The value of key at in d, and setting it: a candidate's action, or a gap's
+ * drop (0 kept, 1 and 2 dropped, see dec_opts.drop). */
+static int key_get(const octx *o, const odec *d, const okey *at)
+{
+    return at->gap ? d->drop[o->gp[at->k].slot] : d->chosen[at->k];
+}
+
+static void key_set(const octx *o, odec *d, const okey *at, int v)
+{
+    if (at->gap) {
+        d->drop[o->gp[at->k].slot] = (uint8_t)v;
+    } else {
+        set_action(&o->c[at->k], v, d->act, d->late, d->sync_at);
+        d->chosen[at->k] = (uint8_t)v;
+    }
+}
+
+/* May key at take value v?  A gap's drop counts only while its tensor is
+ * swapped. */
+static bool key_open(const octx *o, const odec *d, const okey *at, int v)
+{
+    if (!at->gap)
+        return action_open(&o->c[at->k], v);
+    const ogap *gp = &o->gp[at->k];
+    int a = d->chosen[gp->cand];
+    return (a == OPT_SWAP || a == OPT_LATE) && (v == 0 || (v == 1 && gp->y_col >= 0) || (v == 2 && gp->z_col >= 0));
+}
+
+/* The refinement: the MILP prices transfers by their totals and stalls by an
+ * estimate, so its decisions are improved against the simulator.  Sweeps over
+ * the decisions (every candidate's action, every gap's drop), largest tensor
+ * first, try each other open value and keep the first one whose plan fits the
+ * memory and simulates faster.  They end after a sweep without a change,
+ * after OPT_REFINE_SWEEPS, past the cap on plans below, or at stop_s (> 0, on
+ * now_s()'s clock; under an effort limit only a deadline sets it, so the plan
+ * depends on the inputs only).  *p and *ds are replaced by each better plan;
+ * d holds its decisions.  SA_ENOMEM, SA_EINTERNAL as planner_plan; a trial
+ * that planner_plan refuses is not taken. */
+#define OPT_REFINE_SWEEPS 4
+#define OPT_REFINE_EVALS 4000
+/* and past OPT_REFINE_WORK / ops plans: a plan's cost grows with the ops
+ * (resnet-50's 617 take about 5 ms a plan) */
+#define OPT_REFINE_WORK 2.5e6
+static sa_status refine(const sa_policy_call *pc, const octx *o, const int32_t *sch, const dec_opts *dop, odec *d,
+                        double stop_s, sa_plan **p, dec_stats *ds, int32_t *evals, sa_err *err)
+{
+    const sa_dfg_graph *g = pc->g;
+    const sa_dfg_device *dev = pc->dev;
+    *evals = 0;
+    okey *order = malloc(((size_t)o->nc + (size_t)o->ngp + 1) * sizeof *order);
+    sa_plan *tp = sa_plan_new(g, dev);
+    pack_ws *pw = pack_ws_new();
+    sa_sim_ws *sw = sa_sim_ws_new();
+    sa_status st = order && tp && pw && sw ? SA_OK : sa_fail(err, SA_ENOMEM, "%s: out of memory", pc->name);
+    int32_t n = 0;
+    for (int32_t k = 0; !st && k < o->nc; k++)
+        order[n++] = (okey){g->tensors[o->c[k].t].bytes, o->c[k].t, k, false};
+    for (int32_t k = 0; !st && k < o->ngp; k++) {
+        int32_t t = o->c[o->gp[k].cand].t;
+        order[n++] = (okey){g->tensors[t].bytes, t, k, true};
+    }
+    if (!st)
+        qsort(order, (size_t)n, sizeof *order, by_bytes);
+    double best = st ? 0 : (*p)->predicted.iteration_us;
+    int32_t cap = (int32_t)fmin(OPT_REFINE_EVALS, OPT_REFINE_WORK / (g->n_ops + 1));
+    bool stop = false;
+    for (int sweep = 0; !st && !stop && sweep < OPT_REFINE_SWEEPS; sweep++) {
+        bool changed = false;
+        for (int32_t i = 0; !st && !stop && i < n; i++) {
+            int was = key_get(o, d, &order[i]);
+            for (int v = 0; v < OPT_NACTIONS && !st; v++) {
+                if (v == was || !key_open(o, d, &order[i], v))
+                    continue;
+                if (*evals >= cap || (stop_s > 0 && now_s() >= stop_s)) {
+                    stop = true;
+                    break;
+                }
+                key_set(o, d, &order[i], v);
+                dec_stats ts = {0};
+                planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = d->act, .dec = dop,
+                                 .stats = &ts, .pack = pw, .sim = sw, .within_memory = true};
+                sa_err e2 = {0};
+                sa_status s2 = planner_plan(g, dev, &q, tp, &e2);
+                ++*evals;
+                if (s2 == SA_ENOMEM || s2 == SA_EINTERNAL) {
+                    *err = e2;
+                    st = s2;
+                } else if (!s2 && ts.arena_bytes <= dev->memory_bytes && tp->predicted.iteration_us < best) {
+                    best = tp->predicted.iteration_us;
+                    sa_plan *x = *p;
+                    *p = tp;
+                    tp = x;
+                    *ds = ts;
+                    changed = true;
+                    break;
+                }
+                key_set(o, d, &order[i], was);
+            }
+        }
+        if (!changed)
+            break;
+    }
+    free(order);
+    sa_plan_free(tp);
+    pack_ws_free(pw);
+    sa_sim_ws_free(sw);
+    return st;
 }
 
 /* One decision space (widen: decide.h's widened one) solved and built;
@@ -371,7 +522,8 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     uint8_t *late = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
     int32_t *sync_at = st ? NULL : calloc((size_t)g->n_tensors + 1, sizeof *sync_at);
     uint8_t *drop = st ? NULL : calloc((size_t)o.nslots + 1, 1);
-    if (!st && (!act || !late || !sync_at || !drop))
+    uint8_t *chosen = st ? NULL : calloc((size_t)o.nc + 1, 1);
+    if (!st && (!act || !late || !sync_at || !drop || !chosen))
         st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     int64_t cap = dev->memory_bytes;
     sa_milp_result best = {0};
@@ -379,6 +531,7 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     dec_stats ds = {0};
     int rounds = 0, stuck = 0;
     int64_t smallest = INT64_MAX;
+    dec_opts dop;
     /* solve; pack the plan; when the packed arena (fragmentation, the
      * transfers' real timing, recompute inputs) overshoots the memory, solve
      * again for a cap lowered by the overshoot */
@@ -421,8 +574,7 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
                              "bytes); raise --time-limit", name, limit, (long long)cap, (long long)dev->memory_bytes);
             break;
         }
-        take_solution(&o, &r, act, late, sync_at, drop);
-        dec_opts dop;
+        take_solution(&o, &r, act, late, sync_at, drop, chosen);
         dec_opts_default(&dop);
         dop.swap_persistent = widen; /* the widened space: parameters, state and their gradients may leave */
         dop.late = late;
@@ -465,6 +617,16 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     if (!st && ds.arena_bytes > dev->memory_bytes)
         st = sa_fail(err, SA_EINFEASIBLE, "%s: the packed arena needs %lld bytes, more than the %lld bytes of memory, "
                      "after %d solves", name, (long long)ds.arena_bytes, (long long)dev->memory_bytes, rounds);
+    double milp_us = p ? p->predicted.iteration_us : 0;
+    int32_t evals = 0;
+    if (!st) {
+        /* the refinement stops at the time limit (the deadline under an effort limit) */
+        double stop_s = effort ? 0 : t0 + limit;
+        if (dl > 0)
+            stop_s = stop_s > 0 ? fmin(stop_s, dl) : dl;
+        odec d = {act, late, drop, chosen, sync_at};
+        st = refine(pc, &o, sch, &dop, &d, stop_s, &p, &ds, &evals, err);
+    }
     if (!st) {
         char search[1024], bound[64] = "";
         /* a solver without a bound reports COIN_DBL_MAX or an infinity: the
@@ -479,11 +641,11 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
                  "{\"algorithm\":\"%s\",\"space\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\","
                  "\"milp_objective_us\":%.17g%s,\"milp_gap\":%.6f,\"candidates\":%d,"
                  "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
-                 "\"demoted\":%d,\"arena\":%lld,\"wall_s\":%.3f%s%s}",
+                 "\"demoted\":%d,\"arena\":%lld,\"milp_plan_us\":%.17g,\"refine_plans\":%d,\"wall_s\":%.3f%s%s}",
                  name, widen ? "widened" : "narrow", best.solver,
                  best.status == SA_MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective, bound, gap, o.nc, rounds + (rounds == 0), (long long)cap,
                  ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
-                 (long long)ds.arena_bytes, now_s() - t0, extra ? "," : "", extra ? extra : "");
+                 (long long)ds.arena_bytes, milp_us, evals, now_s() - t0, extra ? "," : "", extra ? extra : "");
         if (!sa_plan_set_search_json(p, search))
             st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     }
@@ -492,6 +654,7 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     free(late);
     free(sync_at);
     free(drop);
+    free(chosen);
     free_ctx(&o);
     if (st) {
         sa_plan_free(p);

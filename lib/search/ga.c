@@ -668,7 +668,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     const sa_dfg_device *dev = s->c.dev;
     const sa_ga_opts *o = s->c.o;
     indiv *pop = s->pop;
-    int32_t bi = 0, bf = -1, kept = 0, tried = 0;
+    int32_t bi = 0, bf = -1, kept = 0, switched = 0, tried = 0;
     double fill_from = 0, fill_to = 0;
     for (int32_t i = 0; i < s->np; i++) {
         if (pop[i].t < pop[bi].t)
@@ -678,7 +678,8 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     }
     if (s->c.joint && bf >= 0) {
         fill_from = pop[bf].t;
-        sa_status fst = gx_fill_memory(&s->c, s->ws, s->threads, &pop[bf], o->deadline_s, &kept, &tried, err);
+        sa_status fst = gx_fill_memory(&s->c, s->ws, s->threads, &pop[bf], o->deadline_s, &kept, &switched,
+                                       &tried, err);
         if (fst)
             return fst;
         fill_to = pop[bf].t;
@@ -728,7 +729,8 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     if (fill_from > 0)
         snprintf(span, sizeof span, ",\"from_us\":%.3f,\"to_us\":%.3f", fill_from, fill_to);
     if (s->c.joint)
-        snprintf(fill, sizeof fill, ",\"fill\":{\"kept\":%d,\"tried\":%d%s}", kept, tried, span);
+        snprintf(fill, sizeof fill, ",\"fill\":{\"kept\":%d,\"switched\":%d,\"tried\":%d%s}", kept, switched,
+                 tried, span);
     snprintf(json, sizeof json,
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
              "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"

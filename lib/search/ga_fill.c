@@ -1,8 +1,10 @@
 /* ga_fill.c - the search's last step: memory the best best-fit plan leaves
- * idle is spent keeping tensors resident that it swaps or recomputes.  The
- * decisions are tried one at a time, costliest first (a recompute's producer
- * time, a swap's round trip over the link), each set back to DEC_KEEP and
- * kept when the plan still fits and runs strictly faster.  Batches of
+ * idle is spent keeping tensors resident that it swaps or recomputes, and a
+ * tensor that would rather be recomputed than swapped (or the other way) is
+ * switched.  The decisions are tried one at a time, costliest first (a
+ * recompute's producer time, a swap's round trip over the link), each set
+ * back to DEC_KEEP, then to the other way of leaving, and a change is kept
+ * when the plan still fits and runs strictly faster.  Batches of
  * GA_FILL_BATCH tries are evaluated in parallel, each against the same
  * decisions, and the first that gains (in candidate order) is taken, so the
  * answer does not depend on the thread count. */
@@ -18,6 +20,7 @@
 typedef struct fill_cand {
     double cost;
     int32_t t;
+    uint8_t to;  /* the decision tried (dec_action) */
 } fill_cand;
 
 static int cmp_cost(const void *a, const void *b)
@@ -25,7 +28,9 @@ static int cmp_cost(const void *a, const void *b)
     const fill_cand *x = a, *y = b;
     if (x->cost != y->cost)
         return x->cost > y->cost ? -1 : 1;
-    return x->t < y->t ? -1 : x->t > y->t;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->to > y->to) - (x->to < y->to);
 }
 
 /* What leaving t costs, roughly: its producer's time when recomputed, the
@@ -38,14 +43,14 @@ static double leave_cost(const gctx *c, const indiv *x, int32_t t)
     return recompute_round_trip_us(c->dev, d->bytes);
 }
 
-sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *kept, int32_t *tried,
-                         sa_err *err)
+sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *kept,
+                         int32_t *switched, int32_t *tried, sa_err *err)
 {
     const int32_t nt = c->g->n_tensors;
-    *kept = *tried = 0;
+    *kept = *switched = *tried = 0;
     if (x->layout != PLANNER_BESTFIT || !isfinite(x->t))
         return SA_OK;
-    fill_cand *fc = malloc(((size_t)c->n_cand + 1) * sizeof *fc);
+    fill_cand *fc = malloc((2 * (size_t)c->n_cand + 1) * sizeof *fc);
     uint8_t *acts = malloc((size_t)GA_FILL_BATCH * ((size_t)nt + 1));
     indiv *trial = calloc(GA_FILL_BATCH, sizeof *trial);
     sa_status *st = calloc(GA_FILL_BATCH, sizeof *st);
@@ -56,9 +61,17 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
         goto out;
     }
     int32_t n = 0;
-    for (int32_t k = 0; k < c->n_cand; k++)
-        if (x->act[c->cand[k]] != DEC_KEEP)
-            fc[n++] = (fill_cand){leave_cost(c, x, c->cand[k]), c->cand[k]};
+    /* an evicted tensor (the cost rule's choice) is tried kept only */
+    for (int32_t k = 0; k < c->n_cand; k++) {
+        int32_t t = c->cand[k];
+        uint8_t a = x->act[t];
+        if (a == DEC_KEEP)
+            continue;
+        double cost = leave_cost(c, x, t);
+        fc[n++] = (fill_cand){cost, t, DEC_KEEP};
+        if (a == DEC_SWAP || a == DEC_RECOMPUTE)
+            fc[n++] = (fill_cand){cost, t, a == DEC_SWAP ? DEC_RECOMPUTE : DEC_SWAP};
+    }
     qsort(fc, (size_t)n, sizeof *fc, cmp_cost);
     if (n > GA_FILL_TRIES)
         n = GA_FILL_TRIES;
@@ -73,7 +86,7 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (int j = 0; j < m; j++) {
             memcpy(trial[j].act, x->act, (size_t)nt + 1);
-            trial[j].act[fc[k + j].t] = DEC_KEEP;
+            trial[j].act[fc[k + j].t] = fc[k + j].to;
             bool cut = false;
             st[j] = gx_evaluate(c, &ws[omp_get_thread_num()], &trial[j], deadline_s, &cut, &errs[j]);
         }
@@ -92,9 +105,9 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
             k += m;
             continue;
         }
-        x->act[fc[k + take].t] = DEC_KEEP;
+        x->act[fc[k + take].t] = fc[k + take].to;
         x->t = trial[take].t;
-        ++*kept;
+        ++*(fc[k + take].to == DEC_KEEP ? kept : switched);
         k += take + 1; /* the tries after it in the batch ran against the old decisions */
     }
 out:

@@ -79,17 +79,18 @@ sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, double deadline_s, bool *
 const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
 
 /* ga_fill.c: the best-fit individual x's swapped, recomputed or evicted
- * tensors, costliest first (at most GA_FILL_TRIES), each set back to
- * DEC_KEEP where the plan still fits and gets strictly faster (x->act and
- * x->t change in place); tries run GA_FILL_BATCH at a time on threads
+ * tensors, costliest first, each set back to DEC_KEEP, and a swapped one to
+ * DEC_RECOMPUTE or a recomputed one to DEC_SWAP, where the plan still fits
+ * and gets strictly faster (x->act and x->t change in place; at most
+ * GA_FILL_TRIES tries); tries run GA_FILL_BATCH at a time on threads
  * workspaces ws[0 .. threads), the result the same for any thread count.
- * Stops at deadline_s (> 0).  *kept and *tried count the changes made and
- * the plans tried.  A pool individual or an unplanned one is left alone.
+ * Stops at deadline_s (> 0).  *kept and *switched count the changes made
+ * (to DEC_KEEP, to the other way of leaving), *tried the plans tried.  A pool individual or an unplanned one is left alone.
  * SA_ENOMEM or an evaluation's error (err says why): x is then unchanged
  * but for the changes already made, each of which gained. */
 enum { GA_FILL_TRIES = 512, GA_FILL_BATCH = 8 };
-sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *kept, int32_t *tried,
-                         sa_err *err);
+sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *kept,
+                         int32_t *switched, int32_t *tried, sa_err *err);
 
 /* The genes of a genome, in order (ga_genome.c holds their table). */
 enum { GENE_SCHEDULE, GENE_LAYOUT, GENE_SYNC, GENE_ORIGIN, GENE_CLASSES, GENE_CLS, GENE_CNT, GENE_ACT, GENE_COUNT };
