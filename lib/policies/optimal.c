@@ -354,13 +354,18 @@ static void take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, 
     }
 }
 
-/* One decision the refinement may change: candidate k's action (gap false), or
- * the drop after reader slot gp[k].slot (gap true).  Ordered by bytes,
- * largest first, then by tensor, candidates before gaps, then by k. */
+/* One decision the refinement may change: candidate k's action (KEY_CAND),
+ * the drop after reader slot gp[k].slot (KEY_GAP), or the exchange of the
+ * actions of candidate k and candidate k2, one of the tensors a recompute of
+ * k's tensor would read (KEY_PAIR: "swap the relu's output, recompute the
+ * convolution's" becomes "swap the convolution's, recompute the relu's",
+ * which no single change reaches when neither half alone fits or gains).
+ * Ordered by bytes, largest first, then by tensor, kind and k. */
+enum { KEY_CAND, KEY_GAP, KEY_PAIR };
 typedef struct okey {
     int64_t bytes;
-    int32_t t, k;
-    bool gap;
+    int32_t t, k, k2;
+    int kind;
 } okey;
 
 static int by_bytes(const void *a, const void *b)
@@ -370,9 +375,11 @@ static int by_bytes(const void *a, const void *b)
         return x->bytes < y->bytes ? 1 : -1;
     if (x->t != y->t)
         return x->t < y->t ? -1 : 1;
-    if (x->gap != y->gap)
-        return x->gap ? 1 : -1;
-    return (x->k > y->k) - (x->k < y->k);
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->k != y->k)
+        return x->k < y->k ? -1 : 1;
+    return (x->k2 > y->k2) - (x->k2 < y->k2);
 }
 
 /* decide.h's arrays, and the candidates' chosen actions. */
@@ -381,37 +388,86 @@ typedef struct odec {
     int32_t *sync_at;
 } odec;
 
-/* The value of key at in d, and setting it: a candidate's action, or a gap's
- * drop (0 kept, 1 and 2 dropped, see dec_opts.drop). */
+/* The value of key at in d, and setting it: a candidate's action, a gap's
+ * drop (0 kept, 1 and 2 dropped, see dec_opts.drop), or a pair's exchange
+ * (its value reads 0; setting any value exchanges, so setting it twice
+ * undoes it). */
 static int key_get(const octx *o, const odec *d, const okey *at)
 {
-    return at->gap ? d->drop[o->gp[at->k].slot] : d->chosen[at->k];
+    return at->kind == KEY_GAP ? d->drop[o->gp[at->k].slot] : at->kind == KEY_CAND ? d->chosen[at->k] : 0;
 }
 
 static void key_set(const octx *o, odec *d, const okey *at, int v)
 {
-    if (at->gap) {
+    if (at->kind == KEY_GAP) {
         d->drop[o->gp[at->k].slot] = (uint8_t)v;
-    } else {
+    } else if (at->kind == KEY_CAND) {
         set_action(&o->c[at->k], v, d->act, d->late, d->sync_at);
         d->chosen[at->k] = (uint8_t)v;
+    } else {
+        int a = d->chosen[at->k], b = d->chosen[at->k2];
+        set_action(&o->c[at->k], b, d->act, d->late, d->sync_at);
+        set_action(&o->c[at->k2], a, d->act, d->late, d->sync_at);
+        d->chosen[at->k] = (uint8_t)b;
+        d->chosen[at->k2] = (uint8_t)a;
     }
 }
 
 /* May key at take value v?  A gap's drop counts only while its tensor is
- * swapped. */
+ * swapped; a pair exchanges (v = 1) two different actions each open to the
+ * other candidate. */
 static bool key_open(const octx *o, const odec *d, const okey *at, int v)
 {
-    if (!at->gap)
+    if (at->kind == KEY_CAND)
         return action_open(&o->c[at->k], v);
+    if (at->kind == KEY_PAIR) {
+        int a = d->chosen[at->k], b = d->chosen[at->k2];
+        return v == 1 && a != b && action_open(&o->c[at->k], b) && action_open(&o->c[at->k2], a);
+    }
     const ogap *gp = &o->gp[at->k];
     int a = d->chosen[gp->cand];
     return (a == OPT_SWAP || a == OPT_LATE) && (v == 0 || (v == 1 && gp->y_col >= 0) || (v == 2 && gp->z_col >= 0));
 }
 
+/* The pairs of candidate k (a non-persistent tensor with a producer): the
+ * candidates among its producer's inputs, and among the inputs of the
+ * producers of inputs that are no candidates (a batchnorm's output, dead
+ * after the forward phase), OPT_PAIR_DEPTH producers deep; at most
+ * OPT_PAIR_MAX, appended to out.  cand_of[t] = t's candidate or -1. */
+#define OPT_PAIR_DEPTH 3
+#define OPT_PAIR_MAX 4
+static int32_t add_pairs(const octx *o, const int32_t *cand_of, int32_t k, okey *out)
+{
+    const sa_dfg_graph *g = o->g;
+    int32_t t = o->c[k].t, m = 0;
+    int32_t stack[OPT_PAIR_DEPTH * 8], depth[OPT_PAIR_DEPTH * 8], ns = 0;
+    if (g->tensors[t].producer < 0)
+        return 0;
+    stack[ns] = g->tensors[t].producer, depth[ns++] = 1;
+    while (ns > 0 && m < OPT_PAIR_MAX) {
+        int32_t op = stack[--ns], dp = depth[ns];
+        for (int32_t j = 0; j < g->ops[op].n_in && m < OPT_PAIR_MAX; j++) {
+            int32_t u = g->ops[op].in[j];
+            const sa_dfg_tensor *tu = &g->tensors[u];
+            if (cand_of[u] >= 0 && !o->c[cand_of[u]].pers && u != t) {
+                bool dup = false;
+                for (int32_t q = 0; q < m; q++)
+                    dup |= out[q].k2 == cand_of[u];
+                if (!dup)
+                    out[m++] = (okey){g->tensors[t].bytes, t, k, cand_of[u], KEY_PAIR};
+            } else if (cand_of[u] < 0 && tu->kind == SA_DFG_ACTIVATION && tu->producer >= 0 && dp < OPT_PAIR_DEPTH &&
+                       ns < OPT_PAIR_DEPTH * 8) {
+                stack[ns] = tu->producer, depth[ns++] = dp + 1;
+            }
+        }
+    }
+    return m;
+}
+
 /* The refinement: the MILP prices transfers by their totals and stalls by an
  * estimate, so its decisions are improved against the simulator.  Sweeps over
- * the decisions (every candidate's action, every gap's drop), largest tensor
+ * the decisions (every candidate's action, every gap's drop, every pair's
+ * exchange), largest tensor
  * first, try each other open value and keep the first one whose plan fits the
  * memory and simulates faster.  They end after a sweep without a change,
  * after OPT_REFINE_SWEEPS, past the cap on plans below, or at stop_s (> 0, on
@@ -430,18 +486,26 @@ static sa_status refine(const sa_policy_call *pc, const octx *o, const int32_t *
     const sa_dfg_graph *g = pc->g;
     const sa_dfg_device *dev = pc->dev;
     *evals = 0;
-    okey *order = malloc(((size_t)o->nc + (size_t)o->ngp + 1) * sizeof *order);
+    okey *order = malloc(((size_t)o->nc * (1 + OPT_PAIR_MAX) + (size_t)o->ngp + 1) * sizeof *order);
+    int32_t *cand_of = malloc(((size_t)g->n_tensors + 1) * sizeof *cand_of);
     sa_plan *tp = sa_plan_new(g, dev);
     pack_ws *pw = pack_ws_new();
     sa_sim_ws *sw = sa_sim_ws_new();
-    sa_status st = order && tp && pw && sw ? SA_OK : sa_fail(err, SA_ENOMEM, "%s: out of memory", pc->name);
+    sa_status st = order && cand_of && tp && pw && sw ? SA_OK : sa_fail(err, SA_ENOMEM, "%s: out of memory", pc->name);
     int32_t n = 0;
-    for (int32_t k = 0; !st && k < o->nc; k++)
-        order[n++] = (okey){g->tensors[o->c[k].t].bytes, o->c[k].t, k, false};
+    for (int32_t t = 0; !st && t < g->n_tensors; t++)
+        cand_of[t] = -1;
+    for (int32_t k = 0; !st && k < o->nc; k++) {
+        cand_of[o->c[k].t] = k;
+        order[n++] = (okey){g->tensors[o->c[k].t].bytes, o->c[k].t, k, -1, KEY_CAND};
+    }
     for (int32_t k = 0; !st && k < o->ngp; k++) {
         int32_t t = o->c[o->gp[k].cand].t;
-        order[n++] = (okey){g->tensors[t].bytes, t, k, true};
+        order[n++] = (okey){g->tensors[t].bytes, t, k, -1, KEY_GAP};
     }
+    for (int32_t k = 0; !st && k < o->nc; k++)
+        if (!o->c[k].pers)
+            n += add_pairs(o, cand_of, k, order + n);
     if (!st)
         qsort(order, (size_t)n, sizeof *order, by_bytes);
     double best = st ? 0 : (*p)->predicted.iteration_us;
@@ -484,6 +548,7 @@ static sa_status refine(const sa_policy_call *pc, const octx *o, const int32_t *
             break;
     }
     free(order);
+    free(cand_of);
     sa_plan_free(tp);
     pack_ws_free(pw);
     sa_sim_ws_free(sw);
