@@ -3,6 +3,7 @@
  * optimal planner"), solved under a time limit; the integer solution becomes a
  * plan through decide.h and is simulated like any other. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,18 +481,58 @@ static int32_t add_pairs(const octx *o, const int32_t *cand_of, int32_t k, okey 
 /* and past OPT_REFINE_WORK / ops plans: a plan's cost grows with the ops
  * (resnet-50's 617 take about 5 ms a plan) */
 #define OPT_REFINE_WORK 2.5e6
+/* Tries run OPT_REFINE_BATCH at a time, each against the same decisions, and
+ * the first that gains (in order) is taken: the plan is the one a try at a
+ * time would give, for any thread count. */
+#define OPT_REFINE_BATCH 8
+
+/* One try of a batch: its own copy of the decisions, its plan and status. */
+typedef struct otry {
+    odec d;
+    sa_plan *p;
+    dec_stats ds;
+    sa_status st;
+    sa_err e;
+    int32_t i;  /* its key in the order */
+    int v;
+} otry;
+
+static void odec_copy(const octx *o, odec *to, const odec *from)
+{
+    size_t nt = (size_t)o->g->n_tensors;
+    memcpy(to->act, from->act, nt);
+    memcpy(to->late, from->late, nt);
+    memcpy(to->sync_at, from->sync_at, nt * sizeof *to->sync_at);
+    memcpy(to->drop, from->drop, (size_t)o->nslots);
+    memcpy(to->chosen, from->chosen, (size_t)o->nc);
+}
+
 static sa_status refine(const sa_policy_call *pc, const octx *o, const int32_t *sch, const dec_opts *dop, odec *d,
                         double stop_s, sa_plan **p, dec_stats *ds, int32_t *evals, sa_err *err)
 {
     const sa_dfg_graph *g = pc->g;
     const sa_dfg_device *dev = pc->dev;
+    size_t nt = (size_t)g->n_tensors;
+    int threads = pc->opts->search.threads > 0 ? pc->opts->search.threads : omp_get_max_threads();
+    if (threads > OPT_REFINE_BATCH)
+        threads = OPT_REFINE_BATCH;
     *evals = 0;
     okey *order = malloc(((size_t)o->nc * (1 + OPT_PAIR_MAX) + (size_t)o->ngp + 1) * sizeof *order);
-    int32_t *cand_of = malloc(((size_t)g->n_tensors + 1) * sizeof *cand_of);
-    sa_plan *tp = sa_plan_new(g, dev);
-    pack_ws *pw = pack_ws_new();
-    sa_sim_ws *sw = sa_sim_ws_new();
-    sa_status st = order && cand_of && tp && pw && sw ? SA_OK : sa_fail(err, SA_ENOMEM, "%s: out of memory", pc->name);
+    int32_t *cand_of = malloc((nt + 1) * sizeof *cand_of);
+    otry tr[OPT_REFINE_BATCH];
+    memset(tr, 0, sizeof tr);
+    pack_ws *pw[OPT_REFINE_BATCH] = {0};
+    sa_sim_ws *sw[OPT_REFINE_BATCH] = {0};
+    /* one buffer per try: act, late, drop, chosen, then the aligned sync_at */
+    size_t bytes_u8 = ((3 * nt + (size_t)o->nslots + (size_t)o->nc + 8) / 8) * 8;
+    uint8_t *buf = malloc(OPT_REFINE_BATCH * (bytes_u8 + (nt + 1) * sizeof(int32_t)));
+    bool ok = order && cand_of && buf;
+    for (int j = 0; ok && j < OPT_REFINE_BATCH; j++) {
+        uint8_t *b = buf + (size_t)j * (bytes_u8 + (nt + 1) * sizeof(int32_t));
+        tr[j].d = (odec){b, b + nt, b + 2 * nt, b + 2 * nt + (size_t)o->nslots, (int32_t *)(void *)(b + bytes_u8)};
+        ok = (tr[j].p = sa_plan_new(g, dev)) && (pw[j] = pack_ws_new()) && (sw[j] = sa_sim_ws_new());
+    }
+    sa_status st = ok ? SA_OK : sa_fail(err, SA_ENOMEM, "%s: out of memory", pc->name);
     int32_t n = 0;
     for (int32_t t = 0; !st && t < g->n_tensors; t++)
         cand_of[t] = -1;
@@ -513,45 +554,70 @@ static sa_status refine(const sa_policy_call *pc, const octx *o, const int32_t *
     bool stop = false;
     for (int sweep = 0; !st && !stop && sweep < OPT_REFINE_SWEEPS; sweep++) {
         bool changed = false;
-        for (int32_t i = 0; !st && !stop && i < n; i++) {
-            int was = key_get(o, d, &order[i]);
-            for (int v = 0; v < OPT_NACTIONS && !st; v++) {
-                if (v == was || !key_open(o, d, &order[i], v))
-                    continue;
-                if (*evals >= cap || (stop_s > 0 && now_s() >= stop_s)) {
-                    stop = true;
+        int32_t i = 0;
+        int v = 0;
+        while (!st && !stop && i < n) {
+            /* the next tries from key i, value v on, all against d */
+            int m = 0;
+            for (; i < n && m < OPT_REFINE_BATCH && *evals + m < cap; i++, v = 0) {
+                int was = key_get(o, d, &order[i]);
+                for (; v < OPT_NACTIONS && m < OPT_REFINE_BATCH && *evals + m < cap; v++)
+                    if (v != was && key_open(o, d, &order[i], v))
+                        tr[m].i = i, tr[m++].v = v;
+                if (v < OPT_NACTIONS)
                     break;
-                }
-                key_set(o, d, &order[i], v);
-                dec_stats ts = {0};
-                planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = d->act, .dec = dop,
-                                 .stats = &ts, .pack = pw, .sim = sw, .within_memory = true};
-                sa_err e2 = {0};
-                sa_status s2 = planner_plan(g, dev, &q, tp, &e2);
-                ++*evals;
-                if (s2 == SA_ENOMEM || s2 == SA_EINTERNAL) {
-                    *err = e2;
-                    st = s2;
-                } else if (!s2 && ts.arena_bytes <= dev->memory_bytes && tp->predicted.iteration_us < best) {
-                    best = tp->predicted.iteration_us;
-                    sa_plan *x = *p;
-                    *p = tp;
-                    tp = x;
-                    *ds = ts;
-                    changed = true;
-                    break;
-                }
-                key_set(o, d, &order[i], was);
             }
+            if (m == 0 || (stop_s > 0 && now_s() >= stop_s)) {
+                stop = m > 0 || *evals >= cap;
+                break;
+            }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+            for (int j = 0; j < m; j++) {
+                odec_copy(o, &tr[j].d, d);
+                key_set(o, &tr[j].d, &order[tr[j].i], tr[j].v);
+                tr[j].ds = (dec_stats){0};
+                planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = tr[j].d.act, .dec = dop,
+                                 .stats = &tr[j].ds, .pack = pw[omp_get_thread_num()],
+                                 .sim = sw[omp_get_thread_num()], .within_memory = true};
+                dec_opts dj = *dop;
+                dj.late = tr[j].d.late, dj.sync_at = tr[j].d.sync_at, dj.drop = tr[j].d.drop;
+                q.dec = &dj;
+                tr[j].e = (sa_err){0};
+                tr[j].st = planner_plan(g, dev, &q, tr[j].p, &tr[j].e);
+            }
+            int take = -1;
+            for (int j = 0; j < m && take < 0 && !st; j++) {
+                if (tr[j].st == SA_ENOMEM || tr[j].st == SA_EINTERNAL) {
+                    *err = tr[j].e;
+                    st = tr[j].st;
+                } else if (!tr[j].st && tr[j].ds.arena_bytes <= dev->memory_bytes &&
+                           tr[j].p->predicted.iteration_us < best) {
+                    take = j;
+                }
+            }
+            *evals += take < 0 ? m : take + 1;
+            if (take < 0)
+                continue; /* i, v: past the batch */
+            best = tr[take].p->predicted.iteration_us;
+            sa_plan *x = *p;
+            *p = tr[take].p;
+            tr[take].p = x;
+            *ds = tr[take].ds;
+            odec_copy(o, d, &tr[take].d);
+            changed = true;
+            i = tr[take].i + 1, v = 0; /* the tries after it ran against the old decisions */
         }
         if (!changed)
             break;
     }
     free(order);
     free(cand_of);
-    sa_plan_free(tp);
-    pack_ws_free(pw);
-    sa_sim_ws_free(sw);
+    free(buf);
+    for (int j = 0; j < OPT_REFINE_BATCH; j++) {
+        sa_plan_free(tr[j].p);
+        pack_ws_free(pw[j]);
+        sa_sim_ws_free(sw[j]);
+    }
     return st;
 }
 
