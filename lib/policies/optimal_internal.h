@@ -1,6 +1,7 @@
 /* optimal_internal.h - what the optimal planner's files share: the decision
  * space (the candidates, their windows and the persistent tensors' gaps, built
- * by optimal.c) and the MILP over it (optimal_milp.c).  Internal to
+ * by optimal.c), the MILP over it (optimal_milp.c) and the refinement of its
+ * decisions against the simulator (optimal_refine.c).  Internal to
  * lib/policies. */
 #ifndef SA_OPTIMAL_INTERNAL_H
 #define SA_OPTIMAL_INTERNAL_H
@@ -8,8 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "swapadvisor/decide.h"
 #include "swapadvisor/dfg.h"
 #include "swapadvisor/milp.h"
+#include "swapadvisor/plan.h"
+#include "policies_internal.h"
 #include "swapadvisor/sa_common.h"
 
 /* What the MILP knows of one candidate tensor. */
@@ -66,5 +70,37 @@ typedef struct octx {
  * T + eps * (moved time) subject to the memory at each position and T over
  * each resource.  *out is the caller's (sa_milp_free).  SA_ENOMEM. */
 sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err);
+
+/* The actions a candidate may take: keep, swap (the swap-in where the
+ * compute covers it), swap with the late swap-in, recompute. */
+enum { OPT_KEEP, OPT_SWAP, OPT_LATE, OPT_RECOMPUTE, OPT_NACTIONS };
+
+/* decide.h's per-tensor arrays (act, late, sync_at), its per-reader-slot
+ * drop, and each candidate's chosen action; all the caller's. */
+typedef struct odec {
+    uint8_t *act, *late, *drop, *chosen;
+    int32_t *sync_at;
+} odec;
+
+/* Sets c's entries of act, late and sync_at to action a (an OPT_ value). */
+void opt_set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t *sync_at);
+
+/* The refinement: the MILP prices transfers by their totals and stalls by an
+ * estimate, so its decisions d (whose plan is *p, fitting the memory, with
+ * stats *ds) are improved against the simulator.  Sweeps over the decisions
+ * (every candidate's action, every gap's drop, every pair's exchange),
+ * largest tensor first, try each other open value and keep the first one
+ * whose plan fits the memory and simulates strictly faster.  They end after a
+ * sweep without a change, after 4 sweeps, past a cap on plans (1,000 under
+ * pc's effort limit, else 4,000, and 2.5e6 / ops), or at stop_s (> 0, on
+ * sa_now_s()'s clock).  Tries run eight at a time on threads, the first that
+ * gains in order taken: the result is the same for any thread count, and
+ * without stop_s it depends on the inputs only.  *p and *ds are replaced by
+ * each better plan (the old one freed), d holds its decisions, *evals counts
+ * the plans tried.  Returns SA_OK, or SA_ENOMEM / SA_EINTERNAL (err says
+ * why; *p and d then hold the best plan found so far and its decisions); a
+ * try that planner_plan refuses otherwise is not taken. */
+sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch, const dec_opts *dop, odec *d,
+                     double stop_s, sa_plan **p, dec_stats *ds, int32_t *evals, sa_err *err);
 
 #endif
