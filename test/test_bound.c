@@ -494,8 +494,9 @@ END_TEST
 
 /* The refinement (docs/bound.md, "The optimal planner"): on vgg-11 b16 at 0.5x
  * the MILP's decisions simulate to 290.8 ms, and changing them one at a time
- * (and exchanging pairs) against the simulator reaches 265.0 ms.  The plan reports both, is valid
- * (strict, host replay), fits the memory, and is the same on a second run. */
+ * (and exchanging pairs) against the simulator reaches 265.0 ms.  The plan
+ * reports both, is valid (strict, host replay), fits the memory, and is the
+ * same (nodes, arena, tries) with one thread and with two. */
 START_TEST(test_optimal_refine_beats_the_milp_plan)
 {
     if (!sa_milp_have(SA_MILP_AUTO))
@@ -503,13 +504,15 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
     sa_dfg_graph *g = bundled("graphs/vgg-11-b16.json");
     sa_policy_opts po;
     sa_policy_opts_default(&po);
-    po.optimal.time_limit_s = 120;
+    po.optimal.max_nodes = 200; /* the effort limit: no clock decides the plan */
     sa_dfg_device d = g->device;
     d.memory_bytes = sa_dfg_peak_bytes(g, NULL) / 2;
     sa_plan *p[2] = {NULL, NULL};
     sa_err err = {0};
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
+        po.search.threads = k + 1;
         ck_assert_msg(sa_policy_run_opts("optimal", g, &d, &po, &p[k], &err) == SA_OK, "%s", err.msg);
+    }
     tu_check_policy_plan(p[0], g, "optimal", true);
     const char *m = strstr(p[0]->search_json, "\"milp_plan_us\":");
     const char *n = strstr(p[0]->search_json, "\"refine_plans\":");
@@ -523,6 +526,12 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
     ck_assert(p[0]->arena_bytes <= d.memory_bytes);
     ck_assert(p[0]->predicted.iteration_us == p[1]->predicted.iteration_us);
     ck_assert_int_eq(p[0]->n_nodes, p[1]->n_nodes);
+    ck_assert_int_eq(p[0]->arena_bytes, p[1]->arena_bytes);
+    for (int32_t v = 0; v < p[0]->n_nodes; v++)
+        ck_assert(p[0]->nodes[v].kind == p[1]->nodes[v].kind && p[0]->nodes[v].ref == p[1]->nodes[v].ref);
+    const char *n1 = strstr(p[1]->search_json, "\"refine_plans\":");
+    ck_assert_ptr_nonnull(n1);
+    ck_assert_int_eq(strtol(n1 + strlen("\"refine_plans\":"), NULL, 10), plans);
     for (int k = 0; k < 2; k++)
         sa_plan_free(p[k]);
     sa_dfg_free(g);

@@ -454,13 +454,16 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
                      "after %d solves", name, (long long)ds.arena_bytes, (long long)dev->memory_bytes, rounds);
     double milp_us = p ? p->predicted.iteration_us : 0;
     int32_t evals = 0;
+    bool refine_cut = false;
     if (!st) {
         /* the refinement stops at the time limit (the deadline under an effort limit) */
         double stop_s = effort ? 0 : t0 + limit;
         if (dl > 0)
             stop_s = stop_s > 0 ? fmin(stop_s, dl) : dl;
         odec d = {act, late, drop, chosen, sync_at};
-        st = opt_refine(pc, &o, sch, &dop, &d, stop_s, &p, &ds, &evals, err);
+        st = opt_refine(pc, &o, sch, &dop, &d, stop_s, &p, &ds, &evals, &refine_cut, err);
+        if (refine_cut)
+            *timed_out = true; /* the plan depends on the machine's speed */
     }
     if (!st) {
         char search[1024], bound[64] = "";
@@ -476,11 +479,11 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
                  "{\"algorithm\":\"%s\",\"space\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\","
                  "\"milp_objective_us\":%.17g%s,\"milp_gap\":%.6f,\"candidates\":%d,"
                  "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
-                 "\"demoted\":%d,\"arena\":%lld,\"milp_plan_us\":%.17g,\"refine_plans\":%d,\"wall_s\":%.3f%s%s}",
+                 "\"demoted\":%d,\"arena\":%lld,\"milp_plan_us\":%.17g,\"refine_plans\":%d%s,\"wall_s\":%.3f%s%s}",
                  name, widen ? "widened" : "narrow", best.solver,
                  best.status == SA_MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective, bound, gap, o.nc, rounds + (rounds == 0), (long long)cap,
                  ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
-                 (long long)ds.arena_bytes, milp_us, evals, sa_now_s() - t0, extra ? "," : "", extra ? extra : "");
+                 (long long)ds.arena_bytes, milp_us, evals, refine_cut ? ",\"refine_cut\":true" : "", sa_now_s() - t0, extra ? "," : "", extra ? extra : "");
         if (!sa_plan_set_search_json(p, search))
             st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     }

@@ -138,11 +138,12 @@ static int32_t add_pairs(const octx *o, const int32_t *cand_of, int32_t k, okey 
  * resnet-50 b32 at 0.25x reaches its plan of 4,000 tries (198.5 ms) in 1,000 */
 #define OPT_REFINE_EFFORT_EVALS 1000
 /* and past OPT_REFINE_WORK / ops plans: a plan's cost grows with the ops
- * (resnet-50's 617 take about 5 ms a plan) */
+ * (resnet-50's 617 take about 2 ms a plan) */
 #define OPT_REFINE_WORK 2.5e6
-/* Tries run OPT_REFINE_BATCH at a time, each against the same decisions, and
- * the first that gains (in order) is taken: the plan is the one a try at a
- * time would give, for any thread count. */
+/* Tries run one per thread at a time (at most OPT_REFINE_BATCH), each against
+ * the same decisions, and the first that gains (in order) is taken: the plan
+ * and the count of tries are those of one try at a time, for any thread
+ * count. */
 #define OPT_REFINE_BATCH 8
 
 /* One try of a batch: its own copy of the decisions, its plan and status. */
@@ -167,7 +168,7 @@ static void odec_copy(const octx *o, odec *to, const odec *from)
 }
 
 sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch, const dec_opts *dop, odec *d,
-                        double stop_s, sa_plan **p, dec_stats *ds, int32_t *evals, sa_err *err)
+                     double stop_s, sa_plan **p, dec_stats *ds, int32_t *evals, bool *cut, sa_err *err)
 {
     const sa_dfg_graph *g = pc->g;
     const sa_dfg_device *dev = pc->dev;
@@ -175,7 +176,10 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
     int threads = pc->opts->search.threads > 0 ? pc->opts->search.threads : omp_get_max_threads();
     if (threads > OPT_REFINE_BATCH)
         threads = OPT_REFINE_BATCH;
+    if (threads < 1)
+        threads = 1;
     *evals = 0;
+    *cut = false;
     okey *order = malloc(((size_t)o->nc * (1 + OPT_PAIR_MAX) + (size_t)o->ngp + 1) * sizeof *order);
     int32_t *cand_of = malloc((nt + 1) * sizeof *cand_of);
     otry tr[OPT_REFINE_BATCH];
@@ -219,9 +223,9 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
         while (!st && !stop && i < n) {
             /* the next tries from key i, value v on, all against d */
             int m = 0;
-            for (; i < n && m < OPT_REFINE_BATCH && *evals + m < cap; i++, v = 0) {
+            for (; i < n && m < threads && *evals + m < cap; i++, v = 0) {
                 int was = key_get(o, d, &order[i]);
-                for (; v < OPT_NACTIONS && m < OPT_REFINE_BATCH && *evals + m < cap; v++)
+                for (; v < OPT_NACTIONS && m < threads && *evals + m < cap; v++)
                     if (v != was && key_open(o, d, &order[i], v))
                         tr[m].i = i, tr[m++].v = v;
                 if (v < OPT_NACTIONS)
@@ -229,6 +233,7 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
             }
             if (m == 0 || (stop_s > 0 && sa_now_s() >= stop_s)) {
                 stop = m > 0 || *evals >= cap;
+                *cut = m > 0;
                 break;
             }
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)

@@ -20,7 +20,7 @@
 typedef struct fill_cand {
     double cost;
     int32_t t;
-    uint8_t to;  /* the decision tried (dec_action) */
+    uint8_t from, to;  /* the decision when the list was made, the one tried (dec_action) */
 } fill_cand;
 
 static int cmp_cost(const void *a, const void *b)
@@ -68,9 +68,9 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
         if (a == DEC_KEEP)
             continue;
         double cost = leave_cost(c, x, t);
-        fc[n++] = (fill_cand){cost, t, DEC_KEEP};
+        fc[n++] = (fill_cand){cost, t, a, DEC_KEEP};
         if (a == DEC_SWAP || a == DEC_RECOMPUTE)
-            fc[n++] = (fill_cand){cost, t, a == DEC_SWAP ? DEC_RECOMPUTE : DEC_SWAP};
+            fc[n++] = (fill_cand){cost, t, a, a == DEC_SWAP ? DEC_RECOMPUTE : DEC_SWAP};
     }
     qsort(fc, (size_t)n, sizeof *fc, cmp_cost);
     if (n > GA_FILL_TRIES)
@@ -82,7 +82,15 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
     for (int32_t k = 0; k < n;) {
         if (deadline_s > 0 && sa_now_s() >= deadline_s)
             break;
-        int m = n - k < GA_FILL_BATCH ? (int)(n - k) : GA_FILL_BATCH;
+        /* a tensor whose decision a taken try changed is not tried again (its
+         * switch would take a tensor just kept off the device again) */
+        if (x->act[fc[k].t] != fc[k].from) {
+            k++;
+            continue;
+        }
+        int m = 1;
+        while (m < GA_FILL_BATCH && k + m < n && x->act[fc[k + m].t] == fc[k + m].from)
+            m++;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (int j = 0; j < m; j++) {
             memcpy(trial[j].act, x->act, (size_t)nt + 1);
