@@ -137,8 +137,9 @@ typedef struct sa_ga_opts {
      * to migrate(m, migrate_ctx) and takes in the genomes it returns in
      * place of its worst ones (each checked, SA_EFORMAT when malformed, and
      * evaluated; an origin past this search's seeds, from an island whose
-     * deadline kept more of them, is taken in as none).  The exchanges are part of the result: the same genomes in
-     * give the same plan.  NULL: no exchanges. */
+     * deadline kept more of them, is taken in as none).  The exchanges are
+     * part of the result: the same genomes in give the same plan.  NULL: no
+     * exchanges. */
     sa_ga_migrate_fn migrate;
     void *migrate_ctx;
     int migrate_every;     /* >= 1 with migrate */

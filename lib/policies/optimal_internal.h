@@ -97,9 +97,10 @@ void opt_set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t 
  * threads, the first that gains in order taken: the result is the same for
  * any thread count, and without stop_s it depends on the inputs only.  *p
  * and *ds are replaced by each better plan (the old one freed), d holds its
- * decisions, *evals counts the plans tried.  Returns SA_OK, or SA_ENOMEM / SA_EINTERNAL (err says
- * why; *p and d then hold the best plan found so far and its decisions); a
- * try that planner_plan refuses otherwise is not taken. */
+ * decisions, *evals counts the plans tried.  Returns SA_OK, or SA_ENOMEM /
+ * SA_EINTERNAL (err says why; *p and d then hold the best plan found so far
+ * and its decisions); a try that planner_plan refuses otherwise is not
+ * taken. */
 sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch, const dec_opts *dop, odec *d,
                      double stop_s, sa_plan **p, dec_stats *ds, int32_t *evals, bool *cut, sa_err *err);
 

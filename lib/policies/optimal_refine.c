@@ -182,16 +182,18 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
     *cut = false;
     okey *order = malloc(((size_t)o->nc * (1 + OPT_PAIR_MAX) + (size_t)o->ngp + 1) * sizeof *order);
     int32_t *cand_of = malloc((nt + 1) * sizeof *cand_of);
+    /* try j of a batch runs on its own decisions, plan and workspaces */
     otry tr[OPT_REFINE_BATCH];
     memset(tr, 0, sizeof tr);
     pack_ws *pw[OPT_REFINE_BATCH] = {0};
     sa_sim_ws *sw[OPT_REFINE_BATCH] = {0};
-    /* one buffer per try: act, late, drop, chosen, then the aligned sync_at */
-    size_t bytes_u8 = ((3 * nt + (size_t)o->nslots + (size_t)o->nc + 8) / 8) * 8;
-    uint8_t *buf = malloc(OPT_REFINE_BATCH * (bytes_u8 + (nt + 1) * sizeof(int32_t)));
+    /* one buffer per try: act, late, drop, chosen, then sync_at (aligned) */
+    size_t bytes_u8 = ((2 * nt + (size_t)o->nslots + (size_t)o->nc + 8) / 8) * 8;
+    size_t per_try = bytes_u8 + (nt + 1) * sizeof(int32_t);
+    uint8_t *buf = malloc((size_t)threads * per_try);
     bool ok = order && cand_of && buf;
-    for (int j = 0; ok && j < OPT_REFINE_BATCH; j++) {
-        uint8_t *b = buf + (size_t)j * (bytes_u8 + (nt + 1) * sizeof(int32_t));
+    for (int j = 0; ok && j < threads; j++) {
+        uint8_t *b = buf + (size_t)j * per_try;
         tr[j].d = (odec){b, b + nt, b + 2 * nt, b + 2 * nt + (size_t)o->nslots, (int32_t *)(void *)(b + bytes_u8)};
         ok = (tr[j].p = sa_plan_new(g, dev)) && (pw[j] = pack_ws_new()) && (sw[j] = sa_sim_ws_new());
     }
@@ -240,13 +242,11 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
             for (int j = 0; j < m; j++) {
                 odec_copy(o, &tr[j].d, d);
                 key_set(o, &tr[j].d, &order[tr[j].i], tr[j].v);
-                tr[j].ds = (dec_stats){0};
-                planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = tr[j].d.act, .dec = dop,
-                                 .stats = &tr[j].ds, .pack = pw[omp_get_thread_num()],
-                                 .sim = sw[omp_get_thread_num()], .within_memory = true};
                 dec_opts dj = *dop;
                 dj.late = tr[j].d.late, dj.sync_at = tr[j].d.sync_at, dj.drop = tr[j].d.drop;
-                q.dec = &dj;
+                tr[j].ds = (dec_stats){0};
+                planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = tr[j].d.act, .dec = &dj,
+                                 .stats = &tr[j].ds, .pack = pw[j], .sim = sw[j], .within_memory = true};
                 tr[j].e = (sa_err){0};
                 tr[j].st = planner_plan(g, dev, &q, tr[j].p, &tr[j].e);
             }
@@ -278,7 +278,7 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
     free(order);
     free(cand_of);
     free(buf);
-    for (int j = 0; j < OPT_REFINE_BATCH; j++) {
+    for (int j = 0; j < threads; j++) {
         sa_plan_free(tr[j].p);
         pack_ws_free(pw[j]);
         sa_sim_ws_free(sw[j]);

@@ -85,7 +85,8 @@ const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
  * GA_FILL_TRIES tries); tries run GA_FILL_BATCH at a time on threads
  * workspaces ws[0 .. threads), the result the same for any thread count.
  * Stops at deadline_s (> 0).  *kept and *switched count the changes made
- * (to DEC_KEEP, to the other way of leaving), *tried the plans tried.  A pool individual or an unplanned one is left alone.
+ * (to DEC_KEEP, to the other way of leaving), *tried the plans tried.  A
+ * pool individual or an unplanned one is left alone.
  * SA_ENOMEM or an evaluation's error (err says why): x is then unchanged
  * but for the changes already made, each of which gained. */
 enum { GA_FILL_TRIES = 512, GA_FILL_BATCH = 8 };
