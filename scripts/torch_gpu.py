@@ -98,6 +98,8 @@ def parse_args(argv):
                     help="swapadvisor-search --generations (default: the tool's, 30)")
     ap.add_argument("--threads", type=int, default=None,
                     help="swapadvisor-search --threads (default: all cores)")
+    ap.add_argument("--time-limit", type=float, default=None, metavar="S",
+                    help="swapadvisor-search --time-limit S (default: none)")
     ap.add_argument("--profile", default=None,
                     help="dfg-profile --device: a bundled profile name or a file (default: "
                          "the profile of the GPU found, else an h100 one, else v100-pcie3-16gb)")
@@ -238,6 +240,8 @@ def pipeline(model, batch, a, work, profile):
         search += ["--generations", str(a.generations)]
     if a.threads is not None:
         search += ["--threads", str(a.threads)]
+    if a.time_limit is not None:
+        search += ["--time-limit", "%g" % a.time_limit]
     run_tool("swapadvisor-search", search)
     plan = read_json(pl, "swapadvisor-search")
     report = None

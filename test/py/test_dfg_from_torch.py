@@ -521,6 +521,38 @@ class TestErrors(Workdir):
         r = export(["torchvision:resnet18", "--batch", "2", "--measure"])
         self.assertOneLine(r, 7, "no CUDA device")
 
+    def test_measure_on_cuda(self):
+        """On a GPU (skipped without one): every op is timed, the device block is the GPU's,
+        and the measured graph plans without dfg-profile."""
+        import torch
+        if not torch.cuda.is_available():
+            self.skipTest("no CUDA device")
+        wd = tempfile.mkdtemp(prefix="dfg-measure.")
+        try:
+            g = os.path.join(wd, "g.json")
+            r = export(["torchvision:resnet18", "--batch", "8", "--measure", "-o", g])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(g) as f:
+                doc = json.load(f)
+            check_graph(self, doc)
+            dev = doc["device"]
+            self.assertEqual(dev["name"], torch.cuda.get_device_name(0))
+            self.assertEqual(dev["memory_bytes"], torch.cuda.get_device_properties(0).total_memory)
+            for k in ("h2d_bytes_per_s", "d2h_bytes_per_s", "duplex_bytes_per_s"):
+                self.assertGreater(dev[k], 1e9, k)  # any PCIe or NVLink host link moves 1 GB/s
+            convs = [op for op in doc["ops"] if "conv" in op["name"]]
+            self.assertTrue(convs)
+            self.assertEqual([op["name"] for op in convs if op["time_us"] <= 0], [], "conv ops timed")
+            total = sum(op["time_us"] for op in doc["ops"])
+            sys.stderr.write("\n  resnet18 batch 8 measured on %s: %.1f us per iteration, "
+                             "h2d %.1f GB/s " % (dev["name"], total, dev["h2d_bytes_per_s"] / 1e9))
+            plan = os.path.join(wd, "plan.json")
+            r = run([os.path.join(BIN, "swapadvisor-search"), g, "--memory", "0.5x", "--generations", "2",
+                     "-q", "-o", plan])
+            self.assertEqual(r.returncode, 0, r.stderr)
+        finally:
+            shutil.rmtree(wd, ignore_errors=True)
+
 
 def tearDownModule():
     if TIMES:
