@@ -2,13 +2,16 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "swapadvisor/planner.h"
 #include "swapadvisor/policy.h"
 #include "swapadvisor/pool.h"
 #include "swapadvisor/sim.h"
 #include "swapadvisor/swp.h"
+#include "swapadvisor/cost.h"
 #include "swapadvisor/decide.h"
+#include "swapadvisor/devprof.h"
 #include "swapadvisor/ga.h"
 #include "swapadvisor/runner.h"
 #include "swapadvisor/validate.h"
@@ -1300,6 +1303,65 @@ START_TEST(test_dry_first_pass_same_plan)
 }
 END_TEST
 
+/* A tensor rebuilt for a recompute chain after its own last use leaves with
+ * the chain's recompute node.  The search met this walk on vgg-11 b16 (V100
+ * bundle profiled for the H100, 0.5x): pool1 is rebuilt for conv2_1's filter
+ * gradient, scheduled after conv1_1's backward, so conv1_1_relu is rebuilt
+ * past its last use.  The planner kept it on the device to the iteration's
+ * end and, at offset 0 of its object, carried it into the next pass, where
+ * its producer placed it into its own object: a cycle that the next sharing
+ * walked forever. */
+START_TEST(test_pool_chain_intermediate_past_its_last_use_leaves)
+{
+    static const int32_t sched[] = {
+        0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+        22, 23, 24, 25, 26, 27, 28, 29, 84, 85, 30, 31, 32, 33, 34, 83, 82, 36, 35, 81, 80, 37,
+        39, 38, 79, 40, 41, 78, 42, 76, 77, 43, 44, 45, 46, 47, 75, 49, 74, 48, 73, 50, 51, 53,
+        71, 72, 52, 54, 70, 55, 56, 57, 69, 58, 59, 61, 68, 62, 63, 60, 66, 67, 64, 65};
+    static const int32_t flagged[] = {4, 6, 7, 10, 13, 16, 21, 27, 32, 38, 43, 49, 53, 57};
+    static const int32_t cls[] = {0, 1, 2, 3, 4, 4, 4, 5, 6, 6, 6, 6, 6, 7, 8, 9,
+                                  9, 9, 10, 11, 12, 12, 12, 12, 12, 12, 12, 12, 13, 14, 14};
+    static const int32_t cnt[] = {6, 7, 7, 9, 17, 9, 0, 1, 0, 0, 0, 2, 0, 0, 2};
+    sa_dfg_graph *g;
+    sa_devprof *prof;
+    sa_err err = {0};
+    ck_assert_msg(sa_dfg_load_file("graphs/vgg-11-b16.json", &g, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(sa_devprof_load_file("profiles/h100-sxm5-80gb.json", &prof, &err), SA_OK);
+    ck_assert_int_eq(sa_cost_profile_graph(g, prof, 844548000, &err), SA_OK);
+    sa_devprof_free(prof);
+    ck_assert_int_eq(g->n_ops, (int32_t)SA_ARRAY_LEN(sched));
+    ck_assert_int_eq(g->n_sizes, (int32_t)SA_ARRAY_LEN(cls));
+    ck_assert_str_eq(g->tensors[6].name, "conv1_1_relu");
+    uint8_t *rc = calloc((size_t)g->n_tensors + 1, 1);
+    for (size_t k = 0; k < SA_ARRAY_LEN(flagged); k++)
+        rc[flagged[k]] = 1;
+    pool_alloc a;
+    ck_assert(pool_alloc_init(&a, g->n_sizes));
+    memcpy(a.cls, cls, sizeof cls);
+    a.n_classes = (int32_t)SA_ARRAY_LEN(cnt);
+    memcpy(a.cnt, cnt, sizeof cnt);
+    ck_assert(pool_layout_sizes(&a, g) && pool_layout(&a, g));
+    ck_assert_int_eq(a.obj_bytes[14], 411041792); /* the walk's objects: two of 411 MB */
+    ck_assert_int_eq(a.cnt[14], 2);
+    swp_opts o;
+    swp_opts_default(&o);
+    o.recompute = rc;
+    sa_plan *p = sa_plan_new(g, &g->device);
+    ck_assert_ptr_nonnull(p);
+    planner_req q = {.schedule = sched, .layout = PLANNER_POOL, .pool = &a, .evict = &o};
+    ck_assert_msg(planner_plan(g, &g->device, &q, p, &err) == SA_OK, "%s", err.msg);
+    check_rc_plan(p, g, 48 << 20, "vgg-11 at 0.5x, the search's walk");
+    int32_t rebuilt = 0;
+    for (int32_t v = 0; v < p->n_nodes; v++)
+        rebuilt += p->nodes[v].kind == SA_PLAN_RECOMPUTE && p->nodes[v].ref == g->tensors[6].producer;
+    ck_assert_int_ge(rebuilt, 2); /* for pool1/bwd, and again for conv2_1's filter gradient */
+    sa_plan_free(p);
+    pool_alloc_free(&a);
+    free(rc);
+    sa_dfg_free(g);
+}
+END_TEST
+
 Suite *suite_swp(void)
 {
     Suite *s = suite_create("swp");
@@ -1318,6 +1380,7 @@ Suite *suite_swp(void)
     tcase_add_test(tc, test_figure1_pool_and_schedule_each_matter);
     tcase_add_test(tc, test_figure1_steady_state);
     tcase_add_test(tc, test_dry_first_pass_same_plan);
+    tcase_add_test(tc, test_pool_chain_intermediate_past_its_last_use_leaves);
     suite_add_tcase(s, tc);
     TCase *rc = tcase_create("recompute");
     tcase_set_timeout(rc, 120);

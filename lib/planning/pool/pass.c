@@ -225,6 +225,12 @@ static sa_status walk(ctx *c)
         if ((st = plan_op(c)))
             return st;
     }
+    /* every tensor that is not persistent has left at its last use: one still
+     * placed would be carried into the next pass and placed there twice */
+    for (int32_t t = 0; t < c->g->n_tensors; t++)
+        if (c->w->obj_of[t] >= 0 && !c->w->tpers[t])
+            return sa_fail(c->err, SA_EINTERNAL, "planner: tensor %d (\"%s\") is still on the device at the iteration's end",
+                           t, c->g->tensors[t].name);
     return SA_OK;
 }
 

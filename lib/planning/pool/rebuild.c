@@ -148,18 +148,20 @@ static sa_status recompute(ctx *c, int32_t t, int depth)
         if (w->occ[obj] < 0)
             release(c, obj);
     }
-    /* an intermediate of the chain read here for the last time leaves, unless
+    /* an input read here past its last use leaves (a chain intermediate, or
+     * a tensor with uses of its own that all came before this rebuild), unless
      * a recompute under way around this one holds it too: that one frees it
-     * after its read */
+     * after its read.  Nothing else would: it would stay to the iteration's
+     * end and, at offset 0, be carried into the next pass's start state. */
     for (int32_t k = 0; k < o->n_in; k++) {
         int32_t u = o->in[k], obj = w->obj_of[u];
-        if (!w->rcm[u] || w->rnx[u] < INT32_MAX || obj < 0 || w->cursor[u] < w->use_off[u + 1] || w->hold[u] > 0)
+        if (w->tpers[u] || obj < 0 || w->cursor[u] < w->use_off[u + 1] || w->hold[u] > 0)
             continue;
         if ((st = close_placement(c, u, rn)))
             return st;
         if (w->occ[obj] < 0)
             release(c, obj);
-        w->gone[u] = 1;
+        w->gone[u] = w->rcm[u];
     }
     for (int32_t k = 0; k < o->n_use; k++)
         if (w->obj_of[o->use[k]] >= 0)
