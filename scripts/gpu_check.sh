@@ -3,18 +3,19 @@
 #
 #   scripts/gpu_check.sh [OUTDIR]        # after make, on a machine with a CUDA GPU and torch
 #
-# Writes into OUTDIR (default out/gpu):
-#   env.txt          the GPU, driver, torch and CUDA versions
-#   runner.txt       swapplan-run --backend cuda on bundled graphs' plans (C runner, spin and
-#                    --real-ops kernels), measured against each plan's prediction
-#   measure.txt      dfg-profile --measure on a bundled graph (cuDNN / cuBLAS op times)
-#   test-py.txt      the Python tests that need a GPU: swapplan-torch --device cuda against
-#                    eager PyTorch, dfg-from-torch --measure
-#   torch_gpu.csv    scripts/torch_gpu.py: resnet50 b32 and vit_b_16 b16 at 0.5x trained with
-#                    their plans beside eager, checkpoint, save_on_cpu and torch.compile
-#   torch_gpu.txt    its progress
-# Each step runs whatever the previous ones gave; the exit status is the number of steps that
-# failed (0: all passed). Environment: DFG_PYTHON (the Python with torch, default python3),
+# Runs these steps in this order (STEPS="test torch runner measure" by default; name fewer
+# to run fewer), each writing into OUTDIR (default out/gpu):
+#   test     test-py.txt: the Python tests that need a GPU: swapplan-torch --device cuda
+#            against eager PyTorch, dfg-from-torch --measure
+#   torch    torch_gpu.csv, torch_gpu.txt: scripts/torch_gpu.py (resnet50 b32 and vit_b_16
+#            b16 at 0.5x trained with their plans beside eager, checkpoint, save_on_cpu and
+#            torch.compile)
+#   runner   runner.txt: swapplan-run --backend cuda on bundled graphs' plans (the C runner,
+#            spin and --real-ops kernels), measured against each plan's prediction
+#   measure  measure.txt, measured-profile.json: dfg-profile --measure on a bundled graph
+#            (cuDNN / cuBLAS op times) and a plan of the measured graph
+# env.txt names the GPU, driver, torch and CUDA. The exit status is the number of steps that
+# failed (0: all passed); 2 for an unknown step in STEPS. Environment: DFG_PYTHON (the Python with torch, default python3),
 # THREADS (search threads, default all cores), TIME_LIMIT (seconds per search, default 30).
 set -u
 cd "$(dirname "$0")/.."
@@ -22,6 +23,12 @@ OUTDIR=${1:-out/gpu}
 PY=${DFG_PYTHON:-python3}
 THREADS=${THREADS:-$(nproc)}
 TIME_LIMIT=${TIME_LIMIT:-30}
+STEPS=" ${STEPS:-test torch runner measure} "
+for s in $STEPS; do
+    case $s in test | torch | runner | measure) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (test, torch, runner, measure)" >&2; exit 2 ;;
+    esac
+done
 mkdir -p "$OUTDIR"
 W=$(mktemp -d "${TMPDIR:-/tmp}/gpu_check.XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -41,32 +48,41 @@ step() {  # step NAME LOG CMD...: runs CMD with its output in LOG, one line on s
   nvcc --version 2>&1 | tail -1; } >"$OUTDIR/env.txt"
 cat "$OUTDIR/env.txt" >&2
 
-# The C runner on the GPU: a plan per bundled graph at half its peak, spin kernels then
-# real GEMMs, each measured against the plan's prediction.
-: >"$OUTDIR/runner.txt"
-for g in graphs/vgg-11-b16.json graphs/resnet-50-b32.json; do
-    b=$W/$(basename "$g" .json)
-    step "profile $g" "$OUTDIR/runner.txt" bin/dfg-profile "$g" --device h100-sxm5-80gb -o "$b.p.json"
-    step "plan $g" "$OUTDIR/runner.txt" bin/swapadvisor-search "$b.p.json" --memory 0.5x \
-        --threads "$THREADS" --time-limit "$TIME_LIMIT" -o "$b.plan.json"
-    step "swapplan-run $g" "$OUTDIR/runner.txt" bin/swapplan-run "$b.plan.json" --graph "$b.p.json" \
-        --backend cuda --iterations 3
-    step "swapplan-run --real-ops $g" "$OUTDIR/runner.txt" bin/swapplan-run "$b.plan.json" \
-        --graph "$b.p.json" --backend cuda --iterations 3 --real-ops
-done
+if [[ $STEPS == *" test "* ]]; then
+    : >"$OUTDIR/test-py.txt"
+    step "test-py (GPU)" "$OUTDIR/test-py.txt" env DFG_TEST_PYTHON="$PY" DFG_PYTHON="$PY" test/py/run.sh \
+        test_swapplan_torch.TestCuda test_dfg_from_torch.TestErrors.test_measure_on_cuda
+fi
 
-: >"$OUTDIR/measure.txt"
-step "dfg-profile --measure" "$OUTDIR/measure.txt" bin/dfg-profile graphs/resnet-50-b32.json --measure \
-    --measured-profile "$OUTDIR/measured-profile.json" -o "$W/r50.measured.json"
-step "plan the measured graph" "$OUTDIR/measure.txt" bin/swapadvisor-search "$W/r50.measured.json" \
-    --memory 0.5x --threads "$THREADS" --time-limit "$TIME_LIMIT" -o "$W/r50.measured.plan.json"
+if [[ $STEPS == *" torch "* ]]; then
+    : >"$OUTDIR/torch_gpu.txt"
+    step "torch_gpu.py" "$OUTDIR/torch_gpu.txt" env DFG_PYTHON="$PY" PYTHONUNBUFFERED=1 "$PY" scripts/torch_gpu.py \
+        --threads "$THREADS" --time-limit "$TIME_LIMIT" --iterations 10 --out "$OUTDIR/torch_gpu.csv"
+fi
 
-: >"$OUTDIR/test-py.txt"
-step "test-py (GPU)" "$OUTDIR/test-py.txt" env DFG_TEST_PYTHON="$PY" DFG_PYTHON="$PY" test/py/run.sh \
-    test_swapplan_torch.TestCuda test_dfg_from_torch.TestErrors.test_measure_on_cuda
+if [[ $STEPS == *" runner "* ]]; then
+    # The C runner on the GPU: a plan per bundled graph at half its peak, spin kernels then
+    # real GEMMs, each measured against the plan's prediction.
+    : >"$OUTDIR/runner.txt"
+    for g in graphs/vgg-11-b16.json graphs/resnet-50-b32.json; do
+        b=$W/$(basename "$g" .json)
+        step "profile $g" "$OUTDIR/runner.txt" bin/dfg-profile "$g" --device h100-sxm5-80gb -o "$b.p.json"
+        step "plan $g" "$OUTDIR/runner.txt" bin/swapadvisor-search "$b.p.json" --memory 0.5x \
+            --threads "$THREADS" --time-limit "$TIME_LIMIT" -o "$b.plan.json"
+        step "swapplan-run $g" "$OUTDIR/runner.txt" bin/swapplan-run "$b.plan.json" --graph "$b.p.json" \
+            --backend cuda --iterations 3
+        step "swapplan-run --real-ops $g" "$OUTDIR/runner.txt" bin/swapplan-run "$b.plan.json" \
+            --graph "$b.p.json" --backend cuda --iterations 3 --real-ops
+    done
+fi
 
-: >"$OUTDIR/torch_gpu.txt"
-step "torch_gpu.py" "$OUTDIR/torch_gpu.txt" env DFG_PYTHON="$PY" PYTHONUNBUFFERED=1 "$PY" scripts/torch_gpu.py \
-    --threads "$THREADS" --time-limit "$TIME_LIMIT" --iterations 10 --out "$OUTDIR/torch_gpu.csv"
+if [[ $STEPS == *" measure "* ]]; then
+    : >"$OUTDIR/measure.txt"
+    step "dfg-profile --measure" "$OUTDIR/measure.txt" bin/dfg-profile graphs/resnet-50-b32.json --measure \
+        --measured-profile "$OUTDIR/measured-profile.json" -o "$W/r50.measured.json"
+    step "plan the measured graph" "$OUTDIR/measure.txt" bin/swapadvisor-search "$W/r50.measured.json" \
+        --memory 0.5x --threads "$THREADS" --time-limit "$TIME_LIMIT" -o "$W/r50.measured.plan.json"
+fi
+
 echo "gpu_check: $failed step(s) failed; results in $OUTDIR" >&2
 exit $failed

@@ -475,19 +475,34 @@ class TestCuda(Workdir):
                                    tuple(x.to(dev) for x in tgs), optimizer, 2)
         got = torch.load(out, map_location="cpu")
         ref = {k: v.detach().cpu() for k, v in module.state_dict().items()}
-        self.assertEqual(sorted(got), sorted(ref))
-        for k in ref:
-            if not ref[k].dtype.is_floating_point:
-                self.assertTrue(torch.equal(got[k], ref[k]), k)
-                continue
-            dg, dr = got[k] - init[k], ref[k] - init[k]
-            err, scale = (dg - dr).abs().max().item(), dr.abs().max().item()
-            self.assertLessEqual(err, 0.01 * scale + 1e-7, "%s: change differs from eager's by %g of %g"
-                                 % (k, err, scale))
         with open(rep) as f:
             report = json.load(f)
-        self.assertEqual(report["device"], "cuda")
+        # everything compared is written first, so a run stopped before unittest's
+        # summary still says which check failed
+        bad = []
+        for k in ref:
+            if k not in got:
+                bad.append("%s: not in the saved state" % k)
+            elif not ref[k].dtype.is_floating_point:
+                if not torch.equal(got[k], ref[k]):
+                    bad.append("%s: %s, eager %s" % (k, got[k].tolist(), ref[k].tolist()))
+            else:
+                dg, dr = got[k] - init[k], ref[k] - init[k]
+                err, scale = (dg - dr).abs().max().item(), dr.abs().max().item()
+                if not err <= 0.01 * scale + 1e-7:
+                    bad.append("%s: its change differs from eager's by %g of %g" % (k, err, scale))
         mem = pdoc["device"]["memory_bytes"]
+        sys.stderr.write("\n  %s batch %d, memory_bytes %d: %d of %d state tensors off%s%s\n" % (
+            model, batch, mem, len(bad), len(ref), ": " if bad else "", "; ".join(bad[:8])))
+        for j, (it, loss) in enumerate(zip(report["iterations"], losses)):
+            sys.stderr.write("  step %d: loss %.9g (eager %.9g), nodes %s of %s, peak_live %d, scratch %d, "
+                             "max_memory_allocated %s, h2d %d, %.1f ms\n"
+                             % (j, it["loss"], loss, it["nodes"], c, it["peak_live_bytes"],
+                                it["scratch_peak_bytes"], it.get("max_memory_allocated"), it["h2d_bytes"],
+                                it["wall_s"] * 1e3))
+        self.assertEqual(sorted(got), sorted(ref))
+        self.assertEqual(bad, [])
+        self.assertEqual(report["device"], "cuda")
         for it, loss in zip(report["iterations"], losses):
             self.assertEqual(it["nodes"], c, "every node of the plan ran")
             self.assertLessEqual(it["peak_live_bytes"], mem)
@@ -496,11 +511,6 @@ class TestCuda(Workdir):
             # the allocator holds the graph's tensors, one op's temporaries and the
             # kernels' workspaces: at least the live bytes
             self.assertGreaterEqual(it["max_memory_allocated"], it["peak_live_bytes"])
-            sys.stderr.write("\n  %s batch %d: memory_bytes %d, peak_live %d, scratch %d, "
-                             "max_memory_allocated %d, %.1f ms " % (model, batch, mem, it["peak_live_bytes"],
-                                                                     it["scratch_peak_bytes"],
-                                                                     it["max_memory_allocated"],
-                                                                     it["wall_s"] * 1e3))
 
     def test_resnet18(self):
         self.check_cuda("torchvision:resnet18", 4)
