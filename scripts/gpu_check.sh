@@ -15,8 +15,10 @@
 #   measure  measure.txt, measured-profile.json: dfg-profile --measure on a bundled graph
 #            (cuDNN / cuBLAS op times) and a plan of the measured graph
 # env.txt names the GPU, driver, torch and CUDA. The exit status is the number of steps that
-# failed (0: all passed); 2 for an unknown step in STEPS. Environment: DFG_PYTHON (the Python with torch, default python3),
-# THREADS (search threads, default all cores), TIME_LIMIT (seconds per search, default 30).
+# failed (0: all passed); 64 for an unknown step in STEPS. Environment: DFG_PYTHON (the
+# Python with torch, default python3), THREADS (search threads, default all cores),
+# TIME_LIMIT (seconds per search, default 30), PROFILE (the bundled device profile the C
+# runner's plans are made for; default: the one named like the GPU, else h100-sxm5-80gb).
 set -u
 cd "$(dirname "$0")/.."
 OUTDIR=${1:-out/gpu}
@@ -26,7 +28,7 @@ TIME_LIMIT=${TIME_LIMIT:-30}
 STEPS=" ${STEPS:-test torch runner measure} "
 for s in $STEPS; do
     case $s in test | torch | runner | measure) ;;
-    *) echo "gpu_check: unknown step '$s' in STEPS (test, torch, runner, measure)" >&2; exit 2 ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (test, torch, runner, measure)" >&2; exit 64 ;;
     esac
 done
 mkdir -p "$OUTDIR"
@@ -40,17 +42,29 @@ step() {  # step NAME LOG CMD...: runs CMD with its output in LOG, one line on s
     rc=$?
     echo "gpu_check: $name: exit $rc in $((SECONDS - t0)) s" | tee -a "$log" >&2
     [ $rc -eq 0 ] || failed=$((failed + 1))
+    return $rc
 }
 
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
   "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda,
 "device", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none")' 2>&1
-  nvcc --version 2>&1 | tail -1; } >"$OUTDIR/env.txt"
+  nvcc --version 2>&1 | tail -1; } >"$OUTDIR/env.txt" 2>&1
 cat "$OUTDIR/env.txt" >&2
+if [ -z "${PROFILE:-}" ]; then
+    case $( (nvidia-smi --query-gpu=name --format=csv,noheader | head -1) 2>/dev/null) in
+    *H200*) PROFILE=h200-sxm-141gb ;;
+    *H100*PCIe*) PROFILE=h100-pcie-80gb ;;
+    *A100*40GB*) PROFILE=a100-pcie4-40gb ;;
+    *A100*) PROFILE=a100-sxm4-80gb ;;
+    *V100*) PROFILE=v100-pcie3-16gb ;;
+    *) PROFILE=h100-sxm5-80gb ;;
+    esac
+fi
 
 if [[ $STEPS == *" test "* ]]; then
     : >"$OUTDIR/test-py.txt"
-    step "test-py (GPU)" "$OUTDIR/test-py.txt" env DFG_TEST_PYTHON="$PY" DFG_PYTHON="$PY" test/py/run.sh \
+    step "test-py (GPU)" "$OUTDIR/test-py.txt" env DFG_TEST_PYTHON="$PY" DFG_PYTHON="$PY" PYTHONUNBUFFERED=1 \
+        test/py/run.sh \
         test_swapplan_torch.TestCuda test_dfg_from_torch.TestErrors.test_measure_on_cuda
 fi
 
@@ -66,9 +80,9 @@ if [[ $STEPS == *" runner "* ]]; then
     : >"$OUTDIR/runner.txt"
     for g in graphs/vgg-11-b16.json graphs/resnet-50-b32.json; do
         b=$W/$(basename "$g" .json)
-        step "profile $g" "$OUTDIR/runner.txt" bin/dfg-profile "$g" --device h100-sxm5-80gb -o "$b.p.json"
+        step "profile $g" "$OUTDIR/runner.txt" bin/dfg-profile "$g" --device "$PROFILE" -o "$b.p.json" || continue
         step "plan $g" "$OUTDIR/runner.txt" bin/swapadvisor-search "$b.p.json" --memory 0.5x \
-            --threads "$THREADS" --time-limit "$TIME_LIMIT" -o "$b.plan.json"
+            --threads "$THREADS" --time-limit "$TIME_LIMIT" -o "$b.plan.json" || continue
         step "swapplan-run $g" "$OUTDIR/runner.txt" bin/swapplan-run "$b.plan.json" --graph "$b.p.json" \
             --backend cuda --iterations 3
         step "swapplan-run --real-ops $g" "$OUTDIR/runner.txt" bin/swapplan-run "$b.plan.json" \
@@ -79,7 +93,7 @@ fi
 if [[ $STEPS == *" measure "* ]]; then
     : >"$OUTDIR/measure.txt"
     step "dfg-profile --measure" "$OUTDIR/measure.txt" bin/dfg-profile graphs/resnet-50-b32.json --measure \
-        --measured-profile "$OUTDIR/measured-profile.json" -o "$W/r50.measured.json"
+        --measured-profile "$OUTDIR/measured-profile.json" -o "$W/r50.measured.json" &&
     step "plan the measured graph" "$OUTDIR/measure.txt" bin/swapadvisor-search "$W/r50.measured.json" \
         --memory 0.5x --threads "$THREADS" --time-limit "$TIME_LIMIT" -o "$W/r50.measured.plan.json"
 fi

@@ -565,8 +565,11 @@ def bench_model(model, batch, a, work, profile, dev_name):
         if a.device == "cuda" and isinstance(r.get("peak_bytes"), int) and isinstance(mem, int) \
                 and r["peak_bytes"] > mem:
             # the graph's tensors stay within it (peak_live_bytes): the rest is the
-            # kernels' workspaces, which a plan does not count
-            r["note"] += "; allocator peak above memory_bytes by %d bytes" % (r["peak_bytes"] - mem)
+            # executor's temporaries (scratch_peak_bytes) and what the kernels allocate
+            # (workspaces), which a plan does not count
+            scratch = max([i.get("scratch_peak_bytes", 0) for i in (report or {}).get("iterations") or []] or [0])
+            r["note"] += ("; allocator peak above memory_bytes by %d bytes (scratch_peak_bytes %d)"
+                          % (r["peak_bytes"] - mem, scratch))
         note("  plan: %s ms (predicted %s ms), peak %s bytes (predicted %s)"
              % (r["iteration_ms"], r["predicted_ms"], r["peak_bytes"], r["predicted_peak_bytes"]))
         rows.append(r)

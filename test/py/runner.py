@@ -21,6 +21,20 @@ class TimedResult(unittest.TextTestResult):
         self.times = []
         self._last = time.time()
 
+    # Each traceback is written when its test fails as well as in the closing summary:
+    # a run stopped before the summary (a time limit) still says why a test failed.
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._write_now(self.failures[-1][1])
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._write_now(self.errors[-1][1])
+
+    def _write_now(self, text):
+        self.stream.write("\n" + text)
+        self.stream.flush()
+
     def stopTest(self, test):
         super().stopTest(test)
         now = time.time()

@@ -522,8 +522,9 @@ class TestErrors(Workdir):
         self.assertOneLine(r, 7, "no CUDA device")
 
     def test_measure_on_cuda(self):
-        """On a GPU (skipped without one): every op is timed, the device block is the GPU's,
-        and the measured graph plans without dfg-profile."""
+        """On a GPU (skipped without one): the convolutions are timed (ops that are only
+        views get 0), the device block is the GPU's, and the measured graph plans without
+        dfg-profile."""
         import torch
         if not torch.cuda.is_available():
             self.skipTest("no CUDA device")
