@@ -18,7 +18,7 @@
 # failed (0: all passed); 64 for an unknown step in STEPS. Environment: DFG_PYTHON (the
 # Python with torch, default python3), THREADS (search threads, default all cores),
 # TIME_LIMIT (seconds per search, default 30), PROFILE (the bundled device profile the C
-# runner's plans are made for; default: the one named like the GPU, else h100-sxm5-80gb).
+# runner's plans are made for; default: the one scripts/torch_gpu.py picks for the GPU).
 set -u
 cd "$(dirname "$0")/.."
 OUTDIR=${1:-out/gpu}
@@ -50,22 +50,14 @@ step() {  # step NAME LOG CMD...: runs CMD with its output in LOG, one line on s
 "device", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none")' 2>&1
   nvcc --version 2>&1 | tail -1; } >"$OUTDIR/env.txt" 2>&1
 cat "$OUTDIR/env.txt" >&2
-if [ -z "${PROFILE:-}" ]; then
-    case $( (nvidia-smi --query-gpu=name --format=csv,noheader | head -1) 2>/dev/null) in
-    *H200*) PROFILE=h200-sxm-141gb ;;
-    *H100*PCIe*) PROFILE=h100-pcie-80gb ;;
-    *A100*40GB*) PROFILE=a100-pcie4-40gb ;;
-    *A100*) PROFILE=a100-sxm4-80gb ;;
-    *V100*) PROFILE=v100-pcie3-16gb ;;
-    *) PROFILE=h100-sxm5-80gb ;;
-    esac
-fi
+# the bundled profile named like the GPU, as scripts/torch_gpu.py picks it
+[ -n "${PROFILE:-}" ] || PROFILE=$("$PY" -c 'import sys; sys.path.insert(0, "scripts"); import torch_gpu as t
+print(t.pick_profile(None, "cuda", t.list_profiles()))' 2>/dev/null) || PROFILE=h100-sxm5-80gb
 
 if [[ $STEPS == *" test "* ]]; then
     : >"$OUTDIR/test-py.txt"
     step "test-py (GPU)" "$OUTDIR/test-py.txt" env DFG_TEST_PYTHON="$PY" DFG_PYTHON="$PY" PYTHONUNBUFFERED=1 \
-        test/py/run.sh \
-        test_swapplan_torch.TestCuda test_dfg_from_torch.TestErrors.test_measure_on_cuda
+        test/py/run.sh test_swapplan_torch.TestCuda test_dfg_from_torch.TestErrors.test_measure_on_cuda
 fi
 
 if [[ $STEPS == *" torch "* ]]; then

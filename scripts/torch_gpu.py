@@ -284,6 +284,13 @@ def plan_row(plan, report, device):
             "device profile %s" % (plan.get("device") or {}).get("name", "?")]
     if device == "cuda" and all("max_memory_allocated" in i for i in timed):
         row["peak_bytes"] = max(i["max_memory_allocated"] for i in timed)
+        mem = (plan.get("device") or {}).get("memory_bytes")
+        if isinstance(mem, int) and row["peak_bytes"] > mem:
+            # the graph's tensors stay within it (peak_live_bytes): the rest is the
+            # executor's temporaries (scratch_peak_bytes) and what the kernels allocate
+            # (workspaces), which a plan does not count
+            bits.append("allocator peak above memory_bytes by %d bytes (scratch_peak_bytes %d)"
+                        % (row["peak_bytes"] - mem, max(i.get("scratch_peak_bytes", 0) for i in timed)))
     else:
         row["peak_bytes"] = live
         bits.insert(1, "peak_bytes is peak_live_bytes (no allocator peak on %s)" % device)
@@ -562,14 +569,6 @@ def bench_model(model, batch, a, work, profile, dev_name):
     rows = []
     if "plan" in a.variants:
         r = dict(base, **plan_row(plan, report, a.device))
-        if a.device == "cuda" and isinstance(r.get("peak_bytes"), int) and isinstance(mem, int) \
-                and r["peak_bytes"] > mem:
-            # the graph's tensors stay within it (peak_live_bytes): the rest is the
-            # executor's temporaries (scratch_peak_bytes) and what the kernels allocate
-            # (workspaces), which a plan does not count
-            scratch = max([i.get("scratch_peak_bytes", 0) for i in (report or {}).get("iterations") or []] or [0])
-            r["note"] += ("; allocator peak above memory_bytes by %d bytes (scratch_peak_bytes %d)"
-                          % (r["peak_bytes"] - mem, scratch))
         note("  plan: %s ms (predicted %s ms), peak %s bytes (predicted %s)"
              % (r["iteration_ms"], r["predicted_ms"], r["peak_bytes"], r["predicted_peak_bytes"]))
         rows.append(r)

@@ -80,23 +80,8 @@ static double makespan_above_lp(const sa_dfg_graph *g, const sa_plan *p, bound_r
     return r.makespan_us;
 }
 
-static sa_dfg_graph *profiled(sa_dfg_graph *g)
-{
-    sa_devprof *prof;
-    sa_err err = {0};
-    ck_assert_int_eq(sa_devprof_load_file("profiles/v100-pcie3-16gb.json", &prof, &err), SA_OK);
-    ck_assert_int_eq(sa_cost_profile_graph(g, prof, 0, &err), SA_OK);
-    sa_devprof_free(prof);
-    return g;
-}
-
-static sa_dfg_graph *bundled(const char *path)
-{
-    sa_dfg_graph *g;
-    sa_err err = {0};
-    ck_assert_msg(sa_dfg_load_file(path, &g, &err) == SA_OK, "%s", err.msg);
-    return profiled(g);
-}
+/* The profile every graph here is planned for. */
+static const char *const V100 = "profiles/v100-pcie3-16gb.json";
 
 static sa_dfg_graph *zoo(const char *name, int64_t batch, int64_t seq)
 {
@@ -106,7 +91,7 @@ static sa_dfg_graph *zoo(const char *name, int64_t batch, int64_t seq)
     zo.batch = batch;
     zo.seq = seq;
     ck_assert_msg(zoo_build(name, &zo, &g, &err) == SA_OK, "%s", err.msg);
-    return profiled(g);
+    return tu_profiled(g, V100, 0);
 }
 
 static const double FRACS[] = {1.0, 0.5, 0.25};
@@ -121,7 +106,7 @@ static const char *const BUNDLED[] = {"graphs/vgg-11-b16.json", "graphs/rnn-2-1k
 
 START_TEST(test_bound_below_every_policy_bundled)
 {
-    sa_dfg_graph *g = bundled(BUNDLED[_i]);
+    sa_dfg_graph *g = tu_bundled(BUNDLED[_i], V100, 0);
     int checked = 0;
     for (size_t f = 0; f < SA_ARRAY_LEN(FRACS); f++)
         checked += check_every_policy(g, FRACS[f]);
@@ -501,7 +486,7 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
 {
     if (!sa_milp_have(SA_MILP_AUTO))
         return;
-    sa_dfg_graph *g = bundled("graphs/vgg-11-b16.json");
+    sa_dfg_graph *g = tu_bundled("graphs/vgg-11-b16.json", V100, 0);
     sa_policy_opts po;
     sa_policy_opts_default(&po);
     po.optimal.max_nodes = 200; /* the effort limit: no clock decides the plan */
@@ -595,7 +580,7 @@ START_TEST(test_optimal_widened)
     zo.batch = _i == 0 ? 4 : 1;
     zo.optimizer = _i == 0 ? ZOO_MOMENTUM : ZOO_SGD;
     ck_assert_msg(zoo_build(_i == 0 ? "resnet-18" : "gpt-4-512", &zo, &g, &err) == SA_OK, "%s", err.msg);
-    profiled(g);
+    tu_profiled(g, V100, 0);
     sa_policy_opts po;
     sa_policy_opts_default(&po);
     po.optimal.time_limit_s = 120; /* both take a few seconds (under ASan longer) */

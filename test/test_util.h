@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "swapadvisor/cost.h"
+#include "swapadvisor/devprof.h"
 #include "swapadvisor/dfg.h"
 #include "swapadvisor/policy.h"
 #include "swapadvisor/runner.h"
@@ -42,6 +44,28 @@ static inline sa_dfg_graph *tu_zoo_roofline(const char *name, int batch)
     ck_assert_msg(zoo_build(name, &zo, &g, &err) == SA_OK, "%s: %s", name, err.msg);
     tu_roofline_times(g);
     return g;
+}
+
+/* g's op times and device block from the profile file at profile (memory:
+ * the device's, as dfg-profile --memory; 0 = the profile's); returns g. */
+static inline sa_dfg_graph *tu_profiled(sa_dfg_graph *g, const char *profile, int64_t memory)
+{
+    sa_devprof *prof;
+    sa_err err = {0};
+    ck_assert_msg(sa_devprof_load_file(profile, &prof, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_cost_profile_graph(g, prof, memory, &err) == SA_OK, "%s", err.msg);
+    sa_devprof_free(prof);
+    return g;
+}
+
+/* The graph file at path (relative to the repository root, where the tests
+ * run), tu_profiled; the caller frees it (sa_dfg_free). */
+static inline sa_dfg_graph *tu_bundled(const char *path, const char *profile, int64_t memory)
+{
+    sa_dfg_graph *g;
+    sa_err err = {0};
+    ck_assert_msg(sa_dfg_load_file(path, &g, &err) == SA_OK, "%s", err.msg);
+    return tu_profiled(g, profile, memory);
 }
 
 /* Runs a shell command made from fmt; returns its exit status (fails the

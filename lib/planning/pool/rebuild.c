@@ -59,6 +59,26 @@ bool swp_redrop(const ctx *c, int32_t v)
     return x > gap && us < x - gap;
 }
 
+/* u leaves with node end when it is on the device, not persistent, past its
+ * last use and not held by a recompute under way (which frees it after its
+ * read); a flagged one may be rebuilt by a later chain.  Nothing else would
+ * free it: it would stay to the iteration's end and, at offset 0, be carried
+ * into the next pass's start state. */
+static sa_status leave_if_done(ctx *c, int32_t u, int32_t end)
+{
+    swp_ws *w = c->w;
+    int32_t obj = w->obj_of[u];
+    if (w->tpers[u] || obj < 0 || w->cursor[u] < w->use_off[u + 1] || w->hold[u] > 0)
+        return SA_OK;
+    sa_status st = close_placement(c, u, end);
+    if (st)
+        return st;
+    if (w->occ[obj] < 0)
+        release(c, obj);
+    w->gone[u] = w->rcm[u];
+    return SA_OK;
+}
+
 /* Rebuilds the dropped tensor t before the op at the current position: its
  * producer's dropped inputs first (depth counts the chain), then a
  * recompute node walked like an op under a pin key of its own (swp.h,
@@ -148,21 +168,11 @@ static sa_status recompute(ctx *c, int32_t t, int depth)
         if (w->occ[obj] < 0)
             release(c, obj);
     }
-    /* an input read here past its last use leaves (a chain intermediate, or
-     * a tensor with uses of its own that all came before this rebuild), unless
-     * a recompute under way around this one holds it too: that one frees it
-     * after its read.  Nothing else would: it would stay to the iteration's
-     * end and, at offset 0, be carried into the next pass's start state. */
-    for (int32_t k = 0; k < o->n_in; k++) {
-        int32_t u = o->in[k], obj = w->obj_of[u];
-        if (w->tpers[u] || obj < 0 || w->cursor[u] < w->use_off[u + 1] || w->hold[u] > 0)
-            continue;
-        if ((st = close_placement(c, u, rn)))
+    /* an input read here past its last use leaves: a chain intermediate, or
+     * a tensor whose own uses all came before this rebuild */
+    for (int32_t k = 0; k < o->n_in; k++)
+        if ((st = leave_if_done(c, o->in[k], rn)))
             return st;
-        if (w->occ[obj] < 0)
-            release(c, obj);
-        w->gone[u] = w->rcm[u];
-    }
     for (int32_t k = 0; k < o->n_use; k++)
         if (w->obj_of[o->use[k]] >= 0)
             heap_defer(c, w->obj_of[o->use[k]]);
@@ -181,15 +191,10 @@ sa_status swp_plan_recomputes(ctx *c, const sa_dfg_op *o)
         if (w->obj_of[o->in[k]] < 0 && w->gone[o->in[k]] && (st = recompute(c, o->in[k], 1)))
             return st;
     for (int32_t v = w->vu_off[c->pos]; v < w->vu_off[c->pos + 1]; v++) {
-        int32_t u = w->vu_t[v], obj = w->obj_of[u];
+        int32_t u = w->vu_t[v];
         w->cursor[u]++;
-        if (w->tpers[u] || w->cursor[u] < w->use_off[u + 1] || obj < 0)
-            continue;
-        if ((st = close_placement(c, u, w->last_use_node[u])))
+        if ((st = leave_if_done(c, u, w->last_use_node[u])))
             return st;
-        if (w->occ[obj] < 0)
-            release(c, obj);
-        w->gone[u] = w->rcm[u]; /* a later chain may rebuild it */
     }
     return SA_OK;
 }
