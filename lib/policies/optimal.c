@@ -358,7 +358,8 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     int32_t *sync_at = st ? NULL : calloc((size_t)g->n_tensors + 1, sizeof *sync_at);
     uint8_t *drop = st ? NULL : calloc((size_t)o.nslots + 1, 1);
     uint8_t *chosen = st ? NULL : calloc((size_t)o.nc + 1, 1);
-    if (!st && (!act || !late || !sync_at || !drop || !chosen))
+    uint8_t *sync = st ? NULL : calloc((size_t)o.nc + 1, 1);
+    if (!st && (!act || !late || !sync_at || !drop || !chosen || !sync))
         st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     int64_t cap = dev->memory_bytes;
     sa_milp_result best = {0};
@@ -460,7 +461,7 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
         double stop_s = effort ? 0 : t0 + limit;
         if (dl > 0)
             stop_s = stop_s > 0 ? fmin(stop_s, dl) : dl;
-        odec d = {act, late, drop, chosen, sync_at};
+        odec d = {act, late, drop, chosen, sync_at, sync};
         st = opt_refine(pc, &o, sch, &dop, &d, stop_s, &p, &ds, &evals, &refine_cut, err);
         if (refine_cut)
             *timed_out = true; /* the plan depends on the machine's speed */
@@ -493,6 +494,7 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     free(sync_at);
     free(drop);
     free(chosen);
+    free(sync);
     free_ctx(&o);
     if (st) {
         sa_plan_free(p);

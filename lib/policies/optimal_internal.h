@@ -76,11 +76,20 @@ sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err);
 enum { OPT_KEEP, OPT_SWAP, OPT_LATE, OPT_RECOMPUTE, OPT_NACTIONS };
 
 /* decide.h's per-tensor arrays (act, late, sync_at), its per-reader-slot
- * drop, and each candidate's chosen action; all the caller's. */
+ * drop, each candidate's chosen action and which op waits for its
+ * swap-out (OPT_SYNC_); all the caller's. */
 typedef struct odec {
     uint8_t *act, *late, *drop, *chosen;
     int32_t *sync_at;
+    uint8_t *sync;
 } odec;
+
+/* Which op waits for a swapped candidate's swap-out: the one before the
+ * position the model frees it at (opt_set_action), the one decide.h
+ * estimates from the link's queue (sync_at 0), the last op (its memory
+ * held to the end: an update's swap-out then overlaps the ops after it), or
+ * one or two ops after the model's. */
+enum { OPT_SYNC_MODEL, OPT_SYNC_LINK, OPT_SYNC_END, OPT_SYNC_NEXT, OPT_SYNC_NEXT2, OPT_NSYNC };
 
 /* Sets c's entries of act, late and sync_at to action a (an OPT_ value). */
 void opt_set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t *sync_at);

@@ -9,6 +9,9 @@
 #include "optimal_internal.h"
 #include "swapadvisor/planner.h"
 
+/* The most values a key takes (actions, drops, waiting ops). */
+enum { OPT_NVALUES = (int)OPT_NACTIONS > (int)OPT_NSYNC ? (int)OPT_NACTIONS : (int)OPT_NSYNC };
+
 static bool action_open(const ocand *c, int a)
 {
     return a == OPT_KEEP || (a == OPT_SWAP && c->s_col >= 0) || (a == OPT_LATE && c->l_col >= 0) ||
@@ -27,13 +30,14 @@ void opt_set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t 
 }
 
 /* One decision the refinement may change: candidate k's action (KEY_CAND),
- * the drop after reader slot gp[k].slot (KEY_GAP), or the exchange of the
+ * the drop after reader slot gp[k].slot (KEY_GAP), the exchange of the
  * actions of candidate k and candidate k2, one of the tensors a recompute of
  * k's tensor would read (KEY_PAIR: "swap the relu's output, recompute the
  * convolution's" becomes "swap the convolution's, recompute the relu's",
- * which no single change reaches when neither half alone fits or gains).
+ * which no single change reaches when neither half alone fits or gains), or
+ * which op waits for candidate k's swap-out (KEY_SYNC, an OPT_SYNC_ value).
  * Ordered by bytes, largest first, then by tensor, kind and k. */
-enum { KEY_CAND, KEY_GAP, KEY_PAIR };
+enum { KEY_CAND, KEY_GAP, KEY_PAIR, KEY_SYNC };
 typedef struct okey {
     int64_t bytes;
     int32_t t, k, k2;
@@ -54,38 +58,59 @@ static int by_bytes(const void *a, const void *b)
     return (x->k2 > y->k2) - (x->k2 < y->k2);
 }
 
-/* The value of key at in d, and setting it: a candidate's action, a gap's
- * drop (0 kept, 1 and 2 dropped, see dec_opts.drop), or a pair's exchange
- * (its value reads 0; setting any value exchanges, so setting it twice
- * undoes it). */
+/* The value of key at in d, and setting it: a candidate's action (its
+ * swap-out then waited for where the model says), a gap's drop (0 kept, 1
+ * and 2 dropped, see dec_opts.drop), a pair's exchange (its value reads 0;
+ * setting any value exchanges, so setting it twice undoes it), or a swap-out's
+ * waiting op. */
 static int key_get(const octx *o, const odec *d, const okey *at)
 {
-    return at->kind == KEY_GAP ? d->drop[o->gp[at->k].slot] : at->kind == KEY_CAND ? d->chosen[at->k] : 0;
+    return at->kind == KEY_GAP ? d->drop[o->gp[at->k].slot] : at->kind == KEY_CAND ? d->chosen[at->k]
+           : at->kind == KEY_SYNC ? d->sync[at->k] : 0;
+}
+
+static void set_sync(const octx *o, odec *d, int32_t k, int v)
+{
+    const ocand *c = &o->c[k];
+    d->sync[k] = (uint8_t)v;
+    if (v == OPT_SYNC_LINK || v == OPT_SYNC_END) {
+        d->sync_at[c->t] = v == OPT_SYNC_LINK ? 0 : o->n - 1;
+        return;
+    }
+    opt_set_action(c, d->chosen[k], d->act, d->late, d->sync_at);
+    if (v != OPT_SYNC_MODEL && d->sync_at[c->t] > 0)
+        d->sync_at[c->t] += v == OPT_SYNC_NEXT ? 1 : 2;
 }
 
 static void key_set(const octx *o, odec *d, const okey *at, int v)
 {
     if (at->kind == KEY_GAP) {
         d->drop[o->gp[at->k].slot] = (uint8_t)v;
+    } else if (at->kind == KEY_SYNC) {
+        set_sync(o, d, at->k, v);
     } else if (at->kind == KEY_CAND) {
         opt_set_action(&o->c[at->k], v, d->act, d->late, d->sync_at);
         d->chosen[at->k] = (uint8_t)v;
+        d->sync[at->k] = OPT_SYNC_MODEL;
     } else {
         int a = d->chosen[at->k], b = d->chosen[at->k2];
         opt_set_action(&o->c[at->k], b, d->act, d->late, d->sync_at);
         opt_set_action(&o->c[at->k2], a, d->act, d->late, d->sync_at);
         d->chosen[at->k] = (uint8_t)b;
         d->chosen[at->k2] = (uint8_t)a;
+        d->sync[at->k] = d->sync[at->k2] = OPT_SYNC_MODEL;
     }
 }
 
-/* May key at take value v?  A gap's drop counts only while its tensor is
- * swapped; a pair exchanges (v = 1) two different actions each open to the
- * other candidate. */
+/* May key at take value v?  A gap's drop and a swap-out's waiting op count
+ * only while its tensor is swapped; a pair exchanges (v = 1) two different
+ * actions each open to the other candidate. */
 static bool key_open(const octx *o, const odec *d, const okey *at, int v)
 {
     if (at->kind == KEY_CAND)
         return action_open(&o->c[at->k], v);
+    if (at->kind == KEY_SYNC)
+        return v < OPT_NSYNC && (d->chosen[at->k] == OPT_SWAP || d->chosen[at->k] == OPT_LATE);
     if (at->kind == KEY_PAIR) {
         int a = d->chosen[at->k], b = d->chosen[at->k2];
         return v == 1 && a != b && action_open(&o->c[at->k], b) && action_open(&o->c[at->k2], a);
@@ -165,6 +190,7 @@ static void odec_copy(const octx *o, odec *to, const odec *from)
     memcpy(to->sync_at, from->sync_at, nt * sizeof *to->sync_at);
     memcpy(to->drop, from->drop, (size_t)o->nslots);
     memcpy(to->chosen, from->chosen, (size_t)o->nc);
+    memcpy(to->sync, from->sync, (size_t)o->nc);
 }
 
 sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch, const dec_opts *dop, odec *d,
@@ -180,21 +206,22 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
         threads = 1;
     *evals = 0;
     *cut = false;
-    okey *order = malloc(((size_t)o->nc * (1 + OPT_PAIR_MAX) + (size_t)o->ngp + 1) * sizeof *order);
+    okey *order = malloc(((size_t)o->nc * (2 + OPT_PAIR_MAX) + (size_t)o->ngp + 1) * sizeof *order);
     int32_t *cand_of = malloc((nt + 1) * sizeof *cand_of);
     /* try j of a batch runs on its own decisions, plan and workspaces */
     otry tr[OPT_REFINE_BATCH];
     memset(tr, 0, sizeof tr);
     pack_ws *pw[OPT_REFINE_BATCH] = {0};
     sa_sim_ws *sw[OPT_REFINE_BATCH] = {0};
-    /* one buffer per try: act, late, drop, chosen, then sync_at (aligned) */
-    size_t bytes_u8 = ((2 * nt + (size_t)o->nslots + (size_t)o->nc + 8) / 8) * 8;
+    /* one buffer per try: act, late, drop, chosen, sync, then sync_at (aligned) */
+    size_t bytes_u8 = ((2 * nt + (size_t)o->nslots + 2 * (size_t)o->nc + 8) / 8) * 8;
     size_t per_try = bytes_u8 + (nt + 1) * sizeof(int32_t);
     uint8_t *buf = malloc((size_t)threads * per_try);
     bool ok = order && cand_of && buf;
     for (int j = 0; ok && j < threads; j++) {
         uint8_t *b = buf + (size_t)j * per_try;
-        tr[j].d = (odec){b, b + nt, b + 2 * nt, b + 2 * nt + (size_t)o->nslots, (int32_t *)(void *)(b + bytes_u8)};
+        uint8_t *ch = b + 2 * nt + (size_t)o->nslots;
+        tr[j].d = (odec){b, b + nt, b + 2 * nt, ch, (int32_t *)(void *)(b + bytes_u8), ch + o->nc};
         ok = (tr[j].p = sa_plan_new(g, dev)) && (pw[j] = pack_ws_new()) && (sw[j] = sa_sim_ws_new());
     }
     sa_status st = ok ? SA_OK : sa_fail(err, SA_ENOMEM, "%s: out of memory", pc->name);
@@ -212,6 +239,11 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
     for (int32_t k = 0; !st && k < o->nc; k++)
         if (!o->c[k].pers)
             n += add_pairs(o, cand_of, k, order + n);
+    /* decide.h reads sync_at only in the widened space; a swap-out there is
+     * one of a non-input, or of a persistent tensor's update */
+    for (int32_t k = 0; !st && dop->swap_persistent && k < o->nc; k++)
+        if (o->c[k].d > 0)
+            order[n++] = (okey){g->tensors[o->c[k].t].bytes, o->c[k].t, k, -1, KEY_SYNC};
     if (!st)
         qsort(order, (size_t)n, sizeof *order, by_bytes);
     double best = st ? 0 : (*p)->predicted.iteration_us;
@@ -227,10 +259,10 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
             int m = 0;
             for (; i < n && m < threads && *evals + m < cap; i++, v = 0) {
                 int was = key_get(o, d, &order[i]);
-                for (; v < OPT_NACTIONS && m < threads && *evals + m < cap; v++)
+                for (; v < OPT_NVALUES && m < threads && *evals + m < cap; v++)
                     if (v != was && key_open(o, d, &order[i], v))
                         tr[m].i = i, tr[m++].v = v;
-                if (v < OPT_NACTIONS)
+                if (v < OPT_NVALUES)
                     break;
             }
             if (m == 0 || (stop_s > 0 && sa_now_s() >= stop_s)) {
