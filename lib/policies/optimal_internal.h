@@ -85,10 +85,13 @@ typedef struct odec {
 } odec;
 
 /* Which op waits for a swapped candidate's swap-out: the one before the
- * position the model frees it at (opt_set_action), the one decide.h
- * estimates from the link's queue (sync_at 0), the last op (its memory
- * held to the end: an update's swap-out then overlaps the ops after it), or
- * one or two ops after the model's. */
+ * position the model frees it at (opt_set_action), the one decide.h picks
+ * without sync_at (sync_at 0: its estimate from the d2h link's queue, or the
+ * next op for a late tensor), the last op (a write-back after the last use
+ * then runs beside the ops after it; a tensor swapped in again has its
+ * memory freed at that swap-in anyway), or one or two ops after the
+ * model's.  Some values give the same op as another (the refinement then
+ * tries a plan it already has). */
 enum { OPT_SYNC_MODEL, OPT_SYNC_LINK, OPT_SYNC_END, OPT_SYNC_NEXT, OPT_SYNC_NEXT2, OPT_NSYNC };
 
 /* Sets c's entries of act, late and sync_at to action a (an OPT_ value). */
@@ -97,7 +100,8 @@ void opt_set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t 
 /* The refinement: the MILP prices transfers by their totals and stalls by an
  * estimate, so its decisions d (whose plan is *p, fitting the memory, with
  * stats *ds) are improved against the simulator.  Sweeps over the decisions
- * (every candidate's action, every gap's drop, every pair's exchange),
+ * (every candidate's action, every gap's drop, every pair's exchange, and in
+ * the widened space the op that waits for each swap-out),
  * largest tensor first, try each other open value and keep the first one
  * whose plan fits the memory and simulates strictly faster.  They end after a
  * sweep without a change, after 4 sweeps, past a cap on plans (1,000 under
