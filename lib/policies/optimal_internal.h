@@ -90,8 +90,7 @@ typedef struct odec {
  * next op for a late tensor), the last op (a write-back after the last use
  * then runs beside the ops after it; a tensor swapped in again has its
  * memory freed at that swap-in anyway), or one or two ops after the
- * model's.  Some values give the same op as another (the refinement then
- * tries a plan it already has). */
+ * model's.  The refinement tries a value only where it moves sync_at. */
 enum { OPT_SYNC_MODEL, OPT_SYNC_LINK, OPT_SYNC_END, OPT_SYNC_NEXT, OPT_SYNC_NEXT2, OPT_NSYNC };
 
 /* Sets c's entries of act, late and sync_at to action a (an OPT_ value). */

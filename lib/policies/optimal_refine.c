@@ -21,12 +21,17 @@ static bool action_open(const ocand *c, int a)
 /* The op before the one the model frees the memory at waits for a swap-out
  * (pack.h: a transfer ends at the compute node that waits for it, so the
  * memory serves placements after it). */
+static int32_t model_sync(const ocand *c, int a)
+{
+    return a == OPT_SWAP ? (c->pers ? c->s3_from : c->s_from) - 1
+         : a == OPT_LATE ? (c->pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1 : 0;
+}
+
 void opt_set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t *sync_at)
 {
     act[c->t] = a == OPT_KEEP ? DEC_KEEP : a == OPT_RECOMPUTE ? DEC_RECOMPUTE : DEC_SWAP;
     late[c->t] = a == OPT_LATE;
-    sync_at[c->t] = a == OPT_SWAP ? (c->pers ? c->s3_from : c->s_from) - 1
-                  : a == OPT_LATE ? (c->pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1 : 0;
+    sync_at[c->t] = model_sync(c, a);
 }
 
 /* One decision the refinement may change: candidate k's action (KEY_CAND),
@@ -69,17 +74,17 @@ static int key_get(const octx *o, const odec *d, const okey *at)
            : at->kind == KEY_SYNC ? d->sync[at->k] : 0;
 }
 
-static void set_sync(const octx *o, odec *d, int32_t k, int v)
+/* The sync_at that waiting-op value v gives candidate k under its action
+ * (the last op at most: decide.h stops there). */
+static int32_t sync_value(const octx *o, const odec *d, int32_t k, int v)
 {
-    const ocand *c = &o->c[k];
-    d->sync[k] = (uint8_t)v;
-    if (v == OPT_SYNC_LINK || v == OPT_SYNC_END) {
-        d->sync_at[c->t] = v == OPT_SYNC_LINK ? 0 : o->n - 1;
-        return;
-    }
-    opt_set_action(c, d->chosen[k], d->act, d->late, d->sync_at);
-    if (v != OPT_SYNC_MODEL && d->sync_at[c->t] > 0)
-        d->sync_at[c->t] += v == OPT_SYNC_NEXT ? 1 : 2;
+    int32_t m = model_sync(&o->c[k], d->chosen[k]);
+    if (v == OPT_SYNC_LINK || v == OPT_SYNC_END)
+        return v == OPT_SYNC_LINK ? 0 : o->n - 1;
+    if (v == OPT_SYNC_MODEL || m <= 0)
+        return m;
+    m += v == OPT_SYNC_NEXT ? 1 : 2;
+    return m < o->n - 1 ? m : o->n - 1;
 }
 
 static void key_set(const octx *o, odec *d, const okey *at, int v)
@@ -87,7 +92,8 @@ static void key_set(const octx *o, odec *d, const okey *at, int v)
     if (at->kind == KEY_GAP) {
         d->drop[o->gp[at->k].slot] = (uint8_t)v;
     } else if (at->kind == KEY_SYNC) {
-        set_sync(o, d, at->k, v);
+        d->sync_at[o->c[at->k].t] = sync_value(o, d, at->k, v);
+        d->sync[at->k] = (uint8_t)v;
     } else if (at->kind == KEY_CAND) {
         opt_set_action(&o->c[at->k], v, d->act, d->late, d->sync_at);
         d->chosen[at->k] = (uint8_t)v;
@@ -103,14 +109,16 @@ static void key_set(const octx *o, odec *d, const okey *at, int v)
 }
 
 /* May key at take value v?  A gap's drop and a swap-out's waiting op count
- * only while its tensor is swapped; a pair exchanges (v = 1) two different
- * actions each open to the other candidate. */
+ * only while its tensor is swapped (a waiting op only where it moves
+ * sync_at); a pair exchanges (v = 1) two different actions each open to the
+ * other candidate. */
 static bool key_open(const octx *o, const odec *d, const okey *at, int v)
 {
     if (at->kind == KEY_CAND)
         return action_open(&o->c[at->k], v);
     if (at->kind == KEY_SYNC)
-        return v < OPT_NSYNC && (d->chosen[at->k] == OPT_SWAP || d->chosen[at->k] == OPT_LATE);
+        return v < OPT_NSYNC && (d->chosen[at->k] == OPT_SWAP || d->chosen[at->k] == OPT_LATE) &&
+               sync_value(o, d, at->k, v) != d->sync_at[o->c[at->k].t];
     if (at->kind == KEY_PAIR) {
         int a = d->chosen[at->k], b = d->chosen[at->k2];
         return v == 1 && a != b && action_open(&o->c[at->k], b) && action_open(&o->c[at->k2], a);
