@@ -584,8 +584,10 @@ sa_status policy_run_optimal_search(const sa_policy_call *c, sa_plan **out, sa_e
         po.search.deadline_s = po.deadline_s;
     double t0 = sa_now_s();
     /* the MILP's answer depends on the order it is given, not monotonically
-     * in the search's fitness: it also solves on the first generation's best
-     * order, so that more generations never give a slower plan */
+     * in the search's fitness: it solves on the first generation's best
+     * order, and on the search's answer only past one generation, so that
+     * more generations never give a slower plan than one (the search's own
+     * best never gets slower) */
     int32_t *first = malloc((size_t)c->g->n_ops * sizeof *first + 1);
     if (!first)
         return sa_fail(err, SA_ENOMEM, "%s: out of memory", c->name);
@@ -606,12 +608,16 @@ sa_status policy_run_optimal_search(const sa_policy_call *c, sa_plan **out, sa_e
     char extra[160];
     snprintf(extra, sizeof extra, "\"search_us\":%.17g,\"search_generations\":%d", res.best->predicted.iteration_us,
              res.generations);
-    /* the fastest of: the MILP's decisions on the search's order, on the
-     * first generation's order (when it differs), the search's own plan */
+    /* the fastest of: the MILP's decisions on the first generation's order,
+     * on the search's order (when it differs, after more than one
+     * generation), the search's own plan */
     sa_plan *best = res.best;
-    const int32_t *orders[2] = {res.best->schedule, first};
-    bool same = first[0] < 0 || memcmp(orders[0], orders[1], (size_t)c->g->n_ops * sizeof *orders[0]) == 0;
-    for (int k = 0; k < (same ? 1 : 2) && st == SA_OK; k++) {
+    const int32_t *orders[2] = {first, res.best->schedule};
+    int n_orders = first[0] < 0 ? 0 : 1;
+    if (first[0] < 0 || (res.generations > 1 &&
+                         memcmp(first, res.best->schedule, (size_t)c->g->n_ops * sizeof *first) != 0))
+        orders[n_orders++] = res.best->schedule;
+    for (int k = 0; k < n_orders && st == SA_OK; k++) {
         sa_plan *p = NULL;
         bool to = false;
         st = run_optimal(c, c->name, orders[k], extra, &p, &to, err);
