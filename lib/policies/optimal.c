@@ -358,8 +358,7 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     int32_t *sync_at = st ? NULL : calloc((size_t)g->n_tensors + 1, sizeof *sync_at);
     uint8_t *drop = st ? NULL : calloc((size_t)o.nslots + 1, 1);
     uint8_t *chosen = st ? NULL : calloc((size_t)o.nc + 1, 1);
-    uint8_t *sync = st ? NULL : calloc((size_t)o.nc + 1, 1);
-    if (!st && (!act || !late || !sync_at || !drop || !chosen || !sync))
+    if (!st && (!act || !late || !sync_at || !drop || !chosen))
         st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     int64_t cap = dev->memory_bytes;
     sa_milp_result best = {0};
@@ -461,7 +460,7 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
         double stop_s = effort ? 0 : t0 + limit;
         if (dl > 0)
             stop_s = stop_s > 0 ? fmin(stop_s, dl) : dl;
-        odec d = {act, late, drop, chosen, sync_at, sync};
+        odec d = {act, late, drop, chosen, sync_at};
         st = opt_refine(pc, &o, sch, &dop, &d, stop_s, &p, &ds, &evals, &refine_cut, err);
         if (refine_cut)
             *timed_out = true; /* the plan depends on the machine's speed */
@@ -494,7 +493,6 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     free(sync_at);
     free(drop);
     free(chosen);
-    free(sync);
     free_ctx(&o);
     if (st) {
         sa_plan_free(p);
@@ -612,10 +610,11 @@ sa_status policy_run_optimal_search(const sa_policy_call *c, sa_plan **out, sa_e
      * on the search's order (when it differs, after more than one
      * generation), the search's own plan */
     sa_plan *best = res.best;
-    const int32_t *orders[2] = {first, res.best->schedule};
-    int n_orders = first[0] < 0 ? 0 : 1;
-    if (first[0] < 0 || (res.generations > 1 &&
-                         memcmp(first, res.best->schedule, (size_t)c->g->n_ops * sizeof *first) != 0))
+    const int32_t *orders[2];
+    int n_orders = 0;
+    if (first[0] >= 0)
+        orders[n_orders++] = first;
+    if (n_orders == 0 || (res.generations > 1 && memcmp(first, res.best->schedule, (size_t)c->g->n_ops * sizeof *first)))
         orders[n_orders++] = res.best->schedule;
     for (int k = 0; k < n_orders && st == SA_OK; k++) {
         sa_plan *p = NULL;

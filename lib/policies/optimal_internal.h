@@ -76,12 +76,10 @@ sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err);
 enum { OPT_KEEP, OPT_SWAP, OPT_LATE, OPT_RECOMPUTE, OPT_NACTIONS };
 
 /* decide.h's per-tensor arrays (act, late, sync_at), its per-reader-slot
- * drop, each candidate's chosen action and which op waits for its
- * swap-out (OPT_SYNC_); all the caller's. */
+ * drop, and each candidate's chosen action; all the caller's. */
 typedef struct odec {
     uint8_t *act, *late, *drop, *chosen;
     int32_t *sync_at;
-    uint8_t *sync;
 } odec;
 
 /* Which op waits for a swapped candidate's swap-out: the one before the

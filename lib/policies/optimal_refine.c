@@ -67,11 +67,12 @@ static int by_bytes(const void *a, const void *b)
  * swap-out then waited for where the model says), a gap's drop (0 kept, 1
  * and 2 dropped, see dec_opts.drop), a pair's exchange (its value reads 0;
  * setting any value exchanges, so setting it twice undoes it), or a swap-out's
- * waiting op. */
+ * waiting op (its value reads -1: it is whichever gives the current sync_at,
+ * and key_open turns down every value that gives that one). */
 static int key_get(const octx *o, const odec *d, const okey *at)
 {
     return at->kind == KEY_GAP ? d->drop[o->gp[at->k].slot] : at->kind == KEY_CAND ? d->chosen[at->k]
-           : at->kind == KEY_SYNC ? d->sync[at->k] : 0;
+           : at->kind == KEY_SYNC ? -1 : 0;
 }
 
 /* The sync_at that waiting-op value v gives candidate k under its action
@@ -93,18 +94,15 @@ static void key_set(const octx *o, odec *d, const okey *at, int v)
         d->drop[o->gp[at->k].slot] = (uint8_t)v;
     } else if (at->kind == KEY_SYNC) {
         d->sync_at[o->c[at->k].t] = sync_value(o, d, at->k, v);
-        d->sync[at->k] = (uint8_t)v;
     } else if (at->kind == KEY_CAND) {
         opt_set_action(&o->c[at->k], v, d->act, d->late, d->sync_at);
         d->chosen[at->k] = (uint8_t)v;
-        d->sync[at->k] = OPT_SYNC_MODEL;
     } else {
         int a = d->chosen[at->k], b = d->chosen[at->k2];
         opt_set_action(&o->c[at->k], b, d->act, d->late, d->sync_at);
         opt_set_action(&o->c[at->k2], a, d->act, d->late, d->sync_at);
         d->chosen[at->k] = (uint8_t)b;
         d->chosen[at->k2] = (uint8_t)a;
-        d->sync[at->k] = d->sync[at->k2] = OPT_SYNC_MODEL;
     }
 }
 
@@ -167,8 +165,8 @@ static int32_t add_pairs(const octx *o, const int32_t *cand_of, int32_t k, okey 
 #define OPT_REFINE_SWEEPS 4
 #define OPT_REFINE_EVALS 4000
 /* under an effort limit (the search's seeds and polish, which refine up to
- * eight times per run) at most this many: the optimal-search seed on
- * resnet-50 b32 at 0.25x reaches its plan of 4,000 tries (198.5 ms) in 1,000 */
+ * eight times per run) at most this many: a bound on the search's time
+ * (docs/bound.md has what 4,000 would gain) */
 #define OPT_REFINE_EFFORT_EVALS 1000
 /* and past OPT_REFINE_WORK / ops plans: a plan's cost grows with the ops
  * (resnet-50's 617 take about 2 ms a plan) */
@@ -198,7 +196,6 @@ static void odec_copy(const octx *o, odec *to, const odec *from)
     memcpy(to->sync_at, from->sync_at, nt * sizeof *to->sync_at);
     memcpy(to->drop, from->drop, (size_t)o->nslots);
     memcpy(to->chosen, from->chosen, (size_t)o->nc);
-    memcpy(to->sync, from->sync, (size_t)o->nc);
 }
 
 sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch, const dec_opts *dop, odec *d,
@@ -221,15 +218,14 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
     memset(tr, 0, sizeof tr);
     pack_ws *pw[OPT_REFINE_BATCH] = {0};
     sa_sim_ws *sw[OPT_REFINE_BATCH] = {0};
-    /* one buffer per try: act, late, drop, chosen, sync, then sync_at (aligned) */
-    size_t bytes_u8 = ((2 * nt + (size_t)o->nslots + 2 * (size_t)o->nc + 8) / 8) * 8;
+    /* one buffer per try: act, late, drop, chosen, then sync_at (aligned) */
+    size_t bytes_u8 = ((2 * nt + (size_t)o->nslots + (size_t)o->nc + 8) / 8) * 8;
     size_t per_try = bytes_u8 + (nt + 1) * sizeof(int32_t);
     uint8_t *buf = malloc((size_t)threads * per_try);
     bool ok = order && cand_of && buf;
     for (int j = 0; ok && j < threads; j++) {
         uint8_t *b = buf + (size_t)j * per_try;
-        uint8_t *ch = b + 2 * nt + (size_t)o->nslots;
-        tr[j].d = (odec){b, b + nt, b + 2 * nt, ch, (int32_t *)(void *)(b + bytes_u8), ch + o->nc};
+        tr[j].d = (odec){b, b + nt, b + 2 * nt, b + 2 * nt + (size_t)o->nslots, (int32_t *)(void *)(b + bytes_u8)};
         ok = (tr[j].p = sa_plan_new(g, dev)) && (pw[j] = pack_ws_new()) && (sw[j] = sa_sim_ws_new());
     }
     sa_status st = ok ? SA_OK : sa_fail(err, SA_ENOMEM, "%s: out of memory", pc->name);
