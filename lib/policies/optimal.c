@@ -14,7 +14,10 @@
 #include "optimal_internal.h"
 #include "policies_internal.h"
 #include "swapadvisor/planner.h"
+#include "swapadvisor/recompute.h"
 
+/* past this transfer latency (us) no chains are tried (run_chains) */
+#define OPT_CHAINS_MAX_LATENCY_US 1e9
 /* the largest model optimal builds: positions x candidates (see its use) */
 #define OPT_MAX_CELLS 2.0e7
 /* under an effort limit (optimal.max_nodes > 0) the solves per decision
@@ -161,10 +164,64 @@ static void add_persistent(octx *o, double lat, double rh, double rd)
     }
 }
 
-static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *sch, bool widen,
+static void dead_inputs(const octx *o, const sa_dfg_op *po, int32_t nu, int depth, double *rc, int64_t *in,
+                        int64_t *ext, int32_t *ext_from);
+
+/* A recompute of a candidate runs its producer just before the candidate's
+ * next use nu; an input u of it that died before then is rebuilt there by a
+ * chain of recomputes when u is an intermediate (a forward activation with no
+ * use after its forward ones: decide.h then takes its act, DEC_RECOMPUTE, see
+ * run_space) whose producer may run at nu, at most SWP_RECOMPUTE_CHAIN_MAX
+ * links deep; an input that is neither alive at nu nor so rebuilt stays on
+ * the device from its death to nu (decide.h extends its life).  Adds the
+ * chain's op time to *rc, the bytes its ops use at nu to *in, and the bytes
+ * kept alive to *ext (from *ext_from on).  Returns false when u is not rebuilt
+ * (nothing added). */
+static bool chain_in(const octx *o, int32_t u, int32_t nu, int depth, double *rc, int64_t *in, int64_t *ext,
+                     int32_t *ext_from)
+{
+    const sa_dfg_graph *g = o->g;
+    const sa_dfg_tensor *x = &g->tensors[u];
+    int32_t lf, nx;
+    if (!o->chains || depth > SWP_RECOMPUTE_CHAIN_MAX || x->kind != SA_DFG_ACTIVATION || x->producer < 0 ||
+        g->ops[x->producer].phase != SA_DFG_FORWARD)
+        return false;
+    dec_gap(g, o->pos, u, &lf, &nx);
+    if (nx >= 0 || !dec_recompute_ok(g, o->pos, u, nu))
+        return false;
+    const sa_dfg_op *po = &g->ops[x->producer];
+    *rc += po->time_us > 0 ? po->time_us : 0;
+    for (int32_t k = 0; k < po->n_use; k++) /* u itself is a use of the op that reads it: counted there */
+        if (po->use[k] != u && !sa_dfg_kind_persistent(g->tensors[po->use[k]].kind))
+            *in += g->tensors[po->use[k]].bytes;
+    dead_inputs(o, po, nu, depth + 1, rc, in, ext, ext_from);
+    return true;
+}
+
+/* The inputs of po (run just before nu) that died before nu: rebuilt by
+ * chain_in, or kept alive to nu. */
+static void dead_inputs(const octx *o, const sa_dfg_op *po, int32_t nu, int depth, double *rc, int64_t *in,
+                        int64_t *ext, int32_t *ext_from)
+{
+    const sa_dfg_graph *g = o->g;
+    for (int32_t k = 0; k < po->n_in; k++) {
+        int32_t u = po->in[k], uf, ul;
+        if (sa_dfg_kind_persistent(g->tensors[u].kind) || !sa_dfg_tensor_span(g, o->pos, u, &uf, &ul) || ul >= nu - 1)
+            continue;
+        if (chain_in(o, u, nu, depth, rc, in, ext, ext_from))
+            continue;
+        *ext += g->tensors[u].bytes;
+        if (ul + 1 < *ext_from)
+            *ext_from = ul + 1;
+    }
+}
+
+static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *sch, unsigned space,
                            sa_err *err)
 {
     memset(o, 0, sizeof *o);
+    bool widen = space & OPT_WIDEN;
+    o->chains = space & OPT_CHAINS;
     o->g = g;
     o->dev = dev;
     o->sch = sch;
@@ -266,17 +323,13 @@ static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *
             for (int32_t k = 0; k < po->n_use; k++)
                 if (po->use[k] != t && !sa_dfg_kind_persistent(g->tensors[po->use[k]].kind))
                     c->r_in += g->tensors[po->use[k]].bytes;
-            /* an input whose last use comes before the recompute stays on the
-             * device until it (decide.h extends its life) */
+            /* an input whose last use comes before the recompute is rebuilt
+             * by a chain or stays on the device until it */
             c->r_ext_from = nu;
-            for (int32_t k = 0; k < po->n_in; k++) {
-                int32_t u = po->in[k], uf, ul;
-                if (sa_dfg_kind_persistent(g->tensors[u].kind) || !sa_dfg_tensor_span(g, o->pos, u, &uf, &ul) || ul >= nu - 1)
-                    continue;
-                c->r_ext += g->tensors[u].bytes;
-                if (ul + 1 < c->r_ext_from)
-                    c->r_ext_from = ul + 1;
-            }
+            double rc0 = c->rc;
+            dead_inputs(o, po, nu, 1, &c->rc, &c->r_in, &c->r_ext, &c->r_ext_from);
+            if (c->rc > rc0)
+                o->n_chained++;
         }
         if (c->s_from <= c->s_to || c->r_from <= c->r_to || c->l_open)
             o->nc++;
@@ -325,14 +378,14 @@ static void take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, 
     }
 }
 
-/* One decision space (widen: decide.h's widened one) solved and built;
+/* One decision space (OPT_ flags) solved and built;
  * its time limit runs from t0 (without an effort limit), and no solve runs
  * past sa_policy_opts.deadline_s.  Sets *timed_out when a clock cut a solve or
  * the rounds short (the plan then depends on the machine's speed); under an
  * effort limit without a deadline no clock is read.  The solve / pack /
  * lower-the-cap rounds share their state (cap, best, rounds, the decision
  * arrays) in one frame: it is longer than 150 lines. */
-static sa_status run_space(const sa_policy_call *pc, const char *name, const int32_t *sch, const char *extra, bool widen,
+static sa_status run_space(const sa_policy_call *pc, const char *name, const int32_t *sch, const char *extra, unsigned space,
                            double t0, double limit, sa_plan **out, bool *timed_out, sa_err *err)
 {
     const sa_dfg_graph *g = pc->g;
@@ -344,7 +397,10 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
                        "libglpk-dev and rebuild; scripts/setup.sh does)", name,
                        po->optimal.solver == SA_MILP_GLPK ? "GLPK " : po->optimal.solver == SA_MILP_CBC ? "CBC " : "");
     octx o;
-    sa_status st = build_ctx(&o, g, dev, sch, widen, err);
+    bool widen = space & OPT_WIDEN;
+    sa_status st = build_ctx(&o, g, dev, sch, space, err);
+    if (!st && o.chains && o.n_chained == 0)
+        st = sa_fail(err, SA_EINFEASIBLE, "%s: no recompute reads an intermediate: chains change nothing", name);
     /* the memory rows hold up to one coefficient per position and candidate:
      * past OPT_MAX_CELLS the model would take the solver minutes and
      * gigabytes (nasnet-25: 15k positions x 8k candidates ran out of memory) */
@@ -358,8 +414,17 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     int32_t *sync_at = st ? NULL : calloc((size_t)g->n_tensors + 1, sizeof *sync_at);
     uint8_t *drop = st ? NULL : calloc((size_t)o.nslots + 1, 1);
     uint8_t *chosen = st ? NULL : calloc((size_t)o.nc + 1, 1);
-    if (!st && (!act || !late || !sync_at || !drop || !chosen))
+    uint8_t *interm = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
+    if (!st && (!act || !late || !sync_at || !drop || !chosen || !interm))
         st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
+    /* the intermediates (forward activations no later op reads) are asked
+     * to be recomputed: decide.h rebuilds one when a recompute reads it,
+     * as the model prices it (chain_in), instead of keeping it alive */
+    if (!st && o.chains) {
+        swp_recompute_intermediates(g, o.pos, interm);
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            interm[t] = interm[t] && dec_recomputable(g, t);
+    }
     int64_t cap = dev->memory_bytes;
     sa_milp_result best = {0};
     sa_plan *p = NULL;
@@ -410,6 +475,9 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
             break;
         }
         take_solution(&o, &r, act, late, sync_at, drop, chosen);
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            if (interm[t])
+                act[t] = DEC_RECOMPUTE;
         dec_opts_default(&dop);
         dop.swap_persistent = widen; /* the widened space: parameters, state and their gradients may leave */
         dop.late = late;
@@ -476,11 +544,11 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
         double gap = best.objective > 0 && has_bound
                          ? fmax(0.0, (best.objective - best.best_bound) / best.objective) : -1;
         snprintf(search, sizeof search,
-                 "{\"algorithm\":\"%s\",\"space\":\"%s\",\"solver\":\"%s\",\"milp_status\":\"%s\","
+                 "{\"algorithm\":\"%s\",\"space\":\"%s\",\"chains\":%s,\"solver\":\"%s\",\"milp_status\":\"%s\","
                  "\"milp_objective_us\":%.17g%s,\"milp_gap\":%.6f,\"candidates\":%d,"
                  "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
                  "\"demoted\":%d,\"arena\":%lld,\"milp_plan_us\":%.17g,\"refine_plans\":%d%s,\"wall_s\":%.3f%s%s}",
-                 name, widen ? "widened" : "narrow", best.solver,
+                 name, widen ? "widened" : "narrow", o.chains ? "true" : "false", best.solver,
                  best.status == SA_MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective, bound, gap, o.nc, rounds + (rounds == 0), (long long)cap,
                  ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
                  (long long)ds.arena_bytes, milp_us, evals, refine_cut ? ",\"refine_cut\":true" : "", sa_now_s() - t0, extra ? "," : "", extra ? extra : "");
@@ -493,6 +561,7 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     free(sync_at);
     free(drop);
     free(chosen);
+    free(interm);
     free_ctx(&o);
     if (st) {
         sa_plan_free(p);
@@ -500,6 +569,45 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     }
     *out = p;
     return SA_OK;
+}
+
+/* A space as before, then with chains (OPT_CHAINS) in the time it left
+ * (all of it under an effort limit); the plan that simulates faster, the
+ * first on a tie.  Refuses when both refuse (the first one's reason).  The
+ * chains' model prices a rebuilt intermediate at its recompute's position
+ * only: where decide.h keeps it longer (two recomputes read it) the packed
+ * arena may overshoot at every cap, so it does not replace the first. */
+static sa_status run_chains(const sa_policy_call *pc, const char *name, const int32_t *sch, const char *extra,
+                            unsigned space, double t0, double limit, sa_plan **out, bool *timed_out, sa_err *err)
+{
+    sa_status st = run_space(pc, name, sch, extra, space, t0, limit, out, timed_out, err);
+    if (st && st != SA_EINFEASIBLE)
+        return st;
+    bool effort = pc->opts->optimal.max_nodes > 0;
+    double dl = pc->opts->deadline_s;
+    if ((!effort && sa_now_s() - t0 >= limit - 1.0) || (dl > 0 && sa_now_s() >= dl - 1.0))
+        return st;
+    /* CLP's pivoting fails an internal assertion (an abort) on the chains'
+     * model of a graph whose transfers take 1e15 us; no swap is worth
+     * anything there anyway */
+    if (pc->dev->transfer_latency_us > OPT_CHAINS_MAX_LATENCY_US)
+        return st;
+    sa_plan *chained = NULL;
+    sa_err e2 = {0};
+    sa_status s2 = run_space(pc, name, sch, extra, space | OPT_CHAINS, t0, limit, &chained, timed_out, &e2);
+    if (s2 && s2 != SA_EINFEASIBLE) {
+        sa_plan_free(*out);
+        *out = NULL;
+        *err = e2;
+        return s2;
+    }
+    if (!s2 && (st || chained->predicted.iteration_us < (*out)->predicted.iteration_us)) {
+        sa_plan_free(*out);
+        *out = chained;
+        return SA_OK;
+    }
+    sa_plan_free(chained);
+    return st;
 }
 
 /* Both spaces: the narrow one (decide.h's default decisions: one per
@@ -516,12 +624,12 @@ static sa_status run_optimal(const sa_policy_call *pc, const char *name, const i
     sa_err en = {0};
     *out = NULL;
     /* the narrow space gets at most half of the time, the widened one the rest */
-    sa_status sn = run_space(pc, name, sch, extra, false, t0, limit / 2, &pn, timed_out, &en);
+    sa_status sn = run_chains(pc, name, sch, extra, 0, t0, limit / 2, &pn, timed_out, &en);
     if (sn && sn != SA_EINFEASIBLE) {
         *err = en;
         return sn;
     }
-    sa_status sw = run_space(pc, name, sch, extra, true, t0, limit, &pw, timed_out, err);
+    sa_status sw = run_chains(pc, name, sch, extra, OPT_WIDEN, t0, limit, &pw, timed_out, err);
     if (sw && sw != SA_EINFEASIBLE) {
         sa_plan_free(pn);
         return sw;
@@ -555,7 +663,7 @@ sa_status sa_policy_milp_cells(const sa_dfg_graph *g, const sa_dfg_device *dev, 
                             sa_err *err)
 {
     octx o;
-    sa_status st = build_ctx(&o, g, dev, schedule ? schedule : g->topo, true, err);
+    sa_status st = build_ctx(&o, g, dev, schedule ? schedule : g->topo, OPT_WIDEN, err);
     if (!st)
         *cells = (double)o.n * (double)o.nc;
     free_ctx(&o);

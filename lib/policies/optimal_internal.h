@@ -64,7 +64,16 @@ typedef struct octx {
     int32_t *slot_scratch;
     int32_t nslots;
     double compute_us, forced_h, forced_bytes, r_comb;
+    bool chains;             /* OPT_CHAINS: a recompute's dead inputs are rebuilt by chains of recomputes */
+    int32_t n_chained;       /* candidates whose recompute rebuilds such an input (0: chains change nothing) */
 } octx;
+
+/* A decision space: OPT_WIDEN, decide.h's widened one (parameters, state
+ * and their gradients may leave); OPT_CHAINS, a recompute whose producer
+ * reads an intermediate that died before it (a forward activation no later
+ * op reads) rebuilds it by a chain of recomputes, priced so by the model,
+ * instead of keeping it alive until then. */
+enum { OPT_WIDEN = 1, OPT_CHAINS = 2 };
 
 /* The MILP for memory cap mem over o's candidates (optimal_milp.c): minimize
  * T + eps * (moved time) subject to the memory at each position and T over
@@ -102,7 +111,8 @@ void opt_set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t 
  * largest tensor first, try each other open value and keep the first one
  * whose plan fits the memory and simulates strictly faster.  They end after a
  * sweep without a change, after 4 sweeps, past a cap on plans (1,000 under
- * pc's effort limit, else 4,000, and 2.5e6 / ops), or at stop_s (> 0, on
+ * pc's effort limit, else 4,000, or optimal.refine_plans; at most 2.5e6 / ops),
+ * or at stop_s (> 0, on
  * sa_now_s()'s clock: *cut is then set).  Tries run up to eight at a time on
  * threads, the first that gains in order taken: the result is the same for
  * any thread count, and without stop_s it depends on the inputs only.  *p

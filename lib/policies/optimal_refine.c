@@ -163,11 +163,9 @@ static int32_t add_pairs(const octx *o, const int32_t *cand_of, int32_t k, okey 
 
 /* When the sweeps end (see opt_refine). */
 #define OPT_REFINE_SWEEPS 4
+/* at most this many plans (under an effort limit SA_POLICY_REFINE_EFFORT_PLANS;
+ * sa_policy_opts.optimal.refine_plans sets either) */
 #define OPT_REFINE_EVALS 4000
-/* under an effort limit (the search's seeds and polish, which refine up to
- * eight times per run) at most this many: a bound on the search's time
- * (docs/bound.md has what 4,000 would gain) */
-#define OPT_REFINE_EFFORT_EVALS 1000
 /* and past OPT_REFINE_WORK / ops plans: a plan's cost grows with the ops
  * (resnet-50's 617 take about 2 ms a plan) */
 #define OPT_REFINE_WORK 2.5e6
@@ -251,8 +249,9 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
     if (!st)
         qsort(order, (size_t)n, sizeof *order, by_bytes);
     double best = st ? 0 : (*p)->predicted.iteration_us;
-    int32_t cap = (int32_t)fmin(pc->opts->optimal.max_nodes > 0 ? OPT_REFINE_EFFORT_EVALS : OPT_REFINE_EVALS,
-                                OPT_REFINE_WORK / (g->n_ops + 1));
+    int want = pc->opts->optimal.refine_plans > 0 ? pc->opts->optimal.refine_plans
+             : pc->opts->optimal.max_nodes > 0    ? SA_POLICY_REFINE_EFFORT_PLANS : OPT_REFINE_EVALS;
+    int32_t cap = (int32_t)fmin(want, OPT_REFINE_WORK / (g->n_ops + 1));
     bool stop = false;
     for (int sweep = 0; !st && !stop && sweep < OPT_REFINE_SWEEPS; sweep++) {
         bool changed = false;
