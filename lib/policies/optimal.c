@@ -164,32 +164,25 @@ static void add_persistent(octx *o, double lat, double rh, double rd)
     }
 }
 
-static void dead_inputs(const octx *o, const sa_dfg_op *po, int32_t nu, int depth, double *rc, int64_t *in,
+static bool dead_inputs(const octx *o, const sa_dfg_op *po, int32_t nu, int depth, double *rc, int64_t *in,
                         int64_t *ext, int32_t *ext_from);
 
 /* A recompute of a candidate runs its producer just before the candidate's
  * next use nu; an input u of it that died before then is rebuilt there by a
- * chain of recomputes when u is an intermediate (a forward activation with no
- * use after its forward ones: decide.h then takes its act, DEC_RECOMPUTE, see
- * run_space) whose producer may run at nu, at most SWP_RECOMPUTE_CHAIN_MAX
- * links deep; an input that is neither alive at nu nor so rebuilt stays on
- * the device from its death to nu (decide.h extends its life).  Adds the
- * chain's op time to *rc, the bytes its ops use at nu to *in, and the bytes
- * kept alive to *ext (from *ext_from on).  Returns false when u is not rebuilt
- * (nothing added). */
+ * chain of recomputes when u is one of o->interm (decide.h takes its act,
+ * DEC_RECOMPUTE, see run_space) whose producer may run at nu, at most
+ * SWP_RECOMPUTE_CHAIN_MAX links deep; an input that is neither alive at nu
+ * nor so rebuilt stays on the device from its death to nu (decide.h extends
+ * its life).  Adds the chain's op time to *rc, the bytes its ops use at nu to
+ * *in, and the bytes kept alive to *ext (from *ext_from on).  Returns false
+ * when u is not rebuilt (nothing added). */
 static bool chain_in(const octx *o, int32_t u, int32_t nu, int depth, double *rc, int64_t *in, int64_t *ext,
                      int32_t *ext_from)
 {
     const sa_dfg_graph *g = o->g;
-    const sa_dfg_tensor *x = &g->tensors[u];
-    int32_t lf, nx;
-    if (!o->chains || depth > SWP_RECOMPUTE_CHAIN_MAX || x->kind != SA_DFG_ACTIVATION || x->producer < 0 ||
-        g->ops[x->producer].phase != SA_DFG_FORWARD)
+    if (!o->interm || !o->interm[u] || depth > SWP_RECOMPUTE_CHAIN_MAX || !dec_recompute_ok(g, o->pos, u, nu))
         return false;
-    dec_gap(g, o->pos, u, &lf, &nx);
-    if (nx >= 0 || !dec_recompute_ok(g, o->pos, u, nu))
-        return false;
-    const sa_dfg_op *po = &g->ops[x->producer];
+    const sa_dfg_op *po = &g->ops[g->tensors[u].producer];
     *rc += po->time_us > 0 ? po->time_us : 0;
     for (int32_t k = 0; k < po->n_use; k++) /* u itself is a use of the op that reads it: counted there */
         if (po->use[k] != u && !sa_dfg_kind_persistent(g->tensors[po->use[k]].kind))
@@ -199,21 +192,25 @@ static bool chain_in(const octx *o, int32_t u, int32_t nu, int depth, double *rc
 }
 
 /* The inputs of po (run just before nu) that died before nu: rebuilt by
- * chain_in, or kept alive to nu. */
-static void dead_inputs(const octx *o, const sa_dfg_op *po, int32_t nu, int depth, double *rc, int64_t *in,
+ * chain_in, or kept alive to nu.  Returns whether it rebuilt one. */
+static bool dead_inputs(const octx *o, const sa_dfg_op *po, int32_t nu, int depth, double *rc, int64_t *in,
                         int64_t *ext, int32_t *ext_from)
 {
     const sa_dfg_graph *g = o->g;
+    bool chained = false;
     for (int32_t k = 0; k < po->n_in; k++) {
         int32_t u = po->in[k], uf, ul;
         if (sa_dfg_kind_persistent(g->tensors[u].kind) || !sa_dfg_tensor_span(g, o->pos, u, &uf, &ul) || ul >= nu - 1)
             continue;
-        if (chain_in(o, u, nu, depth, rc, in, ext, ext_from))
+        if (chain_in(o, u, nu, depth, rc, in, ext, ext_from)) {
+            chained = true;
             continue;
+        }
         *ext += g->tensors[u].bytes;
         if (ul + 1 < *ext_from)
             *ext_from = ul + 1;
     }
+    return chained;
 }
 
 static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *sch, unsigned space,
@@ -221,7 +218,6 @@ static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *
 {
     memset(o, 0, sizeof *o);
     bool widen = space & OPT_WIDEN;
-    o->chains = space & OPT_CHAINS;
     o->g = g;
     o->dev = dev;
     o->sch = sch;
@@ -237,7 +233,9 @@ static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *
     o->gp = calloc((size_t)nslots + 1, sizeof *o->gp);
     o->slot_scratch = calloc((size_t)nslots + 1, sizeof *o->slot_scratch);
     o->nslots = nslots;
-    if (!o->pos || !o->tstart || !o->c || !o->base || !o->gp || !o->slot_scratch)
+    if (space & OPT_CHAINS)
+        o->interm = calloc((size_t)g->n_tensors + 1, 1);
+    if (!o->pos || !o->tstart || !o->c || !o->base || !o->gp || !o->slot_scratch || (space & OPT_CHAINS && !o->interm))
         return sa_fail(err, SA_ENOMEM, "optimal: out of memory");
     for (int32_t i = 0; i < o->n; i++) {
         o->pos[sch[i]] = i;
@@ -245,6 +243,11 @@ static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *
         o->tstart[i + 1] = o->tstart[i] + (tu > 0 ? tu : 0);
     }
     o->compute_us = o->tstart[o->n];
+    if (o->interm) {
+        swp_recompute_intermediates(g, o->pos, o->interm);
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            o->interm[t] = o->interm[t] && dec_recomputable(g, t);
+    }
     double lat = dev->transfer_latency_us, rh = dev->h2d_bytes_per_s * 1e-6, rd = dev->d2h_bytes_per_s * 1e-6;
     double dup = dev->duplex_bytes_per_s * 0.5e-6;
     o->r_comb = fmax(fmax(rh, rd), fmin(rh, dup) + fmin(rd, dup));
@@ -326,9 +329,7 @@ static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *
             /* an input whose last use comes before the recompute is rebuilt
              * by a chain or stays on the device until it */
             c->r_ext_from = nu;
-            double rc0 = c->rc;
-            dead_inputs(o, po, nu, 1, &c->rc, &c->r_in, &c->r_ext, &c->r_ext_from);
-            if (c->rc > rc0)
+            if (dead_inputs(o, po, nu, 1, &c->rc, &c->r_in, &c->r_ext, &c->r_ext_from))
                 o->n_chained++;
         }
         if (c->s_from <= c->s_to || c->r_from <= c->r_to || c->l_open)
@@ -349,6 +350,7 @@ static void free_ctx(octx *o)
     free(o->base);
     free(o->gp);
     free(o->slot_scratch);
+    free(o->interm);
 }
 
 /* The decisions of a solution r: act, late and sync_at per tensor, drop per
@@ -358,6 +360,12 @@ static void take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, 
                           uint8_t *drop, uint8_t *chosen)
 {
     memset(act, DEC_KEEP, (size_t)o->g->n_tensors);
+    /* with chains every intermediate is asked to be recomputed: decide.h
+     * rebuilds one where a recompute reads it, as the model prices it
+     * (chain_in), instead of keeping it alive */
+    for (int32_t t = 0; o->interm && t < o->g->n_tensors; t++)
+        if (o->interm[t])
+            act[t] = DEC_RECOMPUTE;
     memset(late, 0, (size_t)o->g->n_tensors);
     memset(sync_at, 0, (size_t)o->g->n_tensors * sizeof *sync_at);
     for (int32_t k = 0; k < o->nc; k++) {
@@ -399,7 +407,7 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     octx o;
     bool widen = space & OPT_WIDEN;
     sa_status st = build_ctx(&o, g, dev, sch, space, err);
-    if (!st && o.chains && o.n_chained == 0)
+    if (!st && o.interm && o.n_chained == 0)
         st = sa_fail(err, SA_EINFEASIBLE, "%s: no recompute reads an intermediate: chains change nothing", name);
     /* the memory rows hold up to one coefficient per position and candidate:
      * past OPT_MAX_CELLS the model would take the solver minutes and
@@ -414,17 +422,8 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     int32_t *sync_at = st ? NULL : calloc((size_t)g->n_tensors + 1, sizeof *sync_at);
     uint8_t *drop = st ? NULL : calloc((size_t)o.nslots + 1, 1);
     uint8_t *chosen = st ? NULL : calloc((size_t)o.nc + 1, 1);
-    uint8_t *interm = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
-    if (!st && (!act || !late || !sync_at || !drop || !chosen || !interm))
+    if (!st && (!act || !late || !sync_at || !drop || !chosen))
         st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
-    /* the intermediates (forward activations no later op reads) are asked
-     * to be recomputed: decide.h rebuilds one when a recompute reads it,
-     * as the model prices it (chain_in), instead of keeping it alive */
-    if (!st && o.chains) {
-        swp_recompute_intermediates(g, o.pos, interm);
-        for (int32_t t = 0; t < g->n_tensors; t++)
-            interm[t] = interm[t] && dec_recomputable(g, t);
-    }
     int64_t cap = dev->memory_bytes;
     sa_milp_result best = {0};
     sa_plan *p = NULL;
@@ -475,9 +474,6 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
             break;
         }
         take_solution(&o, &r, act, late, sync_at, drop, chosen);
-        for (int32_t t = 0; t < g->n_tensors; t++)
-            if (interm[t])
-                act[t] = DEC_RECOMPUTE;
         dec_opts_default(&dop);
         dop.swap_persistent = widen; /* the widened space: parameters, state and their gradients may leave */
         dop.late = late;
@@ -548,7 +544,7 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
                  "\"milp_objective_us\":%.17g%s,\"milp_gap\":%.6f,\"candidates\":%d,"
                  "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
                  "\"demoted\":%d,\"arena\":%lld,\"milp_plan_us\":%.17g,\"refine_plans\":%d%s,\"wall_s\":%.3f%s%s}",
-                 name, widen ? "widened" : "narrow", o.chains ? "true" : "false", best.solver,
+                 name, widen ? "widened" : "narrow", o.interm ? "true" : "false", best.solver,
                  best.status == SA_MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective, bound, gap, o.nc, rounds + (rounds == 0), (long long)cap,
                  ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
                  (long long)ds.arena_bytes, milp_us, evals, refine_cut ? ",\"refine_cut\":true" : "", sa_now_s() - t0, extra ? "," : "", extra ? extra : "");
@@ -561,7 +557,6 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
     free(sync_at);
     free(drop);
     free(chosen);
-    free(interm);
     free_ctx(&o);
     if (st) {
         sa_plan_free(p);

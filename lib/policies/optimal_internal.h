@@ -64,8 +64,10 @@ typedef struct octx {
     int32_t *slot_scratch;
     int32_t nslots;
     double compute_us, forced_h, forced_bytes, r_comb;
-    bool chains;             /* OPT_CHAINS: a recompute's dead inputs are rebuilt by chains of recomputes */
-    int32_t n_chained;       /* candidates whose recompute rebuilds such an input (0: chains change nothing) */
+    uint8_t *interm;         /* OPT_CHAINS, else NULL: per tensor, an intermediate (a forward activation no
+                              * later op reads) whose producer may be re-run: rebuilt by a chain of
+                              * recomputes where a recompute reads it */
+    int32_t n_chained;       /* candidates whose recompute rebuilds one (0: chains change nothing) */
 } octx;
 
 /* A decision space: OPT_WIDEN, decide.h's widened one (parameters, state
