@@ -79,6 +79,12 @@ static double iteration_us(const char *path)
 }
 
 #define SEARCH_ARGS "--memory 0.5x --threads 1 --generations 8 --population 12 --seed 3 -q"
+/* The islands' runs and the log's leave the seeds out: every rank would solve
+ * the same MILP seeds (7 s each here), whose plan is the answer whatever the
+ * islands do; without them the islands' answers differ from one process's.
+ * The seeded path under MPI is checked by one rank against the serial
+ * search. */
+#define UNSEEDED_ARGS SEARCH_ARGS " --no-seeds"
 /* Open MPI does not free its own allocations at MPI_Finalize, some of them in
  * plugins it has unloaded by then, so LeakSanitizer is off for the MPI runs
  * (AddressSanitizer and UBSan stay on); suite ga checks the hook for leaks. */
@@ -99,7 +105,7 @@ START_TEST(test_serial_options)
     ck_assert_int_eq(tu_sh("%s/swapadvisor-search --help | grep -q 'checkpoint-sqrt'", e.bin), 0);
     ck_assert_int_eq(tu_sh("%s/swapadvisor-search --help | grep -q migrate", e.bin), 1);
     /* the log has its header and one line a generation (0..8) */
-    ck_assert_int_eq(tu_sh("%s/swapadvisor-search %s " SEARCH_ARGS " --log %s/log.csv -o %s/p.json", e.bin, e.graph,
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search %s " UNSEEDED_ARGS " --log %s/log.csv -o %s/p.json", e.bin, e.graph,
                         e.dir, e.dir),
                      0);
     ck_assert_int_eq(tu_sh("test $(wc -l < %s/log.csv) -eq 10 && head -1 %s/log.csv | grep -q '^generation,'", e.dir,
@@ -135,14 +141,17 @@ START_TEST(test_mpi_islands)
     ck_assert_int_eq(tu_sh(MPIRUN " -np 1 %s/swapadvisor-search-mpi %s " SEARCH_ARGS " -o %s", e.bin, e.graph, one), 0);
     char *s = plan_text(serial), *o = plan_text(one);
     ck_assert_str_eq(s, o);
+    free(s);
     free(o);
+    ck_assert_int_eq(tu_sh("%s/swapadvisor-search %s " UNSEEDED_ARGS " -o %s", e.bin, e.graph, serial), 0);
+    s = plan_text(serial);
     double t1 = iteration_us(serial);
     for (int np = 2; np <= 3; np++) {
         char a[PATH_MAX + 32], b[PATH_MAX + 32];
         snprintf(a, sizeof a, "%s/np%da.json", e.dir, np);
         snprintf(b, sizeof b, "%s/np%db.json", e.dir, np);
         for (int run = 0; run < 2; run++)
-            ck_assert_int_eq(tu_sh(MPIRUN " -np %d %s/swapadvisor-search-mpi %s " SEARCH_ARGS
+            ck_assert_int_eq(tu_sh(MPIRUN " -np %d %s/swapadvisor-search-mpi %s " UNSEEDED_ARGS
                                 " --migrate-every 3 --migrants 2 -o %s",
                                 np, e.bin, e.graph, run ? b : a),
                              0);
@@ -150,7 +159,7 @@ START_TEST(test_mpi_islands)
         ck_assert_str_eq(ta, tb); /* the same plan twice */
         free(tb);
         if (np == 2) { /* and with two threads a rank */
-            ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s " SEARCH_ARGS
+            ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s " UNSEEDED_ARGS
                                 " --migrate-every 3 --migrants 2 --threads 2 -o %s",
                                 e.bin, e.graph, b),
                              0);
@@ -167,7 +176,8 @@ START_TEST(test_mpi_islands)
         free(ta);
         ck_assert_int_eq(tu_sh("%s/swapplan-emit %s --graph %s --format check --strict -q", e.bin, a, e.graph), 0);
         double tn = iteration_us(a);
-        ck_assert_msg(tn <= t1 + 1e-6, "%d ranks: %.3f us, one process %.3f us", np, tn, t1);
+        /* the migrants found what one process did not (49.7 ms; 2 ranks 42.6, 3 ranks 39.9) */
+        ck_assert_msg(tn < t1, "%d ranks: %.3f us, one process %.3f us", np, tn, t1);
     }
     free(s);
     teardown(&e);
@@ -193,10 +203,10 @@ START_TEST(test_mpi_options)
                      4);
     ck_assert_int_eq(tu_sh("test $(grep -c 'cannot open log' %s/err.txt) -eq 1 && test ! -e %s/x.json", e.dir, e.dir), 0);
     /* GRAPH '-': rank 0 reads stdin and sends the graph on; the same plan as from the file */
-    ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s " SEARCH_ARGS " -o %s/file.json", e.bin, e.graph,
+    ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi %s " UNSEEDED_ARGS " -o %s/file.json", e.bin, e.graph,
                         e.dir),
                      0);
-    ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi - " SEARCH_ARGS " -o %s/stdin.json < %s", e.bin,
+    ck_assert_int_eq(tu_sh(MPIRUN " -np 2 %s/swapadvisor-search-mpi - " UNSEEDED_ARGS " -o %s/stdin.json < %s", e.bin,
                         e.dir, e.graph),
                      0);
     char f[PATH_MAX + 32], i[PATH_MAX + 32];

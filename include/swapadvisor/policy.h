@@ -68,7 +68,7 @@ typedef struct sa_policy_opts {
                                * makes the limit an effort limit: at most 10 solves per decision space,
                                * each with the whole time_limit_s as its safety net, the rounds
                                * stopped by the clock only past time_limit_s per space */
-        int refine_plans;     /* the refinement's cap on plans per MILP plan (docs/bound.md); <= 0 (the
+        int refine_plans;     /* the refinement's cap on plans per run (docs/bound.md); <= 0 (the
                                * default): 4,000, or under max_nodes SA_POLICY_REFINE_EFFORT_PLANS; at
                                * most 2.5e6 / ops either way */
     } optimal;                /* the optimal and optimal-search rows (optimal.c) */
@@ -139,9 +139,10 @@ typedef struct sa_policy_def {
 #define SA_POLICY_POLISH_MILP_CELLS 4.0e6
 enum { SA_POLICY_SEED_MILP_NODES = 200 };
 /* The refinement's cap under an effort limit (the search's seeds and polish,
- * which refine up to sixteen MILP plans per run, most of them ending sooner
- * on a sweep without a change): a bound on the search's time.  docs/bound.md
- * has what 1,000, 4,000 and 8,000 reach and what they take. */
+ * up to four runs of the MILP rows, each refining its fastest space's plan
+ * to the cap and the others an eighth of the way): a bound on the search's
+ * time.  docs/bound.md has what 1,000, 4,000 and 8,000 reach and what they
+ * take. */
 enum { SA_POLICY_REFINE_EFFORT_PLANS = 1000 };
 
 void sa_policy_opts_default(sa_policy_opts *o);

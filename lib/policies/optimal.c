@@ -16,7 +16,10 @@
 #include "swapadvisor/planner.h"
 #include "swapadvisor/recompute.h"
 
-/* past this transfer latency (us) no chains are tried (run_chains) */
+/* past this transfer latency (us) no chains are tried (run_optimal) */
+/* each space's plan is refined 1 / OPT_REFINE_FIRST of the way before the
+ * fastest is refined to the end (try_space) */
+#define OPT_REFINE_FIRST 8
 #define OPT_CHAINS_MAX_LATENCY_US 1e9
 /* the largest model optimal builds: positions x candidates (see its use) */
 #define OPT_MAX_CELLS 2.0e7
@@ -170,7 +173,7 @@ static bool dead_inputs(const octx *o, const sa_dfg_op *po, int32_t nu, int dept
 /* A recompute of a candidate runs its producer just before the candidate's
  * next use nu; an input u of it that died before then is rebuilt there by a
  * chain of recomputes when u is one of o->interm (decide.h takes its act,
- * DEC_RECOMPUTE, see run_space) whose producer may run at nu, at most
+ * DEC_RECOMPUTE, see take_solution) whose producer may run at nu, at most
  * SWP_RECOMPUTE_CHAIN_MAX links deep; an input that is neither alive at nu
  * nor so rebuilt stays on the device from its death to nu (decide.h extends
  * its life).  Adds the chain's op time to *rc, the bytes its ops use at nu to
@@ -386,51 +389,83 @@ static void take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, 
     }
 }
 
-/* One decision space (OPT_ flags) solved and built;
- * its time limit runs from t0 (without an effort limit), and no solve runs
- * past sa_policy_opts.deadline_s.  Sets *timed_out when a clock cut a solve or
+/* A decision space solved and built, its plan not yet refined: the decision
+ * space, the decisions, the plan and what its search block reports.  Owns
+ * all of them (osol_free). */
+typedef struct osol {
+    octx o;
+    uint8_t *act, *late, *drop, *chosen;
+    int32_t *sync_at;
+    dec_opts dop;
+    dec_stats ds;
+    sa_plan *p;
+    sa_milp_result best; /* the solve whose decisions p holds */
+    int rounds;
+    int64_t cap;
+    double milp_us;      /* p's time before the refinement */
+    orefine rf;          /* how far p has been refined */
+    bool refine_cut;     /* a clock cut the refinement */
+    bool widen;
+} osol;
+
+static void osol_free(osol *s)
+{
+    sa_milp_result_free(&s->best);
+    sa_plan_free(s->p);
+    free(s->act);
+    free(s->late);
+    free(s->sync_at);
+    free(s->drop);
+    free(s->chosen);
+    free_ctx(&s->o);
+    memset(s, 0, sizeof *s);
+}
+
+/* One decision space (OPT_ flags) solved and built into *s (zeroed first;
+ * the caller's, osol_free, whatever the status); its time limit runs from t0
+ * (without an effort limit), and no solve runs past
+ * sa_policy_opts.deadline_s.  Sets *timed_out when a clock cut a solve or
  * the rounds short (the plan then depends on the machine's speed); under an
  * effort limit without a deadline no clock is read.  The solve / pack /
  * lower-the-cap rounds share their state (cap, best, rounds, the decision
  * arrays) in one frame: it is longer than 150 lines. */
-static sa_status run_space(const sa_policy_call *pc, const char *name, const int32_t *sch, const char *extra, unsigned space,
-                           double t0, double limit, sa_plan **out, bool *timed_out, sa_err *err)
+static sa_status solve_space(const sa_policy_call *pc, const char *name, const int32_t *sch, unsigned space,
+                             double t0, double limit, osol *s, bool *timed_out, sa_err *err)
 {
     const sa_dfg_graph *g = pc->g;
     const sa_dfg_device *dev = pc->dev;
     const sa_policy_opts *po = pc->opts;
-    *out = NULL;
+    memset(s, 0, sizeof *s);
     if (!sa_milp_have(po->optimal.solver))
         return sa_fail(err, SA_EUSAGE, "%s: this build has no %sMILP solver (install coinor-libcbc-dev or "
                        "libglpk-dev and rebuild; scripts/setup.sh does)", name,
                        po->optimal.solver == SA_MILP_GLPK ? "GLPK " : po->optimal.solver == SA_MILP_CBC ? "CBC " : "");
-    octx o;
-    bool widen = space & OPT_WIDEN;
-    sa_status st = build_ctx(&o, g, dev, sch, space, err);
-    if (!st && o.interm && o.n_chained == 0)
+    octx *o = &s->o;
+    s->widen = space & OPT_WIDEN;
+    sa_status st = build_ctx(o, g, dev, sch, space, err);
+    if (!st && o->interm && o->n_chained == 0)
         st = sa_fail(err, SA_EINFEASIBLE, "%s: no recompute reads an intermediate: chains change nothing", name);
     /* the memory rows hold up to one coefficient per position and candidate:
      * past OPT_MAX_CELLS the model would take the solver minutes and
      * gigabytes (nasnet-25: 15k positions x 8k candidates ran out of memory) */
-    if (!st && (double)o.n * (double)o.nc > OPT_MAX_CELLS)
+    if (!st && (double)o->n * (double)o->nc > OPT_MAX_CELLS)
         st = sa_fail(err, SA_EINFEASIBLE, "%s: the MILP would span %d positions x %d candidates (%.0f million "
                      "memory coefficients at most, over the %.0f million this planner takes); plan with another "
-                     "policy (swapadvisor, hybrid) or bound with --bound=combinatorial", name, o.n, o.nc,
-                     (double)o.n * (double)o.nc * 1e-6, OPT_MAX_CELLS * 1e-6);
-    uint8_t *act = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
-    uint8_t *late = st ? NULL : calloc((size_t)g->n_tensors + 1, 1);
-    int32_t *sync_at = st ? NULL : calloc((size_t)g->n_tensors + 1, sizeof *sync_at);
-    uint8_t *drop = st ? NULL : calloc((size_t)o.nslots + 1, 1);
-    uint8_t *chosen = st ? NULL : calloc((size_t)o.nc + 1, 1);
-    if (!st && (!act || !late || !sync_at || !drop || !chosen))
-        st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
+                     "policy (swapadvisor, hybrid) or bound with --bound=combinatorial", name, o->n, o->nc,
+                     (double)o->n * (double)o->nc * 1e-6, OPT_MAX_CELLS * 1e-6);
+    if (st)
+        return st;
+    s->act = calloc((size_t)g->n_tensors + 1, 1);
+    s->late = calloc((size_t)g->n_tensors + 1, 1);
+    s->sync_at = calloc((size_t)g->n_tensors + 1, sizeof *s->sync_at);
+    s->drop = calloc((size_t)o->nslots + 1, 1);
+    s->chosen = calloc((size_t)o->nc + 1, 1);
+    if (!s->act || !s->late || !s->sync_at || !s->drop || !s->chosen)
+        return sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
     int64_t cap = dev->memory_bytes;
-    sa_milp_result best = {0};
-    sa_plan *p = NULL;
-    dec_stats ds = {0};
+    dec_stats *ds = &s->ds;
     int rounds = 0, stuck = 0;
     int64_t smallest = INT64_MAX;
-    dec_opts dop;
     /* solve; pack the plan; when the packed arena (fragmentation, the
      * transfers' real timing, recompute inputs) overshoots the memory, solve
      * again for a cap lowered by the overshoot */
@@ -451,7 +486,7 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
             left = left > 0 ? fmin(left, to_dl) : to_dl;
         }
         sa_milp *m = NULL;
-        if ((st = opt_build_milp(&o, cap, &m, err)))
+        if ((st = opt_build_milp(o, cap, &m, err)))
             break;
         sa_milp_opts mo = {po->optimal.solver, left, po->optimal.gap, po->optimal.threads, false,
                         po->optimal.max_nodes};
@@ -473,37 +508,37 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
                              "bytes); raise --time-limit", name, limit, (long long)cap, (long long)dev->memory_bytes);
             break;
         }
-        take_solution(&o, &r, act, late, sync_at, drop, chosen);
-        dec_opts_default(&dop);
-        dop.swap_persistent = widen; /* the widened space: parameters, state and their gradients may leave */
-        dop.late = late;
-        dop.sync_at = sync_at;
-        dop.drop = drop;
-        sa_plan_free(p);
-        p = NULL;
-        planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = act, .dec = &dop, .stats = &ds};
-        p = sa_plan_new(g, dev);
-        if (!p)
+        take_solution(o, &r, s->act, s->late, s->sync_at, s->drop, s->chosen);
+        dec_opts_default(&s->dop);
+        s->dop.swap_persistent = s->widen; /* the widened space: parameters, state and their gradients may leave */
+        s->dop.late = s->late;
+        s->dop.sync_at = s->sync_at;
+        s->dop.drop = s->drop;
+        sa_plan_free(s->p);
+        s->p = NULL;
+        planner_req q = {.schedule = sch, .layout = PLANNER_BESTFIT, .act = s->act, .dec = &s->dop, .stats = ds};
+        s->p = sa_plan_new(g, dev);
+        if (!s->p)
             st = sa_fail(err, SA_ENOMEM, "optimal: out of memory");
-        else if ((st = planner_plan(g, dev, &q, p, err))) {
-            sa_plan_free(p);
-            p = NULL;
+        else if ((st = planner_plan(g, dev, &q, s->p, err))) {
+            sa_plan_free(s->p);
+            s->p = NULL;
         }
         if (st) {
             sa_milp_result_free(&r);
             break;
         }
-        sa_milp_result_free(&best);
-        best = r;
-        if (ds.arena_bytes <= dev->memory_bytes)
+        sa_milp_result_free(&s->best);
+        s->best = r;
+        if (ds->arena_bytes <= dev->memory_bytes)
             break;
         /* lower the cap by half the overshoot; by more each time the arena
          * did not shrink (the packing is not monotone in the cap) */
-        int64_t over = ds.arena_bytes - dev->memory_bytes;
-        if (ds.arena_bytes >= smallest)
+        int64_t over = ds->arena_bytes - dev->memory_bytes;
+        if (ds->arena_bytes >= smallest)
             stuck++;
         else
-            smallest = ds.arena_bytes;
+            smallest = ds->arena_bytes;
         cap -= (over / 2 + 1) * (stuck + 1);
         bool overdue = dl > 0 ? sa_now_s() >= dl : !effort && sa_now_s() - t0 > limit;
         if (overdue || cap <= 0) {
@@ -513,132 +548,148 @@ static sa_status run_space(const sa_policy_call *pc, const char *name, const int
             break;
         }
     }
-    if (!st && ds.arena_bytes > dev->memory_bytes)
+    if (!st && ds->arena_bytes > dev->memory_bytes)
         st = sa_fail(err, SA_EINFEASIBLE, "%s: the packed arena needs %lld bytes, more than the %lld bytes of memory, "
-                     "after %d solves", name, (long long)ds.arena_bytes, (long long)dev->memory_bytes, rounds);
-    double milp_us = p ? p->predicted.iteration_us : 0;
-    int32_t evals = 0;
-    bool refine_cut = false;
-    if (!st) {
-        /* the refinement stops at the time limit (the deadline under an effort limit) */
-        double stop_s = effort ? 0 : t0 + limit;
-        if (dl > 0)
-            stop_s = stop_s > 0 ? fmin(stop_s, dl) : dl;
-        odec d = {act, late, drop, chosen, sync_at};
-        st = opt_refine(pc, &o, sch, &dop, &d, stop_s, &p, &ds, &evals, &refine_cut, err);
-        if (refine_cut)
-            *timed_out = true; /* the plan depends on the machine's speed */
-    }
-    if (!st) {
-        char search[1024], bound[64] = "";
-        /* a solver without a bound reports COIN_DBL_MAX or an infinity: the
-         * member is left out (JSON has no infinity, and 1.8e308 written with
-         * fewer digits reads back as one) */
-        bool has_bound = isfinite(best.best_bound) && fabs(best.best_bound) < 1e300;
-        if (has_bound)
-            snprintf(bound, sizeof bound, ",\"milp_bound_us\":%.17g", best.best_bound);
-        double gap = best.objective > 0 && has_bound
-                         ? fmax(0.0, (best.objective - best.best_bound) / best.objective) : -1;
-        snprintf(search, sizeof search,
-                 "{\"algorithm\":\"%s\",\"space\":\"%s\",\"chains\":%s,\"solver\":\"%s\",\"milp_status\":\"%s\","
-                 "\"milp_objective_us\":%.17g%s,\"milp_gap\":%.6f,\"candidates\":%d,"
-                 "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
-                 "\"demoted\":%d,\"arena\":%lld,\"milp_plan_us\":%.17g,\"refine_plans\":%d%s,\"wall_s\":%.3f%s%s}",
-                 name, widen ? "widened" : "narrow", o.interm ? "true" : "false", best.solver,
-                 best.status == SA_MILP_OPTIMAL ? "optimal" : best.timed_out ? "time_limit" : "node_limit", best.objective, bound, gap, o.nc, rounds + (rounds == 0), (long long)cap,
-                 ds.n_swapped, ds.n_persistent_swapped, ds.n_recomputed, ds.n_demoted,
-                 (long long)ds.arena_bytes, milp_us, evals, refine_cut ? ",\"refine_cut\":true" : "", sa_now_s() - t0, extra ? "," : "", extra ? extra : "");
-        if (!sa_plan_set_search_json(p, search))
-            st = sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
-    }
-    sa_milp_result_free(&best);
-    free(act);
-    free(late);
-    free(sync_at);
-    free(drop);
-    free(chosen);
-    free_ctx(&o);
-    if (st) {
-        sa_plan_free(p);
-        return st;
-    }
-    *out = p;
-    return SA_OK;
-}
-
-/* A space as before, then with chains (OPT_CHAINS) in the time it left
- * (all of it under an effort limit); the plan that simulates faster, the
- * first on a tie.  Refuses when both refuse (the first one's reason).  The
- * chains' model prices a rebuilt intermediate at its recompute's position
- * only: where decide.h keeps it longer (two recomputes read it) the packed
- * arena may overshoot at every cap, so it does not replace the first. */
-static sa_status run_chains(const sa_policy_call *pc, const char *name, const int32_t *sch, const char *extra,
-                            unsigned space, double t0, double limit, sa_plan **out, bool *timed_out, sa_err *err)
-{
-    sa_status st = run_space(pc, name, sch, extra, space, t0, limit, out, timed_out, err);
-    if (st && st != SA_EINFEASIBLE)
-        return st;
-    bool effort = pc->opts->optimal.max_nodes > 0;
-    double dl = pc->opts->deadline_s;
-    if ((!effort && sa_now_s() - t0 >= limit - 1.0) || (dl > 0 && sa_now_s() >= dl - 1.0))
-        return st;
-    /* CLP's pivoting fails an internal assertion (an abort) on the chains'
-     * model of a graph whose transfers take 1e15 us; no swap is worth
-     * anything there anyway */
-    if (pc->dev->transfer_latency_us > OPT_CHAINS_MAX_LATENCY_US)
-        return st;
-    sa_plan *chained = NULL;
-    sa_err e2 = {0};
-    sa_status s2 = run_space(pc, name, sch, extra, space | OPT_CHAINS, t0, limit, &chained, timed_out, &e2);
-    if (s2 && s2 != SA_EINFEASIBLE) {
-        sa_plan_free(*out);
-        *out = NULL;
-        *err = e2;
-        return s2;
-    }
-    if (!s2 && (st || chained->predicted.iteration_us < (*out)->predicted.iteration_us)) {
-        sa_plan_free(*out);
-        *out = chained;
-        return SA_OK;
-    }
-    sa_plan_free(chained);
+                     "after %d solves", name, (long long)ds->arena_bytes, (long long)dev->memory_bytes, rounds);
+    s->rounds = rounds;
+    s->cap = cap;
+    s->milp_us = s->p ? s->p->predicted.iteration_us : 0;
     return st;
 }
 
-/* Both spaces: the narrow one (decide.h's default decisions: one per
- * forward activation, parameters resident), whose model is closer to the
- * simulator where it fits, then the widened one in the time left; the plan
- * that simulates faster.  Refuses when both refuse (the widened one's
- * reason). */
+/* s's plan refined (opt_refine) on from where it stands, up to cap plans or
+ * stop_s (> 0; 0: no clock). */
+static sa_status refine_space(const sa_policy_call *pc, const int32_t *sch, osol *s, double stop_s, int32_t cap,
+                              bool *timed_out, sa_err *err)
+{
+    bool cut = false;
+    odec d = {s->act, s->late, s->drop, s->chosen, s->sync_at};
+    sa_status st = opt_refine(pc, &s->o, sch, &s->dop, &d, stop_s, cap, &s->rf, &s->p, &s->ds, &cut, err);
+    if (cut)
+        *timed_out = s->refine_cut = true; /* the plan depends on the machine's speed */
+    return st;
+}
+
+/* s's plan refined to the whole cap (refine_space) and given its search
+ * block; *out becomes it (the caller's), taken from s.  On failure s still
+ * owns its plan. */
+static sa_status finish_space(const sa_policy_call *pc, const char *name, const int32_t *sch, const char *extra,
+                              osol *s, double t0, double stop_s, sa_plan **out, bool *timed_out, sa_err *err)
+{
+    sa_status st = refine_space(pc, sch, s, stop_s, opt_refine_cap(pc), timed_out, err);
+    if (st)
+        return st;
+    const sa_milp_result *best = &s->best;
+    const dec_stats *ds = &s->ds;
+    char search[1024], bound[64] = "";
+    /* a solver without a bound reports COIN_DBL_MAX or an infinity: the
+     * member is left out (JSON has no infinity, and 1.8e308 written with
+     * fewer digits reads back as one) */
+    bool has_bound = isfinite(best->best_bound) && fabs(best->best_bound) < 1e300;
+    if (has_bound)
+        snprintf(bound, sizeof bound, ",\"milp_bound_us\":%.17g", best->best_bound);
+    double gap = best->objective > 0 && has_bound ? fmax(0.0, (best->objective - best->best_bound) / best->objective)
+                                                  : -1;
+    snprintf(search, sizeof search,
+             "{\"algorithm\":\"%s\",\"space\":\"%s\",\"chains\":%s,\"solver\":\"%s\",\"milp_status\":\"%s\","
+             "\"milp_objective_us\":%.17g%s,\"milp_gap\":%.6f,\"candidates\":%d,"
+             "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
+             "\"demoted\":%d,\"arena\":%lld,\"milp_plan_us\":%.17g,\"refine_plans\":%d%s,\"wall_s\":%.3f%s%s}",
+             name, s->widen ? "widened" : "narrow", s->o.interm ? "true" : "false", best->solver,
+             best->status == SA_MILP_OPTIMAL ? "optimal" : best->timed_out ? "time_limit" : "node_limit",
+             best->objective, bound, gap, s->o.nc, s->rounds + (s->rounds == 0), (long long)s->cap, ds->n_swapped,
+             ds->n_persistent_swapped, ds->n_recomputed, ds->n_demoted, (long long)ds->arena_bytes, s->milp_us, s->rf.evals,
+             s->refine_cut ? ",\"refine_cut\":true" : "", sa_now_s() - t0, extra ? "," : "", extra ? extra : "");
+    if (!sa_plan_set_search_json(s->p, search))
+        return sa_fail(err, SA_ENOMEM, "%s: out of memory", name);
+    *out = s->p;
+    s->p = NULL;
+    return SA_OK;
+}
+
+/* Space `space` solved into *cand and refined an eighth of the way
+ * (OPT_REFINE_FIRST; the gains of the largest tensors, which tell the spaces
+ * apart where their MILP plans are close); *best becomes the faster of the
+ * two (the earlier on a tie), the other freed.  A refusal keeps *best and, without
+ * chains, its reason in *why (the widened space's replacing the narrow
+ * one's; "chains change nothing" says nothing of the graph).  Other failures
+ * are returned (err). */
+static sa_status try_space(const sa_policy_call *pc, const char *name, const int32_t *sch, unsigned space,
+                           double t0, double limit, double stop_s, osol *best, osol *cand, sa_err *why,
+                           bool *timed_out, sa_err *err)
+{
+    sa_err e = {0};
+    sa_status st = solve_space(pc, name, sch, space, t0, limit, cand, timed_out, &e);
+    if (!st)
+        st = refine_space(pc, sch, cand, stop_s, opt_refine_cap(pc) / OPT_REFINE_FIRST, timed_out, &e);
+    if (st == SA_EINFEASIBLE) {
+        osol_free(cand);
+        if (!(space & OPT_CHAINS))
+            *why = e;
+        return SA_OK;
+    }
+    if (st) {
+        osol_free(cand);
+        *err = e;
+        return st;
+    }
+    if (!best->p || cand->p->predicted.iteration_us < best->p->predicted.iteration_us) {
+        osol x = *best;
+        *best = *cand;
+        *cand = x;
+    }
+    osol_free(cand);
+    return SA_OK;
+}
+
+/* The spaces: the narrow one (decide.h's default decisions: one per forward
+ * activation, parameters resident), whose model is closer to the simulator
+ * where it fits, then the widened one; each as it is, then with recompute
+ * chains (OPT_CHAINS), whose model prices a rebuilt intermediate at its
+ * recompute's position only (where decide.h keeps it longer, two recomputes
+ * reading it, the packed arena may overshoot at every cap).  The plan that
+ * simulates fastest after the first eighth of its refinement (the earliest
+ * on a tie) is the one refined to the end: a space's time is mostly its
+ * refinement.
+ * Under the clock the narrow space's solves get a quarter of the time limit,
+ * the widened one's up to three quarters, the refinement the rest; under an effort
+ * limit all run.  Refuses when every space refuses (the widened space's
+ * reason).  No
+ * chains past a transfer latency of OPT_CHAINS_MAX_LATENCY_US: CLP's
+ * pivoting fails an internal assertion (an abort) on the chains' model of a
+ * graph whose transfers take 1e15 us, and no swap is worth anything there. */
 static sa_status run_optimal(const sa_policy_call *pc, const char *name, const int32_t *sch, const char *extra,
                              sa_plan **out, bool *timed_out, sa_err *err)
 {
     double t0 = sa_now_s();
     double limit = pc->opts->optimal.time_limit_s > 0 ? pc->opts->optimal.time_limit_s : 60;
-    sa_plan *pn = NULL, *pw = NULL;
-    sa_err en = {0};
+    bool effort = pc->opts->optimal.max_nodes > 0;
+    double dl = pc->opts->deadline_s;
+    double stop_s = effort ? 0 : t0 + limit;
+    if (dl > 0)
+        stop_s = stop_s > 0 ? fmin(stop_s, dl) : dl;
+    bool chains = pc->dev->transfer_latency_us <= OPT_CHAINS_MAX_LATENCY_US;
+    static const unsigned spaces[] = {0, OPT_CHAINS, OPT_WIDEN, OPT_WIDEN | OPT_CHAINS};
+    osol best = {0}, cand = {0};
+    sa_err why = {0};
+    sa_status st = SA_OK;
     *out = NULL;
-    /* the narrow space gets at most half of the time, the widened one the rest */
-    sa_status sn = run_chains(pc, name, sch, extra, 0, t0, limit / 2, &pn, timed_out, &en);
-    if (sn && sn != SA_EINFEASIBLE) {
-        *err = en;
-        return sn;
+    for (int k = 0; k < 4 && !st; k++) {
+        double lim = spaces[k] & OPT_WIDEN ? limit * 3 / 4 : limit / 4;
+        /* a space with chains runs in the time its first left */
+        bool no_time = (!effort && sa_now_s() - t0 >= lim - 1.0) || (dl > 0 && sa_now_s() >= dl - 1.0);
+        if ((spaces[k] & OPT_CHAINS) && (!chains || no_time))
+            continue;
+        st = try_space(pc, name, sch, spaces[k], t0, lim, stop_s, &best, &cand, &why, timed_out, err);
     }
-    sa_status sw = run_chains(pc, name, sch, extra, OPT_WIDEN, t0, limit, &pw, timed_out, err);
-    if (sw && sw != SA_EINFEASIBLE) {
-        sa_plan_free(pn);
-        return sw;
+    if (!st && !best.p) {
+        *err = why;
+        st = SA_EINFEASIBLE;
     }
-    if (sw && sn)
-        return sw;
-    if (sw || (!sn && pn->predicted.iteration_us <= pw->predicted.iteration_us)) {
-        sa_plan_free(pw);
-        *out = pn;
-    } else {
-        sa_plan_free(pn);
-        *out = pw;
-    }
-    return SA_OK;
+    if (!st)
+        st = finish_space(pc, name, sch, extra, &best, t0, stop_s, out, timed_out, err);
+    osol_free(&best);
+    return st;
 }
 
 sa_status policy_run_optimal(const sa_policy_call *c, sa_plan **out, sa_err *err)

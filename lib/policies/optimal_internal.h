@@ -105,25 +105,40 @@ enum { OPT_SYNC_MODEL, OPT_SYNC_LINK, OPT_SYNC_END, OPT_SYNC_NEXT, OPT_SYNC_NEXT
 /* Sets c's entries of act, late and sync_at to action a (an OPT_ value). */
 void opt_set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t *sync_at);
 
+/* Where a refinement stands: the plans it tried, the sweep, key and value it
+ * goes on from (whether that sweep changed a decision), and whether the
+ * sweeps have ended.  Zeroed: not begun. */
+typedef struct orefine {
+    int32_t evals;
+    int sweep;
+    int32_t i;
+    int v;
+    bool changed, done;
+} orefine;
+
+/* The refinement's cap on plans for pc: 1,000 under its effort limit
+ * (SA_POLICY_REFINE_EFFORT_PLANS), else 4,000, or optimal.refine_plans; at
+ * most 2.5e6 / ops. */
+int32_t opt_refine_cap(const sa_policy_call *pc);
+
 /* The refinement: the MILP prices transfers by their totals and stalls by an
  * estimate, so its decisions d (whose plan is *p, fitting the memory, with
  * stats *ds) are improved against the simulator.  Sweeps over the decisions
  * (every candidate's action, every gap's drop, every pair's exchange, and in
- * the widened space the op that waits for each swap-out),
- * largest tensor first, try each other open value and keep the first one
- * whose plan fits the memory and simulates strictly faster.  They end after a
- * sweep without a change, after 4 sweeps, past a cap on plans (1,000 under
- * pc's effort limit, else 4,000, or optimal.refine_plans; at most 2.5e6 / ops),
- * or at stop_s (> 0, on
- * sa_now_s()'s clock: *cut is then set).  Tries run up to eight at a time on
- * threads, the first that gains in order taken: the result is the same for
- * any thread count, and without stop_s it depends on the inputs only.  *p
- * and *ds are replaced by each better plan (the old one freed), d holds its
- * decisions, *evals counts the plans tried.  Returns SA_OK, or SA_ENOMEM /
- * SA_EINTERNAL (err says why; *p and d then hold the best plan found so far
- * and its decisions); a try that planner_plan refuses otherwise is not
- * taken. */
+ * the widened space the op that waits for each swap-out), largest tensor
+ * first, try each other open value and keep the first one whose plan fits
+ * the memory and simulates strictly faster.  Goes on from *at (updated):
+ * the sweeps end after one without a change or after 4 (at->done); it stops
+ * when at->evals reaches cap (a later call with a higher cap goes on where
+ * it stopped, as if it had not) or at stop_s (> 0, on sa_now_s()'s clock:
+ * *cut is then set).  Tries run up to eight at a time on threads, the first
+ * that gains in order taken: the result is the same for any thread count,
+ * and without stop_s it depends on the inputs only.  *p and *ds are
+ * replaced by each better plan (the old one freed), d holds its decisions.
+ * Returns SA_OK, or SA_ENOMEM / SA_EINTERNAL (err says why; *p and d then
+ * hold the best plan found so far and its decisions); a try that
+ * planner_plan refuses otherwise is not taken. */
 sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch, const dec_opts *dop, odec *d,
-                     double stop_s, sa_plan **p, dec_stats *ds, int32_t *evals, bool *cut, sa_err *err);
+                     double stop_s, int32_t cap, orefine *at, sa_plan **p, dec_stats *ds, bool *cut, sa_err *err);
 
 #endif

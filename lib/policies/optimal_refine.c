@@ -196,8 +196,15 @@ static void odec_copy(const octx *o, odec *to, const odec *from)
     memcpy(to->chosen, from->chosen, (size_t)o->nc);
 }
 
+int32_t opt_refine_cap(const sa_policy_call *pc)
+{
+    int want = pc->opts->optimal.refine_plans > 0 ? pc->opts->optimal.refine_plans
+             : pc->opts->optimal.max_nodes > 0    ? SA_POLICY_REFINE_EFFORT_PLANS : OPT_REFINE_EVALS;
+    return (int32_t)fmin(want, OPT_REFINE_WORK / (pc->g->n_ops + 1));
+}
+
 sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch, const dec_opts *dop, odec *d,
-                     double stop_s, sa_plan **p, dec_stats *ds, int32_t *evals, bool *cut, sa_err *err)
+                     double stop_s, int32_t cap, orefine *at, sa_plan **p, dec_stats *ds, bool *cut, sa_err *err)
 {
     const sa_dfg_graph *g = pc->g;
     const sa_dfg_device *dev = pc->dev;
@@ -207,7 +214,6 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
         threads = OPT_REFINE_BATCH;
     if (threads < 1)
         threads = 1;
-    *evals = 0;
     *cut = false;
     okey *order = malloc(((size_t)o->nc * (2 + OPT_PAIR_MAX) + (size_t)o->ngp + 1) * sizeof *order);
     int32_t *cand_of = malloc((nt + 1) * sizeof *cand_of);
@@ -249,14 +255,12 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
     if (!st)
         qsort(order, (size_t)n, sizeof *order, by_bytes);
     double best = st ? 0 : (*p)->predicted.iteration_us;
-    int want = pc->opts->optimal.refine_plans > 0 ? pc->opts->optimal.refine_plans
-             : pc->opts->optimal.max_nodes > 0    ? SA_POLICY_REFINE_EFFORT_PLANS : OPT_REFINE_EVALS;
-    int32_t cap = (int32_t)fmin(want, OPT_REFINE_WORK / (g->n_ops + 1));
-    bool stop = false;
-    for (int sweep = 0; !st && !stop && sweep < OPT_REFINE_SWEEPS; sweep++) {
-        bool changed = false;
-        int32_t i = 0;
-        int v = 0;
+    int32_t *evals = &at->evals;
+    int sweep = at->sweep;
+    int32_t i = at->i;
+    int v = at->v;
+    bool changed = at->changed, stop = at->done;
+    while (!st && !stop && sweep < OPT_REFINE_SWEEPS) {
         while (!st && !stop && i < n) {
             /* the next tries from key i, value v on, all against d */
             int m = 0;
@@ -271,6 +275,8 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
             if (m == 0 || (stop_s > 0 && sa_now_s() >= stop_s)) {
                 stop = m > 0 || *evals >= cap;
                 *cut = m > 0;
+                if (m > 0) /* resumed, the batch runs again */
+                    i = tr[0].i, v = tr[0].v;
                 break;
             }
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
@@ -307,9 +313,14 @@ sa_status opt_refine(const sa_policy_call *pc, const octx *o, const int32_t *sch
             changed = true;
             i = tr[take].i + 1, v = 0; /* the tries after it ran against the old decisions */
         }
-        if (!changed)
+        if (st || stop)
             break;
+        /* a sweep without a change ends the refinement */
+        stop = !changed;
+        at->done = !changed || sweep + 1 == OPT_REFINE_SWEEPS;
+        sweep++, i = 0, v = 0, changed = false;
     }
+    at->sweep = sweep, at->i = i, at->v = v, at->changed = changed;
     free(order);
     free(cand_of);
     free(buf);
