@@ -3,11 +3,11 @@
 # sanitizer build (build-asan/) with CHECK_JOBS jobs (default 2), then these
 # phases, CHECK_LANES (default 2) of them at a time, because most keep only
 # one core busy:
-#   test-py       the Python tools' tests (test/py)
 #   test          CLI cases, Checks, layers, shape, package-test
+#   asan-checks-2 the Check suites but bound and search_cli under ASan + UBSan
 #   valgrind      memcheck of every policy (build-vg/)
+#   test-py       the Python tools' tests (test/py)
 #   asan-checks-1 the Check suites bound and search_cli under ASan + UBSan
-#   asan-checks-2 the other Check suites under ASan + UBSan (SA_CHECK_SUITES)
 #   asan-cli      the CLI cases under ASan + UBSan
 #   fuzz          the libFuzzer targets (build-fuzz/)
 #   nocuda-check  the GPU paths of a build without nvcc (build-nocuda/)
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 MAKE=${MAKE:-make}
 JOBS=${CHECK_JOBS:-2}
 LANES=${CHECK_LANES:-2}
-PHASES=(test-py test valgrind asan-checks-1 asan-checks-2 asan-cli fuzz nocuda-check)
+PHASES=(test asan-checks-2 valgrind test-py asan-checks-1 asan-cli fuzz nocuda-check)
 # the suites of asan-checks-1; asan-checks-2 runs the rest
 ASAN_SUITES_1="bound,search_cli"
 # Two phases share the cores, so the Check suite's per-test timeouts (hang
