@@ -412,11 +412,7 @@ static void osol_free(osol *s)
 {
     sa_milp_result_free(&s->best);
     sa_plan_free(s->p);
-    free(s->act);
-    free(s->late);
-    free(s->sync_at);
-    free(s->drop);
-    free(s->chosen);
+    free(s->act); free(s->late); free(s->sync_at); free(s->drop); free(s->chosen);
     free_ctx(&s->o);
     memset(s, 0, sizeof *s);
 }
@@ -540,7 +536,7 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
         else
             smallest = ds->arena_bytes;
         cap -= (over / 2 + 1) * (stuck + 1);
-        bool overdue = dl > 0 ? sa_now_s() >= dl : !effort && sa_now_s() - t0 > limit;
+        bool overdue = (dl > 0 && sa_now_s() >= dl) || (!effort && sa_now_s() - t0 > limit);
         if (overdue || cap <= 0) {
             if (cap > 0)
                 *timed_out = true;
@@ -634,9 +630,8 @@ static sa_status try_space(const sa_policy_call *pc, const char *name, const int
         return st;
     }
     if (!best->p || cand->p->predicted.iteration_us < best->p->predicted.iteration_us) {
-        osol x = *best;
-        *best = *cand;
-        *cand = x;
+        osol x = *best; /* the earlier best is freed below */
+        *best = *cand, *cand = x;
     }
     osol_free(cand);
     return SA_OK;
@@ -658,16 +653,21 @@ static sa_status try_space(const sa_policy_call *pc, const char *name, const int
  * chains past a transfer latency of OPT_CHAINS_MAX_LATENCY_US: CLP's
  * pivoting fails an internal assertion (an abort) on the chains' model of a
  * graph whose transfers take 1e15 us, and no swap is worth anything there. */
-static sa_status run_optimal(const sa_policy_call *pc, const char *name, const int32_t *sch, const char *extra,
+static sa_status run_optimal(const sa_policy_call *c, const char *name, const int32_t *sch, const char *extra,
                              sa_plan **out, bool *timed_out, sa_err *err)
 {
     double t0 = sa_now_s();
-    double limit = pc->opts->optimal.time_limit_s > 0 ? pc->opts->optimal.time_limit_s : 60;
-    bool effort = pc->opts->optimal.max_nodes > 0;
-    double dl = pc->opts->deadline_s;
-    double stop_s = effort ? 0 : t0 + limit;
-    if (dl > 0)
-        stop_s = stop_s > 0 ? fmin(stop_s, dl) : dl;
+    double limit = c->opts->optimal.time_limit_s > 0 ? c->opts->optimal.time_limit_s : 60;
+    bool effort = c->opts->optimal.max_nodes > 0;
+    /* under the clock the limit is a deadline too: no solve then runs past
+     * it (a solve's own limit is at least 1 s) */
+    sa_policy_opts po = *c->opts;
+    if (!effort && (!(po.deadline_s > 0) || po.deadline_s > t0 + limit))
+        po.deadline_s = t0 + limit;
+    sa_policy_call call = *c;
+    call.opts = &po;
+    const sa_policy_call *pc = &call;
+    double dl = po.deadline_s, stop_s = dl > 0 ? dl : 0; /* the refinement's end (0: none) */
     bool chains = pc->dev->transfer_latency_us <= OPT_CHAINS_MAX_LATENCY_US;
     static const unsigned spaces[] = {0, OPT_CHAINS, OPT_WIDEN, OPT_WIDEN | OPT_CHAINS};
     osol best = {0}, cand = {0};
@@ -752,8 +752,12 @@ sa_status policy_run_optimal_search(const sa_policy_call *c, sa_plan **out, sa_e
         free(first);
         return st;
     }
-    if (!effort)
+    /* the solves on both orders share what the search left */
+    if (!effort) {
         po.optimal.time_limit_s = fmax(1.0, limit - (sa_now_s() - t0));
+        if (!(po.deadline_s > 0) || po.deadline_s > t0 + limit)
+            po.deadline_s = t0 + limit;
+    }
     sa_policy_call pc = *c;
     pc.opts = &po;
     c = &pc;
