@@ -52,8 +52,9 @@ search() { # GRAPH POLICY MEMORY [OPTION...]: the exit status of the search
 }
 refused=0
 for p in $policies; do
-    # the MILP rows refine until their clock (60 s) runs out under memcheck:
-    # 20 s reach every step (solves, chains, refinement) on these graphs
+    # the MILP rows refine until their clock (60 s) runs out under memcheck;
+    # at 20 s they still solve and refine (a chains space may be cut: the
+    # seeded search on rnn runs the chains without a clock, as its seeds)
     lim=()
     case $p in optimal | optimal-search) lim=(--time-limit 20) ;; esac
     rc=0

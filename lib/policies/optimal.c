@@ -16,10 +16,10 @@
 #include "swapadvisor/planner.h"
 #include "swapadvisor/recompute.h"
 
-/* past this transfer latency (us) no chains are tried (run_optimal) */
 /* each space's plan is refined 1 / OPT_REFINE_FIRST of the way before the
  * fastest is refined to the end (try_space) */
 #define OPT_REFINE_FIRST 8
+/* past this transfer latency (us) no chains are tried (run_optimal) */
 #define OPT_CHAINS_MAX_LATENCY_US 1e9
 /* the largest model optimal builds: positions x candidates (see its use) */
 #define OPT_MAX_CELLS 2.0e7
@@ -167,30 +167,22 @@ static void add_persistent(octx *o, double lat, double rh, double rd)
     }
 }
 
-static bool dead_inputs(const octx *o, const sa_dfg_op *po, int32_t nu, int depth, double *rc, int64_t *in,
-                        int64_t *ext, int32_t *ext_from);
+static bool rerun(const octx *o, int32_t u, int32_t nu, int depth, double *rc, int64_t *in, int64_t *ext,
+                  int32_t *ext_from);
 
-/* A recompute of a candidate runs its producer just before the candidate's
- * next use nu; an input u of it that died before then is rebuilt there by a
- * chain of recomputes when u is one of o->interm (decide.h takes its act,
- * DEC_RECOMPUTE, see take_solution) whose producer may run at nu, at most
- * SWP_RECOMPUTE_CHAIN_MAX links deep; an input that is neither alive at nu
- * nor so rebuilt stays on the device from its death to nu (decide.h extends
- * its life).  Adds the chain's op time to *rc, the bytes its ops use at nu to
- * *in, and the bytes kept alive to *ext (from *ext_from on).  Returns false
- * when u is not rebuilt (nothing added). */
+/* An input u of a recompute run just before nu, dead before nu, rebuilt
+ * there by a chain of recomputes (rerun) when u is one of o->interm (decide.h
+ * takes its act, DEC_RECOMPUTE, see take_solution) whose producer may run at
+ * nu, at most SWP_RECOMPUTE_CHAIN_MAX links deep; else it stays on the device
+ * from its death to nu (decide.h extends its life).  Returns false when u is
+ * not rebuilt (nothing added). */
 static bool chain_in(const octx *o, int32_t u, int32_t nu, int depth, double *rc, int64_t *in, int64_t *ext,
                      int32_t *ext_from)
 {
     const sa_dfg_graph *g = o->g;
     if (!o->interm || !o->interm[u] || depth > SWP_RECOMPUTE_CHAIN_MAX || !dec_recompute_ok(g, o->pos, u, nu))
         return false;
-    const sa_dfg_op *po = &g->ops[g->tensors[u].producer];
-    *rc += po->time_us > 0 ? po->time_us : 0;
-    for (int32_t k = 0; k < po->n_use; k++) /* u itself is a use of the op that reads it: counted there */
-        if (po->use[k] != u && !sa_dfg_kind_persistent(g->tensors[po->use[k]].kind))
-            *in += g->tensors[po->use[k]].bytes;
-    dead_inputs(o, po, nu, depth + 1, rc, in, ext, ext_from);
+    rerun(o, u, nu, depth + 1, rc, in, ext, ext_from);
     return true;
 }
 
@@ -214,6 +206,22 @@ static bool dead_inputs(const octx *o, const sa_dfg_op *po, int32_t nu, int dept
             *ext_from = ul + 1;
     }
     return chained;
+}
+
+/* The producer of u re-run just before nu: its time added to *rc, the bytes
+ * of its uses but u (u is counted where it is used) to *in, and its inputs
+ * that died before nu rebuilt or kept alive (dead_inputs, chains depth deep
+ * from here).  Returns whether a chain rebuilt one. */
+static bool rerun(const octx *o, int32_t u, int32_t nu, int depth, double *rc, int64_t *in, int64_t *ext,
+                  int32_t *ext_from)
+{
+    const sa_dfg_graph *g = o->g;
+    const sa_dfg_op *po = &g->ops[g->tensors[u].producer];
+    *rc += po->time_us > 0 ? po->time_us : 0;
+    for (int32_t k = 0; k < po->n_use; k++)
+        if (po->use[k] != u && !sa_dfg_kind_persistent(g->tensors[po->use[k]].kind))
+            *in += g->tensors[po->use[k]].bytes;
+    return dead_inputs(o, po, nu, depth, rc, in, ext, ext_from);
 }
 
 static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *sch, unsigned space,
@@ -323,16 +331,10 @@ static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *
         if (recompute_open(o, t, nu)) {
             c->r_from = lf + 1;
             c->r_to = nu - 1;
-            double tp = g->ops[x->producer].time_us;
-            c->rc = tp > 0 ? tp : 0;
-            const sa_dfg_op *po = &g->ops[x->producer];
-            for (int32_t k = 0; k < po->n_use; k++)
-                if (po->use[k] != t && !sa_dfg_kind_persistent(g->tensors[po->use[k]].kind))
-                    c->r_in += g->tensors[po->use[k]].bytes;
             /* an input whose last use comes before the recompute is rebuilt
              * by a chain or stays on the device until it */
             c->r_ext_from = nu;
-            if (dead_inputs(o, po, nu, 1, &c->rc, &c->r_in, &c->r_ext, &c->r_ext_from))
+            if (rerun(o, t, nu, 1, &c->rc, &c->r_in, &c->r_ext, &c->r_ext_from))
                 o->n_chained++;
         }
         if (c->s_from <= c->s_to || c->r_from <= c->r_to || c->l_open)
@@ -389,9 +391,8 @@ static void take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, 
     }
 }
 
-/* A decision space solved and built, its plan not yet refined: the decision
- * space, the decisions, the plan and what its search block reports.  Owns
- * all of them (osol_free). */
+/* A decision space solved and built, its decisions and plan (refined as far
+ * as rf says) and what its search block reports; owns all of it (osol_free). */
 typedef struct osol {
     octx o;
     uint8_t *act, *late, *drop, *chosen;
@@ -664,9 +665,8 @@ static sa_status run_optimal(const sa_policy_call *c, const char *name, const in
     sa_policy_opts po = *c->opts;
     if (!effort && (!(po.deadline_s > 0) || po.deadline_s > t0 + limit))
         po.deadline_s = t0 + limit;
-    sa_policy_call call = *c;
+    sa_policy_call call = *c, *pc = &call;
     call.opts = &po;
-    const sa_policy_call *pc = &call;
     double dl = po.deadline_s, stop_s = dl > 0 ? dl : 0; /* the refinement's end (0: none) */
     bool chains = pc->dev->transfer_latency_us <= OPT_CHAINS_MAX_LATENCY_US;
     static const unsigned spaces[] = {0, OPT_CHAINS, OPT_WIDEN, OPT_WIDEN | OPT_CHAINS};
