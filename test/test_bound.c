@@ -549,6 +549,7 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
     sa_policy_opts po;
     sa_policy_opts_default(&po);
     po.optimal.max_nodes = 200; /* the effort limit: no clock decides the plan */
+    po.optimal.refine_plans = 1000; /* an eighth of it stops the first refinement short of its end */
     sa_dfg_device d = g->device;
     d.memory_bytes = sa_dfg_peak_bytes(g, NULL) / 2;
     sa_plan *p[2] = {NULL, NULL};

@@ -333,6 +333,91 @@ START_TEST(test_persistent_swaps)
 }
 END_TEST
 
+/* DEC_EVICT on a parameter in the widened space: with no drop named it is
+ * the plan that keeps every parameter; with drops (both swap-in timings)
+ * every parameter is resident at the start, leaves over its gaps by one
+ * swap-out (its host copy is stale at the start) and swap-ins after it, is
+ * back at its starting offset at the end, and the plan is valid (strict)
+ * and replays with every persistent tensor read back equal to the reference. */
+START_TEST(test_persistent_gaps)
+{
+    sa_dfg_graph *g = tu_ladder(6);
+    uint8_t *act = forward_acts(g, DEC_SWAP);
+    uint8_t *gaps = calloc((size_t)g->n_tensors, 1);
+    int32_t nslots = 0, n_params = 0;
+    for (int32_t t = 0; t < g->n_tensors; t++) {
+        bool pt = sa_dfg_kind_persistent(g->tensors[t].kind);
+        gaps[t] = pt ? DEC_EVICT : act[t];
+        n_params += pt;
+        if (g->tensors[t].reader_off + g->tensors[t].n_readers > nslots)
+            nslots = g->tensors[t].reader_off + g->tensors[t].n_readers;
+    }
+    dec_opts o;
+    dec_opts_default(&o);
+    o.swap_persistent = true;
+    uint8_t *drop = calloc((size_t)nslots + 1, 1);
+    o.drop = drop;
+    dec_stats a, w;
+    sa_plan *p0 = build_checked(g, act, &o, &a); /* every parameter kept */
+    for (int mode = 0; mode <= 2; mode++) {
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            if (sa_dfg_kind_persistent(g->tensors[t].kind))
+                for (int32_t k = 0; k < g->tensors[t].n_readers; k++)
+                    drop[g->tensors[t].reader_off + k] = (uint8_t)mode;
+        sa_plan *p = build_checked(g, gaps, &o, &w);
+        ck_assert_int_eq(w.n_persistent_swapped, 0);
+        ck_assert_int_eq(p->n_res, n_params);
+        if (mode == 0) {
+            ck_assert_int_eq(p->n_nodes, p0->n_nodes);
+            ck_assert_int_eq(p->arena_bytes, p0->arena_bytes);
+            ck_assert(p->predicted.iteration_us == p0->predicted.iteration_us);
+        }
+        int32_t left = 0;
+        for (int32_t t = 0; t < g->n_tensors; t++) {
+            if (!sa_dfg_kind_persistent(g->tensors[t].kind))
+                continue;
+            int32_t outs = 0, ins = 0, first_in = -1, out_at = -1;
+            for (int32_t v = 0; v < p->n_nodes; v++) {
+                if (p->nodes[v].ref != t)
+                    continue;
+                if (p->nodes[v].kind == SA_PLAN_SWAP_OUT)
+                    outs++, out_at = v;
+                if (p->nodes[v].kind == SA_PLAN_SWAP_IN && ins++ == 0)
+                    first_in = v;
+            }
+            ck_assert_int_eq(outs, ins > 0 ? 1 : 0);
+            ck_assert(ins == 0 || out_at < first_in);
+            left += ins > 0;
+            int64_t off_first = -1, off_last = -2;
+            for (int32_t k = 0; k < p->n_place; k++)
+                if (p->place[k].tensor == t) {
+                    if (p->place[k].begin < 0)
+                        off_first = p->place[k].offset;
+                    if (p->place[k].end < 0)
+                        off_last = p->place[k].offset;
+                }
+            ck_assert_int_eq(off_first, off_last);
+        }
+        if (mode > 0)
+            ck_assert_int_gt(left, 0);
+        sa_runner_opts ro;
+        sa_runner_opts_default(&ro);
+        ro.backend = SA_RUNNER_HOST;
+        sa_runner_report rr;
+        sa_err err = {0};
+        ck_assert_msg(sa_runner_run(p, g, &ro, &rr, &err) == SA_OK, "replay: %s", err.msg);
+        ck_assert_int_ge(rr.verified_persistent, n_params);
+        sa_runner_report_free(&rr);
+        sa_plan_free(p);
+    }
+    free(drop);
+    free(gaps);
+    free(act);
+    sa_plan_free(p0);
+    sa_dfg_free(g);
+}
+END_TEST
+
 Suite *suite_decide(void)
 {
     Suite *s = suite_create("decide");
@@ -346,6 +431,7 @@ Suite *suite_decide(void)
     tcase_add_test(tc, test_backward_intermediate_leaves_over_its_gap);
     tcase_add_test(tc, test_cost_rule_swaps_what_hides_and_recomputes_the_rest);
     tcase_add_test(tc, test_persistent_swaps);
+    tcase_add_test(tc, test_persistent_gaps);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -21,6 +21,12 @@
 #define OPT_REFINE_FIRST 8
 /* past this transfer latency (us) no chains are tried (run_optimal) */
 #define OPT_CHAINS_MAX_LATENCY_US 1e9
+/* a persistent tensor's unhidden first swap-in is priced, and OPT_GAPS
+ * offered, within these shares of the compute and up to OPT_GAPS_MAX gaps
+ * (add_persistent; docs/bound.md says why not elsewhere) */
+#define OPT_STALL_MIN 1e-3
+#define OPT_STALL_MAX 0.1
+#define OPT_GAPS_MAX 4
 /* the largest model optimal builds: positions x candidates (see its use) */
 #define OPT_MAX_CELLS 2.0e7
 /* under an effort limit (optimal.max_nodes > 0) the solves per decision
@@ -28,7 +34,6 @@
  * sa_policy_opts.deadline_s is set; as many as without the limit (4 left
  * resnet-152 inference at 192 MiB with no fitting plan) */
 #define OPT_EFFORT_ROUNDS 10
-
 
 /* a + b modulo 2^64: the base load's difference array and its prefix sums
  * are exact whenever the loads themselves fit, and graphs of absurd sizes
@@ -96,8 +101,10 @@ static bool recompute_open(const octx *o, int32_t t, int32_t next_use)
 
 /* The widened space's persistent candidates: a parameter or state on the
  * host at the boundary (swapped in before its first use, swapped out after
- * its update), dropped in any gap between two uses and swapped in again. */
-static void add_persistent(octx *o, double lat, double rh, double rd)
+ * its update), dropped in any gap between two uses and swapped in again; or,
+ * where s_stall is priced, resident at the boundary and off over its gaps
+ * (OPT_GAPS, its first leave a swap-out). */
+static void add_persistent(octx *o, double lat, double rh, double rd, bool no_gaps)
 {
     const sa_dfg_graph *g = o->g;
     int32_t *up = o->slot_scratch;
@@ -139,6 +146,13 @@ static void add_persistent(octx *o, double lat, double rh, double rd)
         c->sh = c->lh = h;
         c->sd = c->d;
         c->sb = c->lsb = b * (upd ? 2 : 1);
+        /* what of the hidden swap no compute can cover: the swap-in past the
+         * ops before the first use (the write-backs after the updates share
+         * the link's tail, which no one tensor's term prices), within
+         * OPT_STALL_MIN .. OPT_STALL_MAX of the compute (see there) */
+        c->s_stall = fmax(0.0, h - o->tstart[f]);
+        if (c->s_stall < OPT_STALL_MIN * o->compute_us || c->s_stall > OPT_STALL_MAX * o->compute_us)
+            c->s_stall = 0;
         /* late: the first swap-in when the op before the first use ends,
          * and the op after the update waits for the swap-out */
         if (f - 1 > c->s2_to) {
@@ -152,6 +166,7 @@ static void add_persistent(octx *o, double lat, double rh, double rd)
         }
         c->l_open = c->l2_to >= 0 || c->late_tail;
         int32_t ci = o->nc++;
+        c->gp_first = o->ngp;
         /* its gaps: after a use, dropped at once (the update is its last
          * use, so the host copy is current), swapped in again before the next */
         for (int32_t k = 0; k + 1 < nu; k++) {
@@ -164,6 +179,18 @@ static void add_persistent(octx *o, double lat, double rh, double rd)
             if (gp->y_to >= gp->from || gp->z_to > gp->y_to)
                 o->ngp++;
         }
+        c->gp_n = o->ngp - c->gp_first;
+        if (c->gp_n == 0 || c->gp_n > OPT_GAPS_MAX || no_gaps)
+            c->s_stall = 0;
+        o->n_gaps += c->s_stall > 0;
+        /* resident at the boundary instead: its first leave is a swap-out,
+         * which holds the memory until it ends */
+        if (c->gp_n > 0) {
+            const ogap *g0 = &o->gp[c->gp_first];
+            int32_t to = after(o, g0->from - 1, d) - 1, gmax = g0->z_to > g0->y_to ? g0->z_to : g0->y_to;
+            c->e_d = d;
+            c->e_to = to < gmax ? to : gmax;
+        }
     }
 }
 
@@ -172,7 +199,7 @@ static bool rerun(const octx *o, int32_t u, int32_t nu, int depth, double *rc, i
 
 /* An input u of a recompute run just before nu, dead before nu, rebuilt
  * there by a chain of recomputes (rerun) when u is one of o->interm (decide.h
- * takes its act, DEC_RECOMPUTE, see take_solution) whose producer may run at
+ * takes its act, DEC_RECOMPUTE, see opt_take_solution) whose producer may run at
  * nu, at most SWP_RECOMPUTE_CHAIN_MAX links deep; else it stays on the device
  * from its death to nu (decide.h extends its life).  Returns false when u is
  * not rebuilt (nothing added). */
@@ -343,7 +370,7 @@ static sa_status build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *
     for (int32_t i = 1; i <= o->n; i++)
         delta[i] = wrap_add(delta[i], delta[i - 1]);
     if (widen)
-        add_persistent(o, lat, rh, rd);
+        add_persistent(o, lat, rh, rd, space & OPT_NO_GAPS);
     return SA_OK;
 }
 
@@ -356,39 +383,6 @@ static void free_ctx(octx *o)
     free(o->gp);
     free(o->slot_scratch);
     free(o->interm);
-}
-
-/* The decisions of a solution r: act, late and sync_at per tensor, drop per
- * reader slot (decide.h's dec_opts), all rewritten; chosen[k] = candidate k's
- * action. */
-static void take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, uint8_t *late, int32_t *sync_at,
-                          uint8_t *drop, uint8_t *chosen)
-{
-    memset(act, DEC_KEEP, (size_t)o->g->n_tensors);
-    /* with chains every intermediate is asked to be recomputed: decide.h
-     * rebuilds one where a recompute reads it, as the model prices it
-     * (chain_in), instead of keeping it alive */
-    for (int32_t t = 0; o->interm && t < o->g->n_tensors; t++)
-        if (o->interm[t])
-            act[t] = DEC_RECOMPUTE;
-    memset(late, 0, (size_t)o->g->n_tensors);
-    memset(sync_at, 0, (size_t)o->g->n_tensors * sizeof *sync_at);
-    for (int32_t k = 0; k < o->nc; k++) {
-        const ocand *c = &o->c[k];
-        int a = c->s_col >= 0 && r->x[c->s_col] > 0.5   ? OPT_SWAP
-              : c->l_col >= 0 && r->x[c->l_col] > 0.5   ? OPT_LATE
-              : c->r_col >= 0 && r->x[c->r_col] > 0.5   ? OPT_RECOMPUTE : OPT_KEEP;
-        opt_set_action(c, a, act, late, sync_at);
-        chosen[k] = (uint8_t)a;
-    }
-    memset(drop, 0, (size_t)o->nslots);
-    for (int32_t k = 0; k < o->ngp; k++) {
-        const ogap *gp = &o->gp[k];
-        if (gp->y_col >= 0 && r->x[gp->y_col] > 0.5)
-            drop[gp->slot] = 1;
-        else if (gp->z_col >= 0 && r->x[gp->z_col] > 0.5)
-            drop[gp->slot] = 2;
-    }
 }
 
 /* A decision space solved and built, its decisions and plan (refined as far
@@ -505,7 +499,7 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
                              "bytes); raise --time-limit", name, limit, (long long)cap, (long long)dev->memory_bytes);
             break;
         }
-        take_solution(o, &r, s->act, s->late, s->sync_at, s->drop, s->chosen);
+        opt_take_solution(o, &r, s->act, s->late, s->sync_at, s->drop, s->chosen);
         dec_opts_default(&s->dop);
         s->dop.swap_persistent = s->widen; /* the widened space: parameters, state and their gradients may leave */
         s->dop.late = s->late;
@@ -617,6 +611,12 @@ static sa_status try_space(const sa_policy_call *pc, const char *name, const int
 {
     sa_err e = {0};
     sa_status st = solve_space(pc, name, sch, space, t0, limit, cand, timed_out, &e);
+    if (st == SA_EINFEASIBLE && cand->o.n_gaps > 0) {
+        /* the space as it was without OPT_GAPS (no plan of its fitted) */
+        osol_free(cand);
+        e = (sa_err){0};
+        st = solve_space(pc, name, sch, space | OPT_NO_GAPS, t0, limit, cand, timed_out, &e);
+    }
     if (!st)
         st = refine_space(pc, sch, cand, stop_s, opt_refine_cap(pc) / OPT_REFINE_FIRST, timed_out, &e);
     if (st == SA_EINFEASIBLE) {

@@ -29,15 +29,21 @@ typedef struct ocand {
     bool l_open;             /* the late swap is open */
     bool late_tail;          /* it frees the tail from l3_from */
     bool pers;               /* a parameter or state: s and l are its boundary swaps, its gaps are ogaps */
+    int32_t gp_first, gp_n;  /* pers: its gaps, gp[gp_first ..] */
+    int32_t e_to;            /* pers, resident at the boundary and off over its gaps: its first gap's memory
+                              * is held from there to e_to (the swap-out) */
+    double e_d;              /* that swap-out's d2h us */
     int32_t r_from, r_to;    /* positions a recompute frees it */
     int32_t next_use;        /* where a recompute runs (just before it) */
     int64_t r_in;            /* bytes of the producer's other inputs a recompute needs there */
     int64_t r_ext;           /* of those, the bytes of inputs dead before next_use: decide.h keeps them */
     int32_t r_ext_from;      /* from the earliest of their deaths on (their bytes all counted from there) */
-    int32_t s_col, l_col, r_col; /* columns (swap, late swap, recompute), -1 when the action is not open */
+    int32_t s_col, l_col, r_col, e_col; /* columns (swap, late swap, recompute, OPT_GAPS), -1 when the
+                                         * action is not open */
     double h, d, rc;         /* h2d us, d2h us (0 for inputs), recompute us */
     double sh, sd, sb;       /* a swap's h2d us, d2h us and bytes over both directions, all transfers */
     double lh, lsb, stall;   /* the late swap's h2d us and bytes, and the compute stream's estimated wait */
+    double s_stall;          /* pers: the hidden swap's wait at the iteration's start; > 0 also opens OPT_GAPS */
 } ocand;
 
 /* A gap of a persistent candidate: dropped after the use at reader slot
@@ -68,14 +74,17 @@ typedef struct octx {
                               * later op reads) whose producer may be re-run: rebuilt by a chain of
                               * recomputes where a recompute reads it */
     int32_t n_chained;       /* candidates whose recompute rebuilds one (0: chains change nothing) */
+    int32_t n_gaps;          /* persistent candidates offered OPT_GAPS */
 } octx;
 
 /* A decision space: OPT_WIDEN, decide.h's widened one (parameters, state
  * and their gradients may leave); OPT_CHAINS, a recompute whose producer
  * reads an intermediate that died before it (a forward activation no later
  * op reads) rebuilds it by a chain of recomputes, priced so by the model,
- * instead of keeping it alive until then. */
-enum { OPT_WIDEN = 1, OPT_CHAINS = 2 };
+ * instead of keeping it alive until then; OPT_NO_GAPS, no OPT_GAPS offered
+ * (and the waits that offer it not priced): the space a second time where
+ * none of its plans with them fitted. */
+enum { OPT_WIDEN = 1, OPT_CHAINS = 2, OPT_NO_GAPS = 4 };
 
 /* The MILP for memory cap mem over o's candidates (optimal_milp.c): minimize
  * T + eps * (moved time) subject to the memory at each position and T over
@@ -83,8 +92,10 @@ enum { OPT_WIDEN = 1, OPT_CHAINS = 2 };
 sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err);
 
 /* The actions a candidate may take: keep, swap (the swap-in where the
- * compute covers it), swap with the late swap-in, recompute. */
-enum { OPT_KEEP, OPT_SWAP, OPT_LATE, OPT_RECOMPUTE, OPT_NACTIONS };
+ * compute covers it), swap with the late swap-in, recompute; a persistent
+ * one, on the device at the boundary and off it over the gaps it drops
+ * (decide.h's DEC_EVICT on a param). */
+enum { OPT_KEEP, OPT_SWAP, OPT_LATE, OPT_RECOMPUTE, OPT_GAPS, OPT_NACTIONS };
 
 /* decide.h's per-tensor arrays (act, late, sync_at), its per-reader-slot
  * drop, and each candidate's chosen action; all the caller's. */
@@ -101,6 +112,12 @@ typedef struct odec {
  * memory freed at that swap-in anyway), or one or two ops after the
  * model's.  The refinement tries a value only where it moves sync_at. */
 enum { OPT_SYNC_MODEL, OPT_SYNC_LINK, OPT_SYNC_END, OPT_SYNC_NEXT, OPT_SYNC_NEXT2, OPT_NSYNC };
+
+/* The decisions of a solution r: act, late and sync_at per tensor, drop per
+ * reader slot (decide.h's dec_opts), all rewritten; chosen[k] = candidate k's
+ * action. */
+void opt_take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, uint8_t *late, int32_t *sync_at,
+                       uint8_t *drop, uint8_t *chosen);
 
 /* Sets c's entries of act, late and sync_at to action a (an OPT_ value). */
 void opt_set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t *sync_at);

@@ -4,6 +4,7 @@
  * was built for, before packing. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "optimal_internal.h"
 
@@ -14,7 +15,8 @@ static bool add_gap_cols(octx *o, sa_milp *m, double eps)
 {
     /* a persistent tensor's gaps: each dropped (y: swapped in where the
      * compute covers it, z: when the op before the next use ends) only when
-     * it is on the host at the boundary (its host copy is current) */
+     * it is on the host at the boundary (its host copy is current) or it
+     * leaves over its gaps (e: its first leave swaps out) */
     bool ok = true;
     for (int32_t k = 0; k < o->ngp && ok; k++) {
         ogap *gp = &o->gp[k];
@@ -24,8 +26,8 @@ static bool add_gap_cols(octx *o, sa_milp *m, double eps)
             ok = (gp->y_col = sa_milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
         if (ok && gp->z_to > gp->y_to && gp->z_to >= gp->from)
             ok = (gp->z_col = sa_milp_add_col(m, 0, 1, eps * gp->h, true)) >= 0;
-        int32_t ix[4], nx = 0;
-        double v[4];
+        int32_t ix[6], nx = 0;
+        double v[6];
         if (gp->y_col >= 0)
             ix[nx] = gp->y_col, v[nx++] = 1;
         if (gp->z_col >= 0)
@@ -34,8 +36,21 @@ static bool add_gap_cols(octx *o, sa_milp *m, double eps)
             ix[nx] = c->s_col, v[nx++] = -1;
         if (c->l_col >= 0)
             ix[nx] = c->l_col, v[nx++] = -1;
+        if (c->e_col >= 0)
+            ix[nx] = c->e_col, v[nx++] = -1;
         if (ok)
             ok = sa_milp_add_row(m, -HUGE_VAL, 0, nx, ix, v);
+        /* left over its gaps (e), a later gap only after the first: the
+         * first leave is the swap-out, priced over the first gap (e_to) */
+        const ogap *g0 = &o->gp[c->gp_first];
+        if (ok && c->e_col >= 0 && k > c->gp_first && (g0->y_col >= 0 || g0->z_col >= 0)) {
+            nx -= 1; /* not e */
+            if (g0->y_col >= 0)
+                ix[nx] = g0->y_col, v[nx++] = -1;
+            if (g0->z_col >= 0)
+                ix[nx] = g0->z_col, v[nx++] = -1;
+            ok = sa_milp_add_row(m, -HUGE_VAL, 0, nx, ix, v);
+        }
     }
     /* a recompute whose producer reads a parameter needs it on the device
      * where it runs: not both the recompute and a drop over that position */
@@ -69,8 +84,8 @@ static bool add_gap_cols(octx *o, sa_milp *m, double eps)
 sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err)
 {
     sa_milp *m = sa_milp_new();
-    int32_t *idx = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
-    double *val = malloc((size_t)(4 * o->nc + 2 * o->ngp + 2) * sizeof *val);
+    int32_t *idx = malloc((size_t)(5 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
+    double *val = malloc((size_t)(5 * o->nc + 2 * o->ngp + 2) * sizeof *val);
     bool ok = m && idx && val;
     /* a small weight on the moved time: of two plans with the same bottleneck,
      * the one that moves less leaves more slack to the simulator */
@@ -79,17 +94,21 @@ sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err)
     ok = ok && T >= 0;
     for (int32_t k = 0; k < o->nc && ok; k++) {
         ocand *c = &o->c[k];
-        c->s_col = c->l_col = c->r_col = -1;
+        c->s_col = c->l_col = c->r_col = c->e_col = -1;
         if (c->pers || c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to)
             ok = (c->s_col = sa_milp_add_col(m, 0, 1, EPS * (c->sh + c->sd), true)) >= 0;
         if (ok && c->l_open)
             ok = (c->l_col = sa_milp_add_col(m, 0, 1, EPS * (c->lh + c->sd), true)) >= 0;
         if (ok && c->r_from <= c->r_to)
             ok = (c->r_col = sa_milp_add_col(m, 0, 1, EPS * c->rc, true)) >= 0;
-        int32_t ix[3], nx = 0;
-        double v[3] = {1, 1, 1};
+        if (ok && c->pers && c->s_stall > 0)
+            ok = (c->e_col = sa_milp_add_col(m, 0, 1, EPS * c->e_d, true)) >= 0;
+        int32_t ix[4], nx = 0;
+        double v[4] = {1, 1, 1, 1};
         if (c->s_col >= 0)
             ix[nx++] = c->s_col;
+        if (c->e_col >= 0)
+            ix[nx++] = c->e_col;
         if (c->l_col >= 0)
             ix[nx++] = c->l_col;
         if (c->r_col >= 0)
@@ -116,6 +135,11 @@ sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err)
             if (c->l_col >= 0 && (lhead || ltail || (c->l_from <= i && i <= c->l_to))) {
                 idx[k] = c->l_col;
                 val[k++] = b;
+            }
+            /* its first gap's memory is held until the swap-out ends */
+            if (c->e_col >= 0 && o->gp[c->gp_first].from <= i && i <= c->e_to) {
+                idx[k] = c->e_col;
+                val[k++] = -b;
             }
             /* a recompute frees t over its window; its producer's inputs
              * that died before it stay until it runs, and when it runs (just
@@ -164,10 +188,18 @@ sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err)
             } else if (res > 0 && c->s_col >= 0 && cs > 0) {
                 idx[k] = c->s_col;
                 val[k++] = -cs;
+            } else if (res == 0 && c->s_col >= 0 && c->s_stall > 0) {
+                idx[k] = c->s_col;
+                val[k++] = -c->s_stall;
             }
             if (c->l_col >= 0 && cl > 0) {
                 idx[k] = c->l_col;
                 val[k++] = -cl;
+            }
+            double ce = res == 2 ? c->e_d : res == 3 ? (double)o->g->tensors[c->t].bytes / o->r_comb : 0;
+            if (c->e_col >= 0 && ce > 0) {
+                idx[k] = c->e_col;
+                val[k++] = -ce;
             }
         }
         for (int32_t j = 0; j < o->ngp; j++) {
@@ -195,4 +227,35 @@ sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err)
     }
     *out = m;
     return SA_OK;
+}
+
+void opt_take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, uint8_t *late, int32_t *sync_at,
+                          uint8_t *drop, uint8_t *chosen)
+{
+    memset(act, DEC_KEEP, (size_t)o->g->n_tensors);
+    /* with chains every intermediate is asked to be recomputed: decide.h
+     * rebuilds one where a recompute reads it, as the model prices it
+     * (chain_in), instead of keeping it alive */
+    for (int32_t t = 0; o->interm && t < o->g->n_tensors; t++)
+        if (o->interm[t])
+            act[t] = DEC_RECOMPUTE;
+    memset(late, 0, (size_t)o->g->n_tensors);
+    memset(sync_at, 0, (size_t)o->g->n_tensors * sizeof *sync_at);
+    for (int32_t k = 0; k < o->nc; k++) {
+        const ocand *c = &o->c[k];
+        int a = c->s_col >= 0 && r->x[c->s_col] > 0.5   ? OPT_SWAP
+              : c->l_col >= 0 && r->x[c->l_col] > 0.5   ? OPT_LATE
+              : c->r_col >= 0 && r->x[c->r_col] > 0.5   ? OPT_RECOMPUTE
+              : c->e_col >= 0 && r->x[c->e_col] > 0.5   ? OPT_GAPS : OPT_KEEP;
+        opt_set_action(c, a, act, late, sync_at);
+        chosen[k] = (uint8_t)a;
+    }
+    memset(drop, 0, (size_t)o->nslots);
+    for (int32_t k = 0; k < o->ngp; k++) {
+        const ogap *gp = &o->gp[k];
+        if (gp->y_col >= 0 && r->x[gp->y_col] > 0.5)
+            drop[gp->slot] = 1;
+        else if (gp->z_col >= 0 && r->x[gp->z_col] > 0.5)
+            drop[gp->slot] = 2;
+    }
 }

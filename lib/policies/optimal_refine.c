@@ -15,7 +15,17 @@ enum { OPT_NVALUES = (int)OPT_NACTIONS > (int)OPT_NSYNC ? (int)OPT_NACTIONS : (i
 static bool action_open(const ocand *c, int a)
 {
     return a == OPT_KEEP || (a == OPT_SWAP && c->s_col >= 0) || (a == OPT_LATE && c->l_col >= 0) ||
-           (a == OPT_RECOMPUTE && c->r_col >= 0);
+           (a == OPT_RECOMPUTE && c->r_col >= 0) || (a == OPT_GAPS && c->e_col >= 0);
+}
+
+/* Whether d drops candidate k's tensor over one of its gaps (OPT_GAPS
+ * without one is OPT_KEEP: not worth a try). */
+static bool drops_some(const octx *o, const odec *d, int32_t k)
+{
+    for (int32_t j = o->c[k].gp_first; j < o->c[k].gp_first + o->c[k].gp_n; j++)
+        if (d->drop[o->gp[j].slot])
+            return true;
+    return false;
 }
 
 /* The op before the one the model frees the memory at waits for a swap-out
@@ -24,12 +34,13 @@ static bool action_open(const ocand *c, int a)
 static int32_t model_sync(const ocand *c, int a)
 {
     return a == OPT_SWAP ? (c->pers ? c->s3_from : c->s_from) - 1
-         : a == OPT_LATE ? (c->pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1 : 0;
+         : a == OPT_LATE ? (c->pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1
+         : a == OPT_GAPS ? c->e_to : 0;
 }
 
 void opt_set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t *sync_at)
 {
-    act[c->t] = a == OPT_KEEP ? DEC_KEEP : a == OPT_RECOMPUTE ? DEC_RECOMPUTE : DEC_SWAP;
+    act[c->t] = a == OPT_KEEP ? DEC_KEEP : a == OPT_RECOMPUTE ? DEC_RECOMPUTE : a == OPT_GAPS ? DEC_EVICT : DEC_SWAP;
     late[c->t] = a == OPT_LATE;
     sync_at[c->t] = model_sync(c, a);
 }
@@ -113,9 +124,9 @@ static void key_set(const octx *o, odec *d, const okey *at, int v)
 static bool key_open(const octx *o, const odec *d, const okey *at, int v)
 {
     if (at->kind == KEY_CAND)
-        return action_open(&o->c[at->k], v);
+        return action_open(&o->c[at->k], v) && (v != OPT_GAPS || drops_some(o, d, at->k));
     if (at->kind == KEY_SYNC)
-        return v < OPT_NSYNC && (d->chosen[at->k] == OPT_SWAP || d->chosen[at->k] == OPT_LATE) &&
+        return v < OPT_NSYNC && (d->chosen[at->k] == OPT_SWAP || d->chosen[at->k] == OPT_LATE || d->chosen[at->k] == OPT_GAPS) &&
                sync_value(o, d, at->k, v) != d->sync_at[o->c[at->k].t];
     if (at->kind == KEY_PAIR) {
         int a = d->chosen[at->k], b = d->chosen[at->k2];
@@ -123,7 +134,8 @@ static bool key_open(const octx *o, const odec *d, const okey *at, int v)
     }
     const ogap *gp = &o->gp[at->k];
     int a = d->chosen[gp->cand];
-    return (a == OPT_SWAP || a == OPT_LATE) && (v == 0 || (v == 1 && gp->y_col >= 0) || (v == 2 && gp->z_col >= 0));
+    return (a == OPT_SWAP || a == OPT_LATE || a == OPT_GAPS) &&
+           (v == 0 || (v == 1 && gp->y_col >= 0) || (v == 2 && gp->z_col >= 0));
 }
 
 /* The pairs of candidate k (a non-persistent tensor with a producer): the

@@ -56,6 +56,12 @@
  *                  5), else dropped.  A drop whose swap-in cannot start after
  *                  it is not taken (the tensor stays through that gap; not
  *                  counted as demoted);
+ *   DEC_EVICT on a param or state: on the device at the boundary, at the same
+ *                  offset at both ends (resident_at_start), and off it over
+ *                  the gaps dec_opts.drop names as above, the first leave a
+ *                  swap-out (a resident's host copy is stale), later ones
+ *                  drops unless an update came between; after its last use
+ *                  it stays.  No drop: as DEC_KEEP;
  *   DEC_SWAP (or DEC_EVICT) on a gradient produced in the backward phase
  *                  (a parameter's gradient waiting for its update): swapped
  *                  out after its producer and in ahead of its first reader,
@@ -100,7 +106,7 @@ typedef struct dec_opts {
                             * only when no op runs between the drop and the use; an updated persistent
                             * tensor's swap-out after its last use is then waited for by the next op */
     const uint8_t *drop;   /* with swap_persistent, per reader slot (g->readers[reader_off + k] of a
-                            * persistent tensor carried out as DEC_SWAP) or NULL: nonzero drops the tensor
+                            * persistent tensor carried out as DEC_SWAP or DEC_EVICT) or NULL: nonzero drops the tensor
                             * after that reader's use until its next use, swapped in again where the
                             * compute covers the transfer (1) or when the op before that use ends (2) */
     const int32_t *sync_at; /* with swap_persistent, per tensor or NULL: a position p > 0 later than the op

@@ -73,6 +73,19 @@ static inline bool pswap(const dctx *c, int32_t t)
     return c->o->swap_persistent && c->act[t] == DEC_SWAP && sa_dfg_kind_persistent(c->g->tensors[t].kind);
 }
 
+/* One carried out as DEC_EVICT: on the device at the boundary, off it over
+ * the gaps dec_opts.drop names. */
+static inline bool pgaps(const dctx *c, int32_t t)
+{
+    return c->o->swap_persistent && c->act[t] == DEC_EVICT && sa_dfg_kind_persistent(c->g->tensors[t].kind);
+}
+
+/* Either: its gaps are dec_opts.drop's. */
+static inline bool pleaves(const dctx *c, int32_t t)
+{
+    return pswap(c, t) || pgaps(c, t);
+}
+
 static void touch(dctx *c, int32_t t)
 {
     if (!c->touched[t]) {
@@ -156,7 +169,7 @@ static bool widened(dctx *c, int32_t t)
                 l = c->pos[g->readers[x->reader_off + k]];
         c->last_use[t] = l; /* -1: nobody uses it */
         c->last_fwd[t] = c->next_after[t] = -1; /* its gaps are dec_opts.drop's */
-        c->act[t] = r == DEC_SWAP && l >= 0 ? DEC_SWAP : DEC_KEEP;
+        c->act[t] = l < 0 ? DEC_KEEP : r == DEC_SWAP ? DEC_SWAP : r == DEC_EVICT ? DEC_EVICT : DEC_KEEP;
         return true;
     }
     if (x->kind != SA_DFG_GRADIENT || x->producer < 0 || c->last_fwd[t] >= 0 || c->last_use[t] < 0)
@@ -239,7 +252,7 @@ static sa_status make_present(dctx *c, int32_t t, int32_t i, int depth)
         c->src[t] = c->pbeg[t] = c->luser[t] = c->cprev;
         return SA_OK;
     }
-    if (g->tensors[t].kind == SA_DFG_INPUT || c->act[t] == DEC_SWAP) {
+    if (g->tensors[t].kind == SA_DFG_INPUT || c->act[t] == DEC_SWAP || pgaps(c, t)) {
         /* pass 1 swaps in at the use and records where; pass 2 issues the
          * swap-in ahead, so it never gets here */
         if (c->pass == 2)
@@ -247,7 +260,7 @@ static sa_status make_present(dctx *c, int32_t t, int32_t i, int depth)
                            "position %d", t, g->tensors[t].name, i);
         if ((g->tensors[t].kind == SA_DFG_INPUT || pswap(c, t)) && !c->loaded[t]) {
             c->need_first[t] = i;
-        } else if (pswap(c, t)) {
+        } else if (pleaves(c, t)) {
             if (c->n_ptr == c->cap_ptr) {
                 int32_t nc = c->cap_ptr ? 2 * c->cap_ptr : 64;
                 struct ptrig *q = realloc(c->ptr, (size_t)nc * sizeof *q);
@@ -289,7 +302,7 @@ static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn, bool now)
 {
     const sa_dfg_graph *g = c->g;
     sa_status st;
-    if (g->tensors[t].kind == SA_DFG_INPUT || (pswap(c, t) && !c->dirty[t]))
+    if (g->tensors[t].kind == SA_DFG_INPUT || (pleaves(c, t) && !c->dirty[t]))
         return close_place(c, t, c->luser[t]); /* the host copy stays current */
     if (c->act[t] == DEC_RECOMPUTE) {
         c->evicted[t] = 1;
@@ -300,6 +313,7 @@ static sa_status evict(dctx *c, int32_t t, int32_t i, int32_t cn, bool now)
         return oom(c);
     (void)cn;
     c->hsrc[t] = so;
+    c->dirty[t] = 0; /* the host copy is current from here (until an update) */
     if ((st = close_place(c, t, so)))
         return st;
     /* which later op waits for it (its memory is free from there on) */
@@ -358,7 +372,8 @@ static sa_status run_pass(dctx *c)
     c->restart = false;
     for (int32_t t = 0; t < c->nt; t++) {
         c->src[t] = c->pbeg[t] = c->luser[t] = c->hsrc[t] = -1;
-        c->present[t] = sa_dfg_kind_persistent(g->tensors[t].kind) && !pswap(c, t); /* resident all iteration */
+        c->present[t] = sa_dfg_kind_persistent(g->tensors[t].kind) && !pswap(c, t); /* resident at the start */
+        c->dirty[t] = pgaps(c, t); /* a resident's host copy is stale (docs/formats.md): its first leave swaps out */
         if (c->pass == 1)
             c->need_first[t] = c->need_gap[t] = -1;
     }
@@ -422,17 +437,19 @@ static sa_status run_pass(dctx *c)
             touch(c, o->use[k]);
         }
         for (int32_t k = 0; k < o->n_out; k++)
-            if (pswap(c, o->out[k])) { /* updated in place: the host copy is stale from here */
+            if (pleaves(c, o->out[k])) { /* updated in place: the host copy is stale from here */
                 c->dirty[o->out[k]] = 1;
                 c->src[o->out[k]] = cn;
             }
         for (int32_t k = 0; k < c->n_touch; k++) {
             int32_t t = c->touch_list[k];
             c->touched[t] = 0;
-            bool ps = pswap(c, t);
+            bool ps = pleaves(c, t);
             if ((sa_dfg_kind_persistent(g->tensors[t].kind) && !ps) || !c->present[t])
                 continue;
-            if (c->last_use[t] <= i) {
+            if (pgaps(c, t) && c->last_use[t] <= i) {
+                continue; /* on the device to the end, where it started */
+            } else if (c->last_use[t] <= i) {
                 /* a swapped persistent tensor leaves as it goes in a gap:
                  * swapped out when updated, else dropped */
                 st = ps ? evict(c, t, i, cn, c->o->late && c->o->late[t]) : close_place(c, t, c->luser[t]);
@@ -459,7 +476,14 @@ static sa_status run_pass(dctx *c)
                 goto out;
             }
         } else if (sa_dfg_kind_persistent(g->tensors[t].kind)) {
-            if (!sa_plan_add_placement(p, t, 0, -1, -1) || !sa_plan_add_resident(p, t, 0)) {
+            /* from the start to the end, or (pgaps) from its last swap-in */
+            bool gaps = pgaps(c, t);
+            if (gaps && !c->present[t]) {
+                st = sa_fail(c->err, SA_EINTERNAL, "plan builder: resident tensor %d (\"%s\") off the device at "
+                             "the iteration's end", t, g->tensors[t].name);
+                goto out;
+            }
+            if (!sa_plan_add_placement(p, t, 0, gaps ? c->pbeg[t] : -1, -1) || !sa_plan_add_resident(p, t, 0)) {
                 st = oom(c);
                 goto out;
             }

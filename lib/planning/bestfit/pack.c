@@ -275,9 +275,14 @@ static sa_status peak_of(pack_ws *w, int32_t nb, int32_t top, int64_t *peak, sa_
     memset(diff, 0, (size_t)need * sizeof *diff);
     const blk *b = w->b;
     for (int32_t i = 0; i < nb; i++) {
+        /* a resident's two lifetimes hold one range: where they overlap (a
+         * swap-in that the compute stream sees begin before the swap-out
+         * ahead of it ends) it counts once */
+        bool one = b[i].pl1 >= 0 && b[i].s[1] < b[i].a[0];
+        int32_t a0 = one && b[i].a[1] > b[i].a[0] ? b[i].a[1] : b[i].a[0];
         diff[b[i].s[0] + 2] += b[i].size;
-        diff[b[i].a[0] + 2] -= b[i].size;
-        if (b[i].pl1 >= 0) {
+        diff[a0 + 2] -= b[i].size;
+        if (b[i].pl1 >= 0 && !one) {
             diff[b[i].s[1] + 2] += b[i].size;
             diff[b[i].a[1] + 2] -= b[i].size;
         }
