@@ -260,6 +260,20 @@ START_TEST(test_cost_rule_swaps_what_hides_and_recomputes_the_rest)
 }
 END_TEST
 
+/* Replays p on the host backend: every persistent tensor (n of them) read
+ * back equal to the reference. */
+static void replay_persistent(const sa_plan *p, const sa_dfg_graph *g, int32_t n)
+{
+    sa_runner_opts ro;
+    sa_runner_opts_default(&ro);
+    ro.backend = SA_RUNNER_HOST;
+    sa_runner_report rr;
+    sa_err err = {0};
+    ck_assert_msg(sa_runner_run(p, g, &ro, &rr, &err) == SA_OK, "replay: %s", err.msg);
+    ck_assert_int_ge(rr.verified_persistent, n);
+    sa_runner_report_free(&rr);
+}
+
 /* The widened space (dec_opts.swap_persistent): off, a DEC_SWAP on a
  * parameter or a backward gradient is ignored (the plan is the one without
  * it); on, every parameter leaves at the boundary, is dropped in every gap
@@ -314,14 +328,7 @@ START_TEST(test_persistent_swaps)
                 outs++;
         ck_assert_int_eq(outs, n_params);
         ck_assert_int_gt(p->predicted.h2d_bytes, p0->predicted.h2d_bytes);
-        sa_runner_opts ro;
-        sa_runner_opts_default(&ro);
-        ro.backend = SA_RUNNER_HOST;
-        sa_runner_report rr;
-        sa_err err = {0};
-        ck_assert_msg(sa_runner_run(p, g, &ro, &rr, &err) == SA_OK, "replay: %s", err.msg);
-        ck_assert_int_ge(rr.verified_persistent, n_params);
-        sa_runner_report_free(&rr);
+        replay_persistent(p, g, n_params);
         sa_plan_free(p);
     }
     free(drop);
@@ -400,14 +407,7 @@ START_TEST(test_persistent_gaps)
         }
         if (mode > 0)
             ck_assert_int_gt(left, 0);
-        sa_runner_opts ro;
-        sa_runner_opts_default(&ro);
-        ro.backend = SA_RUNNER_HOST;
-        sa_runner_report rr;
-        sa_err err = {0};
-        ck_assert_msg(sa_runner_run(p, g, &ro, &rr, &err) == SA_OK, "replay: %s", err.msg);
-        ck_assert_int_ge(rr.verified_persistent, n_params);
-        sa_runner_report_free(&rr);
+        replay_persistent(p, g, n_params);
         sa_plan_free(p);
     }
     free(drop);

@@ -69,8 +69,8 @@ typedef struct sa_policy_opts {
                                * each with the whole time_limit_s as its safety net, the rounds
                                * stopped by the clock only past time_limit_s per space */
         int refine_plans;     /* the refinement's cap on plans per run (docs/bound.md); <= 0 (the
-                               * default): 4,000, or under max_nodes SA_POLICY_REFINE_EFFORT_PLANS; at
-                               * most 2.5e6 / ops either way */
+                               * default): 8,000, or under max_nodes SA_POLICY_REFINE_EFFORT_PLANS; at
+                               * most 5e6 / ops either way */
     } optimal;                /* the optimal and optimal-search rows (optimal.c) */
     bool search_seeds;  /* the swapadvisor row first runs every other row (but ideal) and starts
                          * from their plans: never slower than any of them (default true) */
@@ -142,8 +142,8 @@ enum { SA_POLICY_SEED_MILP_NODES = 200 };
  * up to four runs of the MILP rows, each refining its fastest space's plan
  * to the cap and the others an eighth of the way): a bound on the search's
  * time.  docs/bound.md has what 1,000, 4,000 and 8,000 reach and what they
- * take. */
-enum { SA_POLICY_REFINE_EFFORT_PLANS = 1000 };
+ * take; under the clock the cap is as large. */
+enum { SA_POLICY_REFINE_EFFORT_PLANS = 8000 };
 
 void sa_policy_opts_default(sa_policy_opts *o);
 

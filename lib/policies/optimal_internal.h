@@ -133,9 +133,8 @@ typedef struct orefine {
     bool changed, done;
 } orefine;
 
-/* The refinement's cap on plans for pc: 1,000 under its effort limit
- * (SA_POLICY_REFINE_EFFORT_PLANS), else 4,000, or optimal.refine_plans; at
- * most 2.5e6 / ops. */
+/* The refinement's cap on plans for pc: SA_POLICY_REFINE_EFFORT_PLANS under
+ * its effort limit, else 8,000, or optimal.refine_plans; at most 5e6 / ops. */
 int32_t opt_refine_cap(const sa_policy_call *pc);
 
 /* The refinement: the MILP prices transfers by their totals and stalls by an

@@ -177,10 +177,10 @@ static int32_t add_pairs(const octx *o, const int32_t *cand_of, int32_t k, okey 
 #define OPT_REFINE_SWEEPS 4
 /* at most this many plans (under an effort limit SA_POLICY_REFINE_EFFORT_PLANS;
  * sa_policy_opts.optimal.refine_plans sets either) */
-#define OPT_REFINE_EVALS 4000
+#define OPT_REFINE_EVALS 8000
 /* and past OPT_REFINE_WORK / ops plans: a plan's cost grows with the ops
  * (resnet-50's 617 take about 2 ms a plan) */
-#define OPT_REFINE_WORK 2.5e6
+#define OPT_REFINE_WORK 5e6
 /* Tries run one per thread at a time (at most OPT_REFINE_BATCH), each against
  * the same decisions, and the first that gains (in order) is taken: the plan
  * and the count of tries are those of one try at a time, for any thread
