@@ -21,9 +21,9 @@
 #define OPT_REFINE_FIRST 8
 /* past this transfer latency (us) no chains are tried (run_optimal) */
 #define OPT_CHAINS_MAX_LATENCY_US 1e9
-/* a persistent tensor's unhidden first swap-in is priced, and OPT_GAPS
- * offered, within these shares of the compute and up to OPT_GAPS_MAX gaps
- * (add_persistent; docs/bound.md says why not elsewhere) */
+/* an unhidden first swap-in is priced, and OPT_GAPS offered, within these
+ * shares of the compute (docs/bound.md: what they keep out) and up to
+ * OPT_GAPS_MAX gaps (a guard on the ordering rows, not measured to matter) */
 #define OPT_STALL_MIN 1e-3
 #define OPT_STALL_MAX 0.1
 #define OPT_GAPS_MAX 4
