@@ -408,6 +408,7 @@ class Executor:
         self.static = set()    # descriptors that hold across iterations (placeholders)
         self.loss_node = None  # (fx node, output index or None) of the loss each step reports
         self.loss_val = None
+        self.rec = None        # a compiled.Recorder while this run is compiled into a step
 
     # ---- names for messages ----
     def tname(self, tid):
@@ -428,6 +429,8 @@ class Executor:
             raise PlanFault("%s writes %s, which has no placement there (rule 2)" % (self.nname(i), self.tname(tid)))
         self.d.adopt(flat)
         self.dev[tid] = flat
+        if self.rec is not None:
+            self.rec.placed(flat)
         self.live += flat.numel() * flat.element_size()
         if self.live > self.peak:
             self.peak = self.live
@@ -439,6 +442,8 @@ class Executor:
         flat = self.dev.pop(tid, None)
         if flat is not None:
             self.live -= flat.numel() * flat.element_size()
+            if self.rec is not None:
+                self.rec.dropped(flat)
         self.dev_valid.discard(tid)
         self.last[tid] = why
 
@@ -458,12 +463,14 @@ class Executor:
                 if old is None or (t.prev.id >= 0 and t.prev.id not in self.dev_valid):
                     raise PlanFault("%s reads %s, which is not on the device: %s"
                                     % (self.nname(ctx.nid), self.tname(t.prev.id), self._absent(t.prev.id)))
-                flat = old.clone()
+                flat = old.clone() if self.rec is None else self.rec.clone(old)
             else:
                 # overwritten whole without being read: only its size and type matter
                 import torch
                 dt, n = self._storage_shape(t.key)
-                flat = torch.empty(n, dtype=dt if old is None else old.dtype, device=self.d.device)
+                dt = dt if old is None else old.dtype
+                flat = torch.empty(n, dtype=dt, device=self.d.device) if self.rec is None \
+                    else self.rec.empty(n, dt)
             self._place(tid, flat, ctx.nid)
             self.dev_valid.add(tid)
             return flat
@@ -507,7 +514,8 @@ class Executor:
             v = self.realize((d[1] if isinstance(d, tuple) and d[0] == "tuple" else d)[m.args[1]], ctx)
         elif m.op == "call_function" and m.name not in self.b.in_group:
             # a view or metadata node: cheap, run on demand on the bound arguments
-            v = m.target(*self.value(m.args, ctx), **self.value(m.kwargs, ctx))
+            args, kwargs = self.value(m.args, ctx), self.value(m.kwargs, ctx)
+            v = m.target(*args, **kwargs) if self.rec is None else self.rec.view_call(m, args, kwargs)
         else:
             v = self.standin(m, fake_outputs(m), ctx)
         ctx.memo[m.name] = v
@@ -523,7 +531,7 @@ class Executor:
             if t is not None and id(t) in self.b.declared[ctx.op]:
                 raise PlanFault("%s reads %s, whose op %s has not run"
                                 % (self.nname(ctx.nid), self.tname(t.id) if t.id >= 0 else t.name, self._op_of(m)))
-            return torch.empty((), dtype=fv.dtype, device=self.d.device).expand(tuple(fv.shape))
+            return self._standin(fv.dtype, tuple(fv.shape))
         if isinstance(fv, (list, tuple)):
             return type(fv)(self.standin(m, x, ctx) for x in fv)
         return fv
@@ -577,14 +585,24 @@ class Executor:
                     flat = f
                     break
             if flat is None:
-                return torch.empty((), dtype=dtype, device=self.d.device).expand(size)
+                return self._standin(dtype, size)
         if flat is None:
             raise PlanFault("%s reads %s, which no earlier node of its op made" % (self.nname(ctx.nid), t.name))
         if flat.dtype != dtype:
             if torch.empty((), dtype=flat.dtype).element_size() != torch.empty((), dtype=dtype).element_size():
                 raise ExportError("internal: a view of %s as %s (element size differs)" % (flat.dtype, dtype))
-            flat = flat.view(dtype)
+            if self.rec is None:
+                flat = flat.view(dtype)
+        if self.rec is not None:
+            return self.rec.view(flat, d, ctx)
         return flat.as_strided(size, stride, offset)
+
+    def _standin(self, dtype, size):
+        """A tensor of size and dtype that holds no memory (one element, expanded)."""
+        import torch
+        if self.rec is not None:
+            return self.rec.standin(dtype, size)
+        return torch.empty((), dtype=dtype, device=self.d.device).expand(size)
 
     # ---- outputs ----
     def describe(self, r, fv, ctx):
@@ -594,22 +612,39 @@ class Executor:
                 # an output the trace did not record as a tensor (torch 2.x's CPU LSTM
                 # workspace): the graph does not hold it, the node's readers get it as is
                 self.scratch_peak = max(self.scratch_peak, r.numel() * r.element_size())
+                if self.rec is not None:
+                    self.rec.keep_for_iteration(r)
                 return ("r", r)
             key = _storage_key(fv)
             flat = _flat(r)
+            if self.rec is not None:
+                self.rec.flat_of(r, flat)
             t = ctx.ver.get(key)
             if t is not None and t.id >= 0:
                 if t.id not in self.dev:
                     self._place(t.id, flat, ctx.nid)
-                elif self.dev[t.id].data_ptr() != flat.data_ptr():
+                    where = "dev"
+                elif _storage_key(self.dev[t.id]) != _storage_key(flat):
                     # recomputed while a copy is still resident: keep the resident one
                     self.scratch_peak = max(self.scratch_peak, flat.numel() * flat.element_size())
+                    where = "node"
+                else:
+                    where = "dev"
                 self.dev_valid.add(t.id)
             elif t is not None:
                 ctx.scratch[id(t)] = flat
+                where = "node"
             else:
-                (self.zero if flat.numel() == 0 else ctx.scratch)[key] = flat
-            return ("t", key, tuple(r.size()), tuple(r.stride()), r.storage_offset(), r.dtype)
+                where = "node"
+                if flat.numel() == 0:
+                    self.zero[key] = flat
+                    where = "iter"
+                else:
+                    ctx.scratch[key] = flat
+            d = ("t", key, tuple(r.size()), tuple(r.stride()), r.storage_offset(), r.dtype)
+            if self.rec is not None:
+                self.rec.output(r, flat, d, where, self.dev[t.id] if where == "dev" else flat)
+            return d
         if r is None and _is_tensor(fv) and fv.numel() == 0:
             # an undefined output the trace saw as an empty tensor (torch 2.x's CPU LSTM
             # workspace): autograd hands it on undefined in C++, Python cannot
@@ -632,18 +667,24 @@ class Executor:
             if recompute and op in self.rng:
                 saved = self.d.rng_get()
                 self.d.rng_set(self.rng[op])
+                if self.rec is not None:
+                    self.rec.rng_swap(op)
             elif not recompute:
                 self.rng[op] = self.d.rng_get()
+                if self.rec is not None:
+                    self.rec.rng_save(op)
         scratch = {}
         try:
             for n, part in self.b.op_nodes[op]:
                 ctx = _Ctx(n, self.b.node_ver.get(n.name, {}), op, scratch, i)
+                if self.rec is not None:
+                    self.rec.begin_call(n)
                 args = list(self.value(n.args, ctx))
                 kwargs = self.value(n.kwargs, ctx)
                 if part is not None:
                     args = _conv_bwd_mask(n, args, part)
                 try:
-                    r = n.target(*args, **kwargs)
+                    r = n.target(*args, **kwargs) if self.rec is None else self.rec.call(n, args, kwargs)
                 except ExportError:
                     raise
                 except Exception as e:
@@ -654,6 +695,8 @@ class Executor:
                 if self.loss_node is not None and n is self.loss_node[0] and not recompute:
                     lv = r if self.loss_node[1] is None else r[self.loss_node[1]]
                     self.loss_val = lv.detach().clone()
+                    if self.rec is not None:
+                        self.rec.loss(lv)
                 prev = self.desc.get(n.name)
                 d = self.describe(r, fake_outputs(n), ctx)
                 if part is not None and prev is not None:
@@ -664,6 +707,8 @@ class Executor:
         finally:
             if saved is not None:
                 self.d.rng_set(saved)
+                if self.rec is not None:
+                    self.rec.rng_restore()
         for t in g.outs:
             if t.id >= 0 and (t.id not in self.dev or t.id not in self.dev_valid):
                 raise ExportError("internal: op %d %r did not write %s" % (op, g.name, self.tname(t.id)))
@@ -678,6 +723,8 @@ class Executor:
             raise PlanFault("%s copies %s to the host, but it is not on the device: %s"
                             % (self.nname(i), self.tname(tid), self._absent(tid)))
         self.host[tid] = self.d.to_host(flat, self.host.get(tid), i)
+        if self.rec is not None:
+            self.rec.d2h(tid, flat)
         self.host_valid.add(tid)
         self.stats["d2h_bytes"] += flat.numel() * flat.element_size()
 
@@ -689,6 +736,8 @@ class Executor:
         if tid in self.dev:
             raise PlanFault("%s copies %s to the device, where it already is" % (self.nname(i), self.tname(tid)))
         flat = self.d.to_device(self.host[tid], i)
+        if self.rec is not None:
+            self.rec.h2d(tid, flat)
         self._place(tid, flat, i)
         self.dev_valid.add(tid)
         self.stats["h2d_bytes"] += flat.numel() * flat.element_size()
@@ -715,6 +764,8 @@ class Executor:
                                     % (self.nname(i), r))
                 computed.add(r)
             self.d.begin(i, stream[k], p.deps[i])
+            if self.rec is not None:
+                self.rec.begin_node(i, stream[k])
             try:
                 if k == "compute" or k == "recompute":
                     self.run_op(i, r, k == "recompute")
@@ -728,6 +779,8 @@ class Executor:
             for t in p.closes[i]:
                 self.placed.discard(t)
                 self._drop(t, "its placement ended with %s" % self.nname(i))
+            if self.rec is not None:
+                self.rec.end_node(i)
         self.d.sync()
         wall = time.time() - t0
         # rule 1: every op once; a missing update would leave its parameter stale
@@ -739,7 +792,7 @@ class Executor:
                                 % (what, op, g.name))
         self.finish_iteration()
         self.stats["wall_s"] = wall
-        self.stats["loss"] = float(self.loss_val) if self.loss_val is not None else None
+        self.stats["loss"] = float(self.loss_val) if self.loss_val is not None and self.d.name != "fake" else None
         self.loss_val = None
         self.stats["peak_live_bytes"] = self.peak
         self.stats["scratch_peak_bytes"] = self.scratch_peak
@@ -784,6 +837,39 @@ class Executor:
 
 
 _MISSING = object()
+
+
+def static_descs(gm):
+    """fx node name -> descriptor of each placeholder and constant: they hold across
+    iterations (their tensors are the persistent ones, and the inputs)."""
+    out = {}
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "get_attr"):
+            fv = node.meta.get("val")
+            if fv is None and node.op == "get_attr":
+                fv = getattr(gm, node.target, None)
+            if _is_tensor(fv):
+                out[node.name] = ("t", _storage_key(fv), tuple(fv.shape), tuple(fv.stride()),
+                                  fv.storage_offset(), fv.dtype)
+    return out
+
+
+def make_executor(bind, plan, static, device, host_init, residents, path):
+    """An Executor over device with the placeholders' descriptors and the plan's residents
+    placed: residents maps tensor id -> device buffer, or is None to copy each one in from
+    host_init."""
+    ex = Executor(bind, plan, device, host_init)
+    ex.desc = dict(static)
+    ex.static = set(static)
+    ex.placed = set(plan.start_open)
+    for tid in plan.residents:
+        if tid not in host_init:
+            raise ExportError("%s: resident_at_start holds tensor %d, which is not a parameter or state"
+                              % (path, tid), 3)
+        flat = residents[tid] if residents is not None else device.to_device(host_init[tid], -1)
+        ex._place(tid, flat, -1)
+        ex.dev_valid.add(tid)
+    return ex
 
 
 def _tensors_in(v):

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 from .outfile import input_named, model_file, write_output, write_stdout
 from .errors import (EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, ExportError, IOFailure,
@@ -23,7 +24,9 @@ usage: swapplan-torch PLAN --graph GRAPH MODEL [--batch N] [--device cpu|cuda]
 Runs a swap plan as real PyTorch training steps: the plan's compute and recompute nodes
 run the aten ops of their graph op on real tensors, its swaps copy between device and
 host buffers, and every tensor is dropped when its placement ends, so the live device
-bytes follow the plan (checked against its memory_bytes). GRAPH must be the graph the plan
+bytes follow the plan (checked against its memory_bytes). The plan is compiled once into
+straight-line Python (its faults found on fake tensors, before any kernel runs) and each
+step runs that code; on CUDA the step is captured as a CUDA graph and replayed. GRAPH must be the graph the plan
 was made for, exported by dfg-from-torch from MODEL (profiled or not); MODEL is traced
 again the same way and must lower to the same ops and tensors. The update is the
 export's optimizer (its "source" block), so N iterations are N training steps.
@@ -49,6 +52,12 @@ options
                        the first step (default 0)
   --force              run a plan that fails strict validation (its violations are
                        printed); a read of a tensor that is not there still fails
+  --dump-step FILE     write the compiled step's Python source (- for stdout)
+  --interpret          run every step through the checking interpreter instead of the
+                       compiled step (about 5 times slower per node; same results)
+  --no-cuda-graph      on CUDA, run the compiled step without capturing it as a CUDA graph
+  --cap-memory         on CUDA, cap PyTorch's allocator at the plan's memory_bytes plus
+                       the workspace reserve (torch.cuda.set_per_process_memory_fraction)
   -q, --quiet          no notes on stderr
   -h, --help           this help
 
@@ -63,7 +72,8 @@ and the node).
 def parse_args(argv):
     opts = {"plan": None, "graph": None, "model": None, "batch": None, "device": "cpu",
             "iterations": 2, "init": None, "inputs": None, "save_state": None,
-            "report": None, "seed": 0, "force": False, "quiet": False}
+            "report": None, "seed": 0, "force": False, "quiet": False, "interpret": False,
+            "dump_step": None, "cuda_graph": True, "cap_memory": False}
     pos = []
     i = 0
 
@@ -109,6 +119,14 @@ def parse_args(argv):
             opts["save_state"] = value(key)
         elif key == "--force":
             opts["force"] = True
+        elif key == "--interpret":
+            opts["interpret"] = True
+        elif key == "--dump-step":
+            opts["dump_step"] = value(key)
+        elif key == "--no-cuda-graph":
+            opts["cuda_graph"] = False
+        elif key == "--cap-memory":
+            opts["cap_memory"] = True
         elif key in ("-q", "--quiet"):
             opts["quiet"] = True
         elif a == "-" or not a.startswith("-"):
@@ -127,10 +145,14 @@ def parse_args(argv):
     if len(ins) > 1:
         raise UsageError("only one of PLAN, GRAPH, --init and --inputs can be stdin (-), not %s"
                          % " and ".join(ins))
-    if opts["report"] == "-" and opts["save_state"] == "-":
-        raise UsageError("--report and --save-state cannot both be stdout (-)")
+    outs = [k for k in ("report", "save_state", "dump_step") if opts[k] == "-"]
+    if len(outs) > 1:
+        raise UsageError("only one of --report, --save-state and --dump-step can be stdout (-), not %s"
+                         % " and ".join("--" + k.replace("_", "-") for k in outs))
+    if opts["interpret"] and opts["dump_step"]:
+        raise UsageError("--dump-step writes the compiled step: it does not go with --interpret")
     inputs = [opts["plan"], opts["graph"], opts["init"], opts["inputs"], model_file(opts["model"])]
-    for key, flag in (("save_state", "--save-state"), ("report", "--report")):
+    for key, flag in (("save_state", "--save-state"), ("report", "--report"), ("dump_step", "--dump-step")):
         clash = input_named(opts[key], inputs)
         if clash:
             raise UsageError("%s %s is the input %s: it would be overwritten" % (flag, opts[key], clash))
@@ -365,38 +387,68 @@ def run(opts, note):
                 raise ExportError("%s: the traced step holds a tensor constant (%s) whose value was not "
                                   "recorded: swapplan-torch cannot run it" % (spec.name, node.target), 3)
             host_init[bind.ph_tensor[node.name].id] = dev.host_copy(v)
-    ex = execplan.Executor(bind, p, dev, host_init)
-    ex.static = set()
-    for node in cap.gm.graph.nodes:
-        if node.op in ("placeholder", "get_attr"):
-            fv = node.meta.get("val")
-            if fv is None and node.op == "get_attr":
-                fv = getattr(cap.gm, node.target, None)
-            if execplan._is_tensor(fv):
-                ex.desc[node.name] = ("t", execplan._storage_key(fv), tuple(fv.shape), tuple(fv.stride()),
-                                      fv.storage_offset(), fv.dtype)
-                ex.static.add(node.name)
-    # residents come in before the first iteration
-    ex.placed = set(p.start_open)
-    for tid in p.residents:
-        if tid not in host_init:
-            raise ExportError("%s: resident_at_start holds tensor %d, which is not a parameter or state"
-                              % (opts["plan"], tid), 3)
-        ex._place(tid, dev.to_device(host_init[tid], -1), -1)
-        ex.dev_valid.add(tid)
-    dev.sync()
+    if opts["cap_memory"] and opts["device"] == "cuda":
+        cap_allocator(p.memory_bytes, note)
+    static = execplan.static_descs(cap.gm)
+    path = opts["plan"]
 
-    ex.loss_node = _loss_node(cap)
+    def make_ex(device, init, residents):
+        return execplan.make_executor(bind, p, static, device, init, residents, path)
+
+    loss_node = _loss_node(cap)
     reports = []
     torch.manual_seed(opts["seed"])
-    with torch.no_grad():
-        for it in range(opts["iterations"]):
-            st = ex.iteration()
-            reports.append(st)
-            note("step %d: %.3f s, loss %s, peak live %d bytes of %d, %d recomputes, %d swaps in, %d out"
-                 % (it + 1, st["wall_s"], "%.6g" % st["loss"] if st.get("loss") is not None else "?",
-                    st["peak_live_bytes"], p.memory_bytes, st["nodes"]["recompute"],
-                    st["nodes"]["swap_in"], st["nodes"]["swap_out"]))
+    if opts["interpret"]:
+        ex = make_ex(dev, host_init, None)
+        dev.sync()
+        ex.loss_node = loss_node
+        final = ex.final_value
+        with torch.no_grad():
+            for it in range(opts["iterations"]):
+                st = ex.iteration()
+                reports.append(st)
+                _note_step(note, it, st, p)
+    else:
+        from . import compiled
+
+        def residents_init():
+            out = {tid: dev.to_device(host_init[tid], -1) for tid in p.residents if tid in host_init}
+            dev.sync()
+            return out
+
+        prog = compiled.compile_plan(bind, p, dev, host_init, residents_init, make_ex, static, loss_node, note)
+        note("compiled the step in %.2f s: %d lines" % (prog.compile_s, prog.source.count("\n")))
+        if opts["dump_step"]:
+            _dump(opts["dump_step"], prog.source)
+        final = prog.final_value
+        start = 0
+        if prog.first is not None:
+            reports.append(prog.first)
+            _note_step(note, 0, prog.first, p)
+            start = 1
+        use_graph = opts["device"] == "cuda" and opts["cuda_graph"]
+        with torch.no_grad():
+            for it in range(start, opts["iterations"]):
+                if use_graph and it >= 1 and prog.graph is None:
+                    why = prog.capture()
+                    if why is not None:
+                        err_note = opts.get("warn") or note
+                        err_note("CUDA graph capture failed: %s; running without CUDA graphs" % why)
+                        use_graph = False
+                t0 = time.time()
+                loss = prog.replay() if prog.graph is not None else prog.step()
+                dev.sync()
+                st = dict(prog.stats)
+                st["nodes"] = dict(p.counts)
+                st["wall_s"] = time.time() - t0
+                st["loss"] = float(loss) if loss is not None else None
+                st["cuda_graph"] = prog.graph is not None
+                m = dev.max_allocated()
+                if m is not None:
+                    st["max_memory_allocated"] = m
+                    dev.reset_peak()
+                reports.append(st)
+                _note_step(note, it, st, p)
     for k in ("compute", "recompute", "swap_in", "swap_out"):
         if reports[-1]["nodes"][k] != p.counts[k]:
             raise ExportError("internal: ran %d %s nodes of the plan's %d" % (reports[-1]["nodes"][k], k, p.counts[k]))
@@ -406,7 +458,7 @@ def run(opts, note):
             t = bind.ph_tensor.get(node_name)
             if kind == "input" or param_of is not None or t is None or t.id < 0:
                 continue
-            fin = ex.final_value(t.id).to("cpu")
+            fin = final(t.id).to("cpu")
             with torch.no_grad():
                 v.copy_(fin[:v.numel()].view(v.shape))
         sd = module.state_dict()
@@ -425,6 +477,43 @@ def run(opts, note):
             write_stdout(text)
         else:
             write_output(opts["report"], lambda f: f.write(text.encode("utf-8")))
+
+
+# Bytes kept free beside the plan's memory under --cap-memory: the kernels' own workspaces,
+# which the graph does not hold (cuBLAS's per-handle workspace, up to 32 MiB on sm_90, and
+# cuDNN's per-call convolution workspace).
+WORKSPACE_RESERVE = 64 << 20
+
+
+def cap_fraction(memory_bytes, total_bytes, reserve=WORKSPACE_RESERVE):
+    """The fraction of the GPU's memory that --cap-memory gives PyTorch's allocator: the
+    plan's memory plus the workspace reserve, at most the whole GPU."""
+    if total_bytes <= 0:
+        raise ExportError("the GPU reports %d bytes of memory" % total_bytes, 3)
+    return min(1.0, float(memory_bytes + reserve) / float(total_bytes))
+
+
+def cap_allocator(memory_bytes, note):
+    import torch
+    total = torch.cuda.get_device_properties(0).total_memory
+    f = cap_fraction(memory_bytes, total)
+    torch.cuda.set_per_process_memory_fraction(f)
+    note("--cap-memory: the allocator is capped at %.4f of %d bytes (%d + %d reserve)"
+         % (f, total, memory_bytes, WORKSPACE_RESERVE))
+
+
+def _note_step(note, it, st, p):
+    note("step %d: %.3f s, loss %s, peak live %d bytes of %d, %d recomputes, %d swaps in, %d out"
+         % (it + 1, st["wall_s"], "%.6g" % st["loss"] if st.get("loss") is not None else "?",
+            st["peak_live_bytes"], p.memory_bytes, st["nodes"]["recompute"],
+            st["nodes"]["swap_in"], st["nodes"]["swap_out"]))
+
+
+def _dump(path, text):
+    if path == "-":
+        write_stdout(text.encode("utf-8") if not isinstance(text, bytes) else text)
+    else:
+        write_output(path, lambda f: f.write(text.encode("utf-8")))
 
 
 def _loads(text, path, what):
@@ -472,6 +561,7 @@ def main(argv):
     if opts.get("help"):
         # a full disk or a closed pipe is exit 4 with one line, as for any output
         return guarded(err, lambda: write_stdout(USAGE))
+    opts["warn"] = (lambda m: None) if opts["quiet"] else err
     quiet = opts["quiet"] or not sys.stderr.isatty()
     note = (lambda m: None) if quiet else err
     if os.environ.get("DFG_FROM_TORCH_VERBOSE") and not opts["quiet"]:
