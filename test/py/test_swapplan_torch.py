@@ -448,6 +448,125 @@ class TestCorruptedPlans(Workdir):
         self.assertIn("host copy holds no valid contents", r.stderr)
 
 
+class TestCompiled(Workdir):
+    """The compiled step (docs/torch.md, "How a step is compiled"): compiled on fake tensors,
+    equal to the interpreter's steps bit for bit, its source printable; the CUDA form of the
+    same step (streams, events, record_stream) built on the CPU."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.base = tempfile.mkdtemp(prefix="swapplan-torch-compiled.")
+        tc = unittest.TestCase()
+        cls.model = MODELS_PY + ":small_cnn"
+        cls.gp, cls.plan, cls.doc = plan_for(tc, cls.base, cls.model, 4, ("0.6x", "0.7x", "0.8x"),
+                                             extra=["--optimizer", "momentum"], policy="odswap")
+        c = counts(cls.doc)
+        tc.assertGreater(c["swap_in"], 0)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.base, ignore_errors=True)
+
+    def test_equals_interpreter(self):
+        states, reports = [], []
+        for extra in ([], ["--interpret"]):
+            out = os.path.join(self.wd, "s%d.pt" % len(states))
+            rep = os.path.join(self.wd, "r%d.json" % len(states))
+            r = tool("swapplan-torch", [self.plan, "--graph", self.gp, self.model, "--iterations", "3",
+                                        "--save-state", out, "--report", rep] + extra)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            states.append(torch.load(out))
+            with open(rep) as f:
+                reports.append(json.load(f))
+        self.assertEqual(reports[0]["executor"]["mode"], "compiled")
+        self.assertEqual(reports[0]["executor"]["compiled_on"], "fake tensors")
+        self.assertEqual(reports[1]["executor"]["mode"], "interpreted")
+        for k in states[1]:
+            self.assertTrue(torch.equal(states[0][k], states[1][k]), k)
+        for a, b in zip(reports[0]["iterations"], reports[1]["iterations"]):
+            self.assertEqual(a["loss"], b["loss"])
+            for f in ("peak_live_bytes", "h2d_bytes", "d2h_bytes", "nodes"):
+                self.assertEqual(a[f], b[f], f)
+
+    def test_dump_step(self):
+        path = os.path.join(self.wd, "step.py")
+        r = tool("swapplan-torch", [self.plan, "--graph", self.gp, self.model, "--iterations", "1",
+                                    "--dump-step", path])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(path) as f:
+            src = f.read()
+        compile(src, path, "exec")
+        self.assertTrue(src.startswith("def step(S):"))
+        self.assertIn("aten.convolution.default(", src)
+        self.assertIn("# nodes[0]: ", src)
+        self.assertIn(".clone()", src)       # a swap_in on the CPU
+        self.assertIn("del ", src)
+        r = tool("swapplan-torch", [self.plan, "--graph", self.gp, self.model, "--dump-step", "-",
+                                    "--report", "-"])
+        self.assertEqual(r.returncode, 2, r.stderr)
+
+    def test_fault_found_before_any_step(self):
+        # a swap_in taken out: the compiling run on fake tensors finds it, no step runs
+        ins = [i for i, n in enumerate(self.doc["nodes"]) if n["kind"] == "swap_in"]
+        env = dict(os.environ, DFG_FROM_TORCH_VERBOSE="1")
+        bad = os.path.join(self.wd, "bad.json")
+        with open(bad, "w") as f:
+            json.dump(_renumber(self.doc, {ins[0]}), f)
+        r = tool("swapplan-torch", [bad, "--graph", self.gp, self.model, "--force"], env)
+        self.assertEqual(r.returncode, 8, r.stderr)
+        self.assertNotIn("step 1:", r.stderr)
+        self.assertNotIn("compiled the step", r.stderr)
+
+    def test_cuda_form(self):
+        # the CUDA step of this plan, rendered on the CPU: each cross-stream wait follows the
+        # event it waits for, streams switch only when they change, a buffer read on
+        # another stream than it was made on is recorded on it, the side streams fork from
+        # and join the current stream
+        import re as _re
+        from dfg_from_torch import compiled, torch_cli
+        opts = torch_cli.parse_args([self.plan, "--graph", self.gp, self.model])
+        L = torch_cli.load(opts, lambda m: None)
+        L.plan_path = self.plan
+        prog = torch_cli.compile_loaded(L, lambda m: None)
+        src, where, waited = compiled._render(prog.rec, "cuda")
+        compile(src, "cuda_step", "exec")
+        lines = [ln.strip() for ln in src.splitlines()]
+        self.assertEqual(lines[1:3], ["%s, = S" % ", ".join(prog.rec.entry), "S.clear()"][:2])
+        self.assertIn("EF.record(ST0)", lines)
+        self.assertIn("ST1.wait_event(EF)", lines)
+        self.assertEqual(lines[-4:-2], ["ST0.wait_stream(ST1)", "ST0.wait_stream(ST2)"])
+        recorded, cur, switches = set(), "0", 0
+        for ln in lines:
+            m = _re.match(r"E(\d+)\.record\(ST\d\)$", ln)
+            if m:
+                recorded.add(m.group(1))
+            m = _re.match(r"ST\d\.wait_event\(E(\d+)\)$", ln)
+            if m:
+                self.assertIn(m.group(1), recorded, ln)
+            m = _re.match(r"torch\.cuda\.set_stream\(ST(\d)\)$", ln)
+            if m:
+                self.assertNotEqual(m.group(1), cur, "a switch to the stream already current")
+                cur = m.group(1)
+                switches += 1
+        self.assertEqual(cur, "0")
+        self.assertGreater(switches, 0)
+        self.assertEqual(sorted(recorded, key=int), [str(i) for i in waited])
+        self.assertIn("non_blocking=True", src)
+        self.assertTrue(_re.search(r"\.record_stream\(ST0\)", src), "a swapped-in buffer read by compute")
+        # fewer events than cross-stream deps: one per node that another stream waits for
+        cross = sum(1 for n in self.doc["nodes"] for d in n.get("deps", [])
+                    if (n["kind"] in ("swap_in",)) != (self.doc["nodes"][d]["kind"] == "swap_in")
+                    or (n["kind"] == "swap_out") != (self.doc["nodes"][d]["kind"] == "swap_out"))
+        self.assertLessEqual(len(waited), cross)
+
+    def test_cap_fraction(self):
+        from dfg_from_torch import torch_cli
+        gib = 1 << 30
+        self.assertAlmostEqual(torch_cli.cap_fraction(8 * gib, 80 * gib, 0), 0.1)
+        self.assertAlmostEqual(torch_cli.cap_fraction(8 * gib - (64 << 20), 80 * gib), 0.1)
+        self.assertEqual(torch_cli.cap_fraction(100 * gib, 80 * gib), 1.0)
+
+
 @unittest.skipUnless(torch.cuda.is_available(), "no CUDA device")
 class TestCuda(Workdir):
     """--device cuda (skipped without a GPU): the nodes run on three streams with pinned host

@@ -288,7 +288,14 @@ def default_values(specs, given):
     return out
 
 
-def run(opts, note):
+class Loaded:
+    """What a run needs, loaded and checked: the trace and its binding, the plan, the
+    device, the real model and its state as host buffers."""
+
+
+def load(opts, note):
+    """Reads the plan, the graph and the model as opts says, traces the model, checks the
+    graph is its export; returns a Loaded (nothing has run yet)."""
     import torch
     from . import execplan, lower, models, trace
 
@@ -389,15 +396,45 @@ def run(opts, note):
             host_init[bind.ph_tensor[node.name].id] = dev.host_copy(v)
     if opts["cap_memory"] and opts["device"] == "cuda":
         cap_allocator(p.memory_bytes, note)
-    static = execplan.static_descs(cap.gm)
-    path = opts["plan"]
+    L = Loaded()
+    L.cap, L.bind, L.p, L.dev, L.host_init, L.values, L.module, L.spec = cap, bind, p, dev, host_init, values, module, spec
+    L.static = execplan.static_descs(cap.gm)
+    L.loss_node = _loss_node(cap)
+    return L
+
+
+def compile_loaded(L, note):
+    """The Program of a Loaded's plan (compiled.compile_plan)."""
+    from . import compiled, execplan
+
+    def make_ex(device, init, residents):
+        return execplan.make_executor(L.bind, L.p, L.static, device, init, residents, L.plan_path)
+
+    def residents_init():
+        out = {tid: L.dev.to_device(L.host_init[tid], -1) for tid in L.p.residents if tid in L.host_init}
+        L.dev.sync()
+        return out
+
+    return compiled.compile_plan(L.bind, L.p, L.dev, L.host_init, residents_init, make_ex, L.static,
+                                 L.loss_node, note)
+
+
+def run(opts, note):
+    import torch
+    from . import execplan
+    L = load(opts, note)
+    L.plan_path = path = opts["plan"]
+    cap, bind, p, dev, host_init, values, module, spec = \
+        L.cap, L.bind, L.p, L.dev, L.host_init, L.values, L.module, L.spec
+    static = L.static
 
     def make_ex(device, init, residents):
         return execplan.make_executor(bind, p, static, device, init, residents, path)
 
-    loss_node = _loss_node(cap)
+    loss_node = L.loss_node
     reports = []
     torch.manual_seed(opts["seed"])
+    executor = {"mode": "interpreted"}
     if opts["interpret"]:
         ex = make_ex(dev, host_init, None)
         dev.sync()
@@ -409,18 +446,13 @@ def run(opts, note):
                 reports.append(st)
                 _note_step(note, it, st, p)
     else:
-        from . import compiled
-
-        def residents_init():
-            out = {tid: dev.to_device(host_init[tid], -1) for tid in p.residents if tid in host_init}
-            dev.sync()
-            return out
-
-        prog = compiled.compile_plan(bind, p, dev, host_init, residents_init, make_ex, static, loss_node, note)
+        prog = compile_loaded(L, note)
         note("compiled the step in %.2f s: %d lines" % (prog.compile_s, prog.source.count("\n")))
         if opts["dump_step"]:
             _dump(opts["dump_step"], prog.source)
         final = prog.final_value
+        executor = {"mode": "compiled", "compiled_on": "fake tensors" if prog.first is None else "the first step",
+                    "compile_s": round(prog.compile_s, 4), "lines": prog.source.count("\n")}
         start = 0
         if prog.first is not None:
             reports.append(prog.first)
@@ -471,7 +503,7 @@ def run(opts, note):
     if opts["report"]:
         rep = {"memory_bytes": p.memory_bytes, "device": opts["device"], "model": spec.name,
                "torch": torch.__version__,
-               "plan_nodes": p.counts, "iterations": reports}
+               "plan_nodes": p.counts, "executor": executor, "iterations": reports}
         text = json.dumps(rep, indent=1) + "\n"
         if opts["report"] == "-":
             write_stdout(text)
