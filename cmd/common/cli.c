@@ -174,8 +174,14 @@ int cli_threads(int64_t requested)
 bool cli_same_file(const char *output, const char *input)
 {
     struct stat a, b;
-    if (!output || !input || strcmp(output, "-") == 0 || strcmp(input, "-") == 0)
+    if (!output || !input || strcmp(output, "-") == 0)
         return false;
+    if (strcmp(input, "-") == 0) {
+        /* /dev/stdin, /dev/fd/0 or the file stdin comes from: writing it would destroy
+         * the input (a file or pipe; a terminal is not an input that can be lost) */
+        return stat(output, &a) == 0 && fstat(0, &b) == 0 && (S_ISREG(b.st_mode) || S_ISFIFO(b.st_mode)) &&
+               a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    }
     return stat(output, &a) == 0 && stat(input, &b) == 0 && S_ISREG(a.st_mode) && a.st_dev == b.st_dev &&
            a.st_ino == b.st_ino;
 }
@@ -185,6 +191,7 @@ int cli_refuse_input_output(const cli_tool *t, const char *option, const char *o
 {
     for (int i = 0; i < n; i++)
         if (cli_same_file(output, inputs[i]))
-            return cli_usage(t, "%s %s is the input %s: it would be overwritten", option, output, inputs[i]);
+            return cli_usage(t, "%s %s is the input %s: it would be overwritten", option, output,
+                             strcmp(inputs[i], "-") == 0 ? "- (stdin)" : inputs[i]);
     return -1;
 }

@@ -36,7 +36,8 @@ int cli_fail(const cli_tool *t, const sa_err *err);
 /* True when stderr is a terminal (progress and colour only then). */
 bool cli_stderr_tty(void);
 
-/* Whether output names the same existing file as input (both not "-"): a
+/* Whether output names the same existing file as input (output not "-"; an
+ * input "-" is the file or pipe on stdin, so -o /dev/stdin matches it): a
  * tool refuses to write over one of its inputs (exit 2). */
 bool cli_same_file(const char *output, const char *input);
 /* Refuses (cli_usage, exit 2) an output that is one of the n inputs (by

@@ -447,6 +447,33 @@ class TestErrors(Workdir):
         r = export([MODELS_PY + ":no_such_function"])
         self.assertOneLine(r, 2, "no_such_function")
 
+    def test_user_code_that_exits(self):
+        # sys.exit in the model file, its FUNC or its forward: exit 3 naming the model
+        path = os.path.join(self.tmp, "exits.py")
+        with open(path, "w") as f:
+            f.write("import sys, torch, torch.nn as nn, torch.nn.functional as F\n"
+                    "class Quits(nn.Linear):\n"
+                    "    def forward(self, x):\n"
+                    "        sys.exit(7)\n"
+                    "def build(batch=2):\n"
+                    "    sys.exit(0)\n"
+                    "def text(batch=2):\n"
+                    "    sys.exit('bye')\n"
+                    "def forward(batch=2):\n"
+                    "    return Quits(4, 2), ((batch, 4),), F.mse_loss, ((batch, 2),)\n"
+                    "def negative(batch=2):\n"
+                    "    return nn.Linear(4, 2), ((batch, -2),), F.mse_loss, ((batch, 2),)\n")
+        for func, code in (("build", "sys.exit(0)"), ("text", "sys.exit('bye')"), ("forward", "sys.exit(7)")):
+            r = export([path + ":" + func])
+            self.assertOneLine(r, 3, code, "exit")
+            self.assertIn("exits", r.stderr)
+        with open(os.path.join(self.tmp, "at_import.py"), "w") as f:
+            f.write("import sys\nsys.exit(3)\n")
+        r = export([os.path.join(self.tmp, "at_import.py") + ":build"])
+        self.assertOneLine(r, 3, "at_import.py", "sys.exit(3)", "imported")
+        r = export([path + ":negative"])
+        self.assertOneLine(r, 3, "inputs[0]", "negative dimension")
+
     def test_bad_loss_names_the_model(self):
         r = export([MODELS_PY + ":frozen"])
         self.assertOneLine(r, 3, "models:frozen", "does not depend on any trainable parameter")

@@ -66,6 +66,24 @@ class OutputIsInput(unittest.TestCase):
             self.assertIn("is the input", r.stderr)
             self.unchanged(victim, before)
 
+    def test_swapplan_torch_output_is_stdin(self):
+        # PLAN read from stdin (a file redirected, then a pipe), the report sent to /dev/stdin
+        before = self.read(self.plan)
+        for out in ("/dev/stdin", "/dev/fd/0"):
+            with open(self.plan) as f:
+                r = subprocess.run([sys.executable, os.path.join(BIN, "swapplan-torch"), "-", "--graph",
+                                    self.graph, self.model + ":small_cnn", "--report", out], stdin=f,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("is the input - (stdin)", r.stderr)
+            self.unchanged(self.plan, before)
+        r = subprocess.run(["bash", "-c", 'cat "$1" | "$2" "$3" - --graph "$4" "$5" --save-state /dev/stdin',
+                            "-", self.plan, sys.executable, os.path.join(BIN, "swapplan-torch"), self.graph,
+                            self.model + ":small_cnn"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("is the input - (stdin)", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -203,4 +203,4 @@ def main(argv):
     note = (lambda m: None) if quiet else (lambda m: err(m))
     if os.environ.get("DFG_FROM_TORCH_VERBOSE"):
         note = err
-    return guarded(err, lambda: run(opts, note))
+    return guarded(err, lambda: run(opts, note), opts.get("model"))

@@ -37,7 +37,7 @@ class NoCuda(ExportError):
     code = EXIT_GPU
 
 
-def guarded(err, fn):
+def guarded(err, fn, model=None):
     """Calls fn() and returns the exit status: 0, or the code of what it raised, with one
     line through err (the traceback of an internal error only with DFG_FROM_TORCH_DEBUG)."""
     import os
@@ -52,6 +52,11 @@ def guarded(err, fn):
     except KeyboardInterrupt:
         err("interrupted")
         return 130
+    except SystemExit as e:
+        # the model's code (its forward, its loss) exited while it was traced or run
+        err("%s: the model's code exited (sys.exit(%r)) while it was traced or run: a model must not "
+            "call sys.exit" % (model or "the model", e.code))
+        return 3
     except MemoryError:
         err("out of memory")
         return EXIT_INTERNAL

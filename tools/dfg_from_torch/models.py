@@ -342,10 +342,16 @@ def _as_specs(obj, what, batch, default_name):
         if isinstance(x, torch.Tensor):
             specs.append(InputSpec(list(x.shape), x.dtype, name))
         elif _is_shape(x):
+            if any(d < 0 for d in x):
+                raise TraceError("%s[%d] (%s): the shape %s has a negative dimension" % (what, i, name, list(x)))
             specs.append(InputSpec(list(x), torch.float32, name))
         else:
             raise TraceError("%s[%d] must be a tensor or a shape, not %s" % (what, i, type(x).__name__))
     return specs
+
+
+def _exit_text(e):
+    return "sys.exit(%r)" % (e.code,)
 
 
 def _is_shape(x):
@@ -373,6 +379,9 @@ def _file_spec(path, func, batch, input_shapes, real=False):
         sys.modules[modname] = mod
         with (_NoMode() if real else MetaDevice()):
             spec.loader.exec_module(mod)
+    except SystemExit as e:
+        raise TraceError("%s: the model file exited while it was imported (%s): a model file must "
+                         "not call sys.exit" % (path, _exit_text(e)))
     except OSError as e:
         raise IOFailure("%s: cannot read the model file: %s" % (path, e.strerror or e))
     except Exception as e:
@@ -384,6 +393,9 @@ def _file_spec(path, func, batch, input_shapes, real=False):
         takes_arg = _takes_batch(fn)
         call = (lambda: fn(batch)) if takes_arg else fn
         res = call() if real else build_on_meta(call)
+    except SystemExit as e:
+        raise TraceError("%s:%s exited (%s) instead of returning the model: a model function must "
+                         "not call sys.exit" % (path, func, _exit_text(e)))
     except Exception as e:
         raise TraceError("%s:%s: building the model failed: %s" % (path, func, _one_line(e)))
     if not isinstance(res, (tuple, list)) or len(res) not in (3, 4):

@@ -28,6 +28,15 @@ def input_named(output, inputs):
         o = os.stat(output)
     except OSError:
         return None
+    if "-" in inputs:
+        # /dev/stdin, /dev/fd/0, /proc/self/fd/0 or the file stdin was redirected from
+        try:
+            s0 = os.fstat(0)
+            if (stat.S_ISREG(s0.st_mode) or stat.S_ISFIFO(s0.st_mode)) and \
+                    (s0.st_dev, s0.st_ino) == (o.st_dev, o.st_ino):
+                return "- (stdin)"
+        except OSError:
+            pass
     if not stat.S_ISREG(o.st_mode):
         return None
     for i in inputs:

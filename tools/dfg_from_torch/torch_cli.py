@@ -598,4 +598,4 @@ def main(argv):
     note = (lambda m: None) if quiet else err
     if os.environ.get("DFG_FROM_TORCH_VERBOSE") and not opts["quiet"]:
         note = err
-    return guarded(err, lambda: run(opts, note))
+    return guarded(err, lambda: run(opts, note), opts.get("model"))
