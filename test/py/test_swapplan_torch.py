@@ -713,6 +713,55 @@ class TestCommandLine(Workdir):
         self.assertIn("export the graph again", r.stderr)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
 
+    def test_graph_edited(self):
+        # a graph that is not the model's export in one field: exit 3 naming it, one line
+        with open(self.gp) as f:
+            g = json.load(f)
+        act = [t for t in g["tensors"] if t["kind"] == "activation" and len(t["shape"]) == 4][0]
+        edits = [("shape", lambda d: d["tensors"][act["id"]].__setitem__(
+                      "shape", [act["shape"][0] * 2, act["shape"][1] // 2] + act["shape"][2:])),
+                 ("dtype", lambda d: d["tensors"][act["id"]].__setitem__("dtype", "f16")),
+                 ("aten", lambda d: d["ops"][0].__setitem__("aten", ["relu"]))]
+        for field, edit in edits:
+            bad = json.loads(json.dumps(g))
+            edit(bad)
+            path = os.path.join(self.wd, "edited.json")
+            with open(path, "w") as f:
+                json.dump(bad, f)
+            r = tool("swapplan-torch", [self.plan, "--graph", path, self.model, "--iterations", "1"])
+            self.assertEqual(r.returncode, 3, field + ": " + r.stderr)
+            self.assertIn(field + " is", r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_batch_differs(self):
+        r = tool("swapplan-torch", [self.plan, "--graph", self.gp, self.model, "--batch", "8"])
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("--batch 8 differs from the graph's batch 4", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_malformed_plan_one_line(self):
+        path = os.path.join(self.wd, "bad.json")
+        bad = json.loads(json.dumps(self.doc))
+        bad["nodes"][0]["kind"] = "teleport"
+        with open(path, "w") as f:
+            json.dump(bad, f)
+        r = tool("swapplan-torch", [path, "--graph", self.gp, self.model])
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertNotIn("validation", r.stderr)
+
+    def test_force_lists_violations_in_a_pipe(self):
+        bad = json.loads(json.dumps(self.doc))
+        bad["device"]["memory_bytes"] = bad["arena_bytes"] // 2
+        path = os.path.join(self.wd, "bad.json")
+        with open(path, "w") as f:
+            json.dump(bad, f)
+        r = tool("swapplan-torch", [path, "--graph", self.gp, self.model, "--force"])
+        self.assertEqual(r.returncode, 8, r.stderr)
+        self.assertIn("--force: ", r.stderr)
+        r = tool("swapplan-torch", [path, "--graph", self.gp, self.model, "--force", "-q"])
+        self.assertNotIn("--force: ", r.stderr)
+
     def test_missing_files(self):
         r = tool("swapplan-torch", [os.path.join(self.wd, "nope.json"), "--graph", self.gp, self.model])
         self.assertEqual(r.returncode, 4, r.stderr)

@@ -225,6 +225,12 @@ def validate(plan_path, graph_path, plan_text, graph_text, force, note):
     if r.returncode == 0:
         return
     lines = [ln for ln in (r.stderr + r.stdout).splitlines() if ln.strip()]
+    if r.returncode in (3, 4):
+        # a malformed or unreadable document: swapplan-emit's one line, as this tool's
+        msg = lines[0] if lines else "swapplan-emit exit %d" % r.returncode
+        if msg.startswith("swapplan-emit: "):
+            msg = msg[len("swapplan-emit: "):]
+        raise ExportError(msg, r.returncode)
     if r.returncode == 6 and force:
         for ln in lines[:10]:
             note("--force: %s" % ln)
@@ -312,7 +318,7 @@ def load(opts, note):
     if not isinstance(graph, dict) or graph.get("format") != "dfg":
         raise ExportError('%s: not a dfg graph ("format" is not "dfg")' % opts["graph"], 3)
     validate(opts["plan"], opts["graph"], plan_text if plan_text is not None else "",
-             graph_text if graph_text is not None else "", opts["force"], note)
+             graph_text if graph_text is not None else "", opts["force"], opts.get("warn") or note)
 
     src = graph.get("source") if isinstance(graph.get("source"), dict) else {}
     if src.get("tool") != "dfg-from-torch":
@@ -324,7 +330,12 @@ def load(opts, note):
     if src.get("dtype", "f32") != "f32":
         raise ExportError("%s: exported with --dtype %s; swapplan-torch runs f32 exports (the export "
                           "traces in f32 and relabels the sizes)" % (opts["graph"], src.get("dtype")), 3)
-    batch = opts["batch"] if opts["batch"] is not None else graph.get("batch")
+    gb = graph.get("batch")
+    if opts["batch"] is not None and isinstance(gb, int) and not isinstance(gb, bool) and opts["batch"] != gb:
+        raise ExportError("%s: --batch %d differs from the graph's batch %d: the plan was made for batch %d "
+                          "(export and plan the model again at batch %d)"
+                          % (opts["graph"], opts["batch"], gb, gb, opts["batch"]), 3)
+    batch = opts["batch"] if opts["batch"] is not None else gb
     if not isinstance(batch, int) or batch <= 0:
         raise UsageError("the graph has no \"batch\": give --batch")
     shapes = src.get("inputs")
