@@ -470,11 +470,11 @@ static sa_status run_pass(dctx *c)
     }
     for (int32_t t = 0; t < c->nt; t++)
         if (pswap(c, t)) {
-            if (c->present[t]) {
-                st = sa_fail(c->err, SA_EINTERNAL, "plan builder: swapped persistent tensor %d (\"%s\") still on the "
-                             "device at the iteration's end", t, g->tensors[t].name);
+            /* left past the last use an earlier pass 1 saw (a recompute that read
+             * it then no longer happens; a parameter that is only read): it leaves
+             * after the last node that used it, swapped out if updated since */
+            if (c->present[t] && (st = evict(c, t, c->n - 1, c->cprev, false)))
                 goto out;
-            }
         } else if (sa_dfg_kind_persistent(g->tensors[t].kind)) {
             /* from the start to the end, or (pgaps) from its last swap-in */
             bool gaps = pgaps(c, t);
