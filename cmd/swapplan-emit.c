@@ -1,6 +1,7 @@
 /* swapplan-emit - swap plan -> views for people (summary, trace, dot, memory)
  * and programs (check, graph).  The work is in lib/emit*.c. */
 #include <getopt.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,8 +374,11 @@ int main(int argc, char **argv)
     int32_t n_viol = 0;
     view_args va = {(const sa_plan *const *)plans, labels, n_plans, g, strict, svg, scale, wa, wb, &n_viol};
     st = v->run(&va, fp, &err);
+    int werr = errno;
     /* an invalid plan's violation lines are the check's output: keep them */
     bool keep = st == SA_OK || ((v->flags & VIEW_CHECK) && st == SA_EINVALID);
+    if (st == SA_EIO && strncmp(err.msg, "<output>", 8) == 0) /* the view's stream failed: name the file */
+        sa_fail(&err, SA_EIO, "%s: write failed: %s", o.path ? o.path : "<stdout>", strerror(werr ? werr : EIO));
     if (!keep) {
         sa_out_abort(&o);
         rc = cli_fail(&TOOL, &err);
