@@ -15,7 +15,8 @@
 
 static const cli_tool TOOL = {
     "dfg-profile",
-    "Usage: dfg-profile GRAPH --device PROFILE [--memory SIZE] [-o OUT]\n"
+    "Usage: dfg-profile GRAPH --device PROFILE [--memory SIZE]\n"
+    "                   [--workspace-reserve SIZE] [-o OUT]\n"
     "       dfg-profile GRAPH --measure [--device PROFILE] [--memory SIZE]\n"
     "                   [--measured-profile OUT] [-o OUT]\n"
     "\n"
@@ -30,6 +31,10 @@ static const cli_tool TOOL = {
     "  --memory SIZE           device memory to plan for instead of the profile's:\n"
     "                          bytes, 16GiB, 8000MB, or a fraction of the graph's\n"
     "                          no-swap peak such as 0.25x\n"
+    "  --workspace-reserve SIZE  device memory the kernels' own workspaces take\n"
+    "                          (cuBLAS, cuDNN) beside the tensors, instead of the\n"
+    "                          profile's (default 0): the planners plan in the\n"
+    "                          memory less this reserve\n"
     "  --measure               time every distinct op shape on this machine's GPU\n"
     "                          (cuDNN, cuBLAS, CUDA kernels) and measure the host\n"
     "                          link; PROFILE is then optional and only supplies\n"
@@ -45,10 +50,11 @@ static const cli_tool TOOL = {
 
 int main(int argc, char **argv)
 {
-    enum { OPT_DEVICE = 256, OPT_MEMORY, OPT_MEASURE, OPT_MEASURED, OPT_HELP, OPT_VERSION, OPT_LIST };
+    enum { OPT_DEVICE = 256, OPT_MEMORY, OPT_MEASURE, OPT_MEASURED, OPT_HELP, OPT_VERSION, OPT_LIST, OPT_RESERVE };
     static const struct option longopts[] = {
         {"device", required_argument, NULL, OPT_DEVICE},
         {"memory", required_argument, NULL, OPT_MEMORY},
+        {"workspace-reserve", required_argument, NULL, OPT_RESERVE},
         {"measure", no_argument, NULL, OPT_MEASURE},
         {"measured-profile", required_argument, NULL, OPT_MEASURED},
         {"output", required_argument, NULL, 'o'},
@@ -57,7 +63,7 @@ int main(int argc, char **argv)
         {"list-devices", no_argument, NULL, OPT_LIST},
         {NULL, 0, NULL, 0},
     };
-    const char *device = NULL, *memory = NULL, *measured_out = NULL, *out = "-";
+    const char *device = NULL, *memory = NULL, *measured_out = NULL, *out = "-", *reserve = NULL;
     bool measure = false;
     int c;
     opterr = 0; /* getopt's own messages would not follow cli_usage's format */
@@ -65,6 +71,7 @@ int main(int argc, char **argv)
         switch (c) {
         case OPT_DEVICE: device = optarg; break;
         case OPT_MEMORY: memory = optarg; break;
+        case OPT_RESERVE: reserve = optarg; break;
         case OPT_MEASURE: measure = true; break;
         case OPT_MEASURED: measured_out = optarg; break;
         case 'o': out = optarg; break;
@@ -128,6 +135,13 @@ int main(int argc, char **argv)
             goto done;
         }
     }
+    int64_t reserve_bytes = -1;
+    if (reserve && strcmp(reserve, "0") != 0 && cli_parse_size(reserve, -1, &reserve_bytes, &err)) {
+        rc = cli_usage(&TOOL, "--workspace-reserve: %s", err.msg);
+        goto done;
+    }
+    if (reserve && strcmp(reserve, "0") == 0)
+        reserve_bytes = 0;
     if (measure) {
         if ((st = gpu_available(&err)) || (st = gpu_measure_graph(g, prof, &measured, &err))) {
             rc = cli_fail(&TOOL, &err);
@@ -143,6 +157,8 @@ int main(int argc, char **argv)
         rc = cli_fail(&TOOL, &err);
         goto done;
     }
+    if (reserve_bytes >= 0)
+        g->device.workspace_reserve_bytes = reserve_bytes;
     if ((st = sa_dfg_write_file(g, out, &err)))
         rc = cli_fail(&TOOL, &err);
 done:

@@ -191,6 +191,18 @@ int search_load(const cli_tool *tool, const search_args *a, const char *text, si
             rc = report ? cli_usage(tool, "--memory: %s", err.msg) : 2;
         else if (a->memory)
             dev->memory_bytes = bytes;
+        /* the kernels' workspaces take their reserve out of the memory: every
+         * policy plans in what is left, and the plan's memory_bytes says so */
+        if (rc < 0 && dev->workspace_reserve_bytes > 0) {
+            if (dev->workspace_reserve_bytes >= dev->memory_bytes) {
+                sa_fail(&err, SA_EINFEASIBLE, "%s: the memory, %lld bytes, is no more than the device's "
+                        "workspace_reserve_bytes %lld: nothing is left for the graph's tensors", a->graph,
+                        (long long)dev->memory_bytes, (long long)dev->workspace_reserve_bytes);
+                rc = report ? cli_fail(tool, &err) : sa_exit_code(SA_EINFEASIBLE);
+            } else {
+                dev->memory_bytes -= dev->workspace_reserve_bytes;
+            }
+        }
     }
     if (rc >= 0) {
         sa_dfg_free(*g);

@@ -80,6 +80,10 @@ typedef struct sa_dfg_device {
     double d2h_bytes_per_s;
     double duplex_bytes_per_s;
     double transfer_latency_us;
+    /* bytes of device memory the kernels' own workspaces (cuBLAS, cuDNN) take
+     * beside the graph's tensors; 0 when the block has none.  A planner plans
+     * in memory_bytes less this reserve (docs/formats.md, the device block) */
+    int64_t workspace_reserve_bytes;
 } sa_dfg_device;
 
 typedef struct sa_dfg_graph {

@@ -11,7 +11,7 @@
 static const char *const prof_known[] = {"format", "version", "name", "memory_bytes", "h2d_bytes_per_s",
                                          "d2h_bytes_per_s", "duplex_bytes_per_s", "transfer_latency_us",
                                          "peak_flops", "memory_bandwidth_bytes_per_s", "launch_overhead_us",
-                                         "efficiency", NULL};
+                                         "efficiency", "workspace_reserve_bytes", NULL};
 
 bool sa_devprof_set_eff(sa_devprof *p, const char *type, double compute, double memory)
 {

@@ -382,7 +382,8 @@ sa_status ju_device(const cJSON *o, sa_dfg_device *dev, ju_where w, sa_err *err)
         (st = ju_num(o, "h2d_bytes_per_s", 1, true, &dev->h2d_bytes_per_s, w, err)) ||
         (st = ju_num(o, "d2h_bytes_per_s", 1, true, &dev->d2h_bytes_per_s, w, err)) ||
         (st = ju_num(o, "duplex_bytes_per_s", 1, true, &dev->duplex_bytes_per_s, w, err)) ||
-        (st = ju_time(o, "transfer_latency_us", true, &dev->transfer_latency_us, w, err)))
+        (st = ju_time(o, "transfer_latency_us", true, &dev->transfer_latency_us, w, err)) ||
+        (st = ju_int(o, "workspace_reserve_bytes", 0, false, &dev->workspace_reserve_bytes, w, err)))
         return st;
     sa_utf8_copy(dev->name, sizeof dev->name, name); /* a long name is cut between characters */
     return SA_OK;
@@ -399,6 +400,8 @@ cJSON *ju_device_json(const sa_dfg_device *dev)
     ju_add_number(o, "d2h_bytes_per_s", dev->d2h_bytes_per_s);
     ju_add_number(o, "duplex_bytes_per_s", dev->duplex_bytes_per_s);
     ju_add_number(o, "transfer_latency_us", dev->transfer_latency_us);
+    if (dev->workspace_reserve_bytes > 0)
+        ju_add_number(o, "workspace_reserve_bytes", (double)dev->workspace_reserve_bytes);
     return o;
 }
 

@@ -565,6 +565,15 @@ class TestCompiled(Workdir):
         self.assertAlmostEqual(torch_cli.cap_fraction(8 * gib, 80 * gib, 0), 0.1)
         self.assertAlmostEqual(torch_cli.cap_fraction(8 * gib - (64 << 20), 80 * gib), 0.1)
         self.assertEqual(torch_cli.cap_fraction(100 * gib, 80 * gib), 1.0)
+        # the plan's own reserve (dfg-profile --workspace-reserve) is what the cap adds
+        from dfg_from_torch import execplan
+        doc = {"format": "swapplan", "version": 1, "nodes": [],
+               "device": {"memory_bytes": 8 * gib - (1 << 20), "workspace_reserve_bytes": 1 << 20}}
+        p = execplan.Plan(doc, "plan.json", 0, 0)
+        self.assertEqual(p.workspace_reserve, 1 << 20)
+        self.assertAlmostEqual(torch_cli.cap_fraction(p.memory_bytes, 80 * gib, p.workspace_reserve), 0.1)
+        del doc["device"]["workspace_reserve_bytes"]
+        self.assertEqual(execplan.Plan(doc, "plan.json", 0, 0).workspace_reserve, 0)
 
 
 @unittest.skipUnless(torch.cuda.is_available(), "no CUDA device")

@@ -172,6 +172,8 @@ class Plan:
         if not isinstance(dev, dict) or not isinstance(dev.get("memory_bytes"), (int, float)):
             bad('"device.memory_bytes" is missing')
         self.memory_bytes = int(dev["memory_bytes"])
+        r = dev.get("workspace_reserve_bytes", 0)
+        self.workspace_reserve = int(r) if isinstance(r, (int, float)) and not isinstance(r, bool) and r > 0 else 0
         nodes = doc.get("nodes")
         if not isinstance(nodes, list):
             bad('"nodes" is missing')

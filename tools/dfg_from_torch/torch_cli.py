@@ -57,7 +57,8 @@ options
                        compiled step (about 5 times slower per node; same results)
   --no-cuda-graph      on CUDA, run the compiled step without capturing it as a CUDA graph
   --cap-memory         on CUDA, cap PyTorch's allocator at the plan's memory_bytes plus
-                       the workspace reserve (torch.cuda.set_per_process_memory_fraction)
+                       its workspace_reserve_bytes (dfg-profile --workspace-reserve; 64 MiB
+                       when it has none): torch.cuda.set_per_process_memory_fraction
   -q, --quiet          no notes on stderr
   -h, --help           this help
 
@@ -406,7 +407,7 @@ def load(opts, note):
                                   "recorded: swapplan-torch cannot run it" % (spec.name, node.target), 3)
             host_init[bind.ph_tensor[node.name].id] = dev.host_copy(v)
     if opts["cap_memory"] and opts["device"] == "cuda":
-        cap_allocator(p.memory_bytes, note)
+        cap_allocator(p.memory_bytes, p.workspace_reserve, opts.get("warn") or note)
     L = Loaded()
     L.cap, L.bind, L.p, L.dev, L.host_init, L.values, L.module, L.spec = cap, bind, p, dev, host_init, values, module, spec
     L.static = execplan.static_descs(cap.gm)
@@ -522,9 +523,10 @@ def run(opts, note):
             write_output(opts["report"], lambda f: f.write(text.encode("utf-8")))
 
 
-# Bytes kept free beside the plan's memory under --cap-memory: the kernels' own workspaces,
-# which the graph does not hold (cuBLAS's per-handle workspace, up to 32 MiB on sm_90, and
-# cuDNN's per-call convolution workspace).
+# Bytes kept free beside the plan's memory under --cap-memory when the plan keeps no
+# workspace reserve of its own (its device block's workspace_reserve_bytes): the kernels'
+# own workspaces, which the graph does not hold (cuBLAS's per-handle workspace, up to
+# 32 MiB on sm_90, and cuDNN's per-call convolution workspace).
 WORKSPACE_RESERVE = 64 << 20
 
 
@@ -536,13 +538,17 @@ def cap_fraction(memory_bytes, total_bytes, reserve=WORKSPACE_RESERVE):
     return min(1.0, float(memory_bytes + reserve) / float(total_bytes))
 
 
-def cap_allocator(memory_bytes, note):
+def cap_allocator(memory_bytes, plan_reserve, note):
+    """Caps PyTorch's allocator at the plan's memory plus its workspace reserve (the plan
+    was made in memory_bytes = the memory asked for less that reserve), or plus
+    WORKSPACE_RESERVE when the plan keeps none."""
     import torch
     total = torch.cuda.get_device_properties(0).total_memory
-    f = cap_fraction(memory_bytes, total)
+    reserve = plan_reserve if plan_reserve > 0 else WORKSPACE_RESERVE
+    f = cap_fraction(memory_bytes, total, reserve)
     torch.cuda.set_per_process_memory_fraction(f)
-    note("--cap-memory: the allocator is capped at %.4f of %d bytes (%d + %d reserve)"
-         % (f, total, memory_bytes, WORKSPACE_RESERVE))
+    note("--cap-memory: the allocator is capped at %.4f of %d bytes (%d + %d workspace reserve%s)"
+         % (f, total, memory_bytes, reserve, "" if plan_reserve > 0 else ", the default: the plan keeps none"))
 
 
 def _note_step(note, it, st, p):
