@@ -29,3 +29,71 @@ def transformer8(batch=4, seq=32, width=32, heads=4, blocks=8):
     layer = nn.TransformerEncoderLayer(width, heads, dim_feedforward=4 * width, dropout=0.0)
     m = nn.TransformerEncoder(layer, blocks)
     return m, (torch.randn(seq, batch, width),), F.mse_loss, (torch.randn(seq, batch, width),)
+
+
+class _Block(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+        self.ln2 = nn.LayerNorm(width)
+        self.fc = nn.Linear(width, 4 * width)
+        self.out = nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        h = self.heads
+        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        q = q.view(b, t, h, c // h).transpose(1, 2)
+        k = k.view(b, t, h, c // h).transpose(1, 2)
+        v = v.view(b, t, h, c // h).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / float(c // h) ** 0.5)
+        causal = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+        att = F.softmax(att.masked_fill(~causal, float("-inf")), dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, c)
+        x = x + self.proj(y)
+        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+
+
+class GPT(nn.Module):
+    """A GPT shaped as nanoGPT's: learned positions, pre-norm blocks, causal attention
+    written out (softmax of masked scores: torch 1.13 has no scaled_dot_product_attention),
+    the head tied to the token embedding."""
+
+    def __init__(self, vocab, seq, width, heads, layers):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, width)
+        self.wpe = nn.Embedding(seq, width)
+        self.blocks = nn.Sequential(*[_Block(width, heads) for _ in range(layers)])
+        self.ln = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab, bias=False)
+        self.head.weight = self.wte.weight
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        pos = torch.arange(t, device=idx.device)
+        x = self.wte(idx) + self.wpe(pos)
+        return self.head(self.ln(self.blocks(x)))
+
+
+def lm_loss(logits, targets):
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def gpt(batch=8, seq=256, width=384, heads=6, layers=6, vocab=50257):
+    """A nanoGPT-sized GPT (6 layers, 384 wide, 256 tokens, tied embedding)."""
+    m = GPT(vocab, seq, width, heads, layers)
+    ids = torch.zeros(batch, seq, dtype=torch.long)
+    return m, (ids,), lm_loss, (torch.zeros(batch, seq, dtype=torch.long),)
+
+
+def gpt2_small(batch=8, seq=1024):
+    """GPT-2 small's size: 12 layers, 768 wide, 12 heads, 1024 tokens, 50257 words."""
+    return gpt(batch, seq, 768, 12, 12, 50257)
+
+
+def gpt_tiny(batch=2):
+    """The same code at a size the CPU tests and smoke runs train in seconds."""
+    return gpt(batch, 16, 32, 4, 2, 97)

@@ -3,17 +3,23 @@
 #
 #   scripts/gpu_check.sh [OUTDIR]        # after make, on a machine with a CUDA GPU and torch
 #
-# Runs these steps in this order (STEPS="test torch runner measure" by default; name fewer
-# to run fewer), each writing into OUTDIR (default out/gpu):
+# Runs these steps in this order (STEPS="test torch runner measure islands" by default; name
+# fewer to run fewer), each writing into OUTDIR (default out/gpu):
 #   test     test-py.txt: the Python tests that need a GPU: swapplan-torch --device cuda
 #            against eager PyTorch, dfg-from-torch --measure
-#   torch    torch_gpu.csv, torch_gpu.txt: scripts/torch_gpu.py (resnet50 b32 and vit_b_16
-#            b16 at 0.5x trained with their plans beside eager, checkpoint, save_on_cpu and
-#            torch.compile)
+#   torch    torch_gpu.csv, torch_gpu.txt: scripts/torch_gpu.py (resnet50 b32, vit_b_16 b16
+#            and the GPT-2-small-sized bench/torch_models.py:gpt2_small b8 at 0.5x and 0.3x,
+#            profiled with --measure on this GPU, 64 MiB workspace reserve, trained with
+#            their compiled plans (CUDA graphs) beside eager, checkpoint, save_on_cpu,
+#            side-stream activation offloading and torch.compile's memory budget)
 #   runner   runner.txt: swapplan-run --backend cuda on bundled graphs' plans (the C runner,
 #            spin and --real-ops kernels), measured against each plan's prediction
 #   measure  measure.txt, measured-profile.json: dfg-profile --measure on a bundled graph
 #            (cuDNN / cuBLAS op times) and a plan of the measured graph
+#   islands  islands.txt: swapadvisor-search-mpi on resnet-50 b32 at 0.5x at 1, 2, 4, 8 and
+#            16 ranks (one thread each, the genetic search alone: --no-seeds) for ISLAND_GENS
+#            generations a rank (default 20): wall time
+#            and speed-up over one rank, the plan's iteration time
 # env.txt names the GPU, driver, torch and CUDA. The exit status is the number of steps that
 # failed (0: all passed); 64 for an unknown step in STEPS. Environment: DFG_PYTHON (the
 # Python with torch, default python3), THREADS (search threads, default all cores),
@@ -24,11 +30,13 @@ cd "$(dirname "$0")/.."
 OUTDIR=${1:-out/gpu}
 PY=${DFG_PYTHON:-python3}
 THREADS=${THREADS:-$(nproc)}
-TIME_LIMIT=${TIME_LIMIT:-30}
-STEPS=" ${STEPS:-test torch runner measure} "
+TIME_LIMIT=${TIME_LIMIT:-15}
+ITERATIONS=${ITERATIONS:-6}
+ISLAND_GENS=${ISLAND_GENS:-20}
+STEPS=" ${STEPS:-test torch runner measure islands} "
 for s in $STEPS; do
-    case $s in test | torch | runner | measure) ;;
-    *) echo "gpu_check: unknown step '$s' in STEPS (test, torch, runner, measure)" >&2; exit 64 ;;
+    case $s in test | torch | runner | measure | islands) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (test, torch, runner, measure, islands)" >&2; exit 64 ;;
     esac
 done
 mkdir -p "$OUTDIR"
@@ -63,7 +71,8 @@ fi
 if [[ $STEPS == *" torch "* ]]; then
     : >"$OUTDIR/torch_gpu.txt"
     step "torch_gpu.py" "$OUTDIR/torch_gpu.txt" env DFG_PYTHON="$PY" PYTHONUNBUFFERED=1 "$PY" scripts/torch_gpu.py \
-        --threads "$THREADS" --time-limit "$TIME_LIMIT" --iterations 10 --out "$OUTDIR/torch_gpu.csv"
+        --threads "$THREADS" --time-limit "$TIME_LIMIT" --iterations "$ITERATIONS" --profile-measure \
+        --out "$OUTDIR/torch_gpu.csv"
 fi
 
 if [[ $STEPS == *" runner "* ]]; then
@@ -88,6 +97,28 @@ if [[ $STEPS == *" measure "* ]]; then
         --measured-profile "$OUTDIR/measured-profile.json" -o "$W/r50.measured.json" &&
     step "plan the measured graph" "$OUTDIR/measure.txt" bin/swapadvisor-search "$W/r50.measured.json" \
         --memory 0.5x --threads "$THREADS" --time-limit "$TIME_LIMIT" -o "$W/r50.measured.plan.json"
+fi
+
+if [[ $STEPS == *" islands "* ]]; then
+    : >"$OUTDIR/islands.txt"
+    if [ -x bin/swapadvisor-search-mpi ] && command -v mpirun >/dev/null; then
+        g=$W/r50.islands.json
+        step "profile for islands" "$OUTDIR/islands.txt" bin/dfg-profile graphs/resnet-50-b32.json \
+            --device "$PROFILE" -o "$g" &&
+        for r in 1 2 4 8 16; do
+            t0=$(date +%s.%N)
+            step "islands $r" "$OUTDIR/islands.txt" mpirun --allow-run-as-root --oversubscribe -np "$r" \
+                bin/swapadvisor-search-mpi "$g" --memory 0.5x --seed 1 --threads 1 --no-seeds --generations "$ISLAND_GENS" \
+                -q -o "$W/islands.$r.json" || continue
+            awk -v r="$r" -v t0="$t0" -v t1="$(date +%s.%N)" -v it="$(grep -o '"iteration_us": *[0-9.e+]*' \
+                "$W/islands.$r.json" | head -1 | sed 's/.*: *//')" \
+                'BEGIN { printf "islands: ranks %d generations/rank '"$ISLAND_GENS"' wall_s %.2f iteration_us %s\n", r, t1 - t0, it }' \
+                | tee -a "$OUTDIR/islands.txt" >&2
+        done
+    else
+        echo "gpu_check: islands: swapadvisor-search-mpi or mpirun missing" | tee -a "$OUTDIR/islands.txt" >&2
+        failed=$((failed + 1))
+    fi
 fi
 
 echo "gpu_check: $failed step(s) failed; results in $OUTDIR" >&2

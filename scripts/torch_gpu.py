@@ -2,10 +2,12 @@
 """scripts/torch_gpu.py - a swap plan trained for real on a GPU, beside what a PyTorch
 user would do instead (docs/torch_gpu.md).
 
-For each MODEL and batch (default torchvision:resnet50 at 32 and torchvision:vit_b_16 at
-16) it
+For each MODEL and batch (default torchvision:resnet50 at 32, torchvision:vit_b_16 at
+16 and bench/torch_models.py:gpt2_small at 8) and each --memory FRACTION (default 0.5
+and 0.3) it
   1. exports one training step (dfg-from-torch), profiles it for a bundled device profile
-     (dfg-profile), plans it at --memory FRACTION of its no-swap peak
+     (dfg-profile; --profile-measure times the ops on this GPU, so the plan's prediction
+     is of this GPU), plans it at FRACTION of its no-swap peak
      (swapadvisor-search --memory FRACTIONx) and trains with the plan (swapplan-torch
      --device D --report): 2 warm-up steps, then --iterations timed ones;
   2. runs, in this process, the same model and batch as plain PyTorch, each variant the
@@ -15,6 +17,10 @@ For each MODEL and batch (default torchvision:resnet50 at 32 and torchvision:vit
                     tools/dfg_from_torch/eager.py); "oom" when it does not fit
        checkpoint   torch.utils.checkpoint (non-reentrant) around each block
        save_on_cpu  torch.autograd.graph.save_on_cpu(pin_memory=True)
+       offload      activation offloading on a side stream through saved_tensors_hooks, as
+                    torchtune and TRL ship it: each saved tensor copied to pinned host
+                    memory on its own stream while the forward goes on, copied back when
+                    the backward unpacks it
        compile      torch.compile with torch._functorch.config.activation_memory_budget
                     = FRACTION (torch >= 2.4; skipped with the reason otherwise)
   3. appends one CSV row per variant to --out (header when the file is new; the whole
@@ -51,8 +57,9 @@ if TOOLS not in sys.path:
 PROG = "torch_gpu"
 COLUMNS = ["device", "torch", "model", "batch", "memory_fraction", "memory_bytes", "variant",
            "iteration_ms", "peak_bytes", "predicted_ms", "predicted_peak_bytes", "note"]
-DEFAULT_MODELS = [("torchvision:resnet50", 32), ("torchvision:vit_b_16", 16)]
-VARIANTS = ["plan", "eager", "checkpoint", "save_on_cpu", "compile"]
+DEFAULT_MODELS = [("torchvision:resnet50", 32), ("torchvision:vit_b_16", 16),
+                  (os.path.join(REPO, "bench", "torch_models.py") + ":gpt2_small", 8)]
+VARIANTS = ["plan", "eager", "checkpoint", "save_on_cpu", "offload", "compile"]
 WARMUP = 2
 
 
@@ -86,9 +93,14 @@ def parse_args(argv):
     ap.add_argument("--batch", action="append", type=int, default=None,
                     help="batch size: once for every model, or once per --model "
                          "(default 32 for resnet50, 16 for vit_b_16)")
-    ap.add_argument("--memory", type=float, default=0.5, metavar="FRACTION",
-                    help="plan memory as a fraction of the graph's no-swap peak; also the "
-                         "compile variant's activation_memory_budget (default 0.5)")
+    ap.add_argument("--memory", default="0.5,0.3", metavar="FRACTIONS",
+                    help="plan memory as fractions of the graph's no-swap peak, comma-separated; "
+                         "also the compile variant's activation_memory_budget (default 0.5,0.3)")
+    ap.add_argument("--workspace-reserve", default=None, metavar="SIZE",
+                    help="dfg-profile --workspace-reserve: device memory the planners leave to "
+                         "cuBLAS / cuDNN workspaces (default 64MiB on cuda, none on cpu)")
+    ap.add_argument("--no-cuda-graph", action="store_true",
+                    help="swapplan-torch --no-cuda-graph: the compiled step without capture")
     ap.add_argument("--iterations", type=int, default=10,
                     help="timed steps per variant, after %d warm-ups (default 10)" % WARMUP)
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
@@ -120,8 +132,14 @@ def parse_args(argv):
     a = ap.parse_args(argv)
     if a.iterations < 1:
         ap.error("--iterations must be at least 1")
-    if not (0 < a.memory <= 4):
-        ap.error("--memory FRACTION must be in (0, 4], e.g. 0.5")
+    try:
+        a.memories = [float(x) for x in a.memory.split(",") if x.strip()]
+    except ValueError:
+        ap.error("--memory %r: expected fractions such as 0.5,0.3" % a.memory)
+    if not a.memories or not all(0 < m <= 4 for m in a.memories):
+        ap.error("--memory FRACTIONS must be in (0, 4], e.g. 0.5,0.3")
+    if a.workspace_reserve is None and a.device == "cuda":
+        a.workspace_reserve = "64MiB"
     wanted = [v.strip() for v in a.variants.split(",") if v.strip()]
     bad = [v for v in wanted if v not in VARIANTS]
     if bad:
@@ -228,14 +246,15 @@ def pick_profile(given, device, names):
     return "v100-pcie3-16gb"
 
 
-def pipeline(model, batch, a, work, profile):
+def pipeline(model, batch, a, work, profile, fraction):
     """Export, profile, plan, train with the plan. Returns (plan, report, graph_path)."""
-    stem = os.path.join(work, "%s.b%d" % (model.replace(":", "_").replace("/", "_"), batch))
+    stem = os.path.join(work, "%s.b%d.m%g" % (model.replace(":", "_").replace("/", "_"), batch, fraction))
     g, gp, pl, rep = stem + ".json", stem + ".p.json", stem + ".plan.json", stem + ".run.json"
     run_tool("dfg-from-torch", [model, "--batch", str(batch), "-q", "-o", g])
-    prof = ["--device", profile] + (["--measure"] if a.profile_measure else [])
+    prof = ["--device", profile] + (["--measure"] if a.profile_measure else []) + \
+        (["--workspace-reserve", a.workspace_reserve] if a.workspace_reserve else [])
     run_tool("dfg-profile", [g] + prof + ["-o", gp])
-    search = [gp, "--memory", "%gx" % a.memory, "-o", pl]
+    search = [gp, "--memory", "%gx" % fraction, "-o", pl]
     if a.generations is not None:
         search += ["--generations", str(a.generations)]
     if a.threads is not None:
@@ -248,7 +267,9 @@ def pipeline(model, batch, a, work, profile):
     if "plan" in a.variants:
         run_tool("swapplan-torch", [pl, "--graph", gp, model, "--device", a.device,
                                     "--iterations", str(a.iterations + WARMUP),
-                                    "--seed", str(a.seed), "--report", rep])
+                                    "--seed", str(a.seed), "--report", rep]
+                 + (["--cap-memory"] if a.cap_memory and a.device == "cuda" else [])
+                 + (["--no-cuda-graph"] if a.no_cuda_graph else []))
         report = read_json(rep, "swapplan-torch")
     return plan, report
 
@@ -297,6 +318,8 @@ def plan_row(plan, report, device):
     loss = timed[-1].get("loss")
     if isinstance(loss, (int, float)):
         bits.append("loss %.5g" % loss)
+    ex = (report or {}).get("executor") or {}
+    bits.append("executor %s%s" % (ex.get("mode", "?"), ", CUDA graph" if timed[-1].get("cuda_graph") else ""))
     row["note"] = "; ".join(bits)
     return row
 
@@ -481,6 +504,9 @@ def run_variant(variant, model, batch, a, device, fraction):
             bits.append("save_on_cpu(pin_memory=%s)" % pin)
             if device == "cpu":
                 bits.append("on cpu the saved tensors stay in host memory: nothing moves")
+        elif variant == "offload":
+            ctx = lambda: offload_hooks(device)
+            bits.append("saved tensors offloaded to pinned host memory on a side stream (saved_tensors_hooks)")
         elif variant == "compile":
             torch._dynamo.reset()
             budget = _BudgetConfig(fraction)
@@ -517,6 +543,54 @@ def run_variant(variant, model, batch, a, device, fraction):
                 torch._dynamo.reset()
             except Exception:
                 pass
+
+
+class offload_hooks:
+    """Activation offloading as torchtune's OffloadActivations and TRL ship it, reduced to
+    its core: torch.autograd.graph.saved_tensors_hooks whose pack copies each saved tensor
+    (not a parameter, above 64 KiB) to pinned host memory on a side stream, the compute
+    stream going on meanwhile, and whose unpack waits for that copy and brings the tensor
+    back. On the CPU the copies are plain clones."""
+
+    MIN_BYTES = 64 << 10
+
+    def __init__(self, device):
+        import torch
+        self.device = device
+        self.stream = torch.cuda.Stream() if device == "cuda" else None
+        self.ctx = torch.autograd.graph.saved_tensors_hooks(self.pack, self.unpack)
+
+    def pack(self, t):
+        import torch
+        if isinstance(t, torch.nn.Parameter) or t.numel() * t.element_size() < self.MIN_BYTES:
+            return t
+        if self.stream is None:
+            return ("host", t.detach().clone(), None)
+        self.stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(self.stream):
+            h = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+            h.copy_(t, non_blocking=True)
+            t.record_stream(self.stream)
+            ev = torch.cuda.Event()
+            ev.record(self.stream)
+        return ("host", h, ev)
+
+    def unpack(self, packed):
+        import torch
+        if not (isinstance(packed, tuple) and len(packed) == 3 and packed[0] == "host"):
+            return packed
+        _, h, ev = packed
+        if ev is None:
+            return h
+        torch.cuda.current_stream().wait_event(ev)
+        return h.to("cuda", non_blocking=True)
+
+    def __enter__(self):
+        self.ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.ctx.__exit__(*exc)
 
 
 def _peak(device):
@@ -559,13 +633,13 @@ def append_rows(path, rows):
 
 # ---------------------------------------------------------------- main
 
-def bench_model(model, batch, a, work, profile, dev_name):
+def bench_model(model, batch, a, work, profile, dev_name, fraction):
     import torch
-    note("%s batch %d: pipeline (profile %s, memory %gx)" % (model, batch, profile, a.memory))
-    plan, report = pipeline(model, batch, a, work, profile)
+    note("%s batch %d: pipeline (profile %s, memory %gx)" % (model, batch, profile, fraction))
+    plan, report = pipeline(model, batch, a, work, profile, fraction)
     mem = (plan.get("device") or {}).get("memory_bytes", "")
     base = {"device": dev_name, "torch": torch.__version__, "model": model, "batch": batch,
-            "memory_fraction": "%g" % a.memory, "memory_bytes": mem}
+            "memory_fraction": "%g" % fraction, "memory_bytes": mem}
     rows = []
     if "plan" in a.variants:
         r = dict(base, **plan_row(plan, report, a.device))
@@ -582,7 +656,7 @@ def bench_model(model, batch, a, work, profile, dev_name):
             if v == "plan":
                 continue
             note("  %s ..." % v)
-            r = dict(base, variant=v, **run_variant(v, model, batch, a, a.device, a.memory))
+            r = dict(base, variant=v, **run_variant(v, model, batch, a, a.device, fraction))
             if capped:
                 r["note"] = "allocator capped at memory_bytes; " + r["note"]
             elif a.device == "cuda" and isinstance(r.get("peak_bytes"), int) and isinstance(mem, int) \
@@ -641,10 +715,11 @@ def main(argv=None):
         profile = pick_profile(a.profile, a.device, list_profiles())
         total = 0
         for model, batch in a.pairs:
-            rows = bench_model(model, batch, a, work, profile, dev_name)
-            append_rows(a.out, rows)
-            total += len(rows)
-            note("%s batch %d: %d row(s) appended to %s" % (model, batch, len(rows), a.out))
+            for fraction in a.memories:
+                rows = bench_model(model, batch, a, work, profile, dev_name, fraction)
+                append_rows(a.out, rows)
+                total += len(rows)
+                note("%s batch %d at %gx: %d row(s) appended to %s" % (model, batch, fraction, len(rows), a.out))
     except Failure as e:
         note(str(e) + (" (files in %s)" % work if a.keep else ""))
         return 1

@@ -158,6 +158,10 @@ class TestTrainsLikeEager(Workdir):
         # torch.utils.checkpoint (non-reentrant): its recomputation is in the graph
         self.check_model(MODELS_PY + ":checkpointed", 4)
 
+    def test_gpt_tiny(self):
+        # bench/torch_models.py's GPT (tied embedding, causal attention) at its test size
+        self.check_model(os.path.join(ROOT, "bench", "torch_models.py") + ":gpt_tiny", 2)
+
     def test_small_cnn_momentum(self):
         self.check_model(MODELS_PY + ":small_cnn", 4, optimizer="momentum")
 
