@@ -45,7 +45,9 @@ static const cli_tool TOOL = {
     "  -h, --help              this help;  --version  the version\n"
     "\n"
     "Exit status: 0 ok, 2 usage, 3 malformed graph or profile, 4 I/O error,\n"
-    "7 no usable GPU for --measure (or a CUDA failure), 1 other errors.\n",
+    "7 no usable GPU for --measure (or a CUDA failure), 1 other errors.\n"
+    "A signal (SIGINT, SIGTERM, SIGHUP) ends it with one line on stderr, no partial\n"
+    "output, and $? 128 + the signal (130, 143, 129).\n",
 };
 
 int main(int argc, char **argv)

@@ -51,7 +51,9 @@ static const cli_tool TOOL = {
     "  e.g. wresnet-152-10, inception-4, nasnet-25, rnn-8-8k, brnn-4-8k, gpt-12-768\n"
     "\n"
     "Exit status: 0 ok, 2 usage (also an unknown model), 4 I/O error,\n"
-    "1 other errors.\n",
+    "1 other errors.\n"
+    "A signal (SIGINT, SIGTERM, SIGHUP) ends it with one line on stderr, no partial\n"
+    "output, and $? 128 + the signal (130, 143, 129).\n",
 };
 
 

@@ -17,7 +17,9 @@ static const cli_tool TOOL = {
     "strict ordering) before it is written; the output file appears whole or not\n"
     "at all.  swapadvisor-search-mpi runs the genetic search on many processes.\n"
     "Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input document, 4 I/O error,\n"
-    "5 infeasible (the graph cannot run in that memory).\n"};
+    "5 infeasible (the graph cannot run in that memory).\n"
+    "A signal (SIGINT, SIGTERM, SIGHUP) ends it with one line on stderr, no partial\n"
+    "output, and $? 128 + the signal (130, 143, 129).\n"};
 
 int main(int argc, char **argv)
 {

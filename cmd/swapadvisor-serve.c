@@ -44,7 +44,9 @@ static const cli_tool TOOL = {
     "  -h, --help, --version\n"
     "\n"
     "Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad graph, 4 I/O error,\n"
-    "5 infeasible (a model fits in no share, or no split fits them all).\n",
+    "5 infeasible (a model fits in no share, or no split fits them all).\n"
+    "A signal (SIGINT, SIGTERM, SIGHUP) ends it with one line on stderr, no partial\n"
+    "output, and $? 128 + the signal (130, 143, 129).\n",
 };
 
 #define MAX_MODELS 64

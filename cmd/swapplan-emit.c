@@ -43,7 +43,9 @@ static const char HELP_TAIL[] =
     "docs/emit.md describes every format and what to look for in a trace.\n"
     "Exit codes: 0 ok (check: the plan is valid), 1 internal error, 2 usage,\n"
     "3 bad input document (also: the plan is not for GRAPH, or GRAPH lacks op\n"
-    "times), 4 I/O error, 6 the plan is invalid (check) or its nodes deadlock.\n";
+    "times), 4 I/O error, 6 the plan is invalid (check) or its nodes deadlock.\n"
+    "A signal (SIGINT, SIGTERM, SIGHUP) ends it with one line on stderr, no partial\n"
+    "output, and $? 128 + the signal (130, 143, 129).\n";
 
 /* What a view reads: the plans (one unless the view is VIEW_MULTI), their
  * labels, the graph, and the options that apply to some view. */

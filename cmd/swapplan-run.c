@@ -43,7 +43,9 @@ static const cli_tool TOOL = {
     "Exit codes: 0 ok (host: every tensor verified), 1 internal error, 2 usage,\n"
     "3 bad input document, 4 I/O error, 5 the host replay does not fit --cap,\n"
     "6 the plan fails validation, 7 CUDA error or no CUDA device, 8 the host\n"
-    "replay found wrong contents.\n"};
+    "replay found wrong contents.\n"
+    "A signal (SIGINT, SIGTERM, SIGHUP) ends it with one line on stderr, no partial\n"
+    "output, and $? 128 + the signal (130, 143, 129).\n"};
 
 static void human(char *buf, size_t n, double bytes)
 {

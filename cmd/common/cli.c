@@ -24,6 +24,16 @@
  * signal as before. */
 static void cli_on_signal(int sig)
 {
+    const char *what = sig == SIGINT    ? ": interrupted (SIGINT)\n"
+                       : sig == SIGTERM ? ": terminated (SIGTERM)\n"
+                       : sig == SIGHUP  ? ": hangup (SIGHUP)\n"
+                       : sig == SIGQUIT ? ": quit (SIGQUIT)\n"
+                                        : ": ended by a signal\n";
+    /* write(2) is async-signal-safe, stdio is not */
+    const char *name = program_invocation_short_name;
+    ssize_t w = write(2, name, strlen(name));
+    w = write(2, what, strlen(what));
+    (void)w;
     sa_out_remove_temps();
     signal(sig, SIG_DFL);
     raise(sig);

@@ -48,7 +48,8 @@ static const cli_tool TOOL = {
     "Every plan is checked by the library validator before rank 0 writes it; the\n"
     "output file appears whole or not at all.  --log records rank 0's generations.\n"
     "Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input document, 4 I/O error,\n"
-    "5 infeasible (the graph cannot run in that memory).\n"};
+    "5 infeasible (the graph cannot run in that memory).\n"
+    "Signals: as swapadvisor-search's.\n"};
 
 enum { TAG_RING = 1, TAG_BEST = 2 };
 

@@ -746,6 +746,27 @@ class TestCommandLine(Workdir):
             self.assertIn(field + " is", r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
 
+    def test_signals(self):
+        # SIGTERM and SIGHUP during the steps: one line, exit 128 + N, no report written
+        import signal
+        for sig, text in ((signal.SIGTERM, "terminated (SIGTERM)"), (signal.SIGHUP, "hangup (SIGHUP)")):
+            rep = os.path.join(self.wd, "r.json")
+            p = subprocess.Popen([sys.executable, os.path.join(BIN, "swapplan-torch"), self.plan, "--graph",
+                                  self.gp, self.model, "--iterations", "1000000", "--report", rep],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                                 env=dict(os.environ, DFG_FROM_TORCH_VERBOSE="1"))
+            # wait for the first step's note: the handler is in place by then
+            line = p.stderr.readline()
+            while line and "step 1:" not in line:
+                line = p.stderr.readline()
+            self.assertIn("step 1:", line)
+            p.send_signal(sig)
+            rest = p.stderr.read()
+            p.wait()
+            self.assertEqual(p.returncode, 128 + sig, rest)
+            self.assertEqual(rest.strip().splitlines()[-1], "swapplan-torch: " + text)
+            self.assertFalse(os.path.exists(rep))
+
     def test_batch_differs(self):
         r = tool("swapplan-torch", [self.plan, "--graph", self.gp, self.model, "--batch", "8"])
         self.assertEqual(r.returncode, 3, r.stderr)

@@ -47,6 +47,8 @@ options
 exit status: 0 ok, 1 internal error, 2 usage (or torch missing), 3 the model cannot be
 traced or exported (the message names the op and the reason), 4 I/O error,
 7 --measure without a CUDA device.
+SIGINT, SIGTERM and SIGHUP end it with one line on stderr, no partial output, and
+exit status 130, 143 and 129.
 """
 
 

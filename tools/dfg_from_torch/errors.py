@@ -37,10 +37,35 @@ class NoCuda(ExportError):
     code = EXIT_GPU
 
 
+class Signalled(BaseException):
+    """SIGTERM or SIGHUP arrived: unwinds like KeyboardInterrupt, so temporary output
+    files are removed, then the tool exits 128 + the signal's number."""
+
+    def __init__(self, sig):
+        BaseException.__init__(self, sig)
+        self.sig = sig
+
+
+def _on_signal(sig, frame):
+    raise Signalled(sig)
+
+
+def catch_signals():
+    import signal
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            if signal.getsignal(s) is not signal.SIG_IGN:  # nohup's SIGHUP stays ignored
+                signal.signal(s, _on_signal)
+        except (ValueError, OSError):
+            pass
+
+
 def guarded(err, fn, model=None):
     """Calls fn() and returns the exit status: 0, or the code of what it raised, with one
     line through err (the traceback of an internal error only with DFG_FROM_TORCH_DEBUG)."""
     import os
+    import signal
+    catch_signals()
     try:
         fn()
     except UsageError as e:
@@ -50,8 +75,11 @@ def guarded(err, fn, model=None):
         err(str(e))
         return e.code
     except KeyboardInterrupt:
-        err("interrupted")
+        err("interrupted (SIGINT)")
         return 130
+    except Signalled as e:
+        err("terminated (SIGTERM)" if e.sig == signal.SIGTERM else "hangup (SIGHUP)")
+        return 128 + e.sig
     except SystemExit as e:
         # the model's code (its forward, its loss) exited while it was traced or run
         err("%s: the model's code exited (sys.exit(%r)) while it was traced or run: a model must not "

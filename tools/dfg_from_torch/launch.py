@@ -39,7 +39,23 @@ def reexec(script):
 
 
 def run(tool, script, cli_main):
-    """main() of a torch tool: finds torch (see above), then calls cli_main(argv)."""
+    """main() of a torch tool: finds torch (see above), then calls cli_main(argv). A
+    signal while torch loads ends it as one during the run does (errors.guarded)."""
+    from .errors import Signalled, catch_signals
+    catch_signals()
+    try:
+        return _run(tool, script, cli_main)
+    except KeyboardInterrupt:
+        sys.stderr.write("%s: interrupted (SIGINT)\n" % tool)
+        return 130
+    except Signalled as e:
+        import signal
+        sys.stderr.write("%s: %s\n" % (tool, "terminated (SIGTERM)" if e.sig == signal.SIGTERM
+                                        else "hangup (SIGHUP)"))
+        return 128 + e.sig
+
+
+def _run(tool, script, cli_main):
     argv = sys.argv[1:]
     wants_help = any(a in ("-h", "--help") for a in argv)
     if not wants_help and not has_torch():

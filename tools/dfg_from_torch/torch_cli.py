@@ -67,6 +67,8 @@ GRAPH that is not MODEL's export, 4 I/O error, 6 the plan fails strict validatio
 7 --device cuda without a CUDA device, 8 the plan, run for real, reads a tensor that is
 not on the device, loses an update, or passes memory_bytes (the message names the tensor
 and the node).
+SIGINT, SIGTERM and SIGHUP end it with one line on stderr, no partial output, and
+exit status 130, 143 and 129.
 """
 
 
