@@ -51,8 +51,10 @@ static sa_status parse_tensor(sa_dfg_graph *g, const cJSON *e, int i, const char
             return ju_fail(err, SA_EFORMAT, w, "shape has %d dimensions, at most 16 supported", n);
         int d = 0;
         for (const cJSON *x = shape ? shape->child : NULL; x; x = x->next, d++) {
-            if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble > SA_DFG_MAX_EXACT_INT ||
-                x->valuedouble != floor(x->valuedouble))
+            if (cJSON_IsNumber(x) && x->valuedouble > SA_DFG_MAX_EXACT_INT)
+                return ju_fail(err, SA_EFORMAT, w, "shape[%d] = %.17g is beyond 2^53 and cannot be exact", d,
+                               x->valuedouble);
+            if (!cJSON_IsNumber(x) || x->valuedouble < 0 || x->valuedouble != floor(x->valuedouble))
                 return ju_fail(err, SA_EFORMAT, w, "shape[%d] must be a non-negative integer", d);
             dims[d] = (int64_t)x->valuedouble;
         }

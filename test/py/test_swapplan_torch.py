@@ -730,7 +730,7 @@ class TestCommandLine(Workdir):
         # a graph that is not the model's export in one field: exit 3 naming it, one line
         with open(self.gp) as f:
             g = json.load(f)
-        act = [t for t in g["tensors"] if t["kind"] == "activation" and len(t["shape"]) == 4][0]
+        act = [t for t in g["tensors"] if t["kind"] == "activation" and len(t.get("shape", [])) == 4][0]
         edits = [("shape", lambda d: d["tensors"][act["id"]].__setitem__(
                       "shape", [act["shape"][0] * 2, act["shape"][1] // 2] + act["shape"][2:])),
                  ("dtype", lambda d: d["tensors"][act["id"]].__setitem__("dtype", "f16")),
