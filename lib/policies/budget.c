@@ -19,6 +19,10 @@
 #include "policies_internal.h"
 
 enum { KNAP_UNITS = 1000, BUDGET_STEPS = 100 };
+/* the most cells of the knapsack's table (items x budget units): past it the
+ * items' units are rounded to the nearest, not up, so a graph of 10^5 items
+ * costs 10^8 steps once instead of 10^10 a budget step */
+#define KNAP_CELLS 1.0e8
 
 typedef struct knap {
     int32_t n;          /* items: r->cand[0 .. n) */
@@ -30,19 +34,20 @@ typedef struct knap {
     int32_t n_rest;     /* r->cand[n .. n + n_rest): forward maps backward does not read */
 } knap;
 
-/* Saves the most valuable items that fit cap units (the rest are recomputed):
- * the classic 0/1 knapsack, items in producer order, ties kept by the earlier
- * choice so the answer does not depend on anything but the graph; an item
- * that fits is saved even when it is worth nothing (a zero-time producer). */
-static void knap_solve(rctx *r, const knap *k, int32_t cap)
+/* The classic 0/1 knapsack over every budget up to k->cap at once, items in
+ * producer order, ties kept by the earlier choice so the answer does not
+ * depend on anything but the graph; an item that fits is saved even when it
+ * is worth nothing (a zero-time producer). The table's cells for a budget c
+ * depend only on budgets below c, so one solve serves every step. */
+static void knap_solve_all(const knap *k)
 {
     const size_t w = (size_t)k->cap + 1;
-    for (int32_t c = 0; c <= cap; c++)
+    for (int32_t c = 0; c <= k->cap; c++)
         k->best[c] = 0;
     for (int32_t i = 0; i < k->n; i++) {
         uint8_t *tk = &k->take[(size_t)i * w];
         memset(tk, 0, w);
-        for (int32_t c = cap; c >= k->units[i]; c--) {
+        for (int32_t c = k->cap; c >= k->units[i]; c--) {
             double v = k->best[c - k->units[i]] + k->val[i];
             if (v >= k->best[c]) {
                 k->best[c] = v;
@@ -50,6 +55,13 @@ static void knap_solve(rctx *r, const knap *k, int32_t cap)
             }
         }
     }
+}
+
+/* Saves the most valuable items that fit cap units (the rest are recomputed),
+ * read back from knap_solve_all's table. */
+static void knap_choose(rctx *r, const knap *k, int32_t cap)
+{
+    const size_t w = (size_t)k->cap + 1;
     for (int32_t i = k->n - 1, c = cap; i >= 0; i--) {
         int32_t t = r->cand[i];
         if (k->take[(size_t)i * w + c]) {
@@ -68,7 +80,7 @@ static void knap_solve(rctx *r, const knap *k, int32_t cap)
 static void budget_set(rctx *r, int32_t s, const knap *k)
 {
     bl_all_keep(r);
-    knap_solve(r, k, (int32_t)((int64_t)k->cap * (BUDGET_STEPS - s) / BUDGET_STEPS));
+    knap_choose(r, k, (int32_t)((int64_t)k->cap * (BUDGET_STEPS - s) / BUDGET_STEPS));
     bool any = false;
     for (int32_t i = 0; i < k->n && !any; i++)
         any = r->act[r->cand[i]] == DEC_RECOMPUTE;
@@ -112,13 +124,17 @@ static sa_status run_budget(rctx *r, const dec_opts *o, sa_plan **out)
         st = bl_oom(r);
         goto out;
     }
+    /* each item's units rounded up (at least 1), unless the table would pass
+     * KNAP_CELLS: then to the nearest (a tiny item weighs nothing) */
+    bool nearest = (double)n * (KNAP_UNITS + n + 1) > KNAP_CELLS;
     for (int32_t i = 0; i < n; i++) {
         const sa_dfg_tensor *t = &g->tensors[r->cand[i]];
         const sa_dfg_op *prod = &g->ops[t->producer];
         /* an op that writes several items is worth its time once in all: shared */
         k.val[i] = (prod->time_us > 0 ? prod->time_us : 0) / (prod->n_out > 0 ? prod->n_out : 1);
-        int32_t u = (int32_t)ceil((double)t->bytes * KNAP_UNITS / (double)(total > 0 ? total : 1));
-        k.units[i] = u < 1 ? 1 : u;
+        double x = (double)t->bytes * KNAP_UNITS / (double)(total > 0 ? total : 1);
+        int32_t u = (int32_t)(nearest ? floor(x + 0.5) : ceil(x));
+        k.units[i] = nearest ? u : (u < 1 ? 1 : u);
         k.cap += k.units[i];
     }
     k.best = calloc((size_t)k.cap + 1, sizeof(double));
@@ -127,6 +143,7 @@ static sa_status run_budget(rctx *r, const dec_opts *o, sa_plan **out)
         st = bl_oom(r);
         goto out;
     }
+    knap_solve_all(&k);
     /* The largest budget whose packed plan fits. Memory need not fall with the
      * budget (recomputing a chain holds its inputs at once), so every step is
      * tried from the top down, packed only where its peak load fits. */

@@ -74,6 +74,8 @@ typedef struct dtr {
     int32_t *ev_ref;
     int64_t n_ev, cap_ev;
     bool oom;           /* an event could not be recorded */
+    double deadline_s;  /* sa_now_s() past which a run stops (0: none) */
+    bool cut;           /* the run stopped at the deadline */
     int32_t *pbeg;      /* the plan: the node that opened t's placement (-2: none open) */
     int32_t *luser;     /* ... the last node that used t */
     int32_t *src;       /* ... the node that made t valid */
@@ -297,6 +299,12 @@ static bool make_room(dtr *d, int64_t need)
         d->epoch++;
         for (int32_t i = 0; i < d->n_res; i++) {
             int32_t t = d->res[i];
+            /* a scan of a long chain's residents can take a second (gettable walks
+             * rebuild chains): the time limit holds inside it */
+            if (d->deadline_s > 0 && (i & 1023) == 1023 && sa_now_s() >= d->deadline_s) {
+                d->cut = true;
+                return false;
+            }
             if (d->lock[t] > 0)
                 continue;
             double stale = d->clock - d->touch[t] + 1.0; /* +1 us: no division by zero */
@@ -527,6 +535,11 @@ static bool dtr_run(dtr *d)
         return false;
     }
     for (int32_t i = 0; i < g->n_ops; i++) {
+        /* one run of a long graph can take seconds: the time limit holds inside it */
+        if (d->deadline_s > 0 && sa_now_s() >= d->deadline_s) {
+            d->cut = true;
+            return false;
+        }
         if (!run_op(d, i)) {
             d->fail_op = g->topo[i];
             return false;
@@ -717,6 +730,8 @@ static sa_status run_dtr(rctx *r, const dec_opts *o, sa_plan **out)
     int64_t mem = r->dev->memory_bytes;
     dtr d;
     sa_status st = dtr_alloc(r, &d);
+    d.deadline_s = r->deadline_s;
+    d.cut = false;
     sa_plan *p = NULL;
     dec_stats ds;
     memset(&ds, 0, sizeof ds);
@@ -728,6 +743,10 @@ static sa_status run_dtr(rctx *r, const dec_opts *o, sa_plan **out)
             break;
         }
         if (!dtr_run(&d)) {
+            if (d.cut) {
+                st = sa_fail(r->err, SA_EINFEASIBLE, "%s: cut at the time limit", r->name);
+                break;
+            }
             if (d.oom) {
                 st = bl_oom(r);
                 break;
