@@ -160,7 +160,7 @@ START_TEST(test_bound_by_hand)
     sa_err err = {0};
     const char *js = tu_tiny_json();
     ck_assert_int_eq(sa_dfg_parse(js, strlen(js), "tiny", &g, &err), SA_OK);
-    sa_dfg_device d = {"hand", 1 << 20, 16e6, 16e6, 32e6, 1.0};
+    sa_dfg_device d = {"hand", 1 << 20, 16e6, 16e6, 32e6, 1.0, 0};
     bound_result b;
     ck_assert_int_eq(bound_cheap(g, &d, NULL, &b, &err), SA_OK);
     ck_assert(fabs(b.compute_us - 4.5) < 1e-12);
@@ -206,7 +206,7 @@ START_TEST(test_bound_memory_term_charges_the_cheapest_way)
     sa_err err = {0};
     ck_assert_int_eq(sa_dfg_finalize(g, "chain", &err), SA_OK);
     /* f2 holds b1, b2; a is alive across it: 3 MB in 2.5 MB */
-    sa_dfg_device d = {"hand", 2500000, 1e9, 1e9, 2e9, 0};
+    sa_dfg_device d = {"hand", 2500000, 1e9, 1e9, 2e9, 0, 0};
     bound_result b;
     ck_assert_int_eq(bound_cheap(g, &d, NULL, &b, &err), SA_OK);
     ck_assert_int_eq(b.max_excess, 500000);
@@ -321,7 +321,7 @@ START_TEST(test_bound_lp_many_outputs)
         g->ops[i].time_us = 1;
     sa_err err = {0};
     ck_assert_int_eq(sa_dfg_finalize(g, "fan", &err), SA_OK);
-    sa_dfg_device d = {"hand", 256 * 20, 1e9, 1e9, 2e9, 1};
+    sa_dfg_device d = {"hand", 256 * 20, 1e9, 1e9, 2e9, 1, 0};
     sa_plan *p = NULL;
     ck_assert_msg(sa_policy_run("topo", g, &d, &p, &err) == SA_OK, "%s", err.msg);
     bound_result b;
@@ -367,7 +367,7 @@ START_TEST(test_bound_lp_windows_see_when_a_swap_out_must_run)
         g->ops[i].time_us = times[i];
     sa_err err = {0};
     ck_assert_int_eq(sa_dfg_finalize(g, "windows", &err), SA_OK);
-    sa_dfg_device d = {"hand", 1510000, 1e9, 1e9, 2e9, 0};
+    sa_dfg_device d = {"hand", 1510000, 1e9, 1e9, 2e9, 0, 0};
     bound_result bl;
     ck_assert_int_eq(bound_lp(g, &d, NULL, 0, &bl, &err), SA_OK);
     ck_assert(fabs(bl.start_us - 2104) < 1e-9);

@@ -13,7 +13,7 @@
 
 static sa_dfg_device dev_big(void)
 {
-    sa_dfg_device d = {"decide-dev", (int64_t)1 << 40, 4e9, 4e9, 6e9, 5.0};
+    sa_dfg_device d = {"decide-dev", (int64_t)1 << 40, 4e9, 4e9, 6e9, 5.0, 0};
     return d;
 }
 
@@ -241,7 +241,7 @@ START_TEST(test_cost_rule_swaps_what_hides_and_recomputes_the_rest)
     const double rates[] = {1e15, 1e5};
     dec_stats ds[2];
     for (int k = 0; k < 2; k++) {
-        sa_dfg_device d = {"link", (int64_t)1 << 40, rates[k], rates[k], 2 * rates[k], 0.0};
+        sa_dfg_device d = {"link", (int64_t)1 << 40, rates[k], rates[k], 2 * rates[k], 0.0, 0};
         sa_plan *p = sa_plan_new(g, &d);
         sa_err err = {0};
         planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = &o, .stats = &ds[k]};

@@ -40,7 +40,7 @@ static sa_dfg_graph *tiny(void)
  * [5.5,6.5], sgd [6.5,7.5], w out [7.5,9.5].  With overlap set, dy lands on y. */
 static sa_plan *hand_plan(const sa_dfg_graph *g, bool overlap)
 {
-    sa_dfg_device d = {"hand", 256, 16e6, 16e6, 32e6, 0};
+    sa_dfg_device d = {"hand", 256, 16e6, 16e6, 32e6, 0, 0};
     sa_plan *p = sa_plan_new(g, &d);
     int32_t sched[] = {0, 1, 2, 3};
     sa_plan_set_schedule(p, sched, 4);
@@ -111,7 +111,7 @@ static sa_dfg_graph *chain(int layers)
  * need more than that peak: objects are rounded up to their class). */
 static sa_plan *chain_plan(const sa_dfg_graph *g)
 {
-    sa_dfg_device d = {"chain-dev", 1LL << 40, 4e9, 4e9, 6e9, 5.0};
+    sa_dfg_device d = {"chain-dev", 1LL << 40, 4e9, 4e9, 6e9, 5.0, 0};
     sa_plan *ideal, *p = NULL;
     sa_err err = {0};
     ck_assert_msg(sa_policy_run("ideal", g, &d, &ideal, &err) == SA_OK, "%s", err.msg);

@@ -15,7 +15,7 @@
 static sa_dfg_device three_quarter_peak(const sa_dfg_graph *g)
 {
     /* 4 GB/s links: transfers are not free next to microsecond ops */
-    sa_dfg_device d = {"ladder-dev", sa_dfg_peak_bytes(g, NULL) * 3 / 4, 4e9, 4e9, 6e9, 5.0};
+    sa_dfg_device d = {"ladder-dev", sa_dfg_peak_bytes(g, NULL) * 3 / 4, 4e9, 4e9, 6e9, 5.0, 0};
     return d;
 }
 

@@ -48,7 +48,7 @@ static sa_dfg_graph *lifetimes_graph(const life_spec *ls, int n, int n_ops)
 
 static sa_plan *chain_plan(const sa_dfg_graph *g, const life_spec *ls, int n)
 {
-    sa_dfg_device d = {"unit", 1024 * (int64_t)MB, 1e9, 1e9, 2e9, 0};
+    sa_dfg_device d = {"unit", 1024 * (int64_t)MB, 1e9, 1e9, 2e9, 0, 0};
     sa_plan *p = sa_plan_new(g, &d);
     ck_assert(sa_plan_set_schedule(p, g->topo, g->n_ops));
     for (int32_t op = 0; op < g->n_ops; op++)
@@ -129,7 +129,7 @@ START_TEST(test_unawaited_transfer_keeps_its_memory)
 {
     const life_spec ls[] = {{"A", 2, 0, 1}, {"B", 2, 2, 3}};
     sa_dfg_graph *g = lifetimes_graph(ls, 2, 4);
-    sa_dfg_device d = {"unit", 1024 * (int64_t)MB, 1e9, 1e9, 2e9, 0};
+    sa_dfg_device d = {"unit", 1024 * (int64_t)MB, 1e9, 1e9, 2e9, 0, 0};
     sa_plan *p = sa_plan_new(g, &d);
     ck_assert(sa_plan_set_schedule(p, g->topo, g->n_ops));
     int32_t c0 = sa_plan_add_node(p, SA_PLAN_COMPUTE, 0, NULL, 0);
@@ -166,7 +166,7 @@ END_TEST
 static sa_plan *ladder_plan(const sa_dfg_graph *g, const char *policy, double frac)
 {
     int64_t peak = sa_dfg_peak_bytes(g, NULL);
-    sa_dfg_device d = {"ladder", (int64_t)((double)peak * frac), 4e9, 4e9, 6e9, 5.0};
+    sa_dfg_device d = {"ladder", (int64_t)((double)peak * frac), 4e9, 4e9, 6e9, 5.0, 0};
     sa_plan *p = NULL;
     sa_err err = {0};
     if (strcmp(policy, "ga") == 0) {

@@ -21,7 +21,7 @@ static sa_dfg_graph *tiny(void)
 /* 16 bytes/us each way: 16-byte tensors take 1 us, 32-byte ones 2 us. */
 static sa_dfg_device dev16(void)
 {
-    sa_dfg_device d = {"hand", 256, 16e6, 16e6, 32e6, 0};
+    sa_dfg_device d = {"hand", 256, 16e6, 16e6, 32e6, 0, 0};
     return d;
 }
 

@@ -18,7 +18,7 @@
 
 static sa_dfg_device rb_dev(int64_t mem)
 {
-    sa_dfg_device d = {"rb", mem, 12e9, 12e9, 20e9, 10.0};
+    sa_dfg_device d = {"rb", mem, 12e9, 12e9, 20e9, 10.0, 0};
     return d;
 }
 

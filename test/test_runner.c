@@ -34,7 +34,7 @@ static sa_dfg_graph *tiny(void)
 static sa_dfg_device dev_with(int64_t mem)
 {
     /* 4 GB/s links: transfers are not free next to microsecond ops */
-    sa_dfg_device d = {"runner-dev", mem, 4e9, 4e9, 6e9, 5.0};
+    sa_dfg_device d = {"runner-dev", mem, 4e9, 4e9, 6e9, 5.0, 0};
     return d;
 }
 

@@ -29,7 +29,7 @@ static sa_dfg_graph *two_tensors(int64_t a_bytes, int64_t b_bytes, double spin_u
 /* 12000 B/us alone each way, 20000 B/us shared: 10000 B/us each when both move. */
 static sa_dfg_device dev12(double latency)
 {
-    sa_dfg_device d = {"test", 1 << 30, 12e9, 12e9, 20e9, latency};
+    sa_dfg_device d = {"test", 1 << 30, 12e9, 12e9, 20e9, latency, 0};
     return d;
 }
 
@@ -298,7 +298,7 @@ START_TEST(test_random_plans_match_the_plain_loop)
         }
         sa_err err;
         ck_assert_msg(sa_dfg_finalize(g, "rand", &err) == SA_OK, "%s", err.msg);
-        sa_dfg_device d = {"test", 1 << 30, 12e9, 10e9, rng_unit(&r) < 0.5 ? 14e9 : 30e9, rng_unit(&r) < 0.3 ? 0 : 8};
+        sa_dfg_device d = {"test", 1 << 30, 12e9, 10e9, rng_unit(&r) < 0.5 ? 14e9 : 30e9, rng_unit(&r) < 0.3 ? 0 : 8, 0};
         sa_plan *p = sa_plan_new(g, &d);
         int32_t n = 1 + rng_below(&r, 60);
         for (int32_t v = 0; v < n; v++) {

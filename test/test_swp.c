@@ -314,7 +314,7 @@ START_TEST(test_policies_on_tiny_under_pressure)
     ck_assert_int_eq(sa_dfg_parse(t, strlen(t), "tiny.json", &g, &err), SA_OK);
     const char *names[] = {"ideal", "topo", "odswap"};
     for (int64_t mem = 2048; mem >= 1280; mem -= 256) {
-        sa_dfg_device d = {"small", mem, 256e6, 256e6, 384e6, 1.0};
+        sa_dfg_device d = {"small", mem, 256e6, 256e6, 384e6, 1.0, 0};
         for (size_t i = 0; i < 3; i++) {
             sa_plan *p;
             sa_status st = sa_policy_run(names[i], g, &d, &p, &err);

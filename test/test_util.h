@@ -254,7 +254,7 @@ static inline sa_dfg_graph *tu_backward_gap(int32_t *h_out)
  * (full duplex), no latency; memory of `units` MiB. */
 static inline sa_dfg_device tu_unit_dev(int64_t units)
 {
-    sa_dfg_device d = {"unit", units * 1048576, 1e6 * 1048576, 1e6 * 1048576, 2e6 * 1048576, 0};
+    sa_dfg_device d = {"unit", units * 1048576, 1e6 * 1048576, 1e6 * 1048576, 2e6 * 1048576, 0, 0};
     return d;
 }
 
@@ -287,7 +287,7 @@ static inline void tu_check_policy_plan(const sa_plan *p, const sa_dfg_graph *g,
 /* A device with a mid-range PCIe link and a memory of mem bytes. */
 static inline sa_dfg_device tu_policy_dev(int64_t mem)
 {
-    sa_dfg_device d = {"policy-dev", mem, 4e9, 4e9, 6e9, 5.0};
+    sa_dfg_device d = {"policy-dev", mem, 4e9, 4e9, 6e9, 5.0, 0};
     return d;
 }
 

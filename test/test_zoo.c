@@ -737,7 +737,7 @@ static void plan_r152_b16_in_128mib(zoo_engine engine)
     }
     ck_assert_int_gt(most, 100000000);
     ck_assert_int_lt(most, 128 << 20);
-    sa_dfg_device d = {"v100-like", 128 << 20, 12e9, 12e9, 20e9, 10.0};
+    sa_dfg_device d = {"v100-like", 128 << 20, 12e9, 12e9, 20e9, 10.0, 0};
     sa_policy_opts po;
     sa_policy_opts_default(&po);
     po.search.generations = 2;

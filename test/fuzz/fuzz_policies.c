@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     double frac[] = {0.3, 0.6, 1.0, 2.0};
     int64_t peak = sa_dfg_peak_bytes(g, NULL);
     double m = (double)peak * frac[pick % 4] + 1;
-    sa_dfg_device d = {"fuzz", m > 9e15 ? (int64_t)9e15 : (int64_t)m, 12e9, 12e9, 20e9, (pick & 4) ? 0 : 10};
+    sa_dfg_device d = {"fuzz", m > 9e15 ? (int64_t)9e15 : (int64_t)m, 12e9, 12e9, 20e9, (pick & 4) ? 0 : 10, 0};
     int n = 0;
     const sa_policy_def *tab = sa_policy_table(&n);
     for (int i = 0; i < n; i++) {
