@@ -30,7 +30,7 @@ static const sa_policy_def TABLE[] = {
      policy_run_memory_budget},
     {"dtr", "DTR: evict least cost/(bytes x staleness), rebuild", SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_FIRST,
      policy_run_dtr},
-    {"optimal", "MILP keep/swap/recompute, one order (not optimal over orders)", SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_MILP, policy_run_optimal},
+    {"optimal", "MILP keep/swap/recompute, optimal on one order only", SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_MILP, policy_run_optimal},
     {"optimal-search", "the MILP on the genetic search's best order", SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_MILP,
      policy_run_optimal_search},
 };
