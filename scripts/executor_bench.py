@@ -51,7 +51,7 @@ def variants(model, batch, plan, gp):
     """name -> step function, all in this process: eager PyTorch, the traced GraphModule
     (the floor), the compiled plan and the interpreted plan; and the aten node count."""
     import torch
-    from dfg_from_torch import eager, execplan, models, torch_cli, trace
+    from dfg_from_torch import eager, models, torch_cli, trace
     torch.manual_seed(0)
     spec = models.load(model, batch, [], real=True)
     ins = [torch.randn(s.shape) if s.dtype.is_floating_point else torch.zeros(s.shape, dtype=s.dtype)
@@ -83,9 +83,8 @@ def variants(model, batch, plan, gp):
         path = p if p is not None else gp[1]
         opts = torch_cli.parse_args([path, "--graph", gp[0], model, "-q"])
         L = torch_cli.load(opts, lambda m: None)
-        L.plan_path = path
         if name == "interpret":
-            ex = execplan.make_executor(L.bind, L.p, L.static, L.dev, L.host_init, None, path)
+            ex = L.executor(L.dev, L.host_init, None)
             ex.loss_node = L.loss_node
             out[name] = (lambda ex: lambda: _nograd(ex.iteration))(ex)
         else:

@@ -90,14 +90,12 @@ class Recorder:
         self.hosts = {}         # tid -> (numel, dtype) of its host buffer
         self.blocks = []
         self.cur = _Block(-1, 0, [], "the start")
-        self.entry_block = self.cur
         self.entry = []         # (name, ("flat", tid) | ("view", tid, desc)) loaded from the state
         self.exit = []          # names stored into the state at the end
         self.loss_name = None
         self.aten = None
         self.fresh = False
         self.n = 0
-        self.rng = False
 
     # ---- variables ----
     def _name(self, prefix):
@@ -394,7 +392,6 @@ class Recorder:
         self.emit("h2d", v.name, tid, flat.numel(), flat.dtype)
 
     def rng_save(self, op):
-        self.rng = True
         self.emit("rng_save", op)
 
     def rng_swap(self, op):
@@ -580,6 +577,7 @@ class Program:
         self.fn = g["step"]
         self.S = state
         self.slots = rec.slots
+        self.resident_slot = {t: k for k, (kind, t, _d) in enumerate(rec.slots) if kind == "flat"}
         self.stats = stats
         self.graph = None
 
@@ -607,10 +605,8 @@ class Program:
 
     def final_value(self, tid):
         """A persistent tensor's contents after the last step (flat)."""
-        for k, (kind, t, _d) in enumerate(self.slots):
-            if kind == "flat" and t == tid:
-                return self.S[k]
-        return self.host[tid]
+        k = self.resident_slot.get(tid)
+        return self.S[k] if k is not None else self.host[tid]
 
     def set_host(self, tid, value):
         """Copies value (any shape, the tensor's numel and dtype) into tid's host buffer:

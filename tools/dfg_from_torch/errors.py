@@ -46,6 +46,13 @@ class Signalled(BaseException):
         self.sig = sig
 
 
+def signal_text(sig):
+    """The line a tool prints when a signal ends it."""
+    import signal
+    return {signal.SIGINT: "interrupted (SIGINT)", signal.SIGTERM: "terminated (SIGTERM)",
+            signal.SIGHUP: "hangup (SIGHUP)"}.get(sig, "ended by signal %d" % sig)
+
+
 def _on_signal(sig, frame):
     raise Signalled(sig)
 
@@ -75,10 +82,10 @@ def guarded(err, fn, model=None):
         err(str(e))
         return e.code
     except KeyboardInterrupt:
-        err("interrupted (SIGINT)")
-        return 130
+        err(signal_text(signal.SIGINT))
+        return 128 + signal.SIGINT
     except Signalled as e:
-        err("terminated (SIGTERM)" if e.sig == signal.SIGTERM else "hangup (SIGHUP)")
+        err(signal_text(e.sig))
         return 128 + e.sig
     except SystemExit as e:
         # the model's code (its forward, its loss) exited while it was traced or run

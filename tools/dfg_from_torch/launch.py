@@ -41,18 +41,15 @@ def reexec(script):
 def run(tool, script, cli_main):
     """main() of a torch tool: finds torch (see above), then calls cli_main(argv). A
     signal while torch loads ends it as one during the run does (errors.guarded)."""
-    from .errors import Signalled, catch_signals
+    import signal
+    from .errors import Signalled, catch_signals, signal_text
     catch_signals()
     try:
         return _run(tool, script, cli_main)
-    except KeyboardInterrupt:
-        sys.stderr.write("%s: interrupted (SIGINT)\n" % tool)
-        return 130
-    except Signalled as e:
-        import signal
-        sys.stderr.write("%s: %s\n" % (tool, "terminated (SIGTERM)" if e.sig == signal.SIGTERM
-                                        else "hangup (SIGHUP)"))
-        return 128 + e.sig
+    except (KeyboardInterrupt, Signalled) as e:
+        sig = e.sig if isinstance(e, Signalled) else signal.SIGINT
+        sys.stderr.write("%s: %s\n" % (tool, signal_text(sig)))
+        return 128 + sig
 
 
 def _run(tool, script, cli_main):

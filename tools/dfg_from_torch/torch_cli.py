@@ -54,7 +54,7 @@ options
                        printed); a read of a tensor that is not there still fails
   --dump-step FILE     write the compiled step's Python source (- for stdout)
   --interpret          run every step through the checking interpreter instead of the
-                       compiled step (about 5 times slower per node; same results)
+                       compiled step (same results; 50-130 us more a plan node on a CPU)
   --no-cuda-graph      on CUDA, run the compiled step without capturing it as a CUDA graph
   --cap-memory         on CUDA, cap PyTorch's allocator at the plan's memory_bytes plus
                        its workspace_reserve_bytes (dfg-profile --workspace-reserve; 64 MiB
@@ -70,6 +70,11 @@ and the node).
 SIGINT, SIGTERM and SIGHUP end it with one line on stderr, no partial output, and
 exit status 130, 143 and 129.
 """
+
+
+# options without a value: the opts key each sets, and to what
+FLAGS = {"--force": ("force", True), "--interpret": ("interpret", True), "--no-cuda-graph": ("cuda_graph", False),
+         "--cap-memory": ("cap_memory", True), "-q": ("quiet", True), "--quiet": ("quiet", True)}
 
 
 def parse_args(argv):
@@ -120,18 +125,10 @@ def parse_args(argv):
             opts[key[2:]] = value(key)
         elif key == "--save-state":
             opts["save_state"] = value(key)
-        elif key == "--force":
-            opts["force"] = True
-        elif key == "--interpret":
-            opts["interpret"] = True
+        elif key in FLAGS:
+            opts[FLAGS[key][0]] = FLAGS[key][1]
         elif key == "--dump-step":
             opts["dump_step"] = value(key)
-        elif key == "--no-cuda-graph":
-            opts["cuda_graph"] = False
-        elif key == "--cap-memory":
-            opts["cap_memory"] = True
-        elif key in ("-q", "--quiet"):
-            opts["quiet"] = True
         elif a == "-" or not a.startswith("-"):
             pos.append(a)
         else:
@@ -301,6 +298,11 @@ class Loaded:
     """What a run needs, loaded and checked: the trace and its binding, the plan, the
     device, the real model and its state as host buffers."""
 
+    def executor(self, device, init, residents):
+        """An interpreter of the plan over device (execplan.make_executor)."""
+        from . import execplan
+        return execplan.make_executor(self.bind, self.p, self.static, device, init, residents, self.plan_path)
+
 
 def load(opts, note):
     """Reads the plan, the graph and the model as opts says, traces the model, checks the
@@ -412,6 +414,7 @@ def load(opts, note):
         cap_allocator(p.memory_bytes, p.workspace_reserve, opts.get("warn") or note)
     L = Loaded()
     L.cap, L.bind, L.p, L.dev, L.host_init, L.values, L.module, L.spec = cap, bind, p, dev, host_init, values, module, spec
+    L.plan_path = opts["plan"]
     L.static = execplan.static_descs(cap.gm)
     L.loss_node = _loss_node(cap)
     return L
@@ -419,40 +422,28 @@ def load(opts, note):
 
 def compile_loaded(L, note):
     """The Program of a Loaded's plan (compiled.compile_plan)."""
-    from . import compiled, execplan
-
-    def make_ex(device, init, residents):
-        return execplan.make_executor(L.bind, L.p, L.static, device, init, residents, L.plan_path)
+    from . import compiled
 
     def residents_init():
         out = {tid: L.dev.to_device(L.host_init[tid], -1) for tid in L.p.residents if tid in L.host_init}
         L.dev.sync()
         return out
 
-    return compiled.compile_plan(L.bind, L.p, L.dev, L.host_init, residents_init, make_ex, L.static,
+    return compiled.compile_plan(L.bind, L.p, L.dev, L.host_init, residents_init, L.executor, L.static,
                                  L.loss_node, note)
 
 
 def run(opts, note):
     import torch
-    from . import execplan
     L = load(opts, note)
-    L.plan_path = path = opts["plan"]
-    cap, bind, p, dev, host_init, values, module, spec = \
-        L.cap, L.bind, L.p, L.dev, L.host_init, L.values, L.module, L.spec
-    static = L.static
-
-    def make_ex(device, init, residents):
-        return execplan.make_executor(bind, p, static, device, init, residents, path)
-
-    loss_node = L.loss_node
+    bind, p, dev, values, module, spec = L.bind, L.p, L.dev, L.values, L.module, L.spec
     reports = []
     torch.manual_seed(opts["seed"])
     executor = {"mode": "interpreted"}
     if opts["interpret"]:
-        ex = make_ex(dev, host_init, None)
+        ex = L.executor(dev, L.host_init, None)
         dev.sync()
-        ex.loss_node = loss_node
+        ex.loss_node = L.loss_node
         final = ex.final_value
         with torch.no_grad():
             for it in range(opts["iterations"]):
@@ -527,8 +518,8 @@ def run(opts, note):
 
 # Bytes kept free beside the plan's memory under --cap-memory when the plan keeps no
 # workspace reserve of its own (its device block's workspace_reserve_bytes): the kernels'
-# own workspaces, which the graph does not hold (cuBLAS's per-handle workspace, up to
-# 32 MiB on sm_90, and cuDNN's per-call convolution workspace).
+# own workspaces, which the graph does not hold (cuBLAS's per-handle workspace and cuDNN's
+# per-call convolution workspace: 22.7 MB past memory_bytes on an H100, docs/torch_gpu.md).
 WORKSPACE_RESERVE = 64 << 20
 
 
