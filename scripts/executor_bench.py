@@ -12,7 +12,6 @@ times are the median of STEPS rounds after WARM warm-up rounds, THREADS torch th
     /usr/bin/python3 scripts/executor_bench.py [OUT]      # STEPS=10 WARM=2 MODELS="mlp ..."
 """
 
-import json
 import os
 import statistics
 import subprocess

@@ -532,7 +532,6 @@ class Executor:
         """The value of node m, which has not run, for an op that reads only its metadata
         (ones_like of the loss): tensors of the traced shape and dtype without contents.
         An op that reads m's contents has an edge to m's op, so this is a plan defect."""
-        import torch
         if _is_tensor(fv):
             t = ctx.ver.get(_storage_key(fv))
             if t is not None and id(t) in self.b.declared[ctx.op]:
