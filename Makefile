@@ -288,9 +288,9 @@ install: all $(MANS) $(BUILD)/swapadvisor.pc
 	install -m 644 schemas/*.json $(DESTDIR)$(datadir)/schemas/
 	install -m 644 README.md LICENSE $(filter-out docs/notes.md,$(wildcard docs/*.md)) $(DESTDIR)$(docdir)/
 	# the Python tools find their package beside their real path: both under lib/swapadvisor
-	install -d $(DESTDIR)$(pylibdir)/dfg_from_torch
+	install -d $(DESTDIR)$(pylibdir)/swapadvisor
 	install -m 755 $(addprefix tools/,$(PY_CMDS)) $(DESTDIR)$(pylibdir)/
-	install -m 644 $(PY_TOOL_SRC) $(DESTDIR)$(pylibdir)/dfg_from_torch/
+	install -m 644 $(PY_TOOL_SRC) $(DESTDIR)$(pylibdir)/swapadvisor/
 	for c in $(PY_CMDS); do ln -sf ../lib/swapadvisor/$$c $(DESTDIR)$(bindir)/$$c; done
 
 uninstall:
@@ -309,12 +309,12 @@ clean:
 
 # ---- dfg-from-torch (tools/, Python): a copy in $(BIN) with its package beside it;
 # its tests (test/py/, /usr/bin/python3 with Debian's python3-torch) run in `make check`.
-PY_TOOL_SRC = $(wildcard tools/dfg_from_torch/*.py)
+PY_TOOL_SRC = $(wildcard tools/swapadvisor/*.py)
 PY_TOOL     = $(addprefix $(BIN)/,$(PY_CMDS)) $(patsubst tools/%,$(BIN)/%,$(PY_TOOL_SRC))
 all: $(PY_TOOL)
 $(addprefix $(BIN)/,$(PY_CMDS)): $(BIN)/%: tools/% | $(BIN)
 	cp $< $@ && chmod +x $@
-$(BIN)/dfg_from_torch/%.py: tools/dfg_from_torch/%.py | $(BIN)
+$(BIN)/swapadvisor/%.py: tools/swapadvisor/%.py | $(BIN)
 	@mkdir -p $(dir $@)
 	cp $< $@
 .PHONY: test-py shape

@@ -50,7 +50,7 @@ def variants(model, batch, plan, gp):
     """name -> step function, all in this process: eager PyTorch, the traced GraphModule
     (the floor), the compiled plan and the interpreted plan; and the aten node count."""
     import torch
-    from dfg_from_torch import eager, models, torch_cli, trace
+    from swapadvisor import eager, models, torch_cli, trace
     torch.manual_seed(0)
     spec = models.load(model, batch, [], real=True)
     ins = [torch.randn(s.shape) if s.dtype.is_floating_point else torch.zeros(s.shape, dtype=s.dtype)

@@ -65,7 +65,7 @@ print(t.pick_profile(None, "cuda", t.list_profiles()))' 2>/dev/null) || PROFILE=
 if [[ $STEPS == *" test "* ]]; then
     : >"$OUTDIR/test-py.txt"
     step "test-py (GPU)" "$OUTDIR/test-py.txt" env DFG_TEST_PYTHON="$PY" DFG_PYTHON="$PY" PYTHONUNBUFFERED=1 \
-        test/py/run.sh test_swapplan_torch.TestCuda test_dfg_from_torch.TestErrors.test_measure_on_cuda
+        test/py/run.sh test_swapplan_torch.TestCuda test_swapadvisor.TestErrors.test_measure_on_cuda
 fi
 
 if [[ $STEPS == *" torch "* ]]; then

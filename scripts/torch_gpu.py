@@ -14,7 +14,7 @@ and 0.3) it
      median of --iterations steps after 2 warm-ups (torch.cuda.synchronize around each
      step on CUDA), its peak torch.cuda.max_memory_allocated() (reset per variant):
        eager        forward, loss, torch.autograd.grad, SGD lr 0.01 (the export's step,
-                    tools/dfg_from_torch/eager.py); "oom" when it does not fit
+                    tools/swapadvisor/eager.py); "oom" when it does not fit
        checkpoint   torch.utils.checkpoint (non-reentrant) around each block
        save_on_cpu  torch.autograd.graph.save_on_cpu(pin_memory=True)
        offload      activation offloading on a side stream through saved_tensors_hooks, as
@@ -347,8 +347,8 @@ def build(model, batch, seed, device):
     """The real model (initialised under seed) and the inputs swapplan-torch uses by
     default (torch.randn under seed, integer targets zero), on device."""
     import torch
-    from dfg_from_torch import models
-    from dfg_from_torch.torch_cli import default_values
+    from swapadvisor import models
+    from swapadvisor.torch_cli import default_values
     torch.manual_seed(seed)
     spec = models.load(model, batch, [], real=True)
     torch.manual_seed(seed)
@@ -359,12 +359,12 @@ def build(model, batch, seed, device):
 
 
 def make_step(module, fwd, loss_fn, inputs, targets, ctx=None):
-    """One eager training step as tools/dfg_from_torch/eager.py's eager_steps runs it
+    """One eager training step as tools/swapadvisor/eager.py's eager_steps runs it
     (the export's optimizer, SGD lr 0.01): forward through fwd, the loss,
     torch.autograd.grad, the update in place. ctx() wraps forward and loss."""
     import torch
-    from dfg_from_torch.eager import unique_params
-    from dfg_from_torch.trace import _update
+    from swapadvisor.eager import unique_params
+    from swapadvisor.trace import _update
     module.train()
     params = [p for _, p in unique_params(module) if p.requires_grad]
 
@@ -674,7 +674,7 @@ def bench_model(model, batch, a, work, profile, dev_name, fraction):
 
 
 def _reexec_with_torch():
-    """Like the tools (dfg_from_torch/launch.py): without torch here, run again under
+    """Like the tools (swapadvisor/launch.py): without torch here, run again under
     $DFG_PYTHON or /usr/bin/python3."""
     import importlib.util
     try:

@@ -25,7 +25,7 @@ PROFILE = os.path.join(ROOT, "profiles", "v100-pcie3-16gb.json")
 MODELS_PY = os.path.join(HERE, "models.py")
 
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from dfg_from_torch import graphstats  # noqa: E402
+from swapadvisor import graphstats  # noqa: E402
 
 PERSISTENT = ("param", "state")
 KINDS = ("param", "state", "input", "activation", "gradient", "workspace")

@@ -25,7 +25,7 @@ PROFILE = os.path.join(ROOT, "profiles", "v100-pcie3-16gb.json")
 MODELS_PY = os.path.join(HERE, "models.py")
 
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from dfg_from_torch import eager, models  # noqa: E402
+from swapadvisor import eager, models  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -528,7 +528,7 @@ class TestCompiled(SmallCnnPlan):
         # another stream than it was made on is recorded on it, the side streams fork from
         # and join the current stream
         import re as _re
-        from dfg_from_torch import compiled, torch_cli
+        from swapadvisor import compiled, torch_cli
         opts = torch_cli.parse_args([self.plan, "--graph", self.gp, self.model])
         L = torch_cli.load(opts, lambda m: None)
         prog = torch_cli.compile_loaded(L, lambda m: None)
@@ -565,13 +565,13 @@ class TestCompiled(SmallCnnPlan):
         self.assertLessEqual(set(waited), waited_for)
 
     def test_cap_fraction(self):
-        from dfg_from_torch import torch_cli
+        from swapadvisor import torch_cli
         gib = 1 << 30
         self.assertAlmostEqual(torch_cli.cap_fraction(8 * gib, 80 * gib, 0), 0.1)
         self.assertAlmostEqual(torch_cli.cap_fraction(8 * gib - (64 << 20), 80 * gib), 0.1)
         self.assertEqual(torch_cli.cap_fraction(100 * gib, 80 * gib), 1.0)
         # the plan's own reserve (dfg-profile --workspace-reserve) is what the cap adds
-        from dfg_from_torch import execplan
+        from swapadvisor import execplan
         doc = {"format": "swapplan", "version": 1, "nodes": [],
                "device": {"memory_bytes": 8 * gib - (1 << 20), "workspace_reserve_bytes": 1 << 20}}
         p = execplan.Plan(doc, "plan.json", 0, 0)

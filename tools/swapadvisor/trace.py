@@ -15,11 +15,15 @@ While tracing, every fx node created is tagged (meta "sa_phase", "sa_path"):
   nodes created since the previous one.
 """
 
+import os
 import traceback
 
 from .errors import TraceError
 
 PHASES = ("forward", "backward", "update")
+
+# this package's folder: its frames are never the model's line in a message
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
 
 
 def _named_tensors(module, attr):
@@ -359,7 +363,7 @@ def _user_frame(tb):
     best = None
     for fs in traceback.extract_tb(tb):
         f = fs.filename.replace("\\", "/")
-        if "/torch/" in f or "/dfg_from_torch/" in f or "/functorch/" in f or f.startswith("<"):
+        if "/torch/" in f or f.startswith(_PKG_DIR) or "/functorch/" in f or f.startswith("<"):
             continue
         best = fs
     return best
