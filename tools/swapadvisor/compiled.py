@@ -244,6 +244,14 @@ class Recorder:
         self.fresh = False
         return r
 
+    def call_update(self, fn, args, label):
+        """An update op's call of its optimizer (execplan.Executor.run_update): made for
+        real only when a real step is recorded; on fake tensors only written down."""
+        self.aten = label
+        if not self.dry:
+            fn(*args)
+        self.emit("call", None, self._fn(fn), ", ".join(self.expr(a) for a in args))
+
     def view_call(self, m, args, kwargs):
         """A view or metadata node, run on demand: made once for the arguments it is
         given, kept while the buffer it views is."""

@@ -111,11 +111,59 @@ class Binding:
                     t = by_key.get(_storage_key(v))
                     if t is not None:
                         self.ph_tensor[n.name] = t
+        # with a torch.optim optimizer: op id -> what its update call reads
+        self.update_args = _update_args(cap, self) if cap.torch_opt is not None else {}
         # ops whose nodes draw random numbers
         self.random_ops = set()
         for op, nodes in self.op_nodes.items():
             if any(_pkt(n) in _RANDOM for n, _ in nodes):
                 self.random_ops.add(op)
+
+
+class UpdateArgs:
+    """The fx nodes an update op's call reads: the parameter and its optimizer states
+    (placeholders), its gradient and the clipping coefficient (or None)."""
+
+    __slots__ = ("name", "param", "grad", "states", "coef", "group")
+
+    def __init__(self, name, param, grad, states, coef, group):
+        self.name = name
+        self.param = param
+        self.grad = grad
+        self.states = states
+        self.coef = coef
+        self.group = group
+
+
+def _update_args(cap, bind):
+    """op id -> UpdateArgs for every update op of a step traced with a torch.optim
+    optimizer: the executor runs those ops by calling the optimizer's own step."""
+    from torch.utils._pytree import tree_flatten
+    phs = [n for n in cap.gm.graph.nodes if n.op == "placeholder"]
+    param_node, state_nodes = {}, {}
+    for node, (kind, name, param_of) in zip(phs, cap.placeholders):
+        if kind == "param":
+            param_node[name] = node
+        elif kind == "state" and param_of is not None:
+            state_nodes.setdefault(param_of, {})[name[len(param_of) + 1:]] = node
+    out_node = [n for n in cap.gm.graph.nodes if n.op == "output"][0]
+    flat = tree_flatten(out_node.args[0])[0]
+    grad_node = dict(zip(cap.grad_of, flat[1:1 + len(cap.grad_of)]))
+    coef = flat[cap.clip_index] if cap.clip_index is not None else None
+    op_of = {}
+    for g in bind.groups.values():
+        for t in g.pwrites:
+            if t.kind == "param" and g.type.endswith("_update"):
+                op_of[t.key] = g.id
+    out = {}
+    for pname, gnode in grad_node.items():
+        t = bind.ph_tensor.get(param_node[pname].name)
+        op = op_of.get(t.key) if t is not None else None
+        if op is None:
+            raise ExportError("internal: the update of %s is not an op of the graph" % pname)
+        states = [state_nodes[pname][sn] for sn in cap.update_states[pname]]
+        out[op] = UpdateArgs(pname, param_node[pname], gnode, states, coef, cap.group_of[pname])
+    return out
 
 
 def _is_tensor(v):
@@ -416,6 +464,9 @@ class Executor:
         self.loss_node = None  # (fx node, output index or None) of the loss each step reports
         self.loss_val = None
         self.rec = None        # a compiled.Recorder while this run is compiled into a step
+        # op id -> fn(param, grad, states, coef) that applies a torch.optim update in
+        # place (Binding.update_args says what it reads); None: the traced aten ops run
+        self.updaters = None
 
     # ---- names for messages ----
     def tname(self, tid):
@@ -681,7 +732,10 @@ class Executor:
                     self.rec.rng_save(op)
         scratch = {}
         try:
-            for n, part in self.b.op_nodes[op]:
+            if self.updaters is not None and op in self.b.update_args:
+                self.run_update(i, op, g)
+            for n, part in ([] if self.updaters is not None and op in self.b.update_args
+                            else self.b.op_nodes[op]):
                 ctx = _Ctx(n, self.b.node_ver.get(n.name, {}), op, scratch, i)
                 if self.rec is not None:
                     self.rec.begin_call(n)
@@ -722,6 +776,30 @@ class Executor:
             if t.id >= 0:
                 self.host_valid.discard(t.id)  # the host copy is stale until swapped out
                 self.last[t.id] = "updated by %s" % self.nname(i)
+
+    def run_update(self, i, op, g):
+        """An update op as its optimizer's step on the parameter's buffers: the views of
+        the parameter and its states that the placeholders are, the gradient as the
+        backward left it, the clipping coefficient."""
+        ua = self.b.update_args[op]
+        ver = {}
+        for t in g.reads + g.pwrites:
+            ver.setdefault(t.key, t)
+        ctx = _Ctx(self.b.op_nodes[op][0][0], ver, op, {}, i)
+        args = [self.node_value(ua.param, ctx), self.node_value(ua.grad, ctx),
+                [self.node_value(s, ctx) for s in ua.states],
+                self.node_value(ua.coef, ctx) if ua.coef is not None else None]
+        fn = self.updaters[op]
+        if self.rec is not None:
+            self.rec.call_update(fn, args, g.name)
+        else:
+            try:
+                fn(*args)
+            except ExportError:
+                raise
+            except Exception as e:
+                raise ExportError("%s: the optimizer's step failed: %s: %s"
+                                  % (self.nname(i), type(e).__name__, " ".join(str(e).split())[:300]), 3)
 
     def swap_out(self, i, tid):
         flat = self.dev.get(tid)

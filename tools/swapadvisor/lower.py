@@ -560,7 +560,9 @@ class Lowering:
         owner = {}
         for g in ups:
             for t in g.reads + g.outs + g.pwrites:
-                if t.kind in ("input",):
+                # a tensor made before the update phase (a gradient, the clipping
+                # coefficient every update reads) does not join two updates
+                if t.kind in ("input",) or (t.producer is not None and t.producer.root().phase != "update"):
                     continue
                 o = owner.get(id(t))
                 if o is None:
@@ -607,7 +609,7 @@ class Lowering:
             head.bytes = float(sum(t.bytes for t in reads) + sum(t.bytes for t in pw))
             params = [t for t in pw if t.kind == "param"]
             if params:
-                head.type = "%s_update" % opt
+                head.type = "%s_update" % self.cap.update_type.get(params[0].name, opt)
                 head.base_name = params[0].name
                 head.path = "update"
             else:

@@ -73,6 +73,16 @@ class Captured:
         self.optimizer = None
         self.dtype = "f32"
         self.torch_version = None
+        # with a torch.optim optimizer (the Python API): param name -> update op type
+        # and state names, the optimizer's param_groups index of each parameter
+        self.update_type = {}
+        self.update_states = {}
+        self.group_of = {}
+        self.torch_opt = None
+        self.clip_index = None   # output index of the clipping coefficient, if clipped
+        self.autocast = None     # (device type, dtype) of torch.autocast around the forward
+        self.named = []          # (name, tensor) of the module's parameters and buffers
+        self.model_name = None
 
 
 def _reparametrized(module, sd):
@@ -169,9 +179,81 @@ def optimizer_states(optimizer):
     return {"sgd": [], "momentum": ["momentum_buffer"], "adam": ["exp_avg", "exp_avg_sq"]}[optimizer]
 
 
+def torch_optimizer_plan(opt, params, model_name):
+    """For a torch.optim optimizer over a module's (name, parameter) list: param name ->
+    (update type, state names, param_groups index). SGD (momentum, nesterov, weight decay,
+    dampening, maximize), Adam and AdamW (amsgrad, weight decay, maximize) are supported;
+    every trainable parameter must be in exactly one group."""
+    import torch
+    where = {}
+    for gi, group in enumerate(opt.param_groups):
+        for p in group["params"]:
+            where[id(p)] = gi
+    by_id = {}
+    for name, p in params:
+        by_id.setdefault(id(p), name)
+    for gi, group in enumerate(opt.param_groups):
+        for p in group["params"]:
+            if id(p) not in by_id:
+                raise TraceError("%s: param_groups[%d] holds a tensor of shape %s that is not a parameter of "
+                                 "the model" % (model_name, gi, list(p.shape)))
+        if group.get("fused"):
+            raise TraceError("%s: param_groups[%d] has fused=True: the plan updates one parameter at a time; "
+                             "make the optimizer with fused=False" % (model_name, gi))
+    out = {}
+    for name, p in params:
+        if not p.requires_grad or name != by_id[id(p)]:
+            continue
+        gi = where.get(id(p))
+        if gi is None:
+            raise TraceError("%s: parameter %s requires grad but is in none of the optimizer's param_groups "
+                             "(freeze it with requires_grad_(False), or add it)" % (model_name, name))
+        group = opt.param_groups[gi]
+        if isinstance(opt, torch.optim.SGD):
+            mom = group.get("momentum", 0)
+            out[name] = ("momentum", ["momentum_buffer"], gi) if mom != 0 else ("sgd", [], gi)
+        elif isinstance(opt, (torch.optim.Adam, torch.optim.AdamW)):
+            st = ["exp_avg", "exp_avg_sq"] + (["max_exp_avg_sq"] if group.get("amsgrad") else [])
+            out[name] = ("adam", st, gi)
+        else:
+            raise TraceError("%s: the optimizer %s is not supported: torch.optim.SGD, Adam and AdamW are"
+                             % (model_name, type(opt).__name__))
+    return out
+
+
+def clip_coefficient(grads, max_norm, device_type):
+    """min(1, max_norm / (total norm + 1e-6)) over grads, by the same torch calls that
+    torch.nn.utils.clip_grad_norm_ (norm 2, foreach as it picks by default on
+    device_type) makes in this torch, so its bits are the eager loop's."""
+    import torch
+    from torch.nn.utils import clip_grad as cg
+    max_norm = float(max_norm)
+    if hasattr(cg, "_group_tensors_by_device_and_dtype"):
+        from torch.utils import _foreach_utils as fu
+        has = getattr(fu, "_device_has_foreach_support", None)
+        foreach = bool(has(torch.device(device_type))) if has is not None else device_type == "cuda"
+        groups = {}
+        for g in grads:
+            groups.setdefault((g.device, g.dtype), []).append(g)
+        norms = []
+        for gs in groups.values():
+            if foreach:
+                norms.extend(torch._foreach_norm(gs, 2.0))
+            else:
+                norms.extend([torch.linalg.vector_norm(g, 2.0) for g in gs])
+        first = grads[0].device
+        total = torch.linalg.vector_norm(torch.stack([n.to(first) for n in norms]), 2.0)
+    else:
+        device = grads[0].device
+        total = torch.norm(torch.stack([torch.norm(g.detach(), 2.0).to(device) for g in grads]), 2.0)
+    clip_coef = max_norm / (total + 1e-6)
+    return torch.clamp(clip_coef, max=1.0)
+
+
 def _update(optimizer, p, g, states, lr=0.01, momentum=0.9, betas=(0.9, 0.999), eps=1e-8, step=10):
     """One steady-state update of parameter p with gradient g, in place, with the math
     of torch.optim.SGD / SGD(momentum) / Adam (no weight decay)."""
+    import torch
     if optimizer == "sgd":
         p.add_(g, alpha=-lr)
     elif optimizer == "momentum":
@@ -179,10 +261,15 @@ def _update(optimizer, p, g, states, lr=0.01, momentum=0.9, betas=(0.9, 0.999), 
         buf.mul_(momentum).add_(g)
         p.add_(buf, alpha=-lr)
     elif optimizer == "adam":
-        m, v = states
+        m, v = states[:2]
         b1, b2 = betas
         m.mul_(b1).add_(g, alpha=1 - b1)
         v.mul_(b2).addcmul_(g, g, value=1 - b2)
+        if len(states) > 2:
+            # amsgrad (torch.optim only): the running maximum of v is the denominator's
+            vmax = states[2]
+            vmax.copy_(torch.maximum(vmax, v))
+            v = vmax
         bc1 = 1 - b1 ** step
         bc2 = 1 - b2 ** step
         denom = (v.sqrt() / (bc2 ** 0.5)).add_(eps)
@@ -191,8 +278,14 @@ def _update(optimizer, p, g, states, lr=0.01, momentum=0.9, betas=(0.9, 0.999), 
         raise ValueError(optimizer)
 
 
-def capture(spec, optimizer="sgd", dtype="f32"):
-    """Traces spec's training step; returns a Captured."""
+def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, clip_norm=None,
+            device_type="cpu"):
+    """Traces spec's training step; returns a Captured. optimizer names the export's own
+    update rule; torch_opt, a torch.optim optimizer over spec.module's parameters, replaces
+    it (the update ops then stand for that optimizer's step, which the executor calls).
+    autocast: a dtype for torch.autocast(device_type) around the forward and the loss;
+    clip_norm: clip the gradients' global 2-norm to it before the update."""
+    import contextlib
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -217,6 +310,8 @@ def capture(spec, optimizer="sgd", dtype="f32"):
         return t
 
     cap = Captured()
+    cap.named = params + buffers
+    cap.model_name = spec.name
     cap.optimizer = optimizer
     cap.dtype = cap_dtype
     cap.torch_version = torch.__version__
@@ -239,10 +334,25 @@ def capture(spec, optimizer="sgd", dtype="f32"):
             cap.placeholders.append(("state", name, None))
         state_dict[name] = b_fake[b_by_id[id(b)]]
     trainable = [i for i, p in enumerate(p_fake) if p.requires_grad]
+    kinds = {}
+    if torch_opt is not None:
+        oplan = torch_optimizer_plan(torch_opt, params, spec.name)
+        cap.torch_opt = torch_opt
+        for i in trainable:
+            kind, snames, gi = oplan[p_names[i]]
+            kinds[i] = (kind, snames)
+            cap.update_type[p_names[i]] = kind
+            cap.update_states[p_names[i]] = list(snames)
+            cap.group_of[p_names[i]] = gi
+    else:
+        for i in trainable:
+            kinds[i] = (optimizer, optimizer_states(optimizer))
+    if autocast is not None:
+        cap.autocast = (device_type, autocast)
     s_fake, s_of = [], {}
     for i in trainable:
         s_of[i] = []
-        for sname in optimizer_states(optimizer):
+        for sname in kinds[i][1]:
             s_of[i].append(len(s_fake))
             s_fake.append(fake(p_fake[i].shape, p_fake[i].dtype))
             cap.placeholders.append(("state", p_names[i] + "." + sname, p_names[i]))
@@ -299,8 +409,10 @@ def capture(spec, optimizer="sgd", dtype="f32"):
         for k, names in names_of_b.items():
             for n in names:
                 sd[n] = bv[k]
+        amp = torch.autocast(device_type=device_type, dtype=autocast) if autocast is not None \
+            else contextlib.nullcontext()
         with _reparametrized(module, sd):
-            with claim_mode:
+            with claim_mode, amp:
                 out = module(*iv)
                 tagger.stack.append("loss")
                 loss = spec.loss_fn(out, *tv)
@@ -325,6 +437,13 @@ def capture(spec, optimizer="sgd", dtype="f32"):
                         "recomputation the graph shows as backward ops" % spec.name)
                 raise
         tagger.flush("backward")
+        coef = None
+        if clip_norm is not None:
+            got = [g for g in grads if g is not None]
+            if got:
+                with torch.no_grad():
+                    coef = clip_coefficient(got, clip_norm, device_type)
+                tagger.flush("clip")
         tagger.phase = "update"
         rets = [loss]
         with torch.no_grad():
@@ -332,9 +451,14 @@ def capture(spec, optimizer="sgd", dtype="f32"):
                 if g is None:
                     cap.params_no_grad.append(p_names[i])
                     continue
-                _update(optimizer, pv[i], g, [sv[j] for j in s_of[i]])
+                # clip_grad_norm_ scales the gradient in place; the same product, made
+                # inside the update, leaves the gradient as the backward wrote it
+                _update(kinds[i][0], pv[i], g if coef is None else g.mul(coef), [sv[j] for j in s_of[i]])
                 rets.append(g)
                 cap.grad_of.append(p_names[i])
+        if coef is not None:
+            cap.clip_index = len(rets)
+            rets.append(coef)
         return rets
 
     restore = _patch_create_node(tagger)

@@ -1,0 +1,330 @@
+"""Tests of the Python API, swapadvisor.torch.plan_training (docs/torch.md, "From Python"):
+a training loop with a plan leaves the model and the optimizer where the same loop
+written eagerly with torch.optim (foreach=False), a learning-rate schedule, autocast and
+clip_grad_norm_ leaves them, bit for bit; a plan is cached and reused; errors are one
+line.
+
+Run by test/py/run.sh under the Python that has torch ($DFG_TEST_PYTHON).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from swapadvisor.torch import PlanError, plan_training  # noqa: E402
+import torch_models  # noqa: E402
+
+
+def nanogpt_optimizer(model, lr=6e-4, betas=(0.9, 0.95), weight_decay=0.1):
+    """nanoGPT's configure_optimizers: weight decay on the matrices only, two groups."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=betas, foreach=False)
+
+
+def nanogpt_lr(it, lr=6e-4, warmup=2, decay_iters=10, min_lr=6e-5):
+    """nanoGPT's get_lr: linear warm-up, then cosine decay to min_lr."""
+    import math
+    if it < warmup:
+        return lr * (it + 1) / (warmup + 1)
+    ratio = (it - warmup) / (decay_iters - warmup)
+    return min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (lr - min_lr)
+
+
+class Case:
+    """One model and training loop, built twice from the same seed: eagerly, and with a plan."""
+
+    def __init__(self, build, make_opt, make_sched=None, set_lr=None, autocast=None, clip=None, steps=3):
+        self.build, self.make_opt, self.make_sched, self.set_lr = build, make_opt, make_sched, set_lr
+        self.autocast, self.clip, self.steps = autocast, clip, steps
+
+    def fresh(self):
+        torch.manual_seed(0)
+        model, ins, loss_fn, tgs = self.build()
+        opt = self.make_opt(model)
+        sched = self.make_sched(opt) if self.make_sched else None
+        return model, tuple(ins), loss_fn, tuple(tgs), opt, sched
+
+    def data(self, ins, tgs, it):
+        g = torch.Generator().manual_seed(100 + it)
+
+        def one(t, n=None):
+            if t.dtype.is_floating_point:
+                return torch.randn(t.shape, generator=g, dtype=t.dtype)
+            return torch.randint(0, n or 2, t.shape, generator=g, dtype=t.dtype)
+        return tuple(one(t, self.classes) for t in ins), tuple(one(t, self.classes) for t in tgs)
+
+    classes = 10
+
+    def eager(self):
+        model, ins, loss_fn, tgs, opt, sched = self.fresh()
+        losses = []
+        for it in range(self.steps):
+            x, y = self.data(ins, tgs, it)
+            if self.set_lr:
+                for group in opt.param_groups:
+                    group["lr"] = self.set_lr(it)
+            opt.zero_grad(set_to_none=True)
+            with torch.autocast("cpu", dtype=self.autocast or torch.bfloat16, enabled=self.autocast is not None):
+                loss = loss_fn(model(*x), *y)
+            loss.backward()
+            if self.clip is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), self.clip)
+            opt.step()
+            if sched:
+                sched.step()
+            losses.append(loss.detach().clone())
+        return model, opt, losses
+
+    def planned(self, memory, cache, **kw):
+        model, ins, loss_fn, tgs, opt, sched = self.fresh()
+        step = plan_training(model, loss_fn, ins, tgs, opt, memory=memory, autocast=self.autocast,
+                             clip_grad_norm=self.clip, generations=0, threads=2, cache_dir=cache, verbose=False, **kw)
+        losses = []
+        for it in range(self.steps):
+            x, y = self.data(ins, tgs, it)
+            if self.set_lr:
+                for group in opt.param_groups:
+                    group["lr"] = self.set_lr(it)
+            losses.append(step(x, y).clone())
+            if sched:
+                sched.step()
+        return model, opt, losses, step
+
+
+def differing(a, b, path=""):
+    """The paths where two state_dict()s differ (tensors bit for bit, the rest by ==)."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        ok = isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype \
+            and a.shape == b.shape and torch.equal(a.cpu(), b.cpu())
+        return [] if ok else [path]
+    if isinstance(a, dict) and isinstance(b, dict):
+        if sorted(a, key=str) != sorted(b, key=str):
+            return [path + " (keys)"]
+        out = []
+        for k in a:
+            out += differing(a[k], b[k], "%s/%s" % (path, k))
+        return out
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += differing(x, y, "%s[%d]" % (path, i))
+        return out
+    return [] if a == b else [path]
+
+
+class Cached(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cache = tempfile.mkdtemp(prefix="swapadvisor-api-test.")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.cache, ignore_errors=True)
+
+
+class TestTrainsLikeEager(Cached):
+    """Three steps with a plan at 0.5x (or the lowest fraction that plans) against the
+    same loop run eagerly: losses, model and optimizer state_dict()s equal bit for bit."""
+
+    def check(self, case, memories=("0.5x", "0.6x", "0.7x")):
+        model0, opt0, losses0 = case.eager()
+        for mem in memories:
+            try:
+                model1, opt1, losses1, step = case.planned(mem, self.cache)
+                break
+            except PlanError as e:
+                self.assertEqual(e.code, 5, str(e))
+        else:
+            self.fail("no plan at %s" % (memories,))
+        c = step.plan.counts
+        self.assertGreater(c["swap_in"] + c["recompute"], 0, "the plan moves or recomputes nothing")
+        self.assertLessEqual(step.stats["peak_live_bytes"], step.memory_bytes)
+        self.assertEqual([float(x) for x in losses1], [float(x) for x in losses0])
+        self.assertEqual(differing(model0.state_dict(), model1.state_dict()), [])
+        self.assertEqual(differing(opt0.state_dict(), opt1.state_dict()), [])
+        return step
+
+    def test_gpt_adamw_cosine_bf16_clip(self):
+        """nanoGPT's shakespeare-char GPT (6 layers, 384 wide, 256 tokens, tied embedding) with
+        its optimizer (AdamW, two groups), warm-up + cosine learning rate set by hand each
+        step, bf16 autocast and clipping at 1.0."""
+        case = Case(lambda: torch_models.gpt(2, 256, 384, 6, 6, 65), nanogpt_optimizer, set_lr=nanogpt_lr,
+                    autocast=torch.bfloat16, clip=1.0)
+        case.classes = 65
+        step = self.check(case)
+        self.assertTrue(any(o["type"] == "adam_update" for o in step.doc["ops"]))
+
+    def test_resnet18_sgd_nesterov_weight_decay(self):
+        import torchvision
+
+        def build():
+            m = torchvision.models.resnet18(num_classes=10)
+            return m, (torch.randn(4, 3, 64, 64),), F.cross_entropy, (torch.zeros(4, dtype=torch.long),)
+        case = Case(build, lambda m: torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, nesterov=True,
+                                                     weight_decay=5e-4, foreach=False),
+                    make_sched=lambda o: torch.optim.lr_scheduler.StepLR(o, 1, gamma=0.5))
+        self.check(case)
+
+    def test_mobilenet_v2_adam(self):
+        import torchvision
+
+        def build():
+            m = torchvision.models.mobilenet_v2(num_classes=10)
+            return m, (torch.randn(2, 3, 64, 64),), F.cross_entropy, (torch.zeros(2, dtype=torch.long),)
+        case = Case(build, lambda m: torch.optim.Adam(m.parameters(), lr=1e-3, foreach=False),
+                    make_sched=lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, 5))
+        self.check(case)
+
+    def test_small_cnn_adam_amsgrad_groups(self):
+        """Adam with amsgrad, two groups of different learning rates, a frozen bias,
+        batch norm, and clipping at 0.5."""
+        nn = torch.nn
+
+        def build():
+            m = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(), nn.Conv2d(8, 16, 3),
+                              nn.BatchNorm2d(16), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+            m[0].bias.requires_grad_(False)
+            return m, (torch.randn(4, 3, 16, 16),), F.cross_entropy, (torch.zeros(4, dtype=torch.long),)
+
+        def opt(m):
+            first = [m[0].weight] + list(m[1].parameters()) + list(m[3].parameters())
+            rest = list(m[4].parameters()) + list(m[8].parameters())
+            return torch.optim.Adam([{"params": first, "lr": 1e-2}, {"params": rest}], lr=1e-3, amsgrad=True,
+                                    foreach=False)
+        self.check(Case(build, opt, clip=0.5))
+
+
+class TestPlanCache(Cached):
+    def test_reused_and_replanned(self):
+        def build():
+            return torch_models.mlp(4, layers=20, width=32)
+        case = Case(build, lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, foreach=False))
+        t0 = time.time()
+        _, _, _, first = case.planned("0.5x", self.cache)
+        t1 = time.time()
+        _, _, _, second = case.planned("0.5x", self.cache)
+        t2 = time.time()
+        self.assertFalse(first.cached)
+        self.assertTrue(second.cached, "the same model, memory and profile plan again")
+        self.assertEqual(first.plan_path, second.plan_path)
+        # a reused plan skips the search: its planning phase is the cache's read
+        self.assertLess(second.plan_seconds, first.plan_seconds)
+        sys.stderr.write("[plan %.2f s, then %.2f s from the cache; whole call %.2f s, then %.2f s] "
+                         % (first.plan_seconds, second.plan_seconds, t1 - t0, t2 - t1))
+        _, _, _, other = case.planned("0.6x", self.cache)
+        self.assertFalse(other.cached, "another memory plans again")
+        _, _, _, prof = case.planned("0.5x", self.cache, profile="h100-sxm5-80gb")
+        self.assertFalse(prof.cached, "another profile plans again")
+        wider = Case(lambda: torch_models.mlp(4, layers=20, width=48),
+                     lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, foreach=False))
+        _, _, _, changed = wider.planned("0.5x", self.cache)
+        self.assertFalse(changed.cached, "another model plans again")
+
+
+class TestResume(Cached):
+    def test_checkpoint_and_resume(self):
+        """torch.save of the model's and the optimizer's state_dict() after two planned steps,
+        loaded into a fresh model and optimizer, continues as the uninterrupted run does."""
+        case = Case(lambda: torch_models.mlp(4, layers=6, width=16),
+                    lambda m: torch.optim.Adam(m.parameters(), lr=1e-2, foreach=False), steps=2)
+        model, opt, _, step = case.planned("0.5x", self.cache)
+        ck = os.path.join(self.cache, "ck.pt")
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, ck)
+        model2, ins, loss_fn, tgs, opt2, _ = case.fresh()
+        sd = torch.load(ck)
+        model2.load_state_dict(sd["model"])
+        opt2.load_state_dict(sd["opt"])
+        x, y = case.data(ins, tgs, 7)
+        l1 = step(x, y)
+        step2 = plan_training(model2, loss_fn, ins, tgs, opt2, memory="0.5x", generations=0, threads=2,
+                              cache_dir=self.cache, verbose=False)
+        self.assertTrue(step2.cached)
+        l2 = step2(x, y)
+        self.assertEqual(float(l1), float(l2))
+        self.assertEqual(differing(model.state_dict(), model2.state_dict()), [])
+        self.assertEqual(differing(opt.state_dict(), opt2.state_dict()), [])
+        # a reload between steps is seen by the next step
+        model.load_state_dict(model2.state_dict())
+        with torch.no_grad():
+            model[0].weight.add_(1.0)
+        self.assertNotEqual(float(step(x, y)), float(step2(x, y)))
+
+
+class TestErrors(Cached):
+    def model(self):
+        torch.manual_seed(0)
+        m, ins, loss_fn, tgs = torch_models.mlp(4, layers=3, width=8)
+        return m, ins, loss_fn, tgs
+
+    def test_one_line_errors(self):
+        m, ins, loss_fn, tgs = self.model()
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+        cases = [
+            (dict(optimizer=torch.optim.RMSprop(m.parameters())), 3, "RMSprop is not supported"),
+            (dict(optimizer=opt, memory="1KiB"), 5, ""),
+            (dict(optimizer=opt, device="tpu"), 2, "device 'tpu'"),
+            (dict(optimizer=opt, autocast=torch.float16), 2, "float16 runs on CUDA"),
+            (dict(optimizer=opt, profile="no-such-gpu"), 2, "no bundled device profile"),
+            (dict(optimizer=opt, clip_grad_norm=-1), 2, "clip_grad_norm"),
+            (dict(optimizer=torch.optim.SGD(list(m.parameters())[:2], lr=0.1)), 3, "in none of the optimizer"),
+        ]
+        for kw, code, text in cases:
+            with self.assertRaises(PlanError) as cm:
+                plan_training(m, loss_fn, ins, tgs, cache_dir=self.cache, generations=0, verbose=False, **kw)
+            msg = str(cm.exception)
+            self.assertEqual(cm.exception.code, code, msg)
+            self.assertIn(text, msg)
+            self.assertNotIn("\n", msg)
+
+    def test_wrong_batch_at_step(self):
+        m, ins, loss_fn, tgs = self.model()
+        step = plan_training(m, loss_fn, ins, tgs, torch.optim.SGD(m.parameters(), lr=0.1), memory="0.7x",
+                             generations=0, cache_dir=self.cache, verbose=False)
+        with self.assertRaises(PlanError) as cm:
+            step(torch.randn(3, ins[0].shape[1]), tgs)
+        self.assertIn("the plan was made for [4,", str(cm.exception))
+
+    def test_cuda_without_gpu(self):
+        if torch.cuda.is_available():
+            self.skipTest("a CUDA device is present")
+        m, ins, loss_fn, tgs = self.model()
+        with self.assertRaises(PlanError) as cm:
+            plan_training(m, loss_fn, ins, tgs, torch.optim.SGD(m.parameters(), lr=0.1), device="cuda",
+                          cache_dir=self.cache, verbose=False)
+        self.assertEqual(cm.exception.code, 7)
+
+
+class TestReadmeExample(unittest.TestCase):
+    def test_docs_example_runs(self):
+        """docs/torch.md's example, run as written (with its cache in a temporary folder)."""
+        with open(os.path.join(ROOT, "docs", "torch.md")) as f:
+            text = f.read()
+        start = text.index("```python\n# swapadvisor.torch example") + len("```python\n")
+        code = text[start:text.index("```", start)]
+        d = tempfile.mkdtemp(prefix="swapadvisor-example.")
+        try:
+            env = dict(os.environ, SWAPADVISOR_CACHE=d, PYTHONPATH=os.path.join(ROOT, "tools"))
+            r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            self.assertIn("step 3", r.stdout)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,459 @@
+"""swapadvisor.torch: plan a PyTorch training step and train with the plan, from Python.
+
+    from swapadvisor.torch import plan_training
+    step = plan_training(model, loss_fn, example_inputs, example_targets, optimizer=opt,
+                         memory="0.5x", device="cpu", autocast=torch.bfloat16,
+                         clip_grad_norm=1.0)
+    for x, y in loader:
+        loss = step(x, y)     # forward, loss, backward, clipping, opt's update, as planned
+        sched.step()
+
+plan_training traces the step (as dfg-from-torch does), profiles it (dfg-profile with a
+bundled device profile), plans it (swapadvisor-search), compiles the plan (as
+swapplan-torch does) and returns a TrainingStep. The step trains the user's own module and
+optimizer in place: between steps, every parameter and buffer of the module and every
+state tensor in optimizer.state holds its current value (a resident tensor is the device
+buffer itself, a swapped one its host copy), so state_dict(), torch.save and
+load_state_dict work as usual; a tensor replaced or reloaded between steps is copied into
+the plan's buffers before the next one. The optimizer's hyperparameters are read from its
+param_groups at every step (an LR scheduler works without planning again): each update op
+of the plan calls the optimizer's own step on that one parameter.
+
+Plans are cached on disk (cache_dir, else $SWAPADVISOR_CACHE, else
+~/.cache/swapadvisor), keyed by the graph, the device profile, the memory and the search
+options: a second run with the same model, batch, memory and profile does not search.
+
+Errors are PlanError exceptions whose message is the one line the tools print and whose
+`code` is their exit status.
+"""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from .errors import ExportError
+
+__all__ = ["plan_training", "TrainingStep", "PlanError"]
+
+
+class PlanError(ExportError):
+    """A model that cannot be planned or run, with the tools' one-line message and exit
+    status (`code`: 3 the model or a document, 4 I/O, 5 no plan fits the memory, 7 no CUDA
+    device, 8 the plan fails when run)."""
+
+
+def _find_tool(name):
+    from .torch_cli import find_tool
+    p = find_tool(name)
+    if p is None:
+        raise PlanError("cannot find %s: build the project (make) or put it on PATH" % name, 1)
+    return p
+
+
+def _profiles_dir():
+    here = os.path.dirname(os.path.abspath(__file__))
+    cands = [os.path.join(os.path.dirname(os.path.dirname(here)), "profiles"),       # a checkout
+             os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(here))),  # PREFIX/lib/swapadvisor/swapadvisor
+                          "share", "swapadvisor", "profiles")]
+    tool = _find_tool("dfg-profile")
+    cands.append(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(tool))), "profiles"))
+    cands.append(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(tool))), "share", "swapadvisor",
+                              "profiles"))
+    for d in cands:
+        if os.path.isdir(d):
+            return d
+    raise PlanError("cannot find the bundled device profiles (profiles/ of a checkout, or "
+                    "share/swapadvisor/profiles of an installation)", 4)
+
+
+def default_profile(device):
+    """The bundled profile for device: the GPU's own by its name on CUDA, else the
+    V100 profile that README's pipeline uses."""
+    if device == "cuda":
+        import torch
+        name = torch.cuda.get_device_name(0).lower()
+        for key, prof in (("h200", "h200-sxm-141gb"), ("h100 pcie", "h100-pcie-80gb"), ("h100", "h100-sxm5-80gb"),
+                          ("a100-sxm4-80gb", "a100-sxm4-80gb"), ("a100 80gb", "a100-sxm4-80gb"),
+                          ("a100", "a100-pcie4-40gb"), ("v100", "v100-pcie3-16gb")):
+            if key in name:
+                return prof
+    return "v100-pcie3-16gb"
+
+
+def _profile_path(profile, device):
+    if profile is None:
+        profile = default_profile(device)
+    if os.sep in profile or profile.endswith(".json"):
+        if not os.path.isfile(profile):
+            raise PlanError("cannot read the profile %s: no such file" % profile, 4)
+        return profile
+    p = os.path.join(_profiles_dir(), profile + ".json")
+    if not os.path.isfile(p):
+        names = sorted(f[:-5] for f in os.listdir(os.path.dirname(p)) if f.endswith(".json"))
+        raise PlanError("no bundled device profile %r (there are: %s)" % (profile, ", ".join(names)), 2)
+    return p
+
+
+def _cache_dir(cache_dir):
+    d = cache_dir or os.environ.get("SWAPADVISOR_CACHE") or \
+        os.path.join(os.path.expanduser("~"), ".cache", "swapadvisor")
+    d = os.path.join(d, "plans")
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError as e:
+        raise PlanError("cannot make the plan cache %s: %s" % (d, e.strerror or e), 4)
+    return d
+
+
+def _run_tool(args, stdin_text, what):
+    r = subprocess.run(args, input=stdin_text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    if r.returncode != 0:
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        raise PlanError(lines[0] if lines else "%s exit %d" % (what, r.returncode), r.returncode)
+    return r.stdout
+
+
+def _write_atomic(path, text):
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _as_tuple(x, what):
+    import torch
+    if isinstance(x, torch.Tensor):
+        return (x,)
+    if isinstance(x, (list, tuple)) and all(isinstance(t, torch.Tensor) for t in x):
+        return tuple(x)
+    raise PlanError("%s must be a tensor or a tuple of tensors, not %s" % (what, type(x).__name__), 2)
+
+
+def _parse_memory(memory):
+    if isinstance(memory, (int, float)) and not isinstance(memory, bool):
+        if memory <= 0:
+            raise PlanError("memory %r must be positive" % memory, 2)
+        return str(int(memory)) if memory >= 16 else "%gx" % memory
+    if isinstance(memory, str) and memory.strip():
+        return memory.strip()
+    raise PlanError("memory %r: give bytes, a size (\"8GiB\") or a fraction of the peak (\"0.5x\")" % (memory,), 2)
+
+
+class _Note:
+    def __init__(self, verbose):
+        self.on = sys.stderr.isatty() if verbose is None else bool(verbose)
+
+    def __call__(self, msg):
+        if self.on:
+            sys.stderr.write("swapadvisor: %s\n" % msg)
+            sys.stderr.flush()
+
+
+def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, memory="0.5x", device="cpu",
+                  autocast=None, clip_grad_norm=None, time_limit=None, profile=None, seed=1,
+                  generations=None, threads=None, cache_dir=None, verbose=None):
+    """Plans model's training step and returns a TrainingStep that runs it.
+
+    model, loss_fn: loss = loss_fn(model(*inputs), *targets). example_inputs and
+    example_targets: a tensor or a tuple of tensors each; only their shapes and dtypes are
+    planned for, and every step must pass the same. optimizer: a torch.optim SGD, Adam or
+    AdamW over the model's trainable parameters. memory: device bytes, a size string
+    ("8GiB") or a fraction of the unplanned peak ("0.5x"). device: "cpu" or "cuda".
+    autocast: None, torch.bfloat16, or torch.float16 (CUDA): torch.autocast around the
+    forward and the loss. clip_grad_norm: the max global 2-norm of the gradients, as
+    torch.nn.utils.clip_grad_norm_(params, clip_grad_norm) before the update.
+    time_limit (seconds), generations, seed, threads: swapadvisor-search's options.
+    profile: a bundled device profile's name ("h100-sxm5-80gb"), a profile file, or None
+    for the GPU's own (CUDA) or the V100's. cache_dir: where plans are kept. verbose:
+    progress lines on stderr (default: when stderr is a terminal).
+    """
+    import torch
+    from . import execplan, lower, models, trace
+
+    note = _Note(verbose)
+    if device not in ("cpu", "cuda"):
+        raise PlanError("device %r: expected \"cpu\" or \"cuda\"" % (device,), 2)
+    if device == "cuda":
+        from . import measure
+        try:
+            measure.check_cuda()
+        except ExportError as e:
+            raise PlanError(str(e), e.code)
+    if autocast is not None and autocast not in (torch.bfloat16, torch.float16):
+        raise PlanError("autocast %r: expected torch.bfloat16 or torch.float16" % (autocast,), 2)
+    if autocast is torch.float16 and device != "cuda":
+        raise PlanError("autocast=torch.float16 runs on CUDA; on the CPU use torch.bfloat16", 2)
+    if clip_grad_norm is not None and not (isinstance(clip_grad_norm, (int, float)) and clip_grad_norm > 0):
+        raise PlanError("clip_grad_norm %r must be a positive number" % (clip_grad_norm,), 2)
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise PlanError("optimizer must be a torch.optim optimizer (SGD, Adam or AdamW), not %s"
+                        % type(optimizer).__name__, 2)
+    ins = _as_tuple(example_inputs, "example_inputs")
+    tgs = _as_tuple(example_targets, "example_targets")
+    mem = _parse_memory(memory)
+    name = type(model).__name__
+    batch = int(ins[0].shape[0]) if ins and ins[0].dim() > 0 else 1
+    spec = models.ModelSpec(name, model, [models.InputSpec(x.shape, x.dtype, "input%d" % i) for i, x in enumerate(ins)],
+                            [models.InputSpec(y.shape, y.dtype, "target%d" % i) for i, y in enumerate(tgs)], loss_fn)
+    try:
+        t0 = time.time()
+        cap = trace.capture(spec, torch_opt=optimizer, autocast=autocast, clip_norm=clip_grad_norm,
+                            device_type=device)
+        src = {"tool": "swapadvisor.torch", "model": name, "torch": torch.__version__,
+               "optimizer": type(optimizer).__name__, "autocast": str(autocast).replace("torch.", "") if autocast
+               else None, "clip_grad_norm": clip_grad_norm, "inputs": [list(x.shape) for x in ins]}
+        low, doc = lower.lower(cap, name, batch, {"source": src})
+        note("%s: traced and lowered in %.1f s: %d ops, %d tensors" % (name, time.time() - t0, len(doc["ops"]),
+                                                                       len(doc["tensors"])))
+        if profile == "measure":
+            from . import measure
+            measure.measure(cap, low, doc, note)
+            prof = _profile_path(None, device)
+        else:
+            prof = _profile_path(profile, device)
+        graph_text = json.dumps(doc, sort_keys=True)
+        with open(prof, "r") as f:
+            prof_text = f.read()
+        search = ["--memory", mem, "--seed", str(int(seed))]
+        if time_limit is not None:
+            search += ["--time-limit", str(time_limit)]
+        if generations is not None:
+            search += ["--generations", str(int(generations))]
+        if threads is not None:
+            search += ["--threads", str(int(threads))]
+        version = _run_tool([_find_tool("swapadvisor-search"), "--version"], "", "swapadvisor-search").strip()
+        key = hashlib.sha256("\0".join([version, graph_text, prof_text] + search).encode("utf-8")).hexdigest()
+        cdir = _cache_dir(cache_dir)
+        gpath = os.path.join(cdir, key[:32] + ".graph.json")
+        ppath = os.path.join(cdir, key[:32] + ".plan.json")
+        t1 = time.time()
+        if os.path.isfile(ppath) and os.path.isfile(gpath):
+            cached = True
+            note("plan found in the cache: %s" % ppath)
+        else:
+            cached = False
+            profiled = _run_tool([_find_tool("dfg-profile"), "-", "--device", prof], graph_text, "dfg-profile")
+            note("searching for a plan in %s (swapadvisor-search %s)" % (mem, " ".join(search[2:])))
+            plan_text = _run_tool([_find_tool("swapadvisor-search"), "-", "-q"] + search, profiled,
+                                  "swapadvisor-search")
+            _write_atomic(gpath, profiled)
+            _write_atomic(ppath, plan_text)
+        plan_s = time.time() - t1
+        from .torch_cli import read_json, validate
+        validate(ppath, gpath, "", "", False, note)
+        pdoc = read_json(ppath, "plan")
+        p = execplan.Plan(pdoc, ppath, len(doc["ops"]), len(doc["tensors"]))
+        note("plan: memory %d bytes, %d recomputes, %d swaps in, %d out (%s in %.1f s)"
+             % (p.memory_bytes, p.counts["recompute"], p.counts["swap_in"], p.counts["swap_out"],
+                "read from the cache" if cached else "searched", plan_s))
+        st = TrainingStep(cap, low, doc, p, ppath, device, note)
+        st.plan_path, st.cached, st.plan_seconds = ppath, cached, plan_s
+        return st
+    except PlanError:
+        raise
+    except ExportError as e:
+        raise PlanError(str(e), e.code)
+
+
+class TrainingStep:
+    """A compiled plan over the user's module and optimizer: step(inputs, targets) runs one
+    training iteration and returns the loss (a 0-d tensor on the device)."""
+
+    def __init__(self, cap, low, doc, plan, plan_path, device, note):
+        import torch
+        from . import compiled, execplan
+        self.device = device
+        self.opt = cap.torch_opt
+        bind = execplan.Binding(cap, low, doc)
+        self.bind, self.plan, self.doc = bind, plan, doc
+        dev = execplan.CpuDevice() if device == "cpu" else execplan.CudaDevice(len(plan.kind))
+        self.dev = dev
+        named = dict(cap.named)   # the traced module's parameters and buffers by name
+        host_init = {}
+        self.inputs = []      # (tid, shape, dtype) per input and target, in order
+        self.sync = []        # (tid, kind, name or (param, state name), shape)
+        phs = [n for n in cap.gm.graph.nodes if n.op == "placeholder"]
+        for node, (kind, name, param_of) in zip(phs, cap.placeholders):
+            t = bind.ph_tensor.get(node.name)
+            fv = node.meta.get("val")
+            if kind == "input":
+                self.inputs.append((t.id if t is not None and t.id >= 0 else None, tuple(fv.shape), fv.dtype, name))
+                v = torch.zeros(fv.shape, dtype=fv.dtype)
+            elif param_of is not None:
+                p = named[param_of]
+                sname = name[len(param_of) + 1:]
+                v = self.opt.state.get(p, {}).get(sname)
+                if v is None:
+                    v = torch.zeros_like(p, device="cpu")
+                if t is not None and t.id >= 0:
+                    self.sync.append((t.id, "state", (p, sname), tuple(fv.shape)))
+            else:
+                v = named[name]
+                if t is not None and t.id >= 0:
+                    self.sync.append((t.id, "tensor", v, tuple(fv.shape)))
+            if t is not None and t.id >= 0:
+                host_init[t.id] = dev.host_copy(v)
+        for node in cap.gm.graph.nodes:
+            if node.op == "get_attr" and node.name in bind.ph_tensor:
+                v = getattr(cap.gm, node.target)
+                if type(v).__name__ == "FakeTensor" or v.device.type == "meta":
+                    raise PlanError("%s: the traced step holds a tensor constant (%s) whose value was not "
+                                    "recorded: it cannot be run" % (cap.model_name, node.target), 3)
+                host_init[bind.ph_tensor[node.name].id] = dev.host_copy(v)
+        updaters = {op: _updater(self.opt, named[ua.name], ua.group, cap.update_states[ua.name])
+                    for op, ua in bind.update_args.items()}
+        static = execplan.static_descs(cap.gm)
+
+        def make_ex(device_, init, residents):
+            ex = execplan.make_executor(bind, plan, static, device_, init, residents, plan_path)
+            ex.updaters = updaters
+            return ex
+
+        def residents_init():
+            out = {tid: dev.to_device(host_init[tid], -1) for tid in plan.residents if tid in host_init}
+            dev.sync()
+            return out
+
+        from .torch_cli import _loss_node
+        self.prog = compiled.compile_plan(bind, plan, dev, host_init, residents_init, make_ex, static,
+                                          _loss_node(cap), note)
+        if self.prog.first is not None:
+            raise PlanError("%s: the plan could not be compiled on fake tensors" % cap.model_name, 3)
+        self.residents = set(plan.residents)
+        self.mine = {}    # tid -> the tensor the user's module or optimizer was last given
+        self._publish()
+        self.steps = 0
+        self.source = self.prog.source
+        self.memory_bytes = plan.memory_bytes
+        self.stats = self.prog.stats
+        self._empty = {}
+
+    def _view(self, tid, shape):
+        flat = self.prog.final_value(tid)
+        n = 1
+        for d in shape:
+            n *= d
+        return flat[:n].view(shape)
+
+    def _publish(self):
+        """Points the module's tensors and the optimizer's state at the plan's buffers."""
+        opt = self.opt
+        for tid, kind, who, shape in self.sync:
+            v = self._view(tid, shape)
+            if kind == "tensor":
+                who.data = v
+            else:
+                # a state the optimizer has not made yet stays unmade: its first step
+                # makes it (the updater copies it into the plan's buffer)
+                p, sname = who
+                st = opt.state.get(p)
+                if st is not None and st.get(sname) is not None:
+                    st[sname] = v
+            self.mine[tid] = v
+
+    def _collect(self):
+        """Copies into the plan's buffers what the user replaced or reloaded since the last
+        step (load_state_dict, opt.load_state_dict, p.data = ...)."""
+        opt = self.opt
+        for tid, kind, who, shape in self.sync:
+            mine = self.mine[tid]
+            if kind == "tensor":
+                cur = who
+            else:
+                p, sname = who
+                cur = opt.state.get(p, {}).get(sname)
+                if cur is None:
+                    continue  # a new optimizer state: its first step makes it
+            if cur.data_ptr() != mine.data_ptr() or cur.device != mine.device:
+                if tuple(cur.shape) != shape:
+                    raise PlanError("%s has shape %s, the plan was made for %s: plan again"
+                                    % (_what(kind, who), list(cur.shape), list(shape)), 3)
+                with __import__("torch").no_grad():
+                    mine.copy_(cur)
+
+    def __call__(self, inputs, targets):
+        import torch
+        xs = _as_tuple(inputs, "inputs") + _as_tuple(targets, "targets")
+        if len(xs) != len(self.inputs):
+            raise PlanError("the step takes %d input(s) and target(s), got %d" % (len(self.inputs), len(xs)), 2)
+        for (tid, shape, dtype, name), x in zip(self.inputs, xs):
+            if tuple(x.shape) != shape or x.dtype != dtype:
+                raise PlanError("%s is %s %s; the plan was made for %s %s" % (
+                    name, list(x.shape), str(x.dtype).replace("torch.", ""), list(shape),
+                    str(dtype).replace("torch.", "")), 3)
+            if tid is not None:
+                self.prog.set_host(tid, x.detach())
+        self._collect()
+        if self.device == "cuda":
+            # a resident's buffer may be swapped out and freed within the step: the
+            # module must not hold it meanwhile
+            for tid, kind, who, shape in self.sync:
+                if kind == "tensor" and tid in self.residents:
+                    who.data = self._empty.setdefault(who.dtype, torch.empty(0, dtype=who.dtype))
+        with torch.no_grad():
+            loss = self.prog.step()
+        self._publish()
+        self.steps += 1
+        # what torch.optim's step does for LR schedulers (they warn when it was not called)
+        if hasattr(self.opt, "_step_count"):
+            self.opt._step_count += 1
+        self.opt._opt_called = True
+        return loss
+
+    step = __call__
+
+
+def _what(kind, who):
+    if kind == "tensor":
+        return "a tensor of the model"
+    return "optimizer state %r" % who[1]
+
+
+def _updater(opt, param, gi, state_names):
+    """fn(p, g, states, coef): torch.optim's step for one parameter of the plan (param,
+    in param_groups[gi]), with the hyperparameters that group holds now. The optimizer's
+    raw step (without the hooks and counters that wrap it) runs over a one-parameter copy
+    of the group, with the plan's buffers as the parameter and its states; a state the
+    optimizer has not made yet (its first step) is made by it and copied into the plan's
+    buffers."""
+    import inspect
+    raw = inspect.unwrap(type(opt).step)
+    names = list(state_names)
+
+    def update(p, g, states, coef):
+        if coef is not None:
+            g = g.mul(coef)   # clip_grad_norm_'s in-place product, made here
+        st = opt.state[param]
+        ready = all(st.get(n) is not None for n in names)
+        if ready:
+            for n, s in zip(names, states):
+                st[n] = s
+        one = dict(opt.param_groups[gi])
+        one["params"] = [p]
+        saved = opt.param_groups
+        p.grad = g
+        opt.state[p] = st
+        opt.param_groups = [one]
+        try:
+            raw(opt)
+        finally:
+            opt.param_groups = saved
+            del opt.state[p]
+            p.grad = None
+        if not ready:
+            for n, s in zip(names, states):
+                s.copy_(st[n])
+                st[n] = s
+    return update
