@@ -146,6 +146,15 @@ if [ -x "$BIN/dfg-from-torch" ]; then
         bad "installed dfg-from-torch --help: $(head -3 "$tmp/py.err")"
 fi
 
+# the installed Python package: swapadvisor.torch imports without torch and finds the
+# installed tools and bundled profiles
+(cd "$tmp" && PYTHONPATH="$prefix/lib/swapadvisor" env -u SWAPADVISOR_PROFILES PATH=/usr/bin:/bin python3 -c '
+import sys, swapadvisor.torch as t
+print(t._find_tool("swapadvisor-search")); print(t._profile_path(None, "cpu"))') > "$tmp/api.out" 2> "$tmp/api.err" ||
+    bad "installed swapadvisor.torch: $(tail -1 "$tmp/api.err")"
+grep -q "^$prefix/bin/swapadvisor-search\$" "$tmp/api.out" && grep -q "share/swapadvisor/profiles/v100-pcie3-16gb.json\$" "$tmp/api.out" ||
+    bad "installed swapadvisor.torch finds $(tr '\n' ' ' < "$tmp/api.out")"
+
 # a bundled profile by name, from the installed share dir
 cp graphs/rnn-2-1k.json "$tmp/g.json"
 (cd "$tmp" && env -u SWAPADVISOR_PROFILES "$prefix/bin/dfg-profile" g.json --device v100-pcie3-16gb -o gp.json) 2> "$tmp/prof.err" ||

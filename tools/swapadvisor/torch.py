@@ -54,22 +54,6 @@ def _find_tool(name):
     return p
 
 
-def _profiles_dir():
-    here = os.path.dirname(os.path.abspath(__file__))
-    cands = [os.path.join(os.path.dirname(os.path.dirname(here)), "profiles"),       # a checkout
-             os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(here))),  # PREFIX/lib/swapadvisor/swapadvisor
-                          "share", "swapadvisor", "profiles")]
-    tool = _find_tool("dfg-profile")
-    cands.append(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(tool))), "profiles"))
-    cands.append(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(tool))), "share", "swapadvisor",
-                              "profiles"))
-    for d in cands:
-        if os.path.isdir(d):
-            return d
-    raise PlanError("cannot find the bundled device profiles (profiles/ of a checkout, or "
-                    "share/swapadvisor/profiles of an installation)", 4)
-
-
 def default_profile(device):
     """The bundled profile for device: the GPU's own by its name on CUDA, else the
     V100 profile that README's pipeline uses."""
@@ -85,17 +69,22 @@ def default_profile(device):
 
 
 def _profile_path(profile, device):
+    """The profile file: profile itself when it is a path, else the bundled profile of
+    that name as dfg-profile --list-devices finds it (None: default_profile)."""
     if profile is None:
         profile = default_profile(device)
     if os.sep in profile or profile.endswith(".json"):
         if not os.path.isfile(profile):
             raise PlanError("cannot read the profile %s: no such file" % profile, 4)
         return profile
-    p = os.path.join(_profiles_dir(), profile + ".json")
-    if not os.path.isfile(p):
-        names = sorted(f[:-5] for f in os.listdir(os.path.dirname(p)) if f.endswith(".json"))
-        raise PlanError("no bundled device profile %r (there are: %s)" % (profile, ", ".join(names)), 2)
-    return p
+    listed = _run_tool([_find_tool("dfg-profile"), "--list-devices"], "", "dfg-profile")
+    names = {}
+    for ln in listed.splitlines():
+        name, _, path = ln.partition("\t")
+        names[name] = path
+    if profile not in names:
+        raise PlanError("no bundled device profile %r (there are: %s)" % (profile, ", ".join(sorted(names))), 2)
+    return names[profile]
 
 
 def _cache_dir(cache_dir):

@@ -195,8 +195,10 @@ def find_tool(name):
     here = os.path.dirname(os.path.abspath(__file__))
     # beside the command as invoked (bin/, or an installed link in $PREFIX/bin), beside
     # the package, or in the source tree's bin/
+    # (or an installation's P/bin, the package being P/lib/swapadvisor/swapadvisor)
     for d in (os.path.dirname(os.path.abspath(sys.argv[0] or ".")), os.path.dirname(here),
-              os.path.join(os.path.dirname(os.path.dirname(here)), "bin")):
+              os.path.join(os.path.dirname(os.path.dirname(here)), "bin"),
+              os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(here))), "bin")):
         p = os.path.join(d, name)
         if os.path.isfile(p) and os.access(p, os.X_OK):
             return p
