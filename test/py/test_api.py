@@ -208,6 +208,49 @@ class TestTrainsLikeEager(Cached):
         self.check(Case(build, opt, clip=0.5))
 
 
+class TestAccumulate(Cached):
+    def test_gpt_tiny_three_micro_batches(self):
+        """Gradient accumulation over 3 micro-batches (each loss divided by 3, .grad summed by
+        backward), AdamW, bf16 autocast and clipping: as the eager loop, bit for bit."""
+        k = 3
+
+        def batches(it):
+            g = torch.Generator().manual_seed(200 + it)
+            return ([torch.randint(0, 97, (2, 16), generator=g) for _ in range(k)],
+                    [torch.randint(0, 97, (2, 16), generator=g) for _ in range(k)])
+
+        def fresh():
+            torch.manual_seed(0)
+            model, ins, loss_fn, tgs = torch_models.gpt_tiny(2)
+            return model, ins, loss_fn, tgs, nanogpt_optimizer(model, lr=1e-3)
+        model0, _, loss_fn, _, opt0 = fresh()
+        losses0 = []
+        for it in range(2):
+            xs, ys = batches(it)
+            total = None
+            for x, y in zip(xs, ys):
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    loss = loss_fn(model0(x), y) / k
+                loss.backward()
+                total = loss.detach() if total is None else total + loss.detach()
+            torch.nn.utils.clip_grad_norm_(model0.parameters(), 1.0)
+            opt0.step()
+            opt0.zero_grad(set_to_none=True)
+            losses0.append(float(total))
+        model1, ins, loss_fn, tgs, opt1 = fresh()
+        step = plan_training(model1, loss_fn, ins, tgs, opt1, memory="0.5x", autocast=torch.bfloat16,
+                             clip_grad_norm=1.0, accumulate=k, generations=0, cache_dir=self.cache, verbose=False)
+        self.assertEqual(sum(1 for o in step.doc["ops"] if o["type"] == "adam_update"),
+                         sum(1 for p in model1.parameters() if p.requires_grad))  # the tied head counted once
+        losses1 = [float(step(*batches(it))) for it in range(2)]
+        self.assertEqual(losses1, losses0)
+        self.assertEqual(differing(model0.state_dict(), model1.state_dict()), [])
+        self.assertEqual(differing(opt0.state_dict(), opt1.state_dict()), [])
+        with self.assertRaises(PlanError) as cm:
+            step(ins, tgs)
+        self.assertIn("must be a list of 3 micro-batches", str(cm.exception))
+
+
 class TestPlanCache(Cached):
     def test_reused_and_replanned(self):
         def build():

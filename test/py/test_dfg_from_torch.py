@@ -268,6 +268,20 @@ class TestGraph(Workdir):
         # the same storages, by size: activations, the input, labels, bn statistics
         self.assertEqual(got, want)
 
+    def test_layer_norm_backward_reads_its_weight(self):
+        """native_layer_norm_backward's grad_input reads the weight's contents; the bias
+        only sets its output mask. A lost weight read let a plan swap the weight out
+        across the backward, and the executor then ran it on a stand-in."""
+        _, doc = self.export_doc("gpt_tiny", [os.path.join(ROOT, "bench", "torch_models.py") + ":gpt_tiny",
+                                              "--batch", "2"])
+        t = doc["tensors"]
+        lnb = [o for o in doc["ops"] if o.get("aten") == ["native_layer_norm_backward"]]
+        self.assertEqual(len(lnb), 5)  # two blocks' two norms and the final one
+        for o in lnb:
+            params = sorted(t[i]["name"] for i in o["inputs"] if t[i]["kind"] == "param")
+            self.assertEqual(len(params), 1, o["name"])
+            self.assertTrue(params[0].endswith(".weight"), "%s reads %s" % (o["name"], params))
+
     def test_flops_and_costs(self):
         ops = {o["name"]: o for o in self.doc["ops"]}
         c = ops["layer1.0.conv1/convolution"]

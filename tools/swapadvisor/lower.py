@@ -274,8 +274,8 @@ class Lowering:
             skip_read = meta_only
             if pkt in _BN_BWD and idx in (3, 4) and self._bn_bwd_training(args):
                 skip_read = True
-            if pkt == "native_layer_norm_backward" and idx == 5:
-                skip_read = True  # the bias only sets the output mask
+            if pkt == "native_layer_norm_backward" and sa is not None and sa.name == "bias":
+                skip_read = True  # the bias only sets the output mask; the weight is read
             if is_write and (write_only and idx == 0 or (sa is not None and sa.kwarg_only)):
                 # overwritten without being read (copy_'s self, an out= argument),
                 # unless only part of the storage is written

@@ -151,7 +151,7 @@ class _Note:
 
 
 def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, memory="0.5x", device="cpu",
-                  autocast=None, clip_grad_norm=None, time_limit=None, profile=None, seed=1,
+                  autocast=None, clip_grad_norm=None, accumulate=1, time_limit=None, profile=None, seed=1,
                   generations=None, threads=None, cache_dir=None, verbose=None):
     """Plans model's training step and returns a TrainingStep that runs it.
 
@@ -163,6 +163,9 @@ def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, me
     autocast: None, torch.bfloat16, or torch.float16 (CUDA): torch.autocast around the
     forward and the loss. clip_grad_norm: the max global 2-norm of the gradients, as
     torch.nn.utils.clip_grad_norm_(params, clip_grad_norm) before the update.
+    accumulate: gradient accumulation over that many micro-batches of the example's shapes
+    (each micro-batch's loss divided by it, the gradients summed, one update); the step
+    then takes a list of that many inputs and of as many targets.
     time_limit (seconds), generations, seed, threads: swapadvisor-search's options.
     profile: a bundled device profile's name ("h100-sxm5-80gb"), a profile file, or None
     for the GPU's own (CUDA) or the V100's. cache_dir: where plans are kept. verbose:
@@ -189,6 +192,8 @@ def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, me
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise PlanError("optimizer must be a torch.optim optimizer (SGD, Adam or AdamW), not %s"
                         % type(optimizer).__name__, 2)
+    if not isinstance(accumulate, int) or isinstance(accumulate, bool) or accumulate < 1:
+        raise PlanError("accumulate %r must be a positive integer" % (accumulate,), 2)
     ins = _as_tuple(example_inputs, "example_inputs")
     tgs = _as_tuple(example_targets, "example_targets")
     mem = _parse_memory(memory)
@@ -199,10 +204,10 @@ def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, me
     try:
         t0 = time.time()
         cap = trace.capture(spec, torch_opt=optimizer, autocast=autocast, clip_norm=clip_grad_norm,
-                            device_type=device)
+                            device_type=device, accumulate=accumulate)
         src = {"tool": "swapadvisor.torch", "model": name, "torch": torch.__version__,
                "optimizer": type(optimizer).__name__, "autocast": str(autocast).replace("torch.", "") if autocast
-               else None, "clip_grad_norm": clip_grad_norm, "inputs": [list(x.shape) for x in ins]}
+               else None, "clip_grad_norm": clip_grad_norm, "accumulate": accumulate, "inputs": [list(x.shape) for x in ins]}
         low, doc = lower.lower(cap, name, batch, {"source": src})
         note("%s: traced and lowered in %.1f s: %d ops, %d tensors" % (name, time.time() - t0, len(doc["ops"]),
                                                                        len(doc["tensors"])))
@@ -248,6 +253,7 @@ def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, me
              % (p.memory_bytes, p.counts["recompute"], p.counts["swap_in"], p.counts["swap_out"],
                 "read from the cache" if cached else "searched", plan_s))
         st = TrainingStep(cap, low, doc, p, ppath, device, note)
+        st.accumulate = accumulate
         st.plan_path, st.cached, st.plan_seconds = ppath, cached, plan_s
         return st
     except PlanError:
@@ -328,6 +334,7 @@ class TrainingStep:
         self.memory_bytes = plan.memory_bytes
         self.stats = self.prog.stats
         self._empty = {}
+        self.accumulate = 1
 
     def _view(self, tid, shape):
         flat = self.prog.final_value(tid)
@@ -374,7 +381,16 @@ class TrainingStep:
 
     def __call__(self, inputs, targets):
         import torch
-        xs = _as_tuple(inputs, "inputs") + _as_tuple(targets, "targets")
+        if self.accumulate > 1:
+            xs = ()
+            for what, micro in (("inputs", inputs), ("targets", targets)):
+                if not isinstance(micro, list) or len(micro) != self.accumulate:
+                    raise PlanError("with accumulate=%d, %s must be a list of %d micro-batches"
+                                    % (self.accumulate, what, self.accumulate), 2)
+                for j, m in enumerate(micro):
+                    xs += _as_tuple(m, "%s[%d]" % (what, j))
+        else:
+            xs = _as_tuple(inputs, "inputs") + _as_tuple(targets, "targets")
         if len(xs) != len(self.inputs):
             raise PlanError("the step takes %d input(s) and target(s), got %d" % (len(self.inputs), len(xs)), 2)
         for (tid, shape, dtype, name), x in zip(self.inputs, xs):

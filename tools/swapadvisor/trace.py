@@ -279,12 +279,14 @@ def _update(optimizer, p, g, states, lr=0.01, momentum=0.9, betas=(0.9, 0.999), 
 
 
 def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, clip_norm=None,
-            device_type="cpu"):
+            device_type="cpu", accumulate=1):
     """Traces spec's training step; returns a Captured. optimizer names the export's own
     update rule; torch_opt, a torch.optim optimizer over spec.module's parameters, replaces
     it (the update ops then stand for that optimizer's step, which the executor calls).
     autocast: a dtype for torch.autocast(device_type) around the forward and the loss;
-    clip_norm: clip the gradients' global 2-norm to it before the update."""
+    clip_norm: clip the gradients' global 2-norm to it before the update. accumulate: the
+    step is that many forward and backward passes over as many micro-batches (each loss
+    divided by it), their gradients summed, then one update."""
     import contextlib
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -356,16 +358,15 @@ def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, c
             s_of[i].append(len(s_fake))
             s_fake.append(fake(p_fake[i].shape, p_fake[i].dtype))
             cap.placeholders.append(("state", p_names[i] + "." + sname, p_names[i]))
-    i_fake = []
-    for s in spec.inputs:
-        dt = s.dtype if not (s.dtype.is_floating_point and fdt != torch.float32) else fdt
-        i_fake.append(fake(s.shape, dt))
-        cap.placeholders.append(("input", s.name, None))
-    t_fake = []
-    for s in spec.targets:
-        dt = s.dtype if not (s.dtype.is_floating_point and fdt != torch.float32) else fdt
-        t_fake.append(fake(s.shape, dt))
-        cap.placeholders.append(("input", s.name, None))
+    # accumulate > 1: the inputs of every micro-batch, then the targets of every one
+    i_fake, t_fake = [], []
+    for specs, out in ((spec.inputs, i_fake), (spec.targets, t_fake)):
+        for j in range(accumulate):
+            for s in specs:
+                dt = s.dtype if not (s.dtype.is_floating_point and fdt != torch.float32) else fdt
+                out.append(fake(s.shape, dt))
+                cap.placeholders.append(("input", s.name if j == 0 else "%s.%d" % (s.name, j), None))
+    n_in, n_tg = len(spec.inputs), len(spec.targets)
 
     # Where each fake placeholder sits in state_dict's names.
     names_of_p = {}
@@ -409,33 +410,55 @@ def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, c
         for k, names in names_of_b.items():
             for n in names:
                 sd[n] = bv[k]
-        amp = torch.autocast(device_type=device_type, dtype=autocast) if autocast is not None \
-            else contextlib.nullcontext()
+        def amp():
+            return torch.autocast(device_type=device_type, dtype=autocast) if autocast is not None \
+                else contextlib.nullcontext()
+        wrt = [pv[i] for i in trainable]
+        grads, loss = None, None
         with _reparametrized(module, sd):
-            with claim_mode, amp:
-                out = module(*iv)
-                tagger.stack.append("loss")
-                loss = spec.loss_fn(out, *tv)
-                tagger.stack.pop()
-            if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-                raise TraceError("%s: the loss function must return a scalar tensor, got %s"
-                                 % (spec.name, type(loss).__name__ if not isinstance(loss, torch.Tensor)
-                                    else "a tensor of shape %s" % list(loss.shape)))
-            if not loss.requires_grad:
-                raise TraceError("%s: the loss does not depend on any trainable parameter" % spec.name)
-            tagger.claim(loss, "loss")
-            tagger.phase = "backward"
-            wrt = [pv[i] for i in trainable]
-            try:
-                grads = torch.autograd.grad(loss, wrt, allow_unused=True)
-            except RuntimeError as e:
-                if "Checkpointing is not compatible with .grad()" in str(e):
-                    raise TraceError(
-                        "%s: torch.utils.checkpoint with use_reentrant=True cannot be exported: it "
-                        "recomputes through .backward(), which the export's torch.autograd.grad "
-                        "cannot follow; use checkpoint(..., use_reentrant=False), whose "
-                        "recomputation the graph shows as backward ops" % spec.name)
-                raise
+            for j in range(accumulate):
+                tagger.phase = "forward"
+                with claim_mode, amp():
+                    out = module(*iv[j * n_in:(j + 1) * n_in])
+                    tagger.stack.append("loss")
+                    lj = spec.loss_fn(out, *tv[j * n_tg:(j + 1) * n_tg])
+                    if accumulate > 1 and isinstance(lj, torch.Tensor):
+                        lj = lj / accumulate   # as a loop that accumulates gradients divides it
+                    tagger.stack.pop()
+                if not isinstance(lj, torch.Tensor) or lj.numel() != 1:
+                    raise TraceError("%s: the loss function must return a scalar tensor, got %s"
+                                     % (spec.name, type(lj).__name__ if not isinstance(lj, torch.Tensor)
+                                        else "a tensor of shape %s" % list(lj.shape)))
+                if not lj.requires_grad:
+                    raise TraceError("%s: the loss does not depend on any trainable parameter" % spec.name)
+                tagger.claim(lj, "loss")
+                if loss is not None:
+                    # the step's loss: the micro-batches' (divided) losses summed in order
+                    tagger.stack.append("loss")
+                    with torch.no_grad():
+                        loss = loss + lj.detach()
+                    tagger.stack.pop()
+                else:
+                    loss = lj
+                tagger.phase = "backward"
+                try:
+                    gj = torch.autograd.grad(lj, wrt, allow_unused=True)
+                except RuntimeError as e:
+                    if "Checkpointing is not compatible with .grad()" in str(e):
+                        raise TraceError(
+                            "%s: torch.utils.checkpoint with use_reentrant=True cannot be exported: it "
+                            "recomputes through .backward(), which the export's torch.autograd.grad "
+                            "cannot follow; use checkpoint(..., use_reentrant=False), whose "
+                            "recomputation the graph shows as backward ops" % spec.name)
+                    raise
+                if grads is None:
+                    grads = list(gj)
+                else:
+                    # .grad += the new gradient, as autograd accumulates into .grad
+                    tagger.flush("backward")
+                    with torch.no_grad():
+                        grads = [a if b is None else b if a is None else a + b for a, b in zip(grads, gj)]
+                    tagger.flush("grad-accumulate")
         tagger.flush("backward")
         coef = None
         if clip_norm is not None:
