@@ -251,6 +251,68 @@ class TestAccumulate(Cached):
         self.assertIn("must be a list of 3 micro-batches", str(cm.exception))
 
 
+def cpu_grad_scaler(**kw):
+    """torch.amp.GradScaler on the CPU (torch 2.x), or None where this torch has none."""
+    amp = getattr(torch, "amp", None)
+    try:
+        return amp.GradScaler("cpu", **kw)
+    except (AttributeError, TypeError, RuntimeError):
+        return None
+
+
+class TestGradScaler(Cached):
+    def test_f16_scaler_skips_and_backs_off(self):
+        """float16 autocast with a GradScaler whose first scale overflows the float16
+        gradients: the first steps are skipped and the scale backs off, later ones update;
+        with clipping after unscale_. Model, optimizer and scaler state_dict()s equal the
+        eager loop's (scaler.scale(loss).backward(), unscale_, clip_grad_norm_, step, update)."""
+        if cpu_grad_scaler() is None or not _cpu_f16():
+            self.skipTest("torch %s has no CPU GradScaler or float16 CPU autocast" % torch.__version__)
+
+        def fresh():
+            torch.manual_seed(0)
+            model, ins, loss_fn, tgs = torch_models.gpt_tiny(2)
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=False)
+            return model, ins, loss_fn, tgs, opt, cpu_grad_scaler(init_scale=2.0 ** 18, growth_interval=2)
+
+        def batch(it):
+            g = torch.Generator().manual_seed(300 + it)
+            return torch.randint(0, 97, (2, 16), generator=g), torch.randint(0, 97, (2, 16), generator=g)
+        steps = 6
+        model0, _, loss_fn, _, opt0, sc0 = fresh()
+        scales0 = []
+        for it in range(steps):
+            x, y = batch(it)
+            with torch.autocast("cpu", dtype=torch.float16):
+                loss = loss_fn(model0(x), y)
+            sc0.scale(loss).backward()
+            sc0.unscale_(opt0)
+            torch.nn.utils.clip_grad_norm_(model0.parameters(), 1.0)
+            sc0.step(opt0)
+            sc0.update()
+            opt0.zero_grad(set_to_none=True)
+            scales0.append(sc0.get_scale())
+        model1, ins, loss_fn, tgs, opt1, sc1 = fresh()
+        step = plan_training(model1, loss_fn, ins, tgs, opt1, memory="0.5x", autocast=torch.float16,
+                             clip_grad_norm=1.0, grad_scaler=sc1, generations=0, cache_dir=self.cache,
+                             verbose=False)
+        scales1, skipped = [], []
+        for it in range(steps):
+            step(*batch(it))
+            scales1.append(sc1.get_scale())
+            skipped.append(step.skipped)
+        self.assertEqual(scales1, scales0)
+        self.assertTrue(skipped[0] and not all(skipped), (skipped, scales1))
+        self.assertEqual(differing(model0.state_dict(), model1.state_dict()), [])
+        self.assertEqual(differing(opt0.state_dict(), opt1.state_dict()), [])
+        self.assertEqual(differing(sc0.state_dict(), sc1.state_dict()), [])
+
+
+def _cpu_f16():
+    from swapadvisor.torch import _autocast_works
+    return _autocast_works("cpu", torch.float16)
+
+
 class TestPlanCache(Cached):
     def test_reused_and_replanned(self):
         def build():
@@ -320,7 +382,8 @@ class TestErrors(Cached):
             (dict(optimizer=torch.optim.RMSprop(m.parameters())), 3, "RMSprop is not supported"),
             (dict(optimizer=opt, memory="1KiB"), 5, ""),
             (dict(optimizer=opt, device="tpu"), 2, "device 'tpu'"),
-            (dict(optimizer=opt, autocast=torch.float16), 2, "float16 runs on CUDA"),
+            (dict(optimizer=opt, autocast=torch.int8), 2, "expected torch.bfloat16 or torch.float16"),
+            (dict(optimizer=opt, accumulate=0), 2, "accumulate 0 must be a positive integer"),
             (dict(optimizer=opt, profile="no-such-gpu"), 2, "no bundled device profile"),
             (dict(optimizer=opt, clip_grad_norm=-1), 2, "clip_grad_norm"),
             (dict(optimizer=torch.optim.SGD(list(m.parameters())[:2], lr=0.1)), 3, "in none of the optimizer"),

@@ -122,16 +122,17 @@ class Binding:
 
 class UpdateArgs:
     """The fx nodes an update op's call reads: the parameter and its optimizer states
-    (placeholders), its gradient and the clipping coefficient (or None)."""
+    (placeholders), its gradient, the clipping coefficient and the GradScaler's 1/scale
+    and found_inf (each None when the step has none)."""
 
-    __slots__ = ("name", "param", "grad", "states", "coef", "group")
+    __slots__ = ("name", "param", "grad", "states", "extra", "group")
 
-    def __init__(self, name, param, grad, states, coef, group):
+    def __init__(self, name, param, grad, states, extra, group):
         self.name = name
         self.param = param
         self.grad = grad
         self.states = states
-        self.coef = coef
+        self.extra = extra   # [clip coefficient, 1/scale, found_inf]: fx nodes or None
         self.group = group
 
 
@@ -149,7 +150,7 @@ def _update_args(cap, bind):
     out_node = [n for n in cap.gm.graph.nodes if n.op == "output"][0]
     flat = tree_flatten(out_node.args[0])[0]
     grad_node = dict(zip(cap.grad_of, flat[1:1 + len(cap.grad_of)]))
-    coef = flat[cap.clip_index] if cap.clip_index is not None else None
+    extra = [flat[i] if i is not None else None for i in (cap.clip_index, cap.inv_index, cap.found_index)]
     op_of = {}
     for g in bind.groups.values():
         for t in g.pwrites:
@@ -162,7 +163,7 @@ def _update_args(cap, bind):
         if op is None:
             raise ExportError("internal: the update of %s is not an op of the graph" % pname)
         states = [state_nodes[pname][sn] for sn in cap.update_states[pname]]
-        out[op] = UpdateArgs(pname, param_node[pname], gnode, states, coef, cap.group_of[pname])
+        out[op] = UpdateArgs(pname, param_node[pname], gnode, states, extra, cap.group_of[pname])
     return out
 
 
@@ -464,8 +465,9 @@ class Executor:
         self.loss_node = None  # (fx node, output index or None) of the loss each step reports
         self.loss_val = None
         self.rec = None        # a compiled.Recorder while this run is compiled into a step
-        # op id -> fn(param, grad, states, coef) that applies a torch.optim update in
-        # place (Binding.update_args says what it reads); None: the traced aten ops run
+        # op id -> fn(param, grad, states, coef, inv_scale, found_inf) that applies a
+        # torch.optim update in place (Binding.update_args says what it reads); None: the
+        # traced aten ops run
         self.updaters = None
 
     # ---- names for messages ----
@@ -780,15 +782,15 @@ class Executor:
     def run_update(self, i, op, g):
         """An update op as its optimizer's step on the parameter's buffers: the views of
         the parameter and its states that the placeholders are, the gradient as the
-        backward left it, the clipping coefficient."""
+        backward left it, the clipping coefficient, the GradScaler's 1/scale and found_inf."""
         ua = self.b.update_args[op]
         ver = {}
         for t in g.reads + g.pwrites:
             ver.setdefault(t.key, t)
         ctx = _Ctx(self.b.op_nodes[op][0][0], ver, op, {}, i)
         args = [self.node_value(ua.param, ctx), self.node_value(ua.grad, ctx),
-                [self.node_value(s, ctx) for s in ua.states],
-                self.node_value(ua.coef, ctx) if ua.coef is not None else None]
+                [self.node_value(s, ctx) for s in ua.states]] + \
+            [self.node_value(x, ctx) if x is not None else None for x in ua.extra]
         fn = self.updaters[op]
         if self.rec is not None:
             self.rec.call_update(fn, args, g.name)

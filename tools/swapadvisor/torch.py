@@ -151,7 +151,8 @@ class _Note:
 
 
 def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, memory="0.5x", device="cpu",
-                  autocast=None, clip_grad_norm=None, accumulate=1, time_limit=None, profile=None, seed=1,
+                  autocast=None, clip_grad_norm=None, accumulate=1, grad_scaler=None, time_limit=None, profile=None,
+                  seed=1,
                   generations=None, threads=None, cache_dir=None, verbose=None):
     """Plans model's training step and returns a TrainingStep that runs it.
 
@@ -166,6 +167,10 @@ def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, me
     accumulate: gradient accumulation over that many micro-batches of the example's shapes
     (each micro-batch's loss divided by it, the gradients summed, one update); the step
     then takes a list of that many inputs and of as many targets.
+    grad_scaler: a torch.amp / torch.cuda.amp GradScaler for float16 autocast: each step
+    scales the loss, unscales the gradients (before clipping), skips the update when one is
+    not finite and updates the scale, as scaler.scale(loss).backward(), unscale_, step and
+    update do (the loop calls none of them).
     time_limit (seconds), generations, seed, threads: swapadvisor-search's options.
     profile: a bundled device profile's name ("h100-sxm5-80gb"), a profile file, or None
     for the GPU's own (CUDA) or the V100's. cache_dir: where plans are kept. verbose:
@@ -185,8 +190,21 @@ def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, me
             raise PlanError(str(e), e.code)
     if autocast is not None and autocast not in (torch.bfloat16, torch.float16):
         raise PlanError("autocast %r: expected torch.bfloat16 or torch.float16" % (autocast,), 2)
-    if autocast is torch.float16 and device != "cuda":
-        raise PlanError("autocast=torch.float16 runs on CUDA; on the CPU use torch.bfloat16", 2)
+    if autocast is not None and not _autocast_works(device, autocast):
+        raise PlanError("autocast=%s does not run on %s with torch %s%s" % (
+            str(autocast).replace("torch.", ""), device, torch.__version__,
+            "; on the CPU use torch.bfloat16" if device == "cpu" else ""), 2)
+    if grad_scaler is not None:
+        if not hasattr(grad_scaler, "_lazy_init_scale_growth_tracker") or not hasattr(grad_scaler, "is_enabled"):
+            raise PlanError("grad_scaler must be a torch.amp.GradScaler, not %s" % type(grad_scaler).__name__, 2)
+        if not grad_scaler.is_enabled():
+            grad_scaler = None
+        else:
+            dev = getattr(grad_scaler, "_device", "cuda")
+            if dev != device:
+                raise PlanError("grad_scaler is for %s, the step runs on %s" % (dev, device), 2)
+            if grad_scaler._scale is None:
+                grad_scaler._lazy_init_scale_growth_tracker(torch.device(device))
     if clip_grad_norm is not None and not (isinstance(clip_grad_norm, (int, float)) and clip_grad_norm > 0):
         raise PlanError("clip_grad_norm %r must be a positive number" % (clip_grad_norm,), 2)
     if not isinstance(optimizer, torch.optim.Optimizer):
@@ -204,10 +222,10 @@ def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, me
     try:
         t0 = time.time()
         cap = trace.capture(spec, torch_opt=optimizer, autocast=autocast, clip_norm=clip_grad_norm,
-                            device_type=device, accumulate=accumulate)
+                            device_type=device, accumulate=accumulate, scaler=grad_scaler)
         src = {"tool": "swapadvisor.torch", "model": name, "torch": torch.__version__,
                "optimizer": type(optimizer).__name__, "autocast": str(autocast).replace("torch.", "") if autocast
-               else None, "clip_grad_norm": clip_grad_norm, "accumulate": accumulate, "inputs": [list(x.shape) for x in ins]}
+               else None, "clip_grad_norm": clip_grad_norm, "accumulate": accumulate, "grad_scaler": grad_scaler is not None, "inputs": [list(x.shape) for x in ins]}
         low, doc = lower.lower(cap, name, batch, {"source": src})
         note("%s: traced and lowered in %.1f s: %d ops, %d tensors" % (name, time.time() - t0, len(doc["ops"]),
                                                                        len(doc["tensors"])))
@@ -254,12 +272,29 @@ def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, me
                 "read from the cache" if cached else "searched", plan_s))
         st = TrainingStep(cap, low, doc, p, ppath, device, note)
         st.accumulate = accumulate
+        st.scaler = grad_scaler
         st.plan_path, st.cached, st.plan_seconds = ppath, cached, plan_s
         return st
     except PlanError:
         raise
     except ExportError as e:
         raise PlanError(str(e), e.code)
+
+
+def _autocast_works(device, dtype):
+    """Whether torch.autocast(device, dtype) is on in this torch (torch 1.13's CPU
+    autocast knows bfloat16 only, and turns itself off with a warning otherwise)."""
+    import warnings
+    import torch
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            with torch.autocast(device_type=device, dtype=dtype):
+                if device == "cpu":
+                    return bool(torch.is_autocast_cpu_enabled())
+                return bool(torch.is_autocast_enabled())
+        except (RuntimeError, AssertionError):
+            return False
 
 
 class TrainingStep:
@@ -307,7 +342,8 @@ class TrainingStep:
                     raise PlanError("%s: the traced step holds a tensor constant (%s) whose value was not "
                                     "recorded: it cannot be run" % (cap.model_name, node.target), 3)
                 host_init[bind.ph_tensor[node.name].id] = dev.host_copy(v)
-        updaters = {op: _updater(self.opt, named[ua.name], ua.group, cap.update_states[ua.name])
+        self.found = [None]   # this step's found_inf (GradScaler), read by the first update
+        updaters = {op: _updater(self.opt, named[ua.name], ua.group, cap.update_states[ua.name], self.found)
                     for op, ua in bind.update_args.items()}
         static = execplan.static_descs(cap.gm)
 
@@ -335,6 +371,8 @@ class TrainingStep:
         self.stats = self.prog.stats
         self._empty = {}
         self.accumulate = 1
+        self.scaler = None
+        self.skipped = False
 
     def _view(self, tid, shape):
         flat = self.prog.final_value(tid)
@@ -391,8 +429,11 @@ class TrainingStep:
                     xs += _as_tuple(m, "%s[%d]" % (what, j))
         else:
             xs = _as_tuple(inputs, "inputs") + _as_tuple(targets, "targets")
-        if len(xs) != len(self.inputs):
-            raise PlanError("the step takes %d input(s) and target(s), got %d" % (len(self.inputs), len(xs)), 2)
+        if len(xs) != len(self.inputs) - (self.scaler is not None):
+            raise PlanError("the step takes %d input(s) and target(s), got %d"
+                            % (len(self.inputs) - (self.scaler is not None), len(xs)), 2)
+        if self.scaler is not None:
+            xs = xs + (self.scaler._scale.detach().to("cpu").reshape(self.inputs[-1][1]),)
         for (tid, shape, dtype, name), x in zip(self.inputs, xs):
             if tuple(x.shape) != shape or x.dtype != dtype:
                 raise PlanError("%s is %s %s; the plan was made for %s %s" % (
@@ -407,9 +448,12 @@ class TrainingStep:
             for tid, kind, who, shape in self.sync:
                 if kind == "tensor" and tid in self.residents:
                     who.data = self._empty.setdefault(who.dtype, torch.empty(0, dtype=who.dtype))
+        self.found[0] = None
         with torch.no_grad():
             loss = self.prog.step()
         self._publish()
+        if self.scaler is not None:
+            self._update_scale()
         self.steps += 1
         # what torch.optim's step does for LR schedulers (they warn when it was not called)
         if hasattr(self.opt, "_step_count"):
@@ -419,6 +463,17 @@ class TrainingStep:
 
     step = __call__
 
+    def _update_scale(self):
+        """GradScaler.update with this step's found_inf: the scale backs off after a
+        skipped step and grows after growth_interval clean ones (its own kernel)."""
+        import torch
+        sc = self.scaler
+        found = self.found[0] if self.found[0] is not None else 0.0
+        f = torch.full(sc._scale.shape, found, dtype=torch.float32, device=sc._scale.device)
+        torch._amp_update_scale_(sc._scale, sc._growth_tracker, f, sc._growth_factor, sc._backoff_factor,
+                                 sc._growth_interval)
+        self.skipped = bool(found)
+
 
 def _what(kind, who):
     if kind == "tensor":
@@ -426,20 +481,28 @@ def _what(kind, who):
     return "optimizer state %r" % who[1]
 
 
-def _updater(opt, param, gi, state_names):
-    """fn(p, g, states, coef): torch.optim's step for one parameter of the plan (param,
-    in param_groups[gi]), with the hyperparameters that group holds now. The optimizer's
-    raw step (without the hooks and counters that wrap it) runs over a one-parameter copy
-    of the group, with the plan's buffers as the parameter and its states; a state the
-    optimizer has not made yet (its first step) is made by it and copied into the plan's
-    buffers."""
+def _updater(opt, param, gi, state_names, found_cell):
+    """fn(p, g, states, coef, inv_scale, found_inf): torch.optim's step for one parameter of
+    the plan (param, in param_groups[gi]), with the hyperparameters that group holds now.
+    The optimizer's raw step (without the hooks and counters that wrap it) runs over a
+    one-parameter copy of the group, with the plan's buffers as the parameter and its
+    states; a state the optimizer has not made yet (its first step) is made by it and
+    copied into the plan's buffers. With a GradScaler the gradient is unscaled first, and a
+    step whose found_inf is set changes nothing (found_cell[0] keeps it for the step: read
+    once, by the first update)."""
     import inspect
     raw = inspect.unwrap(type(opt).step)
     names = list(state_names)
 
-    def update(p, g, states, coef):
+    def update(p, g, states, coef, inv_scale, found_inf):
+        if found_inf is not None:
+            if found_cell[0] is None:
+                found_cell[0] = float(found_inf.item())
+            if found_cell[0]:
+                return
+            g = g.mul(inv_scale)  # GradScaler.unscale_'s in-place product, made here
         if coef is not None:
-            g = g.mul(coef)   # clip_grad_norm_'s in-place product, made here
+            g = g.mul(coef)       # clip_grad_norm_'s
         st = opt.state[param]
         ready = all(st.get(n) is not None for n in names)
         if ready:

@@ -80,6 +80,9 @@ class Captured:
         self.group_of = {}
         self.torch_opt = None
         self.clip_index = None   # output index of the clipping coefficient, if clipped
+        self.inv_index = None    # with a GradScaler: output indices of 1/scale and found_inf
+        self.found_index = None
+        self.scale_input = None  # the placeholders' name of the GradScaler's scale
         self.autocast = None     # (device type, dtype) of torch.autocast around the forward
         self.named = []          # (name, tensor) of the module's parameters and buffers
         self.model_name = None
@@ -221,13 +224,18 @@ def torch_optimizer_plan(opt, params, model_name):
     return out
 
 
-def clip_coefficient(grads, max_norm, device_type):
+def clip_coefficient(grads, max_norm, device_type, inv_scale=None):
     """min(1, max_norm / (total norm + 1e-6)) over grads, by the same torch calls that
     torch.nn.utils.clip_grad_norm_ (norm 2, foreach as it picks by default on
-    device_type) makes in this torch, so its bits are the eager loop's."""
+    device_type) makes in this torch, so its bits are the eager loop's. inv_scale: the
+    gradients are the GradScaler's scaled ones, whose unscaled values (g * inv_scale, the
+    product GradScaler.unscale_ makes in place) are normed, one at a time."""
     import torch
     from torch.nn.utils import clip_grad as cg
     max_norm = float(max_norm)
+
+    def unscaled(g):
+        return g if inv_scale is None else g * inv_scale
     if hasattr(cg, "_group_tensors_by_device_and_dtype"):
         from torch.utils import _foreach_utils as fu
         has = getattr(fu, "_device_has_foreach_support", None)
@@ -237,15 +245,17 @@ def clip_coefficient(grads, max_norm, device_type):
             groups.setdefault((g.device, g.dtype), []).append(g)
         norms = []
         for gs in groups.values():
-            if foreach:
+            if foreach and inv_scale is None:
                 norms.extend(torch._foreach_norm(gs, 2.0))
+            elif foreach:
+                norms.extend(torch._foreach_norm([unscaled(g)], 2.0)[0] for g in gs)
             else:
-                norms.extend([torch.linalg.vector_norm(g, 2.0) for g in gs])
+                norms.extend([torch.linalg.vector_norm(unscaled(g), 2.0) for g in gs])
         first = grads[0].device
         total = torch.linalg.vector_norm(torch.stack([n.to(first) for n in norms]), 2.0)
     else:
         device = grads[0].device
-        total = torch.norm(torch.stack([torch.norm(g.detach(), 2.0).to(device) for g in grads]), 2.0)
+        total = torch.norm(torch.stack([torch.norm(unscaled(g).detach(), 2.0).to(device) for g in grads]), 2.0)
     clip_coef = max_norm / (total + 1e-6)
     return torch.clamp(clip_coef, max=1.0)
 
@@ -279,14 +289,16 @@ def _update(optimizer, p, g, states, lr=0.01, momentum=0.9, betas=(0.9, 0.999), 
 
 
 def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, clip_norm=None,
-            device_type="cpu", accumulate=1):
+            device_type="cpu", accumulate=1, scaler=None):
     """Traces spec's training step; returns a Captured. optimizer names the export's own
     update rule; torch_opt, a torch.optim optimizer over spec.module's parameters, replaces
     it (the update ops then stand for that optimizer's step, which the executor calls).
     autocast: a dtype for torch.autocast(device_type) around the forward and the loss;
     clip_norm: clip the gradients' global 2-norm to it before the update. accumulate: the
     step is that many forward and backward passes over as many micro-batches (each loss
-    divided by it), their gradients summed, then one update."""
+    divided by it), their gradients summed, then one update. scaler: a GradScaler whose
+    scale (an input of the step) multiplies each loss before its backward; the update
+    unscales, and is skipped when a gradient is not finite (the caller updates the scale)."""
     import contextlib
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -367,6 +379,11 @@ def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, c
                 out.append(fake(s.shape, dt))
                 cap.placeholders.append(("input", s.name if j == 0 else "%s.%d" % (s.name, j), None))
     n_in, n_tg = len(spec.inputs), len(spec.targets)
+    if scaler is not None:
+        # the scale is the last placeholder, after the targets
+        t_fake.append(fake(scaler._scale.shape, torch.float32))
+        cap.scale_input = "grad_scaler.scale"
+        cap.placeholders.append(("input", cap.scale_input, None))
 
     # Where each fake placeholder sits in state_dict's names.
     names_of_p = {}
@@ -440,6 +457,13 @@ def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, c
                     tagger.stack.pop()
                 else:
                     loss = lj
+                if scaler is not None:
+                    # GradScaler.scale: the loss times the scale, the backward's root
+                    tagger.stack.append("loss")
+                    with claim_mode:
+                        lj = lj * tv[-1]
+                    tagger.stack.pop()
+                    tagger.claim(lj, "loss")
                 tagger.phase = "backward"
                 try:
                     gj = torch.autograd.grad(lj, wrt, allow_unused=True)
@@ -460,13 +484,21 @@ def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, c
                         grads = [a if b is None else b if a is None else a + b for a, b in zip(grads, gj)]
                     tagger.flush("grad-accumulate")
         tagger.flush("backward")
-        coef = None
-        if clip_norm is not None:
-            got = [g for g in grads if g is not None]
-            if got:
-                with torch.no_grad():
-                    coef = clip_coefficient(got, clip_norm, device_type)
-                tagger.flush("clip")
+        coef = inv = found = None
+        got = [g for g in grads if g is not None]
+        if scaler is not None and got:
+            # GradScaler.unscale_: 1/scale in fp64, and whether any gradient is not finite
+            # (its kernel checks the scaled values); the products are made in the updates
+            tagger.phase = "backward"
+            with torch.no_grad():
+                inv = tv[-1].double().reciprocal().float()
+                found = torch.stack([torch.isfinite(g).all() for g in got]).all().logical_not().float()
+            tagger.flush("grad-scaler")
+        if clip_norm is not None and got:
+            tagger.phase = "backward"
+            with torch.no_grad():
+                coef = clip_coefficient(got, clip_norm, device_type, inv)
+            tagger.flush("clip")
         tagger.phase = "update"
         rets = [loss]
         with torch.no_grad():
@@ -474,14 +506,20 @@ def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, c
                 if g is None:
                     cap.params_no_grad.append(p_names[i])
                     continue
-                # clip_grad_norm_ scales the gradient in place; the same product, made
-                # inside the update, leaves the gradient as the backward wrote it
-                _update(kinds[i][0], pv[i], g if coef is None else g.mul(coef), [sv[j] for j in s_of[i]])
+                # unscale_ and clip_grad_norm_ scale the gradient in place; the same
+                # products, made inside the update, leave the gradient as the backward
+                # wrote it. A step with a non-finite gradient changes nothing.
+                ge = g if inv is None else g.mul(inv)
+                ge = ge if coef is None else ge.mul(coef)
+                if found is not None:
+                    ge = ge.mul(1.0 - found)
+                _update(kinds[i][0], pv[i], ge, [sv[j] for j in s_of[i]])
                 rets.append(g)
                 cap.grad_of.append(p_names[i])
-        if coef is not None:
-            cap.clip_index = len(rets)
-            rets.append(coef)
+        for name, v in (("clip_index", coef), ("inv_index", inv), ("found_index", found)):
+            if v is not None:
+                setattr(cap, name, len(rets))
+                rets.append(v)
         return rets
 
     restore = _patch_create_node(tagger)
