@@ -3,10 +3,13 @@
 #
 #   scripts/gpu_check.sh [OUTDIR]        # after make, on a machine with a CUDA GPU and torch
 #
-# Runs these steps in this order (STEPS="test torch runner measure islands" by default; name
+# Runs these steps in this order (STEPS="test api torch runner measure islands" by default; name
 # fewer to run fewer), each writing into OUTDIR (default out/gpu):
 #   test     test-py.txt: the Python tests that need a GPU: swapplan-torch --device cuda
 #            against eager PyTorch, dfg-from-torch --measure
+#   api      api_gpu.txt: scripts/api_gpu.py, swapadvisor.torch.plan_training on the GPU (a
+#            nanoGPT-sized GPT, AdamW, clipping, bf16 autocast; float16 with a GradScaler)
+#            against the eager CUDA loop: losses, step times, memory
 #   torch    torch_gpu.csv, torch_gpu.txt: scripts/torch_gpu.py (resnet50 b32, vit_b_16 b16
 #            and the GPT-2-small-sized bench/torch_models.py:gpt2_small b8 at 0.5x and 0.3x,
 #            profiled with --measure on this GPU, 64 MiB workspace reserve, trained with
@@ -33,10 +36,10 @@ THREADS=${THREADS:-$(nproc)}
 TIME_LIMIT=${TIME_LIMIT:-15}
 ITERATIONS=${ITERATIONS:-6}
 ISLAND_GENS=${ISLAND_GENS:-20}
-STEPS=" ${STEPS:-test torch runner measure islands} "
+STEPS=" ${STEPS:-test api torch runner measure islands} "
 for s in $STEPS; do
-    case $s in test | torch | runner | measure | islands) ;;
-    *) echo "gpu_check: unknown step '$s' in STEPS (test, torch, runner, measure, islands)" >&2; exit 64 ;;
+    case $s in test | api | torch | runner | measure | islands) ;;
+    *) echo "gpu_check: unknown step '$s' in STEPS (test, api, torch, runner, measure, islands)" >&2; exit 64 ;;
     esac
 done
 mkdir -p "$OUTDIR"
@@ -65,7 +68,12 @@ print(t.pick_profile(None, "cuda", t.list_profiles()))' 2>/dev/null) || PROFILE=
 if [[ $STEPS == *" test "* ]]; then
     : >"$OUTDIR/test-py.txt"
     step "test-py (GPU)" "$OUTDIR/test-py.txt" env DFG_TEST_PYTHON="$PY" DFG_PYTHON="$PY" PYTHONUNBUFFERED=1 \
-        test/py/run.sh test_swapplan_torch.TestCuda test_swapadvisor.TestErrors.test_measure_on_cuda
+        test/py/run.sh test_swapplan_torch.TestCuda test_dfg_from_torch.TestErrors.test_measure_on_cuda
+fi
+
+if [[ $STEPS == *" api "* ]]; then
+    : >"$OUTDIR/api_gpu.txt"
+    step "api_gpu.py" "$OUTDIR/api_gpu.txt" env PYTHONUNBUFFERED=1 "$PY" scripts/api_gpu.py --time-limit "$TIME_LIMIT"
 fi
 
 if [[ $STEPS == *" torch "* ]]; then

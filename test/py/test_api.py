@@ -396,6 +396,16 @@ class TestErrors(Cached):
             self.assertIn(text, msg)
             self.assertNotIn("\n", msg)
 
+    def test_accumulate_with_batch_norm_refused(self):
+        nn = torch.nn
+        m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Flatten(), nn.Linear(4 * 6 * 6, 3))
+        with self.assertRaises(PlanError) as cm:
+            plan_training(m, F.cross_entropy, torch.randn(2, 3, 8, 8), torch.zeros(2, dtype=torch.long),
+                          torch.optim.SGD(m.parameters(), lr=0.1), accumulate=2, generations=0,
+                          cache_dir=self.cache, verbose=False)
+        self.assertEqual(cm.exception.code, 3)
+        self.assertIn("1.running_mean is updated in place twice in one iteration", str(cm.exception))
+
     def test_wrong_batch_at_step(self):
         m, ins, loss_fn, tgs = self.model()
         step = plan_training(m, loss_fn, ins, tgs, torch.optim.SGD(m.parameters(), lr=0.1), memory="0.7x",

@@ -44,7 +44,7 @@ class OutputIsInput(unittest.TestCase):
         with open(path, "rb") as f:
             return f.read()
 
-    def test_swapadvisor_output_is_model_file(self):
+    def test_dfg_from_torch_output_is_model_file(self):
         link = os.path.join(self.wd, "link.py")
         os.link(self.model, link)
         before = self.read(self.model)

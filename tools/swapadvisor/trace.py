@@ -316,9 +316,13 @@ def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, c
 
     fake_mode = FakeTensorMode()
 
+    # CUDA autocast casts CUDA tensors only (its op lists differ from the CPU's): a step
+    # autocast on CUDA is traced on fake CUDA tensors, which need a CUDA build and device
+    fake_device = "cuda" if autocast is not None and device_type == "cuda" else "cpu"
+
     def fake(shape, dt, requires_grad=False):
         with fake_mode:
-            t = torch.empty(list(shape), dtype=dt, device="cpu")
+            t = torch.empty(list(shape), dtype=dt, device=fake_device)
         if requires_grad:
             t.requires_grad_(True)
         return t
