@@ -32,9 +32,10 @@ def transformer8(batch=4, seq=32, width=32, heads=4, blocks=8):
 
 
 class _Block(nn.Module):
-    def __init__(self, width, heads):
+    def __init__(self, width, heads, dropout=0.0):
         super().__init__()
         self.heads = heads
+        self.drop = nn.Dropout(dropout)
         self.ln1 = nn.LayerNorm(width)
         self.qkv = nn.Linear(width, 3 * width)
         self.proj = nn.Linear(width, width)
@@ -51,10 +52,10 @@ class _Block(nn.Module):
         v = v.view(b, t, h, c // h).transpose(1, 2)
         att = (q @ k.transpose(-2, -1)) * (1.0 / float(c // h) ** 0.5)
         causal = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
-        att = F.softmax(att.masked_fill(~causal, float("-inf")), dim=-1)
+        att = self.drop(F.softmax(att.masked_fill(~causal, float("-inf")), dim=-1))
         y = (att @ v).transpose(1, 2).reshape(b, t, c)
-        x = x + self.proj(y)
-        return x + self.out(F.gelu(self.fc(self.ln2(x))))
+        x = x + self.drop(self.proj(y))
+        return x + self.drop(self.out(F.gelu(self.fc(self.ln2(x)))))
 
 
 class GPT(nn.Module):
@@ -62,11 +63,12 @@ class GPT(nn.Module):
     written out (softmax of masked scores: torch 1.13 has no scaled_dot_product_attention),
     the head tied to the token embedding."""
 
-    def __init__(self, vocab, seq, width, heads, layers):
+    def __init__(self, vocab, seq, width, heads, layers, dropout=0.0):
         super().__init__()
         self.wte = nn.Embedding(vocab, width)
         self.wpe = nn.Embedding(seq, width)
-        self.blocks = nn.Sequential(*[_Block(width, heads) for _ in range(layers)])
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.Sequential(*[_Block(width, heads, dropout) for _ in range(layers)])
         self.ln = nn.LayerNorm(width)
         self.head = nn.Linear(width, vocab, bias=False)
         self.head.weight = self.wte.weight
@@ -74,7 +76,7 @@ class GPT(nn.Module):
     def forward(self, idx):
         t = idx.shape[1]
         pos = torch.arange(t, device=idx.device)
-        x = self.wte(idx) + self.wpe(pos)
+        x = self.drop(self.wte(idx) + self.wpe(pos))
         return self.head(self.ln(self.blocks(x)))
 
 
@@ -82,11 +84,17 @@ def lm_loss(logits, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
-def gpt(batch=8, seq=256, width=384, heads=6, layers=6, vocab=50257):
+def gpt(batch=8, seq=256, width=384, heads=6, layers=6, vocab=50257, dropout=0.0):
     """A nanoGPT-sized GPT (6 layers, 384 wide, 256 tokens, tied embedding)."""
-    m = GPT(vocab, seq, width, heads, layers)
+    m = GPT(vocab, seq, width, heads, layers, dropout)
     ids = torch.zeros(batch, seq, dtype=torch.long)
     return m, (ids,), lm_loss, (torch.zeros(batch, seq, dtype=torch.long),)
+
+
+def nanogpt(batch=12):
+    """nanoGPT's shakespeare-char configuration: 6 layers, 6 heads, 384 wide, 256
+    characters of context, a 65-character vocabulary, dropout 0.2."""
+    return gpt(batch, 256, 384, 6, 6, 65, 0.2)
 
 
 def gpt2_small(batch=8, seq=1024):

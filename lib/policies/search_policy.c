@@ -53,6 +53,9 @@ static sa_status milp_fits(const sa_policy_call *c, const int32_t *sch, double m
 typedef struct budget {
     double start, deadline, seed_deadline, one_plan;
     char cut[256], skipped[512]; /* JSON arrays' contents: the seed rows cut and skipped */
+    /* the "phases" array's contents: each seed row, the search and the polish with
+     * its wall time and result (where the run's time went) */
+    char phases[4096];
     const char *polish;          /* "ran", "cut", "skipped" or NULL (not attempted) */
 } budget;
 
@@ -68,6 +71,22 @@ static void budget_note(char *list, size_t cap, const char *name)
     size_t at = strlen(list);
     if (at + strlen(name) + 4 < cap)
         snprintf(list + at, cap - at, "%s\"%s\"", at ? "," : "", name);
+}
+
+/* Appends one object to b->phases; one that does not fit is left out (the array
+ * stays valid JSON: a few hundred bytes per row against twenty-odd rows). */
+static void phase_note(budget *b, const char *name, const char *policy, double wall_s, const char *result,
+                       double iteration_us)
+{
+    char one[256], it[64] = "";
+    if (iteration_us > 0)
+        snprintf(it, sizeof it, ",\"iteration_us\":%.3f", iteration_us);
+    int n = snprintf(one, sizeof one, "{\"phase\":\"%s\"%s%s%s,\"wall_s\":%.3f%s%s%s%s}", name,
+                     policy ? ",\"policy\":\"" : "", policy ? policy : "", policy ? "\"" : "", wall_s,
+                     result ? ",\"result\":\"" : "", result ? result : "", result ? "\"" : "", it);
+    size_t at = strlen(b->phases);
+    if (n > 0 && (size_t)n < sizeof one && at + (size_t)n + 2 < sizeof b->phases)
+        snprintf(b->phases + at, sizeof b->phases - at, "%s%s", at ? "," : "", one);
 }
 
 static void phase(const sa_policy_call *c, const char *what, int index, int count)
@@ -110,10 +129,11 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *
                 ((t[i].flags & SA_POLICY_SEED_FIRST) != 0) != (pass == 0))
                 continue;
             phase(c, t[i].name, index++, count);
-            double t0 = b->deadline > 0 ? sa_now_s() : 0;
+            double t0 = sa_now_s();
             if (b->deadline > 0 && (t0 + b->one_plan >= b->seed_deadline ||
                                     ((t[i].flags & SA_POLICY_SEED_MILP) && b->seed_deadline - t0 < BUDGET_MILP_MIN_S))) {
                 budget_note(b->skipped, sizeof b->skipped, t[i].name);
+                phase_note(b, "seed", t[i].name, 0.0, "skipped", 0.0);
                 continue;
             }
             sa_err e = {0};
@@ -125,8 +145,11 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *
                 sa_plan_free(got[i]);
                 got[i] = NULL;
                 budget_note(b->cut, sizeof b->cut, t[i].name);
+                phase_note(b, "seed", t[i].name, sa_now_s() - t0, "cut", 0.0);
                 continue; /* cut by the deadline, whatever it said */
             }
+            phase_note(b, "seed", t[i].name, sa_now_s() - t0, got[i] ? "plan" : rs == SA_EINFEASIBLE ? "refused" : "error",
+                       got[i] ? got[i]->predicted.iteration_us : 0.0);
             if (rs && rs != SA_EINFEASIBLE) { /* SA_EINFEASIBLE: refused */
                 *err = e;
                 st = rs;
@@ -290,8 +313,11 @@ sa_status policy_run_swapadvisor(const sa_policy_call *c, sa_plan **out, sa_err 
     }
     sa_ga_result res = {0};
     phase(c, "search", 0, 1);
+    double t_search = sa_now_s();
     if (!st)
         st = sa_ga_search(c->g, c->dev, &o, &res, err);
+    if (!st)
+        phase_note(&b, "search", NULL, sa_now_s() - t_search, NULL, res.best->predicted.iteration_us);
     for (int i = 0; i < n; i++)
         sa_plan_free((sa_plan *)seeds[i].plan);
     free(seeds);
@@ -310,9 +336,22 @@ sa_status policy_run_swapadvisor(const sa_policy_call *c, sa_plan **out, sa_err 
             b.polish = "skipped";
         } else {
             phase(c, "polish", 0, 1);
+            double t_polish = sa_now_s();
             st = polish(c, cells, pd, &res.best, err);
             const char *pj = st ? NULL : strstr(res.best->search_json ? res.best->search_json : "", "\"polish\":");
             b.polish = pj && strstr(pj, "\"timed_out\":true") ? "cut" : "ran";
+            if (!st)
+                phase_note(&b, "polish", NULL, sa_now_s() - t_polish, b.polish, res.best->predicted.iteration_us);
+        }
+    }
+    if (!st) {
+        char *m = malloc(sizeof b.phases + 16);
+        if (!m) {
+            st = sa_fail(err, SA_ENOMEM, "out of memory");
+        } else {
+            snprintf(m, sizeof b.phases + 16, "\"phases\":[%s]", b.phases);
+            st = append_member(res.best, m, err);
+            free(m);
         }
     }
     if (!st && b.deadline > 0)
