@@ -282,6 +282,16 @@ class TestGraph(Workdir):
             self.assertEqual(len(params), 1, o["name"])
             self.assertTrue(params[0].endswith(".weight"), "%s reads %s" % (o["name"], params))
 
+    def test_random_ops_in_trace_order(self):
+        """Dropout's mask op reads nothing (empty_like then bernoulli_): control_deps chain
+        the random ops in the order the step ran them, so that no plan draws the numbers
+        in another order than the eager step."""
+        _, doc = self.export_doc("nanogpt", [os.path.join(ROOT, "bench", "torch_models.py") + ":nanogpt",
+                                             "--batch", "1"])
+        rand = [o["id"] for o in doc["ops"] if set(o.get("aten", [])) & {"bernoulli_", "native_dropout"}]
+        self.assertEqual(len(rand), 1 + 3 * 6)  # the embedding's, then three a block
+        self.assertEqual(doc["control_deps"], [[a, b] for a, b in zip(rand, rand[1:])])
+
     def test_flops_and_costs(self):
         ops = {o["name"]: o for o in self.doc["ops"]}
         c = ops["layer1.0.conv1/convolution"]

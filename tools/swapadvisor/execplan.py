@@ -31,11 +31,7 @@ EXIT_VERIFY = 8
 # the stream each node kind runs on: compute, h2d, d2h
 STREAM = {"compute": 0, "recompute": 0, "swap_in": 1, "swap_out": 2}
 
-# aten ops that draw from the random generator
-_RANDOM = {"bernoulli", "bernoulli_", "native_dropout", "dropout", "rand", "rand_like", "randn",
-           "randn_like", "randint", "randint_like", "randperm", "normal", "normal_", "uniform_",
-           "exponential_", "geometric_", "cauchy_", "log_normal_", "random_", "multinomial",
-           "rrelu_with_noise", "_fused_dropout", "poisson"}
+from .lower import RANDOM as _RANDOM  # aten ops that draw from the random generator
 
 
 class PlanFault(ExportError):
@@ -722,9 +718,11 @@ class Executor:
             raise PlanFault("%s would apply op %d's in-place update of %s a second time (rule 1)"
                             % (self.nname(i), op, self.tname(g.pwrites[0].id)))
         saved = None
+        swapped = False  # the generator is the op's compute's until the finally: restored
         if op in self.b.random_ops:
             if recompute and op in self.rng:
-                saved = self.d.rng_get()
+                saved = self.d.rng_get()   # None on fake tensors: still swapped (and recorded)
+                swapped = True
                 self.d.rng_set(self.rng[op])
                 if self.rec is not None:
                     self.rec.rng_swap(op)
@@ -767,7 +765,7 @@ class Executor:
             sb = sum(f.numel() * f.element_size() for f in scratch.values() if isinstance(f, torch.Tensor))
             self.scratch_peak = max(self.scratch_peak, sb)
         finally:
-            if saved is not None:
+            if swapped:
                 self.d.rng_set(saved)
                 if self.rec is not None:
                     self.rec.rng_restore()

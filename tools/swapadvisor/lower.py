@@ -40,6 +40,13 @@ _DTYPE_NAMES = {
 _WRITE_ONLY = {"copy_", "fill_", "zero_", "uniform_", "normal_", "bernoulli_",
                "exponential_", "random_", "geometric_", "cauchy_", "log_normal_",
                "resize_", "set_"}
+# aten ops that draw from the random generator. The graph orders the ops holding them
+# as the trace ran them (control_deps), so every plan draws in the eager step's order.
+RANDOM = {"bernoulli", "bernoulli_", "native_dropout", "dropout", "rand", "rand_like", "randn",
+          "randn_like", "randint", "randint_like", "randperm", "normal", "normal_", "uniform_",
+          "exponential_", "geometric_", "cauchy_", "log_normal_", "random_", "multinomial",
+          "rrelu_with_noise", "_fused_dropout", "poisson"}
+
 # Ops whose tensor arguments are read for their metadata only.
 _META_ONLY = {n for n in costmod.META_ONLY_READS} | {"new_empty", "new_zeros", "new_ones",
                                                     "new_full", "new_empty_strided"}
@@ -764,8 +771,12 @@ class Lowering:
             if not g.known:
                 d["generic_cost"] = True
             ops.append(d)
+        # a random op may have no input (dropout's mask from empty_like): a plan could
+        # run two of them in either order and draw other numbers than the eager step
+        rand = sorted((g for g in self.groups if any(a in RANDOM for a in g.aten)), key=lambda g: (g.lo, g.id))
+        deps = [[a.id, b.id] for a, b in zip(rand, rand[1:])]
         doc = {"format": "dfg", "version": 1, "name": self.model_name, "batch": self.batch,
-               "tensors": tensors, "ops": ops, "control_deps": []}
+               "tensors": tensors, "ops": ops, "control_deps": deps}
         if extra:
             doc.update(extra)
         return doc
