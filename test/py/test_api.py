@@ -340,6 +340,37 @@ class TestPlanCache(Cached):
                      lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, foreach=False))
         _, _, _, changed = wider.planned("0.5x", self.cache)
         self.assertFalse(changed.cached, "another model plans again")
+        # a damaged cache entry is planned again and replaced
+        with open(first.plan_path, "w") as f:
+            f.write('{"format": "swapplan", "version": 1, "nodes": [')
+        _, _, _, again = case.planned("0.5x", self.cache)
+        self.assertFalse(again.cached)
+        _, _, _, fixed = case.planned("0.5x", self.cache)
+        self.assertTrue(fixed.cached)
+
+
+class TestFirstStepCompiles(Cached):
+    def test_fake_compile_fails(self):
+        """Where the plan cannot be compiled on fake tensors (an op they cannot run), the
+        first step runs through the checking interpreter on its real inputs and is
+        recorded; the steps after it run the compiled code. Still the eager loop's bits."""
+        from swapadvisor import compiled
+
+        def refuse(*args, **kw):
+            raise compiled.ExportError("an op fake tensors cannot run (simulated)", 3)
+        case = Case(lambda: torch_models.resnet18_32(2),
+                    lambda m: torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, foreach=False))
+        model0, opt0, losses0 = case.eager()
+        saved = compiled._compile_dry
+        compiled._compile_dry = refuse
+        try:
+            model1, opt1, losses1, step = case.planned("0.5x", self.cache)
+        finally:
+            compiled._compile_dry = saved
+        self.assertIsNotNone(step.prog.first, "the first step compiled the plan")
+        self.assertEqual([float(x) for x in losses1], [float(x) for x in losses0])
+        self.assertEqual(differing(model0.state_dict(), model1.state_dict()), [])
+        self.assertEqual(differing(opt0.state_dict(), opt1.state_dict()), [])
 
 
 class TestResume(Cached):

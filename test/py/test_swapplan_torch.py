@@ -495,6 +495,35 @@ class TestCompiled(SmallCnnPlan):
             for f in ("peak_live_bytes", "h2d_bytes", "d2h_bytes", "nodes"):
                 self.assertEqual(a[f], b[f], f)
 
+    def test_compiled_from_the_first_step(self):
+        """Where the fake run cannot compile the plan, the first step runs through the
+        interpreter and is recorded (report: compiled_on "the first step"); the state after
+        three steps is the interpreter's, bit for bit."""
+        from swapadvisor import compiled, torch_cli
+
+        def refuse(*args, **kw):
+            raise compiled.ExportError("an op fake tensors cannot run (simulated)", 3)
+        outs = []
+        for extra, patched in (([], True), (["--interpret"], False)):
+            out = os.path.join(self.wd, "f%d.pt" % len(outs))
+            rep = os.path.join(self.wd, "f%d.json" % len(outs))
+            opts = torch_cli.parse_args([self.plan, "--graph", self.gp, self.model, "--iterations", "3",
+                                         "--save-state", out, "--report", rep] + extra)
+            opts["warn"] = lambda m: None
+            saved = compiled._compile_dry
+            if patched:
+                compiled._compile_dry = refuse
+            try:
+                torch_cli.run(opts, lambda m: None)
+            finally:
+                compiled._compile_dry = saved
+            with open(rep) as f:
+                outs.append((torch.load(out), json.load(f)))
+        (s0, r0), (s1, r1) = outs
+        self.assertEqual(r0["executor"]["compiled_on"], "the first step")
+        self.assertEqual([k for k in s1 if not torch.equal(s0[k], s1[k])], [])
+        self.assertEqual([it["loss"] for it in r0["iterations"]], [it["loss"] for it in r1["iterations"]])
+
     def test_dump_step(self):
         path = os.path.join(self.wd, "step.py")
         r = tool("swapplan-torch", [self.plan, "--graph", self.gp, self.model, "--iterations", "1",

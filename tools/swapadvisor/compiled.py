@@ -654,7 +654,13 @@ class Program:
         return out
 
 
-def compile_plan(bind, plan, device, host_init, residents_init, make_executor, static, loss_node, note):
+class NeedsRealStep(Exception):
+    """compile_plan(first_step=False) could not compile on fake tensors: only a real
+    first step, recorded, can compile this plan."""
+
+
+def compile_plan(bind, plan, device, host_init, residents_init, make_executor, static, loss_node, note,
+                 first_step=True):
     """Compiles plan into a Program. make_executor(device, host_init, residents) builds an
     Executor with its residents placed (residents: tid -> device buffer, or None to copy
     them in from host_init); static: the placeholders' descriptors (execplan.static_descs);
@@ -662,7 +668,8 @@ def compile_plan(bind, plan, device, host_init, residents_init, make_executor, s
     faults (PlanFault, exit 8) are found there, before any kernel runs. Where the fake run
     itself fails (an op fake tensors cannot run), the first step is run for real by the
     interpreter instead and recorded; the returned Program then continues after it, and
-    its `first` holds that step's report."""
+    its `first` holds that step's report. With first_step=False that fallback is not taken:
+    NeedsRealStep says why (the caller runs it when it has the step's inputs)."""
     import torch
     t0 = time.time()
     static_of = _static_of(bind, static)
@@ -679,8 +686,10 @@ def compile_plan(bind, plan, device, host_init, residents_init, make_executor, s
         why = str(e)
     except Exception as e:
         why = "%s: %s" % (type(e).__name__, " ".join(str(e).split())[:200])
+    if not first_step:
+        raise NeedsRealStep(why)
     note("compiling on fake tensors failed (%s); compiling from the first step, run by the interpreter" % why)
-    ex = make_executor(device, host_init, residents_init)
+    ex = make_executor(device, host_init, residents_init())
     rec = Recorder(ex, dry=False)
     ex.rec = rec
     ex.loss_node = loss_node

@@ -251,20 +251,25 @@ def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, me
         gpath = os.path.join(cdir, key[:32] + ".graph.json")
         ppath = os.path.join(cdir, key[:32] + ".plan.json")
         t1 = time.time()
-        if os.path.isfile(ppath) and os.path.isfile(gpath):
-            cached = True
-            note("plan found in the cache: %s" % ppath)
-        else:
-            cached = False
+        from .torch_cli import read_json, validate
+        cached = os.path.isfile(ppath) and os.path.isfile(gpath)
+        if cached:
+            try:
+                validate(ppath, gpath, "", "", False, lambda m: None)
+                note("plan found in the cache: %s" % ppath)
+            except ExportError as e:
+                # a damaged entry (a full disk, an edit): planned again and replaced
+                note("the cached plan %s is not valid (%s): planning again" % (ppath, e))
+                cached = False
+        if not cached:
             profiled = _run_tool([_find_tool("dfg-profile"), "-", "--device", prof], graph_text, "dfg-profile")
             note("searching for a plan in %s (swapadvisor-search %s)" % (mem, " ".join(search[2:])))
             plan_text = _run_tool([_find_tool("swapadvisor-search"), "-", "-q"] + search, profiled,
                                   "swapadvisor-search")
             _write_atomic(gpath, profiled)
             _write_atomic(ppath, plan_text)
+            validate(ppath, gpath, "", "", False, note)
         plan_s = time.time() - t1
-        from .torch_cli import read_json, validate
-        validate(ppath, gpath, "", "", False, note)
         pdoc = read_json(ppath, "plan")
         p = execplan.Plan(pdoc, ppath, len(doc["ops"]), len(doc["tensors"]))
         note("plan: memory %d bytes, %d recomputes, %d swaps in, %d out (%s in %.1f s)"
@@ -358,21 +363,50 @@ class TrainingStep:
             return out
 
         from .torch_cli import _loss_node
-        self.prog = compiled.compile_plan(bind, plan, dev, host_init, residents_init, make_ex, static,
-                                          _loss_node(cap), note)
-        if self.prog.first is not None:
-            raise PlanError("%s: the plan could not be compiled on fake tensors" % cap.model_name, 3)
+        self._compile = (bind, plan, dev, host_init, residents_init, make_ex, static, _loss_node(cap), note)
+        self.host_init = host_init
         self.residents = set(plan.residents)
         self.mine = {}    # tid -> the tensor the user's module or optimizer was last given
-        self._publish()
         self.steps = 0
-        self.source = self.prog.source
         self.memory_bytes = plan.memory_bytes
-        self.stats = self.prog.stats
+        self.prog = self.source = self.stats = None
+        try:
+            self._compiled(compiled.compile_plan(*self._compile, first_step=False))
+        except compiled.NeedsRealStep as e:
+            # an op fake tensors cannot run: the first step, run by the checking
+            # interpreter on its real inputs, is recorded instead
+            note("compiling on fake tensors failed (%s); the first step compiles the plan as it runs" % e)
         self._empty = {}
         self.accumulate = 1
         self.scaler = None
         self.skipped = False
+
+    def _compiled(self, prog):
+        self.prog = prog
+        self.source = prog.source
+        self.stats = prog.stats
+        self._publish()
+
+    def _first_step(self, xs):
+        """The step that compiles the plan (compile_plan's fallback): the host buffers take
+        the inputs and the user's current tensors, then the interpreter runs and records."""
+        import torch
+        from . import compiled
+        with torch.no_grad():
+            for (tid, shape, dtype, name), x in zip(self.inputs, xs):
+                if tid is not None:
+                    self.host_init[tid].copy_(x.reshape(-1))
+            for tid, kind, who, shape in self.sync:
+                cur = who if kind == "tensor" else self.opt.state.get(who[0], {}).get(who[1])
+                if cur is not None:
+                    self.host_init[tid].copy_(cur.detach().reshape(-1))
+            prog = compiled.compile_plan(*self._compile, first_step=True)
+        self._compiled(prog)
+        if prog.first is None:
+            with torch.no_grad():
+                return prog.step()
+        loss = prog.first.get("loss")
+        return torch.tensor(loss, dtype=torch.float32) if loss is not None else None
 
     def _view(self, tid, shape):
         flat = self.prog.final_value(tid)
@@ -439,6 +473,11 @@ class TrainingStep:
                 raise PlanError("%s is %s %s; the plan was made for %s %s" % (
                     name, list(x.shape), str(x.dtype).replace("torch.", ""), list(shape),
                     str(dtype).replace("torch.", "")), 3)
+        if self.prog is None:
+            self.found[0] = None
+            loss = self._first_step(xs)
+            return self._after(loss)
+        for (tid, shape, dtype, name), x in zip(self.inputs, xs):
             if tid is not None:
                 self.prog.set_host(tid, x.detach())
         self._collect()
@@ -452,6 +491,11 @@ class TrainingStep:
         with torch.no_grad():
             loss = self.prog.step()
         self._publish()
+        return self._after(loss)
+
+    step = __call__
+
+    def _after(self, loss):
         if self.scaler is not None:
             self._update_scale()
         self.steps += 1
@@ -460,8 +504,6 @@ class TrainingStep:
             self.opt._step_count += 1
         self.opt._opt_called = True
         return loss
-
-    step = __call__
 
     def _update_scale(self):
         """GradScaler.update with this step's found_inf: the scale backs off after a
