@@ -460,9 +460,16 @@ class TestErrors(Cached):
 class TestReadmeExample(unittest.TestCase):
     def test_docs_example_runs(self):
         """docs/torch.md's example, run as written (with its cache in a temporary folder)."""
-        with open(os.path.join(ROOT, "docs", "torch.md")) as f:
+        self.run_block("docs/torch.md", "```python\n# swapadvisor.torch example")
+
+    def test_readme_example_runs(self):
+        """README's example, run as written (the search's defaults)."""
+        self.run_block("README.md", "```python\nimport torch, torch.nn as nn")
+
+    def run_block(self, doc, opening):
+        with open(os.path.join(ROOT, doc)) as f:
             text = f.read()
-        start = text.index("```python\n# swapadvisor.torch example") + len("```python\n")
+        start = text.index(opening) + len("```python\n")
         code = text[start:text.index("```", start)]
         d = tempfile.mkdtemp(prefix="swapadvisor-example.")
         try:
