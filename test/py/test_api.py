@@ -446,6 +446,13 @@ class TestErrors(Cached):
         with self.assertRaises(PlanError) as cm:
             step(torch.randn(3, ins[0].shape[1]), tgs)
         self.assertIn("the plan was made for [4,", str(cm.exception))
+        # a label past the classes: the kernel's refusal, one line naming the plan node
+        with self.assertRaises(PlanError) as cm:
+            step(ins, torch.full_like(tgs[0], 1000))
+        self.assertEqual(cm.exception.code, 3)
+        self.assertIn("nodes[", str(cm.exception))
+        self.assertNotIn("\n", str(cm.exception))
+        self.assertTrue(torch.isfinite(step(ins, tgs)), "a failed step leaves the plan usable")
 
     def test_cuda_without_gpu(self):
         if torch.cuda.is_available():

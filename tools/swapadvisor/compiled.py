@@ -590,11 +590,16 @@ class Program:
         self.graph = None
 
     def step(self):
+        # the step empties S as it loads it: a step that fails leaves the residents as
+        # they were at its start (what it had updated in place stays updated)
+        saved = list(self.S)
         try:
             return self.fn(self.S)
         except ExportError:
+            self.S[:] = saved
             raise
         except Exception as e:
+            self.S[:] = saved
             raise self._fault(e, sys.exc_info()[2])
 
     def _fault(self, e, tb):

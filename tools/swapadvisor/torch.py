@@ -452,6 +452,19 @@ class TrainingStep:
                     mine.copy_(cur)
 
     def __call__(self, inputs, targets):
+        try:
+            return self._step(inputs, targets)
+        except ExportError as e:
+            if self.prog is not None:
+                self._publish()   # the module's tensors are the plan's buffers again
+            if isinstance(e, PlanError):
+                raise
+            # a plan fault (exit 8) or a kernel refusing the data (exit 3), one line
+            raise PlanError(str(e), e.code)
+
+    step = __call__
+
+    def _step(self, inputs, targets):
         import torch
         if self.accumulate > 1:
             xs = ()
@@ -492,8 +505,6 @@ class TrainingStep:
             loss = self.prog.step()
         self._publish()
         return self._after(loss)
-
-    step = __call__
 
     def _after(self, loss):
         if self.scaler is not None:
