@@ -340,13 +340,8 @@ class TrainingStep:
                     self.sync.append((t.id, "tensor", v, tuple(fv.shape)))
             if t is not None and t.id >= 0:
                 host_init[t.id] = dev.host_copy(v)
-        for node in cap.gm.graph.nodes:
-            if node.op == "get_attr" and node.name in bind.ph_tensor:
-                v = getattr(cap.gm, node.target)
-                if type(v).__name__ == "FakeTensor" or v.device.type == "meta":
-                    raise PlanError("%s: the traced step holds a tensor constant (%s) whose value was not "
-                                    "recorded: it cannot be run" % (cap.model_name, node.target), 3)
-                host_init[bind.ph_tensor[node.name].id] = dev.host_copy(v)
+        from .torch_cli import _loss_node, constant_host_copies
+        constant_host_copies(cap, bind, dev, cap.model_name, host_init)
         self.found = [None]   # this step's found_inf (GradScaler), read by the first update
         updaters = {op: _updater(self.opt, named[ua.name], ua.group, cap.update_states[ua.name], self.found)
                     for op, ua in bind.update_args.items()}
@@ -362,7 +357,6 @@ class TrainingStep:
             dev.sync()
             return out
 
-        from .torch_cli import _loss_node
         self._compile = (bind, plan, dev, host_init, residents_init, make_ex, static, _loss_node(cap), note)
         self.host_init = host_init
         self.residents = set(plan.residents)

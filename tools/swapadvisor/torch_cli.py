@@ -405,13 +405,7 @@ def load(opts, note):
         t = bind.ph_tensor.get(node.name)
         if t is not None and t.id >= 0:
             host_init[t.id] = dev.host_copy(v)
-    for node in cap.gm.graph.nodes:
-        if node.op == "get_attr" and node.name in bind.ph_tensor:
-            v = getattr(cap.gm, node.target)
-            if type(v).__name__ == "FakeTensor" or v.device.type == "meta":
-                raise ExportError("%s: the traced step holds a tensor constant (%s) whose value was not "
-                                  "recorded: swapplan-torch cannot run it" % (spec.name, node.target), 3)
-            host_init[bind.ph_tensor[node.name].id] = dev.host_copy(v)
+    constant_host_copies(cap, bind, dev, spec.name, host_init)
     if opts["cap_memory"] and opts["device"] == "cuda":
         cap_allocator(p.memory_bytes, p.workspace_reserve, opts.get("warn") or note)
     L = Loaded()
@@ -420,6 +414,18 @@ def load(opts, note):
     L.static = execplan.static_descs(cap.gm)
     L.loss_node = _loss_node(cap)
     return L
+
+
+def constant_host_copies(cap, bind, dev, model_name, host_init):
+    """Host copies (into host_init, by tensor id) of the tensor constants the traced step
+    holds; exit 3 for one whose value the trace did not record."""
+    for node in cap.gm.graph.nodes:
+        if node.op == "get_attr" and node.name in bind.ph_tensor:
+            v = getattr(cap.gm, node.target)
+            if type(v).__name__ == "FakeTensor" or v.device.type == "meta":
+                raise ExportError("%s: the traced step holds a tensor constant (%s) whose value was not "
+                                  "recorded: it cannot be run" % (model_name, node.target), 3)
+            host_init[bind.ph_tensor[node.name].id] = dev.host_copy(v)
 
 
 def compile_loaded(L, note):
