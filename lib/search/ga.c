@@ -669,7 +669,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     const sa_ga_opts *o = s->c.o;
     indiv *pop = s->pop;
     int32_t bi = 0, bf = -1, kept = 0, switched = 0, tried = 0;
-    double fill_from = 0, fill_to = 0;
+    double fill_from = 0, fill_to = 0, fill_s = 0;
     for (int32_t i = 0; i < s->np; i++) {
         if (pop[i].t < pop[bi].t)
             bi = i;
@@ -678,11 +678,13 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     }
     if (s->c.joint && bf >= 0) {
         fill_from = pop[bf].t;
+        double t0 = omp_get_wtime();
         sa_status fst = gx_fill_memory(&s->c, s->ws, s->threads, &pop[bf], o->deadline_s, &kept, &switched,
                                        &tried, err);
         if (fst)
             return fst;
         fill_to = pop[bf].t;
+        fill_s = omp_get_wtime() - t0;
     }
     if (bf >= 0 && pop[bf].t < pop[bi].t)
         bi = bf;
@@ -717,7 +719,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
             res->time_to_1pct_s = s->time_hist[k];
             break;
         }
-    char joint[512], json[1024], first[64] = "";
+    char joint[512], json[1536], first[64] = "";
     /* JSON has no infinity: without a planned individual (every one cut by
      * the deadline) the member is left out */
     if (isfinite(res->first_us))
@@ -725,12 +727,12 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     seed_json(s, &pop[bi], bs, seed_won, joint, sizeof joint);
     /* the fill's figures, with seeds (it runs only then); the individual's
      * time before and after it where there was one to fill */
-    char fill[128] = "", span[64] = "";
+    char fill[160] = "", span[64] = "";
     if (fill_from > 0)
         snprintf(span, sizeof span, ",\"from_us\":%.3f,\"to_us\":%.3f", fill_from, fill_to);
     if (s->c.joint)
-        snprintf(fill, sizeof fill, ",\"fill\":{\"kept\":%d,\"switched\":%d,\"tried\":%d%s}", kept, switched,
-                 tried, span);
+        snprintf(fill, sizeof fill, ",\"fill\":{\"kept\":%d,\"switched\":%d,\"tried\":%d%s,\"wall_s\":%.3f}", kept,
+                 switched, tried, span, fill_s);
     snprintf(json, sizeof json,
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
              "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
