@@ -69,14 +69,18 @@ class Case:
 
     classes = 10
 
+    def batch(self, opt, ins, tgs, it):
+        """Step it's data, with the learning rate set by hand first where the loop does."""
+        if self.set_lr:
+            for group in opt.param_groups:
+                group["lr"] = self.set_lr(it)
+        return self.data(ins, tgs, it)
+
     def eager(self):
         model, ins, loss_fn, tgs, opt, sched = self.fresh()
         losses = []
         for it in range(self.steps):
-            x, y = self.data(ins, tgs, it)
-            if self.set_lr:
-                for group in opt.param_groups:
-                    group["lr"] = self.set_lr(it)
+            x, y = self.batch(opt, ins, tgs, it)
             opt.zero_grad(set_to_none=True)
             with torch.autocast("cpu", dtype=self.autocast or torch.bfloat16, enabled=self.autocast is not None):
                 loss = loss_fn(model(*x), *y)
@@ -95,10 +99,7 @@ class Case:
                              clip_grad_norm=self.clip, generations=0, threads=2, cache_dir=cache, verbose=False, **kw)
         losses = []
         for it in range(self.steps):
-            x, y = self.data(ins, tgs, it)
-            if self.set_lr:
-                for group in opt.param_groups:
-                    group["lr"] = self.set_lr(it)
+            x, y = self.batch(opt, ins, tgs, it)
             losses.append(step(x, y).clone())
             if sched:
                 sched.step()

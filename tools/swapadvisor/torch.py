@@ -32,7 +32,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 from .errors import ExportError
@@ -108,17 +107,12 @@ def _run_tool(args, stdin_text, what):
 
 
 def _write_atomic(path, text):
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=os.path.dirname(path))
+    """path holds text whole or not at all (outfile.write_output: a temporary file renamed)."""
+    from .outfile import write_output
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        write_output(path, lambda f: f.write(text.encode("utf-8")))
+    except ExportError as e:
+        raise PlanError(str(e), e.code)
 
 
 def _as_tuple(x, what):
