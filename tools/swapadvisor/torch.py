@@ -27,6 +27,7 @@ Errors are PlanError exceptions whose message is the one line the tools print an
 `code` is their exit status.
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -76,14 +77,24 @@ def _profile_path(profile, device):
         if not os.path.isfile(profile):
             raise PlanError("cannot read the profile %s: no such file" % profile, 4)
         return profile
-    listed = _run_tool([_find_tool("dfg-profile"), "--list-devices"], "", "dfg-profile")
-    names = {}
-    for ln in listed.splitlines():
-        name, _, path = ln.partition("\t")
-        names[name] = path
+    names = _bundled_profiles()
     if profile not in names:
         raise PlanError("no bundled device profile %r (there are: %s)" % (profile, ", ".join(sorted(names))), 2)
     return names[profile]
+
+
+@functools.lru_cache(maxsize=None)
+def _bundled_profiles():
+    """name -> file of each bundled profile, as dfg-profile --list-devices finds them (asked
+    once a process: every plan_training call would otherwise start it again)."""
+    listed = _run_tool([_find_tool("dfg-profile"), "--list-devices"], "", "dfg-profile")
+    return dict(ln.partition("\t")[::2] for ln in listed.splitlines())
+
+
+@functools.lru_cache(maxsize=None)
+def _search_version():
+    """swapadvisor-search --version, part of the cache key (asked once a process)."""
+    return _run_tool([_find_tool("swapadvisor-search"), "--version"], "", "swapadvisor-search").strip()
 
 
 def _cache_dir(cache_dir):
@@ -239,7 +250,7 @@ def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, me
             search += ["--generations", str(int(generations))]
         if threads is not None:
             search += ["--threads", str(int(threads))]
-        version = _run_tool([_find_tool("swapadvisor-search"), "--version"], "", "swapadvisor-search").strip()
+        version = _search_version()
         key = hashlib.sha256("\0".join([version, graph_text, prof_text] + search).encode("utf-8")).hexdigest()
         cdir = _cache_dir(cache_dir)
         gpath = os.path.join(cdir, key[:32] + ".graph.json")
