@@ -490,7 +490,7 @@ END_TEST
  * chains decide.h kept such an intermediate alive until the recompute, so
  * the MILP priced every batchnorm / relu recompute as if it saved nothing,
  * and optimal planned 219.3 ms; with them the plan recomputes intermediates
- * and runs under 180 ms. */
+ * and runs under 182 ms. */
 START_TEST(test_optimal_chains_rebuild_intermediates)
 {
     /* resnet-50 is left out where SA_BOUND_BUNDLED keeps the bundled vgg-11
@@ -510,7 +510,8 @@ START_TEST(test_optimal_chains_rebuild_intermediates)
     tu_check_policy_plan(p, g, "optimal", true);
     ck_assert_ptr_nonnull(strstr(p->search_json, "\"chains\":true"));
     ck_assert(p->arena_bytes <= d.memory_bytes);
-    ck_assert_msg(p->predicted.iteration_us < 180000.0, "%.1f us", p->predicted.iteration_us);
+    /* 181.1 ms under the effort limit, whose solves run without CBC's feasibility pump */
+    ck_assert_msg(p->predicted.iteration_us < 182000.0, "%.1f us", p->predicted.iteration_us);
     /* a recompute of an op whose outputs no backward op reads */
     int rebuilt = 0;
     for (int32_t v = 0; v < p->n_nodes; v++) {
@@ -569,12 +570,14 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
                   p[0]->predicted.iteration_us, milp_us);
     /* only the widened space without chains plans here: its refinement
      * stops at an eighth of the cap (125) and goes on from there, ending
-     * after the 593 tries one refinement straight to the cap ends after */
-    ck_assert_int_eq(plans, 593);
+     * after the 538 tries one refinement straight to the cap ends after
+     * (593 when the solves ran CBC's feasibility pump) */
+    ck_assert_int_eq(plans, 538);
     const char *b = strstr(p[0]->search_json, "\"milp_bound_us\":");
     ck_assert_ptr_nonnull(b);
     double bound_us = strtod(b + strlen("\"milp_bound_us\":"), NULL);
-    ck_assert_msg(p[0]->predicted.iteration_us <= 1.02 * bound_us, "%.1f us, the MILP's bound %.1f us",
+    /* 2.0 % above it without the pump (256.8 against 251.8 ms) */
+    ck_assert_msg(p[0]->predicted.iteration_us <= 1.025 * bound_us, "%.1f us, the MILP's bound %.1f us",
                   p[0]->predicted.iteration_us, bound_us);
     int32_t w = -1, upd = -1, last = g->topo[g->n_ops - 1], waits = 0;
     for (int32_t t = 0; t < g->n_tensors; t++)
@@ -729,7 +732,7 @@ START_TEST(test_milp_backends_agree)
         int32_t ix[3] = {a, b, c};
         double v[3] = {2, 3, 1};
         ck_assert(sa_milp_add_row(m, -HUGE_VAL, 4, 3, ix, v));
-        sa_milp_opts o = {mb, 10, 0, 1, false, 0};
+        sa_milp_opts o = {mb, 10, 0, 1, false, 0, false};
         sa_milp_result r;
         sa_err err = {0};
         ck_assert_int_eq(sa_milp_solve(m, &o, &r, &err), SA_OK);

@@ -60,6 +60,33 @@ START_TEST(test_same_seed_same_plan_any_thread_count)
 }
 END_TEST
 
+/* The default generation count: SA_GA_AUTO_WORK over children x ops, within
+ * its bounds, and the search runs exactly that many. */
+START_TEST(test_auto_generations_follow_the_size)
+{
+    sa_dfg_graph *small = tu_ladder(8), *big = tu_ladder(4000);
+    int gs = sa_ga_auto_generations(small, 8), gb = sa_ga_auto_generations(big, 24);
+    ck_assert_int_eq(gs, SA_GA_AUTO_MAX); /* 5e6 / (16 x a few dozen ops) is past the cap */
+    int want = (int)(SA_GA_AUTO_WORK / (48.0 * big->n_ops));
+    ck_assert_int_eq(gb, want < SA_GA_AUTO_MIN ? SA_GA_AUTO_MIN : want);
+    ck_assert_int_lt(gb, gs);
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
+    ck_assert_int_eq(o.generations, SA_GA_GENERATIONS_AUTO);
+    sa_dfg_graph *g = tu_ladder(30);
+    sa_dfg_device d = three_quarter_peak(g);
+    o.population = 2;
+    sa_ga_result r;
+    sa_err err = {0};
+    ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(r.generations, sa_ga_auto_generations(g, 2));
+    sa_plan_free(r.best);
+    sa_dfg_free(g);
+    sa_dfg_free(small);
+    sa_dfg_free(big);
+}
+END_TEST
+
 START_TEST(test_search_never_worse_than_topo)
 {
     sa_dfg_graph *g = tu_ladder(8);
@@ -778,6 +805,7 @@ Suite *suite_ga(void)
     TCase *tc = tcase_create("search");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_same_seed_same_plan_any_thread_count);
+    tcase_add_test(tc, test_auto_generations_follow_the_size);
     tcase_add_test(tc, test_search_never_worse_than_topo);
     tcase_add_test(tc, test_search_refuses_impossible_memory);
     tcase_add_test(tc, test_hook_offers_and_empty_exchange_changes_nothing);

@@ -32,9 +32,9 @@
     "  --seed N              random seed (default 1); same seed, same plan,\n" \
     "                        whatever --threads is\n" \
     "  --threads N           worker threads (default OMP_NUM_THREADS or all cores)\n" \
-    "  --generations N       stop after N generations (default 30; with\n" \
-    "                        --time-limit, none); 0: at once, the seeds\n" \
-    "                        that need no MILP only (in seed_rows)\n" \
+    "  --generations N       stop after N (default: 5..3000 by the graph's size,\n" \
+    "                        no optimal-search seed, no polish; with\n" \
+    "                        --time-limit, none); 0: the seeds without MILP\n" \
     "  --time-limit S        swapadvisor: the whole run ends within S seconds,\n" \
     "                        seeds and polish included (what it cut is in the\n" \
     "                        plan's search block); optimal, optimal-search: the\n" \

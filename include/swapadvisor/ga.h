@@ -117,7 +117,8 @@ typedef struct sa_ga_opts {
     uint64_t seed;
     int threads;           /* >= 1 */
     int population;        /* N_p, even, >= 2 */
-    int generations;       /* > 0: stop after this many */
+    int generations;       /* > 0: stop after this many; SA_GA_GENERATIONS_AUTO (the default):
+                            * sa_ga_auto_generations's count for the graph */
     double time_limit_s;   /* > 0: stop after the first generation past it */
     double deadline_s;     /* > 0: a time on sa_now_s()'s clock.  Past it no further individual is
                             * evaluated (one that is not counts as unplanned), the generation under
@@ -169,7 +170,21 @@ typedef struct sa_ga_result {
     double time_to_1pct_s;    /* search time until within 1 % of the final best */
 } sa_ga_result;
 
+/* sa_ga_opts.generations: as many as SA_GA_AUTO_WORK allows (sa_ga_auto_generations). */
+#define SA_GA_GENERATIONS_AUTO (-1)
+/* The default's effort: op plannings (children x ops) of all generations together, and the
+ * bounds on the count it gives.  A small graph gets many cheap generations (vgg-16's search
+ * keeps gaining past a thousand), a large one few dear ones, so that the search's time
+ * grows with the graph no faster than one plan's (docs/policies.md, "The default effort"). */
+#define SA_GA_AUTO_WORK 5.0e6
+enum { SA_GA_AUTO_MIN = 5, SA_GA_AUTO_MAX = 3000 };
+
 void sa_ga_opts_default(sa_ga_opts *o);
+
+/* The generation count SA_GA_GENERATIONS_AUTO stands for on g with this
+ * population: SA_GA_AUTO_WORK / (children per generation x ops), within
+ * SA_GA_AUTO_MIN .. SA_GA_AUTO_MAX.  A function of the graph's size only. */
+int sa_ga_auto_generations(const sa_dfg_graph *g, int population);
 const char *sa_ga_mode_name(sa_ga_mode m);
 
 /* Searches for dev (memory_bytes is the budget).  Returns SA_OK with

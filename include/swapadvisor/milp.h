@@ -36,6 +36,9 @@ typedef struct sa_milp_opts {
                            * time limit this effort limit does not depend on the machine's speed: with
                            * threads <= 1 CBC then returns the same solution on every run (GLPK has no
                            * node limit; its only limit is the time limit) */
+    bool no_pump;         /* CBC only: no feasibility pump.  The node limit does not bound CBC's root,
+                           * whose pump took most of the time of every root-only solve of the search's
+                           * MILPs and, on a 1,259-op graph, over 20 minutes in one (docs/bound.md) */
 } sa_milp_opts;
 
 typedef enum sa_milp_status {

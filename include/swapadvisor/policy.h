@@ -98,6 +98,11 @@ typedef struct sa_policy_opts {
      * its generation count.  The search CLI sets it from --time-limit.  The other rows read it
      * as a bound on their own run (a rule-based row past it refuses) */
     double deadline_s;
+    /* > 0: the work budget of the rows that have one, when lower than the row's own: hybrid's
+     * (builds' ops + tensors plus the segments packing walked) and dtr's resident scans (past
+     * it dtr refuses); the swapadvisor row's default effort and --generations 0 give their seeds
+     * SA_POLICY_AUTO_RULE_WORK.  0 (the default): the row's own, dtr unbounded */
+    double rule_work_max;
     /* called from the calling thread as each phase of the swapadvisor row starts ("seed NAME",
      * "search", "polish"), with its position among the seeds; may be NULL */
     void (*on_phase)(const char *phase, int index, int count, void *ctx);
@@ -120,9 +125,12 @@ enum {
     SA_POLICY_SEED_MILP = 1u << 3,   /* a MILP row: a seed only while the model is small
                                    * (sa_policy_opts.seed_milp.max_cells), solved under a node limit on
                                    * one solver thread so that the seed is deterministic */
-    SA_POLICY_SEED_FIRST = 1u << 4   /* a peer the search is held to (dtr, memory-budget): run before
+    SA_POLICY_SEED_FIRST = 1u << 4,  /* a peer the search is held to (dtr, memory-budget): run before
                                    * the other seeds, so that a time limit does not skip it (the
                                    * seeds still reach the search in the table's order) */
+    SA_POLICY_SEED_SEARCH = 1u << 5  /* runs a genetic search of its own (optimal-search): not a seed
+                                   * of the default effort (search.generations
+                                   * SA_GA_GENERATIONS_AUTO), only of a given generation count */
 };
 
 typedef struct sa_policy_def {
@@ -132,11 +140,12 @@ typedef struct sa_policy_def {
     sa_policy_run_fn run;
 } sa_policy_def;
 
-/* The defaults of sa_policy_opts.seed_milp: gpt-12-768's model (542 positions x
- * 493 candidates) is well inside, nasnet-25's and brnn-4-8k's (over 10^7)
- * well outside; docs/policies.md has the measurements behind them. */
-#define SA_POLICY_SEED_MILP_CELLS 4.0e6
-#define SA_POLICY_POLISH_MILP_CELLS 4.0e6
+/* The defaults of sa_policy_opts.seed_milp: resnet-50's and gpt-12-768's models
+ * (about 4e5) are inside; inception-4's, wresnet-152-10's and densenet121's (3.4 to
+ * 3.7e6), whose solves and refinement take minutes, and nasnet-25's and brnn-4-8k's
+ * (over 10^7) outside; docs/policies.md has the measurements behind them. */
+#define SA_POLICY_SEED_MILP_CELLS 1.0e6
+#define SA_POLICY_POLISH_MILP_CELLS 1.0e6
 enum { SA_POLICY_SEED_MILP_NODES = 200 };
 /* The refinement's cap under an effort limit (the search's seeds and polish,
  * up to four runs of the MILP rows, each refining its fastest space's plan
@@ -144,6 +153,11 @@ enum { SA_POLICY_SEED_MILP_NODES = 200 };
  * time.  docs/bound.md has what 1,000, 4,000 and 8,000 reach and what they
  * take; under the clock the cap is as large. */
 enum { SA_POLICY_REFINE_EFFORT_PLANS = 8000 };
+/* sa_policy_opts.rule_work_max of the seeds of the default effort and of --generations 0:
+ * about 2.5 s of hybrid on this machine (its zoo runs cost 45-50 ns per unit), a twentieth of
+ * its own cap (resnet-50's run at 0.5x, 4.4e7, stays below it; inception-4's, densenet121's
+ * and nasnet-25's, 2.6 to 10e8, are cut), and as many of dtr's resident scans. */
+#define SA_POLICY_AUTO_RULE_WORK 5.0e7
 
 void sa_policy_opts_default(sa_policy_opts *o);
 

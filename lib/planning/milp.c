@@ -204,6 +204,8 @@ static sa_status solve_cbc(const sa_milp *m, const sa_milp_opts *o, sa_milp_resu
     }
     if (o->max_nodes > 0)
         Cbc_setMaximumNodes(cm, o->max_nodes);
+    if (o->no_pump)
+        Cbc_setParameter(cm, "feas", "off");
     Cbc_solve(cm);
     r->solver = "cbc";
     r->timed_out = Cbc_secondaryStatus(cm) == 4; /* 4: stopped on time (3: on nodes) */

@@ -440,7 +440,7 @@ sa_status bl_rule_run(const sa_policy_call *c, bl_rule_fn fn, sa_plan **out, sa_
     const sa_dfg_graph *g = c->g;
     const sa_dfg_device *dev = c->dev;
     *out = NULL;
-    rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL, 0, c->opts->deadline_s};
+    rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL, 0, c->opts->deadline_s, c->opts->rule_work_max};
     int64_t pers = sa_dfg_persistent_bytes(g);
     if (pers > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE,

@@ -29,6 +29,7 @@ typedef struct rctx {
     int64_t work;       /* what bl_build has cost so far: ops + tensors per build, plus the packing's
                          * dec_stats.pack_work (a rule's budget) */
     double deadline_s;  /* sa_policy_opts.deadline_s: past it bl_build refuses (the row is cut) */
+    double work_max;    /* sa_policy_opts.rule_work_max: > 0 caps a rule's own work budget */
 } rctx;
 
 bool bl_is_conv(const sa_dfg_op *o);

@@ -76,6 +76,9 @@ typedef struct dtr {
     bool oom;           /* an event could not be recorded */
     double deadline_s;  /* sa_now_s() past which a run stops (0: none) */
     bool cut;           /* the run stopped at the deadline */
+    double scans_max;   /* > 0: the resident scans all runs may make (sa_policy_opts.rule_work_max) */
+    double scans;       /* resident scans made so far (each eviction scans every resident) */
+    bool over;          /* the runs stopped at scans_max */
     int32_t *pbeg;      /* the plan: the node that opened t's placement (-2: none open) */
     int32_t *luser;     /* ... the last node that used t */
     int32_t *src;       /* ... the node that made t valid */
@@ -297,6 +300,13 @@ static bool make_room(dtr *d, int64_t need)
         int32_t best = -1;
         double best_h = 0;
         d->epoch++;
+        /* an eviction scans every resident: quadratic on a long chain, so the
+         * default effort bounds the scans (a deterministic count, no clock) */
+        d->scans += d->n_res;
+        if (d->scans_max > 0 && d->scans > d->scans_max) {
+            d->cut = d->over = true;
+            return false;
+        }
         for (int32_t i = 0; i < d->n_res; i++) {
             int32_t t = d->res[i];
             /* a scan of a long chain's residents can take a second (gettable walks
@@ -731,7 +741,9 @@ static sa_status run_dtr(rctx *r, const dec_opts *o, sa_plan **out)
     dtr d;
     sa_status st = dtr_alloc(r, &d);
     d.deadline_s = r->deadline_s;
-    d.cut = false;
+    d.cut = d.over = false;
+    d.scans = 0;
+    d.scans_max = r->work_max;
     sa_plan *p = NULL;
     dec_stats ds;
     memset(&ds, 0, sizeof ds);
@@ -744,7 +756,9 @@ static sa_status run_dtr(rctx *r, const dec_opts *o, sa_plan **out)
         }
         if (!dtr_run(&d)) {
             if (d.cut) {
-                st = sa_fail(r->err, SA_EINFEASIBLE, "%s: cut at the time limit", r->name);
+                st = d.over ? sa_fail(r->err, SA_EINFEASIBLE, "%s: stopped after %.0f resident scans (the effort "
+                                      "limit of a seed)", r->name, d.scans_max)
+                            : sa_fail(r->err, SA_EINFEASIBLE, "%s: cut at the time limit", r->name);
                 break;
             }
             if (d.oom) {

@@ -206,7 +206,8 @@ typedef struct hy_run {
  * division) or of HY_WORK_MAX's work. */
 static bool hy_spent(const hy_run *h, int32_t num, int32_t den)
 {
-    return h->builds >= h->budget * num / den || (double)h->r->work >= HY_WORK_MAX * num / den;
+    double cap = h->r->work_max > 0 && h->r->work_max < HY_WORK_MAX ? h->r->work_max : HY_WORK_MAX;
+    return h->builds >= h->budget * num / den || (double)h->r->work >= cap * num / den;
 }
 
 static hy_arg hy_arg_of(hy_run *h, const hy_combo *x, dec_opts *o)
@@ -372,9 +373,22 @@ static sa_status run_hybrid(rctx *r, const dec_opts *base, sa_plan **out)
         st = bl_oom(r);
         goto out;
     }
-    int32_t n_fit;
-    if ((st = hy_phase1(&h, fit, &n_fit)) || (st = hy_phase2(&h, fit, n_fit, idx, &b)))
+    /* nothing moved, when its packed arena fits, is the fastest plan any
+     * combination gives (each adds recomputes or transfers to the same
+     * order): one build instead of thousands where the memory is ample */
+    bl_all_keep(r);
+    sa_plan *p0 = NULL;
+    if ((st = bl_build(r, base, true, &p0, &h.last)))
         goto out;
+    h.builds++;
+    if (h.last.arena_bytes <= r->dev->memory_bytes) {
+        b = (hy_best){p0, h.last, {0}, 0};
+    } else {
+        sa_plan_free(p0);
+        int32_t n_fit;
+        if ((st = hy_phase1(&h, fit, &n_fit)) || (st = hy_phase2(&h, fit, n_fit, idx, &b)))
+            goto out;
+    }
     if (!b.p)
         st = bl_too_big(r, "even with every feature map recomputed or swapped,", &h.last);
     else

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 #include "swapadvisor/bound.h"
 #include "swapadvisor/decide.h"
 #include "swapadvisor/ga.h"
@@ -34,7 +33,6 @@
  * sa_policy_opts.deadline_s is set; as many as without the limit (4 left
  * resnet-152 inference at 192 MiB with no fitting plan) */
 #define OPT_EFFORT_ROUNDS 10
-
 /* a + b modulo 2^64: the base load's difference array and its prefix sums
  * are exact whenever the loads themselves fit, and graphs of absurd sizes
  * (the robustness fuzz) reach no signed overflow on the way */
@@ -42,7 +40,6 @@ static int64_t wrap_add(int64_t a, int64_t b)
 {
     return (int64_t)((uint64_t)a + (uint64_t)b);
 }
-
 
 /* Index of the first position k > i whose op starts at least dt after
  * position i + 1 starts (the estimate decide.h's auto out_sync makes). */
@@ -480,7 +477,7 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
         if ((st = opt_build_milp(o, cap, &m, err)))
             break;
         sa_milp_opts mo = {po->optimal.solver, left, po->optimal.gap, po->optimal.threads, false,
-                        po->optimal.max_nodes};
+                        po->optimal.max_nodes, effort};
         sa_milp_result r;
         st = sa_milp_solve(m, &mo, &r, err);
         sa_milp_free(m);
@@ -669,7 +666,10 @@ static sa_status run_optimal(const sa_policy_call *c, const char *name, const in
     call.opts = &po;
     double dl = po.deadline_s, stop_s = dl > 0 ? dl : 0; /* the refinement's end (0: none) */
     bool chains = pc->dev->transfer_latency_us <= OPT_CHAINS_MAX_LATENCY_US;
-    static const unsigned spaces[] = {0, OPT_CHAINS, OPT_WIDEN, OPT_WIDEN | OPT_CHAINS};
+    /* under the effort limit the widened space without chains last, if no other planned (docs/policies.md) */
+    static const unsigned order[2][4] = {{0, OPT_CHAINS, OPT_WIDEN, OPT_WIDEN | OPT_CHAINS},
+                                         {0, OPT_CHAINS, OPT_WIDEN | OPT_CHAINS, OPT_WIDEN}};
+    const unsigned *spaces = order[effort];
     osol best = {0}, cand = {0};
     sa_err why = {0};
     sa_status st = SA_OK;
@@ -678,7 +678,7 @@ static sa_status run_optimal(const sa_policy_call *c, const char *name, const in
         double lim = spaces[k] & OPT_WIDEN ? limit * 3 / 4 : limit / 4;
         /* a space with chains runs in the time its first left */
         bool no_time = (!effort && sa_now_s() - t0 >= lim - 1.0) || (dl > 0 && sa_now_s() >= dl - 1.0);
-        if ((spaces[k] & OPT_CHAINS) && (!chains || no_time))
+        if (((spaces[k] & OPT_CHAINS) && (!chains || no_time)) || (effort && k == 3 && best.p))
             continue;
         st = try_space(pc, name, sch, spaces[k], t0, lim, stop_s, &best, &cand, &why, timed_out, err);
     }

@@ -31,7 +31,8 @@ static const sa_policy_def TABLE[] = {
     {"dtr", "DTR: evict least cost/(bytes x staleness), rebuild", SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_FIRST,
      policy_run_dtr},
     {"optimal", "MILP keep/swap/recompute, optimal on one order only", SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_MILP, policy_run_optimal},
-    {"optimal-search", "the MILP on the genetic search's best order", SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_MILP,
+    {"optimal-search", "the MILP on the genetic search's best order",
+     SA_POLICY_NEEDS_FIT | SA_POLICY_SEED_MILP | SA_POLICY_SEED_SEARCH,
      policy_run_optimal_search},
 };
 

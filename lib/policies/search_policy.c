@@ -112,11 +112,17 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *
     milp_effort(c, &so);
     so.on_phase = NULL;
     so.search.time_limit_s = 0; /* the seed deadline instead */
+    /* the default effort and --generations 0 ("at once") bound the rules' work */
+    if ((c->opts->search.generations == SA_GA_GENERATIONS_AUTO || c->opts->search.generations == 0) &&
+        !(so.rule_work_max > 0))
+        so.rule_work_max = SA_POLICY_AUTO_RULE_WORK;
     so.search.deadline_s = so.deadline_s = b->seed_deadline;
+    /* the default effort leaves out the rows with a search of their own */
+    unsigned out = SA_POLICY_NO_SEED | (with_milp ? 0u : SA_POLICY_SEED_MILP) |
+                   (c->opts->search.generations == SA_GA_GENERATIONS_AUTO ? SA_POLICY_SEED_SEARCH : 0u);
     int count = 0, index = 0;
     for (int i = 0; i < n_rows; i++)
-        count += !(!strcmp(t[i].name, c->name) || (t[i].flags & SA_POLICY_NO_SEED) ||
-                   ((t[i].flags & SA_POLICY_SEED_MILP) && !with_milp));
+        count += !(!strcmp(t[i].name, c->name) || (t[i].flags & out));
     sa_plan **got = calloc((size_t)n_rows, sizeof *got); /* each row's plan, handed on in the table's order */
     if (!got)
         return sa_fail(err, SA_ENOMEM, "out of memory");
@@ -124,8 +130,7 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *
     /* the SA_POLICY_SEED_FIRST rows first, then the rest */
     for (int pass = 0; pass < 2 && !st; pass++)
         for (int i = 0; i < n_rows && !st; i++) {
-            if (!strcmp(t[i].name, c->name) || (t[i].flags & SA_POLICY_NO_SEED) ||
-                ((t[i].flags & SA_POLICY_SEED_MILP) && !with_milp) ||
+            if (!strcmp(t[i].name, c->name) || (t[i].flags & out) ||
                 ((t[i].flags & SA_POLICY_SEED_FIRST) != 0) != (pass == 0))
                 continue;
             phase(c, t[i].name, index++, count);
@@ -329,8 +334,10 @@ sa_status policy_run_swapadvisor(const sa_policy_call *c, sa_plan **out, sa_err 
     bool milp_seed = sj && strstr(sj, "\"answer\":\"seed\"") && strstr(sj, "\"best_seed\":\"optimal");
     bool fits = false, search_cut = sj && strstr(sj, "\"cut\":true");
     double cells, pd = b.deadline > 0 ? b.deadline - b.one_plan : 0;
-    /* --generations 0 asks for the seeds' plans only: no polish either */
-    if (!milp_seed && o.generations != 0 &&
+    /* --generations 0 asks for the seeds' plans only: no polish either; nor
+     * does the default effort, whose time the polish would double (it seldom
+     * gains: docs/policies.md) */
+    if (!milp_seed && o.generations != 0 && o.generations != SA_GA_GENERATIONS_AUTO &&
         !(st = milp_fits(c, res.best->schedule, c->opts->seed_milp.polish_cells, &fits, &cells, err)) && fits) {
         if (pd > 0 && (sa_now_s() + b.one_plan >= pd || pd - sa_now_s() < BUDGET_MILP_MIN_S)) {
             b.polish = "skipped";

@@ -19,7 +19,7 @@ void sa_ga_opts_default(sa_ga_opts *o)
     o->seed = 1;
     o->threads = 1;
     o->population = 24;
-    o->generations = 30;
+    o->generations = SA_GA_GENERATIONS_AUTO;
     o->mutation = 0.05;
     o->temperature = 1.0;
     o->mode = SA_GA_BOTH;
@@ -181,6 +181,7 @@ static int cmp_time(const void *a, const void *b, void *ctx)
 typedef struct search {
     gctx c;
     int32_t np, nkids, total;
+    int gens;               /* sa_ga_opts.generations, SA_GA_GENERATIONS_AUTO resolved */
     int threads;
     double t0;
     indiv *pop, *next;
@@ -215,6 +216,7 @@ static sa_status search_init(search *s, const sa_dfg_graph *g, const sa_dfg_devi
     s->np = o->population < 2 ? 2 : o->population + (o->population & 1);
     s->nkids = 2 * s->np;
     s->total = s->np + s->nkids;
+    s->gens = o->generations == SA_GA_GENERATIONS_AUTO ? sa_ga_auto_generations(g, s->np) : o->generations;
     s->threads = o->threads > 0 ? o->threads : 1;
     s->c = (gctx){g, dev, o, {0}, g->n_ops, g->n_sizes, false, o->n_seeds > 0 && o->seeds, {0}, NULL, 0};
     swp_opts_default(&s->c.so);
@@ -389,8 +391,8 @@ static sa_status end_of_generation(search *s, int gen, const sa_ga_result *res, 
                            sa_dfg_total_time_us(s->c.g)};
         o->on_generation(&gs, o->ctx);
     }
-    *stop = (o->generations > 0 && gen >= o->generations) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
-            (o->generations <= 0 && o->time_limit_s <= 0) || s->cut ||
+    *stop = (s->gens > 0 && gen >= s->gens) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
+            (s->gens <= 0 && o->time_limit_s <= 0) || s->cut ||
             (s->gen_deadline > 0 && sa_now_s() >= s->gen_deadline);
     return SA_OK;
 }
