@@ -95,6 +95,12 @@ static void phase(const sa_policy_call *c, const char *what, int index, int coun
         c->opts->on_phase(what, index, count, c->opts->phase_ctx);
 }
 
+/* The default effort: no generation count given (docs/policies.md). */
+static bool default_effort(const sa_policy_opts *o)
+{
+    return o->search.generations == SA_GA_GENERATIONS_AUTO;
+}
+
 static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *b, sa_ga_seed *seeds, int *n, sa_err *err)
 {
     int n_rows;
@@ -113,13 +119,12 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *
     so.on_phase = NULL;
     so.search.time_limit_s = 0; /* the seed deadline instead */
     /* the default effort and --generations 0 ("at once") bound the rules' work */
-    if ((c->opts->search.generations == SA_GA_GENERATIONS_AUTO || c->opts->search.generations == 0) &&
-        !(so.rule_work_max > 0))
+    if ((default_effort(c->opts) || c->opts->search.generations == 0) && !(so.rule_work_max > 0))
         so.rule_work_max = SA_POLICY_AUTO_RULE_WORK;
     so.search.deadline_s = so.deadline_s = b->seed_deadline;
     /* the default effort leaves out the rows with a search of their own */
     unsigned out = SA_POLICY_NO_SEED | (with_milp ? 0u : SA_POLICY_SEED_MILP) |
-                   (c->opts->search.generations == SA_GA_GENERATIONS_AUTO ? SA_POLICY_SEED_SEARCH : 0u);
+                   (default_effort(c->opts) ? SA_POLICY_SEED_SEARCH : 0u);
     int count = 0, index = 0;
     for (int i = 0; i < n_rows; i++)
         count += !(!strcmp(t[i].name, c->name) || (t[i].flags & out));
@@ -337,7 +342,7 @@ sa_status policy_run_swapadvisor(const sa_policy_call *c, sa_plan **out, sa_err 
     /* --generations 0 asks for the seeds' plans only: no polish either; nor
      * does the default effort, whose time the polish would double (it seldom
      * gains: docs/policies.md) */
-    if (!milp_seed && o.generations != 0 && o.generations != SA_GA_GENERATIONS_AUTO &&
+    if (!milp_seed && o.generations != 0 && !default_effort(c->opts) &&
         !(st = milp_fits(c, res.best->schedule, c->opts->seed_milp.polish_cells, &fits, &cells, err)) && fits) {
         if (pd > 0 && (sa_now_s() + b.one_plan >= pd || pd - sa_now_s() < BUDGET_MILP_MIN_S)) {
             b.polish = "skipped";
