@@ -60,9 +60,10 @@ typedef struct dtr {
     int32_t *keep;      /* not freed before this position (pin_chain; -1: none) */
     int32_t *kept;      /* the tensors pin_chain kept, freed once past it: kept[0 .. n_kept) */
     int32_t n_kept;
-    int32_t *gp;        /* gettable's memo: the position checked for t (-1: none) */
-    uint8_t *gv;        /* ... and the answer */
-    int32_t *gepoch;    /* ... valid while epoch (one per eviction choice: what is resident changes) holds */
+    int32_t *gyes;      /* gettable's memo: the latest position t is known gettable at (-1: none) */
+    int32_t *gno;       /* ... the earliest it is known not to be (INT32_MAX: none) */
+    int32_t *gepoch;    /* ... valid while epoch holds: it moves when a tensor gettable may need
+                         * without rebuilding it (not recomputable) leaves the device */
     int32_t epoch;
     int32_t *mark;      /* a stamp per tensor: the neighbour classes already counted */
     int32_t stamp;
@@ -183,11 +184,21 @@ static int32_t next_use(const dtr *d, int32_t t)
 /* Whether t could be rebuilt at (or before) position p whatever is evicted
  * meanwhile: recompute.h allows re-running its producer then, and each input
  * is persistent, alive until p (never evicted, freed after its last reader),
- * or gettable in turn. */
+ * or gettable in turn.  A later p can only turn true into false (inputs must
+ * live longer, an update may come first), so the memo keeps a bound each way;
+ * evictions leave it valid, since only a tensor that may not be rebuilt
+ * leaving the device changes an answer. */
 static bool gettable(dtr *d, int32_t t, int32_t p, int depth)
 {
-    if (d->gp[t] == p && d->gepoch[t] == d->epoch)
-        return d->gv[t];
+    if (d->gepoch[t] != d->epoch) {
+        d->gepoch[t] = d->epoch;
+        d->gyes[t] = -1;
+        d->gno[t] = INT32_MAX;
+    }
+    if (p <= d->gyes[t])
+        return true;
+    if (p >= d->gno[t])
+        return false;
     const sa_dfg_graph *g = d->g;
     bool ok = d->can[t] && depth < DTR_DEPTH_MAX && dec_recompute_ok(g, d->pos, t, p);
     const sa_dfg_op *po = ok ? &g->ops[g->tensors[t].producer] : NULL;
@@ -197,9 +208,10 @@ static bool gettable(dtr *d, int32_t t, int32_t p, int depth)
             continue; /* there at p (pin_chain keeps a tensor past its last reader for this) */
         ok = d->can[u] && gettable(d, u, p, depth + 1);
     }
-    d->gp[t] = p;
-    d->gepoch[t] = d->epoch;
-    d->gv[t] = ok;
+    if (ok)
+        d->gyes[t] = p;
+    else
+        d->gno[t] = p;
     return ok;
 }
 
@@ -299,7 +311,6 @@ static bool make_room(dtr *d, int64_t need)
     while (d->used + need > d->budget) {
         int32_t best = -1;
         double best_h = 0;
-        d->epoch++;
         /* an eviction scans every resident: quadratic on a long chain, so the
          * default effort bounds the scans (a deterministic count, no clock) */
         d->scans += d->n_res;
@@ -346,6 +357,8 @@ static void maybe_free(dtr *d, int32_t t)
     res_del(d, t);
     ev_push(d, EV_OUT, t);
     d->state[t] = T_DEAD;
+    if (!d->can[t])
+        d->epoch++; /* gettable may have counted on it being there */
     d->used -= d->g->tensors[t].bytes;
 }
 
@@ -516,14 +529,13 @@ static bool dtr_run(dtr *d)
         d->rem[t] = g->tensors[t].n_readers;
         d->uf[t] = -1;
         d->ridx[t] = -1;
-        d->gp[t] = -1;
         d->mark[t] = 0;
         d->touch[t] = 0;
         d->opheld[t] = -1;
         d->keep[t] = -1;
         d->gepoch[t] = 0;
     }
-    d->epoch = 0;
+    d->epoch = 1;
     d->n_kept = 0;
     d->n_hold = 0;
     d->used = 0;
@@ -580,14 +592,14 @@ static sa_status dtr_alloc(rctx *r, dtr *d)
     d->g = g;
     d->pos = r->pos;
     if (!(d->state = take(d, n, 1)) || !(d->can = take(d, n, 1)) || !(d->ever = take(d, n, 1)) ||
-        !(d->gv = take(d, n, 1)) || !(d->lock = take(d, n, i4)) || !(d->rem = take(d, n, i4)) ||
+        !(d->gyes = take(d, n, i4)) || !(d->lock = take(d, n, i4)) || !(d->rem = take(d, n, i4)) ||
         !(d->last = take(d, n, i4)) || !(d->uf = take(d, n, i4)) || !(d->res = take(d, n, i4)) ||
         !(d->ridx = take(d, n, i4)) || !(d->stack = take(d, DTR_DEPTH_MAX + 1, i4)) ||
         !(d->hbase = take(d, DTR_DEPTH_MAX + 1, i4)) || !(d->dfs = take(d, n, i4)) ||
         /* a frame or the op holds each distinct input once: at most every edge once per frame level */
         !(d->hold = take(d, edges * 2 + DTR_DEPTH_MAX + 1, i4)) || !(d->opheld = take(d, n, i4)) ||
         !(d->keep = take(d, n, i4)) || !(d->gepoch = take(d, n, i4)) || !(d->kept = take(d, n, i4)) ||
-        !(d->deps = take(d, (size_t)most, i4)) || !(d->gp = take(d, n, i4)) || !(d->mark = take(d, n, i4)) ||
+        !(d->deps = take(d, (size_t)most, i4)) || !(d->gno = take(d, n, i4)) || !(d->mark = take(d, n, i4)) ||
         !(d->touch = take(d, n, sizeof(double))) || !(d->ucost = take(d, n, sizeof(double))) ||
         !(d->pbeg = take(d, n, i4)) || !(d->luser = take(d, n, i4)) || !(d->src = take(d, n, i4)))
         return bl_oom(r);
