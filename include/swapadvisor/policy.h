@@ -98,10 +98,12 @@ typedef struct sa_policy_opts {
      * its generation count.  The search CLI sets it from --time-limit.  The other rows read it
      * as a bound on their own run (a rule-based row past it refuses) */
     double deadline_s;
-    /* > 0: the work budget of the rows that have one, when lower than the row's own: hybrid's
-     * (builds' ops + tensors plus the segments packing walked) and dtr's resident scans (past
-     * it dtr refuses); the swapadvisor row's default effort and --generations 0 give their seeds
-     * SA_POLICY_AUTO_RULE_WORK.  0 (the default): the row's own, dtr unbounded */
+    /* > 0: the work budget of the rule-based rows (a build costs its ops + tensors plus the
+     * segments packing walked): hybrid's, when lower than its own; autoswap's optimiser and
+     * pooch's rounds stop improving their plan there; dtr counts resident scans against it
+     * and refuses past it; every rule refuses a build past twice it.  The swapadvisor row's
+     * default effort and --generations 0 give their seeds SA_POLICY_AUTO_RULE_WORK.
+     * 0 (the default): no budget but the rows' own */
     double rule_work_max;
     /* called from the calling thread as each phase of the swapadvisor row starts ("seed NAME",
      * "search", "polish"), with its position among the seeds; may be NULL */

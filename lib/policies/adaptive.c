@@ -31,14 +31,7 @@ typedef struct tl {
     double peak;
 } tl;
 
-/* One candidate: its gap between the last forward use (position lf) and the
- * next use (nx), the transfer times, and the positions [a, b] it is absent
- * from when swapped (the swap-out done, the swap-in not yet begun: a > b when
- * the transfers do not fit in the gap). */
-typedef struct cinfo {
-    int32_t t, lf, nx, a, b;
-    double bytes, xo, xi, doa;
-} cinfo;
+typedef ad_cinfo cinfo;
 
 typedef struct actx {
     rctx *r;
@@ -361,12 +354,11 @@ static sa_status as_scores(as_ctx *s)
     actx *a = s->a;
     int32_t nc = a->nc, n = a->T.n;
     double *raw = calloc((size_t)nc * AS_SCORES + 1, sizeof *raw);
-    double *load = malloc(((size_t)n + 1) * sizeof *load);
-    uint8_t *taken = calloc((size_t)nc + 1, 1);
-    if (!raw || !load || !taken) {
+    double *w0 = malloc(((size_t)nc + 1) * sizeof *w0), *dur = malloc(((size_t)n + 1) * sizeof *dur);
+    if (!raw || !w0 || !dur) {
         free(raw);
-        free(load);
-        free(taken);
+        free(w0);
+        free(dur);
         return bl_oom(a->r);
     }
     for (int32_t i = 0; i < nc; i++) {
@@ -377,47 +369,20 @@ static sa_status as_scores(as_ctx *s)
         v[0] = c->doa >= 0 ? c->doa * c->bytes : c->doa / c->bytes;
         v[1] = c->doa; /* DOA: the gap minus swap-out and swap-in time */
         v[2] = a->T.pre[c->nx] - a->T.pre[c->lf + 1]; /* WDOA: load area between the accesses */
+        w0[i] = v[2];
     }
     /* SWDOA: pick the largest WDOA, take its absence off the load curve,
      * recompute the others' WDOA on the updated curve, repeat; the score is
-     * the pick order (earlier = higher).  The prefix sums are rebuilt after
-     * each pick: O(candidates * (positions + candidates)). */
-    memcpy(load, a->T.load, (size_t)n * sizeof *load);
-    tl T = a->T;
-    double *pre = malloc(((size_t)n + 2) * sizeof *pre);
-    if (!pre) {
+     * the pick order (earlier = higher) */
+    for (int32_t p = 0; p < n; p++)
+        dur[p] = a->T.t1[p] - a->T.t0[p];
+    sa_status st = ad_swdoa(a->r, n, dur, w0, nc, a->c, raw + 3, AS_SCORES);
+    free(w0);
+    free(dur);
+    if (st) {
         free(raw);
-        free(load);
-        free(taken);
-        return bl_oom(a->r);
+        return st;
     }
-    T.load = load;
-    T.pre = pre;
-    tl_prefix(&T);
-    for (int32_t rank = 0; rank < nc; rank++) {
-        int32_t bi = -1;
-        double bw = 0;
-        for (int32_t i = 0; i < nc; i++) {
-            if (taken[i])
-                continue;
-            double w = pre[a->c[i].nx] - pre[a->c[i].lf + 1];
-            if (bi < 0 || w > bw) {
-                bi = i;
-                bw = w;
-            }
-        }
-        taken[bi] = 1;
-        raw[(size_t)bi * AS_SCORES + 3] = (double)(nc - rank);
-        const cinfo *c = &a->c[bi];
-        if (c->a <= c->b) {
-            for (int32_t p = c->a; p <= c->b; p++)
-                load[p] -= c->bytes;
-            tl_prefix(&T);
-        }
-    }
-    free(pre);
-    free(load);
-    free(taken);
     for (int k = 0; k < AS_SCORES; k++) {
         double m = 0, v = 0;
         for (int32_t i = 0; i < nc; i++)
@@ -449,7 +414,8 @@ static void as_order(as_ctx *s, const double *w)
 
 /* The BO objective: the simulated iteration time of the plan that swaps the
  * smallest prefix of the weights' priority order that fits (sec. IV-D);
- * infeasible = a large penalty.  Orders already tried are not rebuilt. */
+ * infeasible = a large penalty.  Orders already tried are not rebuilt, and
+ * none is once a plan exists and the effort budget is spent (bl_spent). */
 static sa_status as_objective(const double *w, void *ctx, double *y, sa_err *err)
 {
     (void)err;
@@ -460,6 +426,10 @@ static sa_status as_objective(const double *w, void *ctx, double *y, sa_err *err
     for (int32_t i = 0; i < a->nc; i++)
         h = (h ^ (uint64_t)a->order[i]) * 1099511628211ULL;
     s->n_eval++;
+    if (s->best && bl_spent(a->r)) { /* the effort budget is spent: the points left are not built */
+        *y = 1e3 * (sa_dfg_total_time_us(a->r->g) + 1);
+        return SA_OK;
+    }
     for (int32_t i = 0; i < s->n_memo; i++)
         if (s->memo_h[i] == h) {
             *y = s->memo_y[i];

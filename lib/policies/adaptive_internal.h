@@ -19,6 +19,23 @@ const char *ad_timing_json(int i);
  * (depth-limited), its inputs that r->act drops for recomputation too. */
 double ad_recompute_us(const rctx *r, int32_t t, int depth);
 
+/* One candidate: its gap between the last forward use (position lf) and the
+ * next use (nx), the transfer times, and the positions [a, b] it is absent
+ * from when swapped (the swap-out done, the swap-in not yet begun: a > b when
+ * the transfers do not fit in the gap). */
+typedef struct ad_cinfo {
+    int32_t t, lf, nx, a, b;
+    double bytes, xo, xi, doa;
+} ad_cinfo;
+
+/* AutoSwap's SWDOA (swdoa.c): picks the candidate of largest WDOA (w0[i], the
+ * load area over positions lf + 1 .. nx - 1, each weighted by dur), takes
+ * its bytes off the load over [a, b], and repeats on the updated load; the
+ * k-th pick (from 0) of nc scores nc - k, written to score[i * stride].
+ * SA_ENOMEM (through r) leaves score part-written. */
+sa_status ad_swdoa(rctx *r, int32_t n, const double *dur, const double *w0, int32_t nc, const ad_cinfo *c,
+                   double *score, size_t stride);
+
 /* Finishes p (bl_finish with extra) into *out; on failure frees p. */
 sa_status ad_accept(rctx *r, sa_plan *p, const dec_stats *ds, const char *extra, sa_plan **out);
 

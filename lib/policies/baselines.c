@@ -62,6 +62,9 @@ sa_status bl_build(rctx *r, const dec_opts *base, bool pack, sa_plan **p, dec_st
     *p = NULL;
     if (r->deadline_s > 0 && sa_now_s() >= r->deadline_s)
         return sa_fail(r->err, SA_EINFEASIBLE, "%s: cut at the time limit", r->name);
+    if (r->work_max > 0 && (double)r->work > BL_WORK_BACKSTOP * r->work_max)
+        return sa_fail(r->err, SA_EINFEASIBLE, "%s: stopped after %lld units of work, past its effort limit (the "
+                       "budget of a seed)", r->name, (long long)r->work);
     dec_opts o = *base;
     o.pack_offsets = pack;
     *p = sa_plan_new(r->g, r->dev);
@@ -78,6 +81,11 @@ sa_status bl_build(rctx *r, const dec_opts *base, bool pack, sa_plan **p, dec_st
     }
     r->work += (int64_t)r->g->n_ops + r->g->n_tensors + ds->pack_work;
     return SA_OK;
+}
+
+bool bl_spent(const rctx *r)
+{
+    return r->work_max > 0 && (double)r->work >= r->work_max;
 }
 
 /* A family of decisions set(r, k, ...) whose memory falls as k grows, k in

@@ -43,6 +43,11 @@ sa_status bl_oom(rctx *r);
 /* act's plan on the default order; pack false: only the peak load (ds->peak_load).
  * SA_EINFEASIBLE ("cut at the time limit") once r->deadline_s has passed. */
 sa_status bl_build(rctx *r, const dec_opts *base, bool pack, sa_plan **p, dec_stats *ds);
+/* Whether r's effort budget (work_max > 0) is spent: a rule that improves a plan it has
+ * stops improving there (autoswap's optimiser, pooch's rounds).  bl_build refuses past
+ * BL_WORK_BACKSTOP times the budget, so every rule's time stays bounded under it. */
+enum { BL_WORK_BACKSTOP = 2 };
+bool bl_spent(const rctx *r);
 
 /* A family of decisions set(r, k, arg) whose memory falls as k grows, k in
  * [lo, hi]: *out = the plan of the smallest k whose packed arena fits the

@@ -177,7 +177,8 @@ static void po_classify(pooch *P)
 }
 
 /* 4.4.2, search: every leaf of the brute force over L_I, each with the
- * greedy L_O scan; the fastest plan that fits becomes P->best. */
+ * greedy L_O scan, until the effort budget is spent (bl_spent); the fastest
+ * plan that fits becomes P->best. */
 static sa_status po_brute_force(pooch *P)
 {
     rctx *r = P->r;
@@ -187,7 +188,7 @@ static sa_status po_brute_force(pooch *P)
         return bl_oom(r);
     memcpy(leaf, P->base, P->nt);
     sa_status st = SA_OK;
-    for (int32_t mask = 0; mask < (1 << P->nb); mask++) {
+    for (int32_t mask = 0; mask < (1 << P->nb) && !bl_spent(r); mask++) {
         for (int32_t i = 0; i < P->nb; i++)
             leaf[P->li[i]] = mask >> i & 1 ? DEC_KEEP : DEC_SWAP;
         pc.base = leaf;
@@ -211,7 +212,8 @@ static sa_status po_brute_force(pooch *P)
     return st;
 }
 
-/* 4.4.3: swap -> recompute where r(X) < 1, smallest first. */
+/* 4.4.3: swap -> recompute where r(X) < 1, smallest first (PO_RECOMP_ROUNDS
+ * rounds at most, none past the effort budget). */
 static sa_status po_recompute(pooch *P)
 {
     rctx *r = P->r;
@@ -220,7 +222,7 @@ static sa_status po_recompute(pooch *P)
     memset(done, 0, P->nt);
     sa_sim_result sr;
     sa_status st;
-    for (int round = 0; round < PO_RECOMP_ROUNDS; round++) {
+    for (int round = 0; round < PO_RECOMP_ROUNDS && !bl_spent(r); round++) {
         if ((st = sa_sim_run(P->best, g, P->ws, &sr, r->err)))
             return st;
         po_charge(r, P->best, sa_sim_start(P->ws), sa_sim_end(P->ws), P->oi, P->oo);

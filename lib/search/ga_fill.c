@@ -73,8 +73,10 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
             fc[n++] = (fill_cand){cost, t, a, a == DEC_SWAP ? DEC_RECOMPUTE : DEC_SWAP};
     }
     qsort(fc, (size_t)n, sizeof *fc, cmp_cost);
-    if (n > GA_FILL_TRIES)
-        n = GA_FILL_TRIES;
+    int32_t most = GA_FILL_WORK / (c->g->n_ops > 0 ? c->g->n_ops : 1);
+    most = most > GA_FILL_TRIES ? GA_FILL_TRIES : most < GA_FILL_BATCH ? GA_FILL_BATCH : most;
+    if (n > most)
+        n = most;
     for (int j = 0; j < GA_FILL_BATCH; j++) {
         trial[j] = *x; /* best fit reads the schedule, the decisions and the timing gene only */
         trial[j].act = acts + (size_t)j * ((size_t)nt + 1);
