@@ -5,12 +5,15 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "policies/adaptive_internal.h"
 #include "swapadvisor/bayesopt.h"
 #include "swapadvisor/policy.h"
 #include "swapadvisor/runner.h"
 #include "swapadvisor/sim.h"
 #include "swapadvisor/validate.h"
+#include "swapadvisor/rng.h"
 #include "swapadvisor/zoo.h"
 #include "test_util.h"
 
@@ -96,6 +99,49 @@ START_TEST(test_adaptive_recompute_replays)
 }
 END_TEST
 
+/* A search block's integer member (-1 when absent). */
+static int json_int(const sa_plan *p, const char *key)
+{
+    const char *at = p->search_json ? strstr(p->search_json, key) : NULL;
+    return at ? atoi(at + strlen(key)) : -1;
+}
+
+/* Under an effort budget (the search's seeds) autoswap's optimiser and
+ * pooch's rounds stop improving once it is spent and still plan; a rule
+ * with nothing to improve refuses a build past twice the budget, naming
+ * the limit. */
+START_TEST(test_adaptive_stop_at_the_effort_budget)
+{
+    sa_dfg_graph *g = tu_zoo_roofline("resnet-18", 4);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 9 / 10);
+    sa_policy_opts po;
+    sa_policy_opts_default(&po);
+    sa_plan *full[2] = {NULL, NULL}, *cut[2] = {NULL, NULL};
+    sa_err err = {0};
+    for (int i = 0; i < 2; i++) {
+        const char *name = i ? "pooch" : "autoswap";
+        po.rule_work_max = 0;
+        ck_assert_msg(sa_policy_run_opts(name, g, &d, &po, &full[i], &err) == SA_OK, "%s: %s", name, err.msg);
+        po.rule_work_max = 200.0 * (g->n_ops + g->n_tensors); /* some builds: past the first plan */
+        ck_assert_msg(sa_policy_run_opts(name, g, &d, &po, &cut[i], &err) == SA_OK, "%s: %s", name, err.msg);
+        tu_check_policy_plan(cut[i], g, name, true);
+        ck_assert(cut[i]->predicted.iteration_us >= full[i]->predicted.iteration_us);
+    }
+    ck_assert_int_lt(json_int(cut[0], "\"plans_built\":"), json_int(full[0], "\"plans_built\":"));
+    ck_assert_int_lt(json_int(cut[1], "\"leaves\":"), json_int(full[1], "\"leaves\":"));
+    po.rule_work_max = 1;
+    sa_plan *p = NULL;
+    ck_assert_int_eq(sa_policy_run_opts("tflms", g, &d, &po, &p, &err), SA_EINFEASIBLE);
+    ck_assert_msg_contains(err, "tflms: stopped after");
+    ck_assert_msg_contains(err, "effort limit");
+    for (int i = 0; i < 2; i++) {
+        sa_plan_free(full[i]);
+        sa_plan_free(cut[i]);
+    }
+    sa_dfg_free(g);
+}
+END_TEST
+
 START_TEST(test_adaptive_refuse_with_reasons)
 {
     sa_dfg_graph *g = tu_ladder(6);
@@ -161,6 +207,74 @@ START_TEST(test_bayesopt_deterministic)
 }
 END_TEST
 
+/* AutoSwap's SWDOA by the lazy heap (swdoa.c) against the greedy it
+ * replaced: the largest load area between the accesses picked, its absence
+ * taken off the load, the prefix sums rebuilt, again.  Integer durations,
+ * loads and sizes keep both sums exact, so ties fall the same way. */
+START_TEST(test_swdoa_matches_the_greedy)
+{
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        rng r;
+        rng_seed(&r, seed, 3, 5);
+        int32_t n = 2 + (int32_t)rng_below(&r, seed % 5 ? 60 : 600), nc = 1 + (int32_t)rng_below(&r, 80);
+        double *dur = calloc((size_t)n, sizeof *dur), *load = calloc((size_t)n, sizeof *load);
+        double *pre = calloc((size_t)n + 1, sizeof *pre), *w0 = calloc((size_t)nc, sizeof *w0);
+        double *want = calloc((size_t)nc, sizeof *want), *got = calloc((size_t)nc * 2, sizeof *got);
+        ad_cinfo *c = calloc((size_t)nc, sizeof *c);
+        uint8_t *taken = calloc((size_t)nc, 1);
+        ck_assert(dur && load && pre && w0 && want && got && c && taken);
+        for (int32_t p = 0; p < n; p++) {
+            dur[p] = (double)rng_below(&r, 4); /* zero-length positions too */
+            load[p] = (double)(1000 + rng_below(&r, 1000));
+        }
+        for (int32_t i = 0; i < nc; i++) {
+            c[i].lf = (int32_t)rng_below(&r, (uint64_t)n - 1);
+            c[i].nx = c[i].lf + 1 + (int32_t)rng_below(&r, (uint64_t)(n - c[i].lf - 1));
+            c[i].a = c[i].lf + 1 + (int32_t)rng_below(&r, 3);
+            c[i].b = c[i].nx - 1 - (int32_t)rng_below(&r, 3); /* a > b: no absence */
+            c[i].bytes = (double)(1 + rng_below(&r, seed % 2 ? 4 : 900)); /* many ties, or few */
+        }
+        for (int32_t rank = 0; rank <= nc; rank++) {
+            pre[0] = 0;
+            for (int32_t p = 0; p < n; p++)
+                pre[p + 1] = pre[p] + load[p] * dur[p];
+            if (rank == 0)
+                for (int32_t i = 0; i < nc; i++)
+                    w0[i] = pre[c[i].nx] - pre[c[i].lf + 1];
+            if (rank == nc)
+                break;
+            int32_t bi = -1;
+            double bw = 0;
+            for (int32_t i = 0; i < nc; i++) {
+                double w = pre[c[i].nx] - pre[c[i].lf + 1];
+                if (!taken[i] && (bi < 0 || w > bw)) {
+                    bi = i;
+                    bw = w;
+                }
+            }
+            taken[bi] = 1;
+            want[bi] = nc - rank;
+            for (int32_t p = c[bi].a; p <= c[bi].b; p++)
+                load[p] -= c[bi].bytes;
+        }
+        sa_err err = {0};
+        rctx rc = {.name = "autoswap", .err = &err};
+        ck_assert_int_eq(ad_swdoa(&rc, n, dur, w0, nc, c, got + 1, 2), SA_OK);
+        for (int32_t i = 0; i < nc; i++)
+            ck_assert_msg(got[2 * i + 1] == want[i], "seed %llu: candidate %d ranked %.0f, the greedy %.0f",
+                          (unsigned long long)seed, i, got[2 * i + 1], want[i]);
+        free(dur);
+        free(load);
+        free(pre);
+        free(w0);
+        free(want);
+        free(got);
+        free(c);
+        free(taken);
+    }
+}
+END_TEST
+
 Suite *suite_adaptive(void)
 {
     Suite *s = suite_create("adaptive");
@@ -172,6 +286,8 @@ Suite *suite_adaptive(void)
     tcase_add_test(tc, test_adaptive_recompute_replays);
     tcase_add_test(tc, test_adaptive_refuse_with_reasons);
     tcase_add_test(tc, test_bayesopt_deterministic);
+    tcase_add_test(tc, test_swdoa_matches_the_greedy);
+    tcase_add_test(tc, test_adaptive_stop_at_the_effort_budget);
     suite_add_tcase(s, tc);
     return s;
 }

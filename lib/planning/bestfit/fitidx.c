@@ -190,17 +190,26 @@ static bool list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
     return false;
 }
 
-/* Above this height the cov lists a query meets along a root-to-leaf path
- * are read through one union per node of this height (pc), kept up to date
- * on insert: a query reads two lists instead of one per level up there, and
- * a long lifetime pays one union insert per 2^PC_H leaves it covers. */
-enum { PC_H = 6 };
+/* From this height up to PC_H + PC_K the cov lists a query meets along a
+ * root-to-leaf path are read through one union per node of height PC_H
+ * (pc), kept up to date on insert: a query reads two lists instead of one
+ * per level there, and a lifetime's canonical node in that band pays one
+ * union insert per node of height PC_H below it, 2^PC_K at most.  Above the
+ * band the cov lists are read one per level: a whole-band pc would make a
+ * long lifetime pay an insert per 2^PC_H leaves it covers, quadratic on a
+ * long chain whose activations live from the forward pass to the backward. */
+enum { PC_H = 6, PC_K = 5 };
 
-/* A canonical node x at height h gets [lo, hi): its cov, or above PC_H the pc
- * union of each of its descendants at PC_H; and its sub. */
+static bool in_pc_band(const fit_ws *w, int h)
+{
+    return h > PC_H && h <= PC_H + PC_K && w->height > PC_H;
+}
+
+/* A canonical node x at height h gets [lo, hi): its cov, or in the pc band
+ * the pc union of each of its descendants at PC_H; and its sub. */
 static void canon_add(fit_ws *w, int32_t x, int h, int64_t lo, int64_t hi)
 {
-    if (h > PC_H && w->height > PC_H) {
+    if (in_pc_band(w, h)) {
         int32_t d = h - PC_H;
         for (int32_t v = x << d, e = (x + 1) << d; v < e; v++)
             list_add(w, &w->pc[v], lo, hi);
@@ -259,11 +268,13 @@ static void tree_query(fit_ws *w, int32_t l, int32_t r)
             collect(w, &w->sub[--y]);
     }
     /* partial nodes: cov up to PC_H, then the pc unions of the two paths'
-     * nodes at PC_H (their ancestors' cov; any of those that lies inside
-     * [l, r) holds blocks that meet it too) */
+     * nodes at PC_H (their ancestors' cov in the band; any of those that
+     * lies inside [l, r) holds blocks that meet it too), then cov above it */
     bool pc = w->height > PC_H;
     int32_t a = (l + P) >> 1, b = (r - 1 + P) >> 1;
     for (int h = 1; a >= 1; h++, a >>= 1, b >>= 1) {
+        if (in_pc_band(w, h))
+            continue;
         int64_t al = ((int64_t)a << h) - P, ar = ((int64_t)(a + 1) << h) - P;
         if (al < l || ar > r)
             collect(w, &w->cov[a]);
@@ -276,7 +287,6 @@ static void tree_query(fit_ws *w, int32_t l, int32_t r)
             collect(w, &w->pc[a]);
             if (b != a)
                 collect(w, &w->pc[b]);
-            break;
         }
     }
 }
