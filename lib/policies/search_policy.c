@@ -297,7 +297,10 @@ sa_status policy_run_swapadvisor(const sa_policy_call *c, sa_plan **out, sa_err 
         double cells;
         if (!(seeds = calloc((size_t)n_rows, sizeof *seeds)))
             return sa_fail(err, SA_ENOMEM, "out of memory");
-        st = milp_fits(c, c->g->topo, c->opts->seed_milp.max_cells, &with_milp, &cells, err);
+        double gate = c->opts->seed_milp.max_cells;
+        if (default_effort(c->opts) && gate > SA_POLICY_AUTO_MILP_CELLS)
+            gate = SA_POLICY_AUTO_MILP_CELLS;
+        st = milp_fits(c, c->g->topo, gate, &with_milp, &cells, err);
         /* --generations 0 asks for the seeds' plans at once: the rows that
          * need no solver (a rule of the options, never of the clock) */
         milp_left_out = with_milp && o.generations == 0;
