@@ -11,6 +11,7 @@
 #                REF_THREADS, default 1: two cells side by side on 2 cores)
 #      CELLS     "graph:memory ..." to run a subset (graph: a zoo name or tv-NAME)
 #      PYTHON    the python with torch for the torchvision graphs (python3)
+#      REF_NOTE  a line on where the 300 s plans came from, for the table's header
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/results/default_effort.txt}
@@ -38,6 +39,7 @@ tmp=$(mktemp)
     printf '# scripts/default_effort.sh: the default search (--threads 2) against --time-limit 300 (--threads %s); %s\n' \
         "${REF_THREADS:-1}" "$profile"
     printf '# %s, %s, %s cores\n' "$(git rev-parse --short HEAD 2>/dev/null)" "$(date -u +%Y-%m-%d)" "$(nproc)"
+    [ -n "${REF_NOTE:-}" ] && printf '# 300 s plans: %s\n' "$REF_NOTE"
     printf '%-16s %-6s %10s %12s %12s %8s\n' graph memory default_s default_ms ref300_ms gap_pct
 } >"$tmp"
 for c in $cells; do
