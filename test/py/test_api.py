@@ -350,6 +350,45 @@ class TestPlanCache(Cached):
         self.assertTrue(fixed.cached)
 
 
+class TestToolAnswers(unittest.TestCase):
+    """The tools' answers (--version, part of the plan cache's key; --list-devices) are
+    asked once a process per build of the tool: a rebuilt tool is asked again."""
+
+    def test_rebuilt_tool_asked_again(self):
+        import swapadvisor.torch as sat
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        exe = os.path.join(d, "swapadvisor-search")
+
+        def write(version, mtime):
+            with open(exe, "w") as f:
+                f.write("#!/bin/sh\necho 'swapadvisor-search %s'\n" % version)
+            os.chmod(exe, 0o755)
+            os.utime(exe, (mtime, mtime))
+
+        found = sat._find_tool
+        sat._find_tool = lambda name: exe
+        self.addCleanup(setattr, sat, "_find_tool", found)
+        write("9.1", 1000000000)
+        self.assertEqual(sat._search_version(), "swapadvisor-search 9.1")
+        self.assertEqual(sat._search_version(), "swapadvisor-search 9.1")
+        write("9.20", 1000000100)
+        self.assertEqual(sat._search_version(), "swapadvisor-search 9.20")
+
+
+class TestMemoryArgument(unittest.TestCase):
+    def test_numbers_below_16_are_fractions(self):
+        import swapadvisor.torch as sat
+        self.assertEqual(sat._parse_memory(0.5), "0.5x")
+        self.assertEqual(sat._parse_memory(2), "2x")
+        self.assertEqual(sat._parse_memory(16), "16")
+        self.assertEqual(sat._parse_memory(1 << 30), "1073741824")
+        self.assertEqual(sat._parse_memory(" 8GiB "), "8GiB")
+        for bad in (0, -1.0, True, "", None):
+            with self.assertRaises(PlanError):
+                sat._parse_memory(bad)
+
+
 class TestFirstStepCompiles(Cached):
     def test_fake_compile_fails(self):
         """Where the plan cannot be compiled on fake tensors (an op they cannot run), the

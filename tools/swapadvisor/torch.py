@@ -83,18 +83,34 @@ def _profile_path(profile, device):
     return names[profile]
 
 
+def _tool_key(name):
+    """The tool's path and its file's identity: what a tool's answer is cached under, so
+    that a rebuilt tool, or another one first on PATH, is asked again."""
+    exe = _find_tool(name)
+    try:
+        st = os.stat(exe)
+        return exe, st.st_mtime_ns, st.st_size
+    except OSError:
+        return exe, 0, 0
+
+
 @functools.lru_cache(maxsize=None)
+def _tool_answer(key, args, name):
+    return _run_tool([key[0]] + list(args), "", name)
+
+
 def _bundled_profiles():
     """name -> file of each bundled profile, as dfg-profile --list-devices finds them (asked
-    once a process: every plan_training call would otherwise start it again)."""
-    listed = _run_tool([_find_tool("dfg-profile"), "--list-devices"], "", "dfg-profile")
+    once a process per build of the tool: every plan_training call would otherwise start
+    it again)."""
+    listed = _tool_answer(_tool_key("dfg-profile"), ("--list-devices",), "dfg-profile")
     return dict(ln.partition("\t")[::2] for ln in listed.splitlines())
 
 
-@functools.lru_cache(maxsize=None)
 def _search_version():
-    """swapadvisor-search --version, part of the cache key (asked once a process)."""
-    return _run_tool([_find_tool("swapadvisor-search"), "--version"], "", "swapadvisor-search").strip()
+    """swapadvisor-search --version, part of the cache key (asked once a process per build
+    of the tool)."""
+    return _tool_answer(_tool_key("swapadvisor-search"), ("--version",), "swapadvisor-search").strip()
 
 
 def _cache_dir(cache_dir):
@@ -165,7 +181,8 @@ def plan_training(model, loss_fn, example_inputs, example_targets, optimizer, me
     example_targets: a tensor or a tuple of tensors each; only their shapes and dtypes are
     planned for, and every step must pass the same. optimizer: a torch.optim SGD, Adam or
     AdamW over the model's trainable parameters. memory: device bytes, a size string
-    ("8GiB") or a fraction of the unplanned peak ("0.5x"). device: "cpu" or "cuda".
+    ("8GiB") or a fraction of the unplanned peak ("0.5x"); a number below 16 is taken as
+    that fraction (0.5 is "0.5x"), from 16 up as bytes. device: "cpu" or "cuda".
     autocast: None, torch.bfloat16, or torch.float16 (CUDA): torch.autocast around the
     forward and the loss. clip_grad_norm: the max global 2-norm of the gradients, as
     torch.nn.utils.clip_grad_norm_(params, clip_grad_norm) before the update.
