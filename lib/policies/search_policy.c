@@ -8,7 +8,6 @@
  * polished: the MILP's keep / swap / recompute decisions on the search's
  * best schedule replace its own when they simulate faster. */
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,75 +101,6 @@ static bool default_effort(const sa_policy_opts *o)
     return o->search.generations == SA_GA_GENERATIONS_AUTO;
 }
 
-/* The seed rows (those out leaves in, count of them) on search.threads
- * threads, each plan in got[row]: the calling thread runs the MILP rows
- * first (one solver at a time), then every thread takes the next rule row.
- * A row's plan does not depend on which thread ran it or when (no deadline
- * here: the rows' limits count work), so the seeds are the same as one
- * after the other.  Each row's phase is noted in the table's order; the
- * first error in that order is returned, after every row has run. */
-static sa_status parallel_seeds(const sa_policy_call *c, const sa_policy_opts *so, unsigned out, int count,
-                                sa_plan **got, budget *b, sa_err *err)
-{
-    int n_rows;
-    const sa_policy_def *t = sa_policy_table(&n_rows);
-    int *order = malloc((size_t)count * sizeof *order);
-    sa_status *rs = calloc((size_t)count, sizeof *rs);
-    sa_err *es = calloc((size_t)count, sizeof *es);
-    double *wall = calloc((size_t)count, sizeof *wall);
-    sa_status st = SA_OK;
-    if (!order || !rs || !es || !wall) {
-        st = sa_fail(err, SA_ENOMEM, "out of memory");
-        goto done;
-    }
-    int m = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < n_rows && m < count; i++)
-            if (!(!strcmp(t[i].name, c->name) || (t[i].flags & out) ||
-                  ((t[i].flags & SA_POLICY_SEED_FIRST) != 0) != (pass == 0)))
-                order[m++] = i;
-    int next = 0, nth = c->opts->search.threads < m ? c->opts->search.threads : m;
-#pragma omp parallel num_threads(nth)
-    {
-        bool lead = omp_get_thread_num() == 0;
-        for (int k = lead ? 0 : m, milp = 1;; k++) {
-            if (k >= m && milp) { /* the calling thread's MILP rows done: the shared rule rows */
-                milp = 0;
-                k = -1;
-                continue;
-            }
-            if (!milp) {
-#pragma omp atomic capture
-                k = next++;
-                if (k >= m)
-                    break;
-            }
-            if (((t[order[k]].flags & SA_POLICY_SEED_MILP) != 0) != (milp != 0))
-                continue;
-            if (lead)
-                phase(c, t[order[k]].name, k, count);
-            double t0 = sa_now_s();
-            rs[k] = sa_policy_run_opts(t[order[k]].name, c->g, c->dev, so, &got[order[k]], &es[k]);
-            wall[k] = sa_now_s() - t0;
-        }
-    }
-    for (int k = 0; k < m; k++) {
-        sa_plan *p = got[order[k]];
-        phase_note(b, "seed", t[order[k]].name, wall[k], p ? "plan" : rs[k] == SA_EINFEASIBLE ? "refused" : "error",
-                   p ? p->predicted.iteration_us : 0.0);
-        if (!st && rs[k] && rs[k] != SA_EINFEASIBLE) {
-            *err = es[k];
-            st = rs[k];
-        }
-    }
-done:
-    free(order);
-    free(rs);
-    free(es);
-    free(wall);
-    return st;
-}
-
 static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *b, sa_ga_seed *seeds, int *n, sa_err *err)
 {
     int n_rows;
@@ -202,13 +132,8 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *
     if (!got)
         return sa_fail(err, SA_ENOMEM, "out of memory");
     sa_status st = SA_OK;
-    /* without a clock the rows run side by side (parallel_seeds); the plans are the same */
-    if (b->deadline <= 0 && c->opts->search.threads > 1 && count > 1) {
-        st = parallel_seeds(c, &so, out, count, got, b, err);
-        index = count;
-    }
     /* the SA_POLICY_SEED_FIRST rows first, then the rest */
-    for (int pass = 0; pass < 2 && !st && index < count; pass++)
+    for (int pass = 0; pass < 2 && !st; pass++)
         for (int i = 0; i < n_rows && !st; i++) {
             if (!strcmp(t[i].name, c->name) || (t[i].flags & out) ||
                 ((t[i].flags & SA_POLICY_SEED_FIRST) != 0) != (pass == 0))
