@@ -678,7 +678,7 @@ static sa_status run_optimal(const sa_policy_call *c, const char *name, const in
         double lim = spaces[k] & OPT_WIDEN ? limit * 3 / 4 : limit / 4;
         /* a space with chains runs in the time its first left */
         bool no_time = (!effort && sa_now_s() - t0 >= lim - 1.0) || (dl > 0 && sa_now_s() >= dl - 1.0);
-        if (((spaces[k] & OPT_CHAINS) && (!chains || no_time)) || (effort && k == 3 && best.p))
+        if (((spaces[k] & OPT_CHAINS) && (!chains || no_time)) || (effort && spaces[k] == OPT_WIDEN && best.p))
             continue;
         st = try_space(pc, name, sch, spaces[k], t0, lim, stop_s, &best, &cand, &why, timed_out, err);
     }

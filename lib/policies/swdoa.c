@@ -66,6 +66,15 @@ static void fen_add(double *f, int32_t n, int32_t i, double v)
         f[k] += v;
 }
 
+/* The load over positions a .. b changes by v. */
+static void fen_range_add(fen *F, int32_t a, int32_t b, double v)
+{
+    fen_add(F->f1, F->n, a, v);
+    fen_add(F->f2, F->n, a, v * F->S[a]);
+    fen_add(F->f1, F->n, b + 1, -v);
+    fen_add(F->f2, F->n, b + 1, -v * F->S[b + 1]);
+}
+
 static double fen_sum(const double *f, int32_t x) /* over indices < x */
 {
     double s = 0;
@@ -108,13 +117,8 @@ sa_status ad_swdoa(rctx *r, int32_t n, const double *dur, const double *w0, int3
             continue;
         }
         score[(size_t)x.i * stride] = (double)(nc - rank++);
-        if (ci->a <= ci->b) {
-            double v = -ci->bytes;
-            fen_add(f1, n, ci->a, v);
-            fen_add(f2, n, ci->a, v * S[ci->a]);
-            fen_add(f1, n, ci->b + 1, -v);
-            fen_add(f2, n, ci->b + 1, -v * S[ci->b + 1]);
-        }
+        if (ci->a <= ci->b)
+            fen_range_add(&F, ci->a, ci->b, -ci->bytes);
     }
     free(S);
     free(f1);

@@ -213,7 +213,7 @@ static void search_free(search *s)
 static sa_status search_init(search *s, const sa_dfg_graph *g, const sa_dfg_device *dev, const sa_ga_opts *o, sa_err *err)
 {
     memset(s, 0, sizeof *s);
-    s->np = o->population < 2 ? 2 : o->population + (o->population & 1);
+    s->np = gx_population(o->population);
     s->nkids = 2 * s->np;
     s->total = s->np + s->nkids;
     s->gens = o->generations == SA_GA_GENERATIONS_AUTO ? sa_ga_auto_generations(g, s->np) : o->generations;
@@ -755,7 +755,7 @@ sa_status sa_ga_search(const sa_dfg_graph *g, const sa_dfg_device *dev, const sa
     sa_status st = planner_check_graph(g, NULL, err);
     if (st)
         return st;
-    int32_t np = o->population < 2 ? 2 : o->population + (o->population & 1);
+    int32_t np = gx_population(o->population);
     if (o->migrate && (o->migrate_every < 1 || o->migrants < 1 || o->migrants > np))
         return sa_fail(err, SA_EUSAGE, "migration every %d generations of %d migrants (need >= 1 and 1..%d)",
                        o->migrate_every, o->migrants, np);

@@ -65,6 +65,8 @@ void gx_cross_schedule(const gctx *c, tws *w, const int32_t *head, const int32_t
                            int32_t *out);
 void gx_cross_alloc(tws *w, const pool_alloc *head, const pool_alloc *tail, int32_t cr, pool_alloc *out);
 void gx_mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a);
+/* N_p as the search runs it: sa_ga_opts.population, at least 2, rounded up to even. */
+int32_t gx_population(int population);
 
 /* ga_eval.c: a thread's scratch for c (false on OOM; gx_tws_free frees what
  * was made); x's fitness, x->t = the simulated iteration time, or HUGE_VAL
