@@ -3,6 +3,7 @@
  * the host) where they apply, clear refusals where they do not. */
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "swapadvisor/cost.h"
 #include "swapadvisor/policy.h"
@@ -79,6 +80,30 @@ START_TEST(test_hybrid_recomputes_cheap_layers)
         sa_plan_free(h);
     }
     ck_assert_int_gt(compared, 0);
+    sa_dfg_free(g);
+}
+END_TEST
+
+/* Where everything kept fits, hybrid plans it in one build and says so: its
+ * search block carries "kept_all" and none of a combination's knobs. */
+START_TEST(test_hybrid_reports_kept_all)
+{
+    sa_dfg_graph *g = tu_zoo_roofline("resnet-18", 4);
+    sa_dfg_device d = tu_policy_dev(2 * sa_dfg_peak_bytes(g, NULL));
+    sa_plan *h = NULL;
+    sa_err err = {0};
+    ck_assert_msg(sa_policy_run("hybrid", g, &d, &h, &err) == SA_OK, "%s", err.msg);
+    ck_assert_ptr_nonnull(strstr(h->search_json, "\"kept_all\":true"));
+    ck_assert_ptr_nonnull(strstr(h->search_json, "\"builds\":1,"));
+    ck_assert_ptr_null(strstr(h->search_json, "\"max_chain\""));
+    ck_assert_ptr_null(strstr(h->search_json, "\"recompute_below_us_per_mb\""));
+    sa_plan_free(h);
+    /* below the peak a combination wins and its knobs are reported */
+    d = tu_policy_dev((int64_t)(0.8 * (double)sa_dfg_peak_bytes(g, NULL)));
+    ck_assert_msg(sa_policy_run("hybrid", g, &d, &h, &err) == SA_OK, "%s", err.msg);
+    ck_assert_ptr_null(strstr(h->search_json, "\"kept_all\""));
+    ck_assert_ptr_nonnull(strstr(h->search_json, "\"max_chain\""));
+    sa_plan_free(h);
     sa_dfg_free(g);
 }
 END_TEST
@@ -257,6 +282,7 @@ Suite *suite_baselines(void)
     tcase_add_test(tc, test_policy_table);
     tcase_add_test(tc, test_rules_plan_the_ladder);
     tcase_add_test(tc, test_rules_plan_a_zoo_model);
+    tcase_add_test(tc, test_hybrid_reports_kept_all);
     tcase_add_test(tc, test_rules_refuse_with_reasons);
     tcase_add_test(tc, test_hybrid_recomputes_cheap_layers);
     tcase_add_test(tc, test_memory_budget_recomputes_as_memory_falls);

@@ -98,10 +98,11 @@ typedef struct sa_policy_opts {
      * its generation count.  The search CLI sets it from --time-limit.  The other rows read it
      * as a bound on their own run (a rule-based row past it refuses) */
     double deadline_s;
-    /* > 0: the work budget of the rule-based rows (a build costs its ops + tensors plus the
-     * segments packing walked): hybrid's, when lower than its own; autoswap's optimiser and
-     * pooch's rounds stop improving their plan there; dtr counts resident scans against it
-     * and refuses past it; every rule refuses a build past twice it.  The swapadvisor row's
+    /* > 0: the work budget of the rule-based rows (a build costs 5 units per op and tensor
+     * plus one per step its packing's best-fit walk took): hybrid stops its combinations at
+     * twice it; autoswap's optimiser, tflms's swap-in distances and pooch's rounds stop
+     * improving their plan there; dtr counts resident scans against it and refuses past
+     * it; every rule refuses a build past twice its budget.  The swapadvisor row's
      * default effort and --generations 0 give their seeds SA_POLICY_AUTO_RULE_WORK.
      * 0 (the default): no budget but the rows' own */
     double rule_work_max;
@@ -158,9 +159,11 @@ enum { SA_POLICY_SEED_MILP_NODES = 200 };
  * take; under the clock the cap is as large. */
 enum { SA_POLICY_REFINE_EFFORT_PLANS = 8000 };
 /* sa_policy_opts.rule_work_max of the seeds of the default effort and of --generations 0:
- * about 2.5 s of hybrid on this machine (its zoo runs cost 45-50 ns per unit), a twentieth of
- * its own cap (resnet-50's run at 0.5x, 4.4e7, stays below it; inception-4's, densenet121's
- * and nasnet-25's, 2.6 to 10e8, are cut), and as many of dtr's resident scans. */
+ * about 1.5 s of a rule on this machine (hybrid's full runs cost 25-45 ns per unit, on the
+ * zoo's graphs as on a 100,000-op chain; docs/benchmarks.md, "The effort unit"), hybrid
+ * getting twice it (resnet-50's run at 0.5x, 8.8e7, stays below that; inception-4's,
+ * densenet121's and nasnet-25's, 3.6e8 to 1.6e9, are cut), and as many of dtr's resident
+ * scans. */
 #define SA_POLICY_AUTO_RULE_WORK 5.0e7
 
 void sa_policy_opts_default(sa_policy_opts *o);

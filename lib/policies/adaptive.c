@@ -168,10 +168,12 @@ static sa_status collect(actx *a, double min_bytes)
     double *load = malloc(((size_t)n + 2) * sizeof *load);
     int32_t *over = malloc(((size_t)n + 2) * sizeof *over);
     uint8_t *in = calloc((size_t)r->n_cand + 1, 1);
-    if (!a->c || !a->order || !a->how || !load || !over || !in) {
+    int64_t *gone = calloc((size_t)n + 2, sizeof *gone);
+    if (!a->c || !a->order || !a->how || !load || !over || !in || !gone) {
         free(load);
         free(over);
         free(in);
+        free(gone);
         return bl_oom(r);
     }
     memcpy(over, T->over, ((size_t)n + 1) * sizeof *over);
@@ -202,18 +204,28 @@ static sa_status collect(actx *a, double min_bytes)
             c->doa = T->t0[nx] - T->t1[lf] - c->xo - c->xi;
             c->a = first_start_after(T, lf + 1, T->t1[lf] + c->xo);
             c->b = last_end_before(T, nx - 1, T->t0[nx] - c->xi);
-            for (int32_t q = lf + 1; q < nx; q++)
-                load[q] -= b;
+            gone[lf + 1] += g->tensors[t].bytes; /* off the load over lf + 1 .. nx - 1 */
+            gone[nx] -= g->tensors[t].bytes;
         }
         if (!added)
             break;
+        /* a round reads over[] as it was when the round began, so the load
+         * falls once per round, by a difference array: per candidate its
+         * gap's length made a long chain quadratic.  The bytes are integers,
+         * so the sums are exact in either order */
+        int64_t off = 0;
         over[0] = 0;
-        for (int32_t q = 0; q < n; q++)
+        for (int32_t q = 0; q < n; q++) {
+            off += gone[q];
+            gone[q] = 0;
+            load[q] -= (double)off;
             over[q + 1] = over[q] + (load[q] > mem);
+        }
     }
     free(load);
     free(over);
     free(in);
+    free(gone);
     return SA_OK;
 }
 
@@ -556,6 +568,35 @@ sa_status bl_run_autoswap(rctx *r, const dec_opts *o, sa_plan **out)
 
 /* ------------------------------------------------------------ capuchin */
 
+/* qsort_r: candidate indices by doa (ctx: the cinfo array) descending, then index. */
+static int cmp_doa(const void *x, const void *y, void *ctx)
+{
+    const cinfo *c = ctx;
+    int32_t i = *(const int32_t *)x, j = *(const int32_t *)y;
+    if (c[i].doa != c[j].doa)
+        return c[i].doa > c[j].doa ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* Capuchin's MSPS of c under r->act: bytes per microsecond of overhead, the
+ * cheaper of swapping (the transfers the gap does not hide) and recomputing;
+ * *how (when not NULL) gets the action. */
+static double cap_msps(const rctx *r, const cinfo *c, uint8_t *how)
+{
+    double cost = -c->doa;
+    uint8_t h = DEC_SWAP;
+    if (dec_recomputable(r->g, c->t)) {
+        double rc = ad_recompute_us(r, c->t, 0);
+        if (rc < cost) {
+            cost = rc;
+            h = DEC_RECOMPUTE;
+        }
+    }
+    if (how)
+        *how = h;
+    return c->bytes / (cost > 1e-3 ? cost : 1e-3);
+}
+
 /* Capuchin (Peng et al., ASPLOS'20, sec. 4.3-4.5):
  *   candidates: tensors accessed more than once whose lifetime covers the
  *     peak memory period (forward activations with a gap spanning the peak
@@ -591,54 +632,39 @@ sa_status bl_run_capuchin(rctx *r, const dec_opts *o, sa_plan **out)
         st = bl_oom(r);
     int32_t m = 0, n_free = 0;
     if (!st) {
+        /* step 3: by FreeTime, the overhead-free swaps first (ties: the
+         * earlier candidate) */
         for (int32_t i = 0; i < a.nc; i++)
-            a.order[i] = i;
-        /* step 3: by FreeTime, the overhead-free swaps first */
-        for (int32_t i = 0; i < a.nc; i++) {
-            int32_t bi = -1;
-            for (int32_t j = 0; j < a.nc; j++)
-                if (!used[j] && a.c[j].doa >= 0 && (bi < 0 || a.c[j].doa > a.c[bi].doa))
-                    bi = j;
-            if (bi < 0)
-                break;
-            used[bi] = 1;
-            a.order[m] = bi;
-            a.how[m++] = DEC_SWAP;
-        }
+            if (a.c[i].doa >= 0)
+                a.order[m++] = i;
+        qsort_r(a.order, (size_t)m, sizeof *a.order, cmp_doa, a.c);
         n_free = m;
-        /* step 4: by MSPS over the rest, updated as the eviction set grows */
         bl_all_keep(r);
-        for (int32_t i = 0; i < m; i++)
+        for (int32_t i = 0; i < m; i++) {
+            used[a.order[i]] = 1;
+            a.how[i] = DEC_SWAP;
             r->act[a.c[a.order[i]].t] = DEC_SWAP;
-        while (m < a.nc) {
-            int32_t bi = -1;
-            double bmsps = 0;
-            uint8_t bhow = DEC_SWAP;
-            for (int32_t j = 0; j < a.nc; j++) {
-                if (used[j])
-                    continue;
-                const cinfo *c = &a.c[j];
-                double swap_ovh = -c->doa, cost = swap_ovh;
-                uint8_t how = DEC_SWAP;
-                if (dec_recomputable(r->g, c->t)) {
-                    double rc = ad_recompute_us(r, c->t, 0);
-                    if (rc < swap_ovh) {
-                        cost = rc;
-                        how = DEC_RECOMPUTE;
-                    }
-                }
-                double msps = c->bytes / (cost > 1e-3 ? cost : 1e-3);
-                if (bi < 0 || msps > bmsps) {
-                    bi = j;
-                    bmsps = msps;
-                    bhow = how;
-                }
-            }
-            used[bi] = 1;
-            a.order[m] = bi;
-            a.how[m++] = bhow;
-            r->act[a.c[bi].t] = bhow;
         }
+        /* step 4: by MSPS over the rest, updated as the eviction set grows.
+         * A pick can only lengthen a recompute (ad_recompute_us), so every
+         * MSPS only falls: the lazy heap gives the greedy's order */
+        ad_went *h = malloc(((size_t)(a.nc - m) + 1) * sizeof *h);
+        if (!h)
+            st = bl_oom(r);
+        int32_t nh = 0;
+        for (int32_t j = 0; !st && j < a.nc; j++)
+            if (!used[j])
+                ad_heap_push(h, &nh, (ad_went){cap_msps(r, &a.c[j], NULL), j});
+        while (!st && nh > 0) {
+            uint8_t how;
+            if (!ad_heap_lower_top(h, nh, cap_msps(r, &a.c[h[0].i], &how)))
+                continue;
+            ad_went x = ad_heap_pop(h, &nh);
+            a.order[m] = x.i;
+            a.how[m++] = how;
+            r->act[a.c[x.i].t] = how;
+        }
+        free(h);
     }
     free(used);
     sa_plan *p = NULL;

@@ -36,6 +36,22 @@ typedef struct ad_cinfo {
 sa_status ad_swdoa(rctx *r, int32_t n, const double *dur, const double *w0, int32_t nc, const ad_cinfo *c,
                    double *score, size_t stride);
 
+/* A max-heap of candidates by a value that only falls as picks are made (swdoa.c):
+ * the stored values are upper bounds, so re-valuing the top and letting it sink
+ * while a stored bound still beats it yields the greedy order exactly.  ad_above orders by w, then the lower index: the greedy's tie-break. */
+typedef struct ad_went {
+    double w;
+    int32_t i;
+} ad_went;
+bool ad_above(ad_went x, ad_went y);
+/* h holds at least *n + 1 entries. */
+void ad_heap_push(ad_went *h, int32_t *n, ad_went x);
+/* *n > 0. */
+ad_went ad_heap_pop(ad_went *h, int32_t *n);
+/* The top's value falls to w (n > 0): true when it stays the top, else it
+ * sinks to its place. */
+bool ad_heap_lower_top(ad_went *h, int32_t n, double w);
+
 /* Finishes p (bl_finish with extra) into *out; on failure frees p. */
 sa_status ad_accept(rctx *r, sa_plan *p, const dec_stats *ds, const char *extra, sa_plan **out);
 

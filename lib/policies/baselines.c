@@ -62,9 +62,9 @@ sa_status bl_build(rctx *r, const dec_opts *base, bool pack, sa_plan **p, dec_st
     *p = NULL;
     if (r->deadline_s > 0 && sa_now_s() >= r->deadline_s)
         return sa_fail(r->err, SA_EINFEASIBLE, "%s: cut at the time limit", r->name);
-    if (r->work_max > 0 && (double)r->work > BL_WORK_BACKSTOP * r->work_max)
+    if (r->work_max > 0 && (double)r->effort > BL_WORK_BACKSTOP * r->work_max)
         return sa_fail(r->err, SA_EINFEASIBLE, "%s: stopped after %lld units of work, past its effort limit (the "
-                       "budget of a seed)", r->name, (long long)r->work);
+                       "budget of a seed)", r->name, (long long)r->effort);
     dec_opts o = *base;
     o.pack_offsets = pack;
     *p = sa_plan_new(r->g, r->dev);
@@ -79,13 +79,20 @@ sa_status bl_build(rctx *r, const dec_opts *base, bool pack, sa_plan **p, dec_st
         *p = NULL;
         return st;
     }
-    r->work += (int64_t)r->g->n_ops + r->g->n_tensors + ds->pack_work;
+    bl_count_build(r, ds->pack_work);
     return SA_OK;
+}
+
+void bl_count_build(rctx *r, int64_t pack_work)
+{
+    int64_t ids = (int64_t)r->g->n_ops + r->g->n_tensors;
+    r->work += ids + pack_work;
+    r->effort += BL_ID_EFFORT * ids + pack_work;
 }
 
 bool bl_spent(const rctx *r)
 {
-    return r->work_max > 0 && (double)r->work >= r->work_max;
+    return r->work_max > 0 && (double)r->effort >= r->work_max;
 }
 
 /* A family of decisions set(r, k, ...) whose memory falls as k grows, k in
@@ -299,9 +306,11 @@ static sa_status run_tflms(rctx *r, const dec_opts *base, sa_plan **out)
     sa_status st;
     /* LMS's sync_mode: asynchronous swap-outs first (the memory is reused once
      * the transfer is estimated done); when nothing fits, synchronous ones
-     * (the next op waits for the swap-out, trading stalls for memory) */
+     * (the next op waits for the swap-out, trading stalls for memory).  Once
+     * a plan exists and the effort budget is spent, the swap-in distances
+     * left are not tried */
     for (int sync = 0; sync <= 1 && !best; sync++)
-        for (size_t i = 0; i < SA_ARRAY_LEN(ahead); i++) {
+        for (size_t i = 0; i < SA_ARRAY_LEN(ahead) && !(best && bl_spent(r)); i++) {
             dec_opts o = *base;
             o.prefetch = ahead[i];
             o.out_sync = sync;
@@ -448,7 +457,7 @@ sa_status bl_rule_run(const sa_policy_call *c, bl_rule_fn fn, sa_plan **out, sa_
     const sa_dfg_graph *g = c->g;
     const sa_dfg_device *dev = c->dev;
     *out = NULL;
-    rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL, 0, c->opts->deadline_s, c->opts->rule_work_max};
+    rctx r = {name, g, dev, err, NULL, NULL, 0, NULL, NULL, 0, c->opts->deadline_s, c->opts->rule_work_max, 0};
     int64_t pers = sa_dfg_persistent_bytes(g);
     if (pers > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE,

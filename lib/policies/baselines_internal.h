@@ -29,7 +29,9 @@ typedef struct rctx {
     int64_t work;       /* what bl_build has cost so far: ops + tensors per build, plus the packing's
                          * dec_stats.pack_work (a rule's budget) */
     double deadline_s;  /* sa_policy_opts.deadline_s: past it bl_build refuses (the row is cut) */
-    double work_max;    /* sa_policy_opts.rule_work_max: > 0 caps a rule's own work budget */
+    double work_max;    /* sa_policy_opts.rule_work_max: > 0 caps a rule's effort */
+    int64_t effort;     /* what bl_build has cost so far in the unit of work_max: BL_ID_EFFORT
+                         * per op and tensor of each build, plus the packing's pack_work */
 } rctx;
 
 bool bl_is_conv(const sa_dfg_op *o);
@@ -45,9 +47,15 @@ sa_status bl_oom(rctx *r);
 sa_status bl_build(rctx *r, const dec_opts *base, bool pack, sa_plan **p, dec_stats *ds);
 /* Whether r's effort budget (work_max > 0) is spent: a rule that improves a plan it has
  * stops improving there (autoswap's optimiser, pooch's rounds).  bl_build refuses past
- * BL_WORK_BACKSTOP times the budget, so every rule's time stays bounded under it. */
-enum { BL_WORK_BACKSTOP = 2 };
+ * BL_WORK_BACKSTOP times the budget, so every rule's time stays bounded under it.
+ * An op or tensor of a build costs BL_ID_EFFORT units, a segment packing walks one:
+ * a build's decisions and simulation take 200-250 ns an id, packing 30-55 ns a
+ * segment (docs/benchmarks.md, "The effort unit"), so the budget tracks time on a
+ * long chain, where packing is cheap, as on the zoo's graphs. */
+enum { BL_WORK_BACKSTOP = 2, BL_ID_EFFORT = 5 };
 bool bl_spent(const rctx *r);
+/* Counts a build of r's graph whose packing walked pack_work segments (0: not packed). */
+void bl_count_build(rctx *r, int64_t pack_work);
 
 /* A family of decisions set(r, k, arg) whose memory falls as k grows, k in
  * [lo, hi]: *out = the plan of the smallest k whose packed arena fits the

@@ -585,7 +585,7 @@ static sa_status dtr_plan(rctx *r, dtr *d, const dec_opts *o, sa_plan **p, dec_s
         ds->peak_load = ps.peak_load;
         ds->arena_bytes = ps.arena_after;
         ds->pack_work = ps.work;
-        r->work += (int64_t)g->n_ops + g->n_tensors + ps.work;
+        bl_count_build(r, ps.work);
     }
     if (st == SA_EINFEASIBLE || (!st && ps.arena_after > r->dev->memory_bytes)) {
         sa_plan_free(q);

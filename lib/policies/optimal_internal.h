@@ -86,6 +86,13 @@ typedef struct octx {
  * none of its plans with them fitted. */
 enum { OPT_WIDEN = 1, OPT_CHAINS = 2, OPT_NO_GAPS = 4 };
 
+/* Builds o (zeroed first; the caller's, opt_free_ctx, whatever the status)
+ * for schedule sch and the OPT_ flags of space (optimal_space.c).  SA_ENOMEM,
+ * or a graph the space cannot describe (err says why). */
+sa_status opt_build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_t *sch, unsigned space,
+                        sa_err *err);
+void opt_free_ctx(octx *o);
+
 /* The MILP for memory cap mem over o's candidates (optimal_milp.c): minimize
  * T + eps * (moved time) subject to the memory at each position and T over
  * each resource.  *out is the caller's (sa_milp_free).  SA_ENOMEM. */

@@ -10,44 +10,52 @@
 
 #include "adaptive_internal.h"
 
-typedef struct went {
-    double w;
-    int32_t i;
-} went;
-
-static bool above(went x, went y)
+bool ad_above(ad_went x, ad_went y)
 {
     return x.w > y.w || (x.w == y.w && x.i < y.i);
 }
 
-static void heap_push(went *h, int32_t *n, went x)
+void ad_heap_push(ad_went *h, int32_t *n, ad_went x)
 {
     int32_t c = (*n)++;
-    while (c > 0 && above(x, h[(c - 1) / 2])) {
+    while (c > 0 && ad_above(x, h[(c - 1) / 2])) {
         h[c] = h[(c - 1) / 2];
         c = (c - 1) / 2;
     }
     h[c] = x;
 }
 
-static went heap_pop(went *h, int32_t *n)
+/* Moves x down from slot c of h[0 .. n) to where it belongs. */
+static void sift_down(ad_went *h, int32_t n, int32_t c, ad_went x)
 {
-    went top = h[0], x = h[--*n];
-    int32_t c = 0;
     for (;;) {
         int32_t k = 2 * c + 1;
-        if (k >= *n)
+        if (k >= n)
             break;
-        if (k + 1 < *n && above(h[k + 1], h[k]))
+        if (k + 1 < n && ad_above(h[k + 1], h[k]))
             k++;
-        if (!above(h[k], x))
+        if (!ad_above(h[k], x))
             break;
         h[c] = h[k];
         c = k;
     }
-    if (*n > 0)
-        h[c] = x;
+    h[c] = x;
+}
+
+ad_went ad_heap_pop(ad_went *h, int32_t *n)
+{
+    ad_went top = h[0];
+    if (--*n > 0)
+        sift_down(h, *n, 0, h[*n]);
     return top;
+}
+
+bool ad_heap_lower_top(ad_went *h, int32_t n, double w)
+{
+    ad_went x = {w, h[0].i};
+    bool stays = !(n > 1 && ad_above(h[1], x)) && !(n > 2 && ad_above(h[2], x));
+    sift_down(h, n, 0, x);
+    return stays;
 }
 
 /* Fenwick trees over positions 0 .. n: a range update of the load by v over
@@ -93,7 +101,7 @@ sa_status ad_swdoa(rctx *r, int32_t n, const double *dur, const double *w0, int3
 {
     double *S = malloc(((size_t)n + 2) * sizeof *S);
     double *f1 = calloc((size_t)n + 3, sizeof *f1), *f2 = calloc((size_t)n + 3, sizeof *f2);
-    went *h = malloc(((size_t)nc + 1) * sizeof *h);
+    ad_went *h = malloc(((size_t)nc + 1) * sizeof *h);
     if (!S || !f1 || !f2 || !h) {
         free(S);
         free(f1);
@@ -107,15 +115,13 @@ sa_status ad_swdoa(rctx *r, int32_t n, const double *dur, const double *w0, int3
     fen F = {n, f1, f2, S};
     int32_t nh = 0;
     for (int32_t i = 0; i < nc; i++)
-        heap_push(h, &nh, (went){w0[i], i});
+        ad_heap_push(h, &nh, (ad_went){w0[i], i});
     for (int32_t rank = 0; rank < nc;) {
-        went x = heap_pop(h, &nh);
-        const ad_cinfo *ci = &c[x.i];
-        x.w = w0[x.i] + fen_prefix(&F, ci->nx) - fen_prefix(&F, ci->lf + 1);
-        if (nh > 0 && above(h[0], x)) { /* a bound above it may still be a larger value */
-            heap_push(h, &nh, x);
-            continue;
-        }
+        const ad_cinfo *ci = &c[h[0].i];
+        double w = w0[h[0].i] + fen_prefix(&F, ci->nx) - fen_prefix(&F, ci->lf + 1);
+        if (!ad_heap_lower_top(h, nh, w))
+            continue; /* a bound above it may still be a larger value */
+        ad_went x = ad_heap_pop(h, &nh);
         score[(size_t)x.i * stride] = (double)(nc - rank++);
         if (ci->a <= ci->b)
             fen_range_add(&F, ci->a, ci->b, -ci->bytes);

@@ -60,9 +60,11 @@ sa_status fit_reset(fit_ws *w, int32_t lo, int32_t hi, sa_err *err);
  * since the reset.  Allocates nothing. */
 int64_t fit_find(fit_ws *w, int64_t size, const int32_t *s, const int32_t *a, int n);
 
-/* Segments fit_find walked since the reset (at least one per query that
- * met a block): the packing's cost, which grows with how fragmented the
- * unions are, not only with the number of blocks. */
+/* Steps fit_find took since the reset: a segment visited, or a step of the
+ * galloping search that skips a list's segments lying wholly below the walk's
+ * cursor (at least one per query that met a block): the packing's cost, which
+ * grows with how fragmented the unions are, not only with the number of
+ * blocks. */
 int64_t fit_work(const fit_ws *w);
 
 /* Records a block at [off, off + size) over the same lifetimes as fit_find.
