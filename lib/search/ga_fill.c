@@ -73,7 +73,10 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
             fc[n++] = (fill_cand){cost, t, a, a == DEC_SWAP ? DEC_RECOMPUTE : DEC_SWAP};
     }
     qsort(fc, (size_t)n, sizeof *fc, cmp_cost);
-    int32_t most = GA_FILL_WORK / (c->g->n_ops > 0 ? c->g->n_ops : 1);
+    /* the default effort and --generations 0 (no count given, or none
+     * wanted) take GA_FILL_AUTO_WORK */
+    bool effort = c->o->generations == SA_GA_GENERATIONS_AUTO || c->o->generations == 0;
+    int32_t most = (effort ? GA_FILL_AUTO_WORK : GA_FILL_WORK) / (c->g->n_ops > 0 ? c->g->n_ops : 1);
     most = most > GA_FILL_TRIES ? GA_FILL_TRIES : most < GA_FILL_BATCH ? GA_FILL_BATCH : most;
     if (n > most)
         n = most;

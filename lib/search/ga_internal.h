@@ -84,7 +84,8 @@ const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
  * tensors, costliest first, each set back to DEC_KEEP, and a swapped one to
  * DEC_RECOMPUTE or a recomputed one to DEC_SWAP, where the plan still fits
  * and gets strictly faster (x->act and x->t change in place; at most
- * GA_FILL_TRIES tries, and at most GA_FILL_WORK / ops, but GA_FILL_BATCH,
+ * GA_FILL_TRIES tries, and at most GA_FILL_WORK / ops (GA_FILL_AUTO_WORK / ops
+ * under the default effort), but GA_FILL_BATCH,
  * so that the fill's time grows no faster than one plan's); tries run GA_FILL_BATCH at a time on threads
  * workspaces ws[0 .. threads), the result the same for any thread count.
  * Stops at deadline_s (> 0).  *kept and *switched count the changes made
@@ -93,6 +94,10 @@ const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
  * SA_ENOMEM or an evaluation's error (err says why): x is then unchanged
  * but for the changes already made, each of which gained. */
 enum { GA_FILL_TRIES = 512, GA_FILL_BATCH = 8, GA_FILL_WORK = 512 * 4096 };
+/* ...and under the default effort and --generations 0 at most GA_FILL_AUTO_WORK
+ * / ops: half, which changes only graphs past 2,048 ops (nasnet-25's 15k: 70
+ * tries of some 80-120 ms each instead of 140; a 100,000-op chain: 10) */
+enum { GA_FILL_AUTO_WORK = 256 * 4096 };
 sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *kept,
                          int32_t *switched, int32_t *tried, sa_err *err);
 
