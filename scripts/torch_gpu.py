@@ -225,25 +225,16 @@ def gpu_name():
 
 
 def pick_profile(given, device, names):
-    """--profile, else the bundled profile of the GPU found, else an h100 one, else
+    """--profile, else the bundled profile of the GPU found (the tools' table,
+    swapadvisor.torch.profile_for_gpu), else for a GPU it lacks an h100 one, else
     v100-pcie3-16gb."""
     if given:
         return given
-    gpu = (gpu_name() or "").lower() if device == "cuda" else ""
-    want = []
-    if "h200" in gpu:
-        want = ["h200"]
-    elif "h100" in gpu:
-        want = ["h100-pcie"] if "pcie" in gpu else ["h100-sxm", "h100"]
-    elif "a100" in gpu:
-        want = ["a100-sxm4-80gb"] if "80g" in gpu else ["a100-pcie"]
-    elif "v100" in gpu:
-        want = ["v100-pcie3-16gb"]
-    for w in want + ["h100-sxm", "h100"]:
-        for n in names:
-            if n.startswith(w):
-                return n
-    return "v100-pcie3-16gb"
+    from swapadvisor.torch import profile_for_gpu
+    prof = profile_for_gpu(gpu_name()) if device == "cuda" else None
+    if prof not in names:
+        prof = next((n for w in ("h100-sxm", "h100") for n in names if n.startswith(w)), None)
+    return prof or "v100-pcie3-16gb"
 
 
 def pipeline(model, batch, a, work, profile, fraction):

@@ -389,6 +389,22 @@ class TestMemoryArgument(unittest.TestCase):
                 sat._parse_memory(bad)
 
 
+class TestGpuProfiles(unittest.TestCase):
+    def test_every_table_entry_is_bundled(self):
+        """The GPU-name table names bundled profiles only, and the names CUDA reports map
+        to their own (the table is the one scripts/torch_gpu.py reads too)."""
+        import swapadvisor.torch as sat
+        bundled = sat._bundled_profiles()
+        for _, prof in sat._GPU_PROFILES:
+            self.assertIn(prof, bundled)
+        for name, prof in (("NVIDIA H200", "h200-sxm-141gb"), ("NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"),
+                           ("NVIDIA H100 PCIe", "h100-pcie-80gb"), ("NVIDIA A100 80GB PCIe", "a100-sxm4-80gb"),
+                           ("NVIDIA A100-PCIE-40GB", "a100-pcie4-40gb"), ("Tesla V100-PCIE-16GB", "v100-pcie3-16gb"),
+                           ("NVIDIA L4", None), (None, None)):
+            self.assertEqual(sat.profile_for_gpu(name), prof, name)
+        self.assertEqual(sat.default_profile("cpu"), "v100-pcie3-16gb")
+
+
 class TestFirstStepCompiles(Cached):
     def test_fake_compile_fails(self):
         """Where the plan cannot be compiled on fake tensors (an op they cannot run), the

@@ -54,17 +54,30 @@ def _find_tool(name):
     return p
 
 
+# A GPU's name (torch.cuda.get_device_name, lower case) to its bundled profile: the
+# first key the name contains.  scripts/torch_gpu.py reads the same table.
+_GPU_PROFILES = (("h200", "h200-sxm-141gb"), ("h100 pcie", "h100-pcie-80gb"), ("h100", "h100-sxm5-80gb"),
+                 ("a100-sxm4-80gb", "a100-sxm4-80gb"), ("a100 80gb", "a100-sxm4-80gb"),
+                 ("a100", "a100-pcie4-40gb"), ("v100", "v100-pcie3-16gb"))
+
+
+def profile_for_gpu(name):
+    """The bundled profile of the GPU named name, or None for a GPU the table lacks."""
+    name = (name or "").lower()
+    for key, prof in _GPU_PROFILES:
+        if key in name:
+            return prof
+    return None
+
+
 def default_profile(device):
     """The bundled profile for device: the GPU's own by its name on CUDA, else the
     V100 profile that README's pipeline uses."""
     if device == "cuda":
         import torch
-        name = torch.cuda.get_device_name(0).lower()
-        for key, prof in (("h200", "h200-sxm-141gb"), ("h100 pcie", "h100-pcie-80gb"), ("h100", "h100-sxm5-80gb"),
-                          ("a100-sxm4-80gb", "a100-sxm4-80gb"), ("a100 80gb", "a100-sxm4-80gb"),
-                          ("a100", "a100-pcie4-40gb"), ("v100", "v100-pcie3-16gb")):
-            if key in name:
-                return prof
+        prof = profile_for_gpu(torch.cuda.get_device_name(0))
+        if prof:
+            return prof
     return "v100-pcie3-16gb"
 
 
