@@ -101,7 +101,7 @@ START_TEST(test_index_matches_the_walk_on_random_lifetimes)
         rng r;
         rng_seed(&r, seed, 7, 11);
         int32_t n = 1 + (int32_t)rng_below(&r, seed % 10 == 0 ? 600 : 120);
-        /* short ranges, and ones tall enough for the pc band (heights 7-11) and the cov lists above it */
+        /* short ranges, and ones tall enough for the pc band (heights 7-9) and the cov lists above it */
         int32_t span = seed % 3 == 0 ? 40 : seed % 3 == 1 ? 700 : 5000;
         int32_t lo = -2 + (int32_t)rng_below(&r, 3), hi = lo + 1 + (int32_t)rng_below(&r, span);
         int ncls = 1 + (int)rng_below(&r, 8);

@@ -197,8 +197,11 @@ static bool list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
  * union insert per node of height PC_H below it, 2^PC_K at most.  Above the
  * band the cov lists are read one per level: a whole-band pc would make a
  * long lifetime pay an insert per 2^PC_H leaves it covers, quadratic on a
- * long chain whose activations live from the forward pass to the backward. */
-enum { PC_H = 6, PC_K = 5 };
+ * long chain whose activations live from the forward pass to the backward.
+ * PC_K 3 took the fewest instructions per evaluation of PC_K 2 to 5 and PC_H
+ * 5 to 7 (callgrind on bench_bestfit: 4-12 % fewer than PC_K 5 on resnet-50,
+ * inception-4, nasnet-25 and a 10,000-op chain; docs/benchmarks.md). */
+enum { PC_H = 6, PC_K = 3 };
 
 static bool in_pc_band(const fit_ws *w, int h)
 {

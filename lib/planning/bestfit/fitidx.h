@@ -23,10 +23,10 @@
  * walks their segments in offset order through a heap of the lists,
  * stopping at the first exact fit (nothing higher can beat it).  An insert
  * stops climbing a side of the tree at the first ancestor whose sub already
- * covered the block's range (every higher one does).  From height 7 to 11
+ * covered the block's range (every higher one does).  From height 7 to 9
  * the cov lists along a root-to-leaf path are kept merged per height-6 node
  * (pc): an insert at a canonical node in that band adds its range to the pc
- * of each of its height-6 descendants (32 at most), and a query reads two pc
+ * of each of its height-6 descendants (8 at most), and a query reads two pc
  * lists instead of one cov list per level there; above it, one cov list per
  * level (a pc up to the root cost a long lifetime an insert per 64 leaves it
  * covered: quadratic on a long chain).  Unions of packed blocks have few segments
