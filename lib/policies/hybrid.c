@@ -63,7 +63,7 @@ static const int32_t HY_SYNC[] = {0, 1, 4, 16};
  * segments packing walked): where the free space fragments (sizes from a
  * byte to megabytes, lifetimes crossing at random) a packing costs far more
  * than its ids, and an 800-op graph took 35 s, a 1,900-op one past 5
- * minutes.  The zoo's graphs stay below it (nasnet-25 at 0.5x: 8.7e8). */
+ * minutes.  The zoo's graphs stay below it (nasnet-25 at 0.5x: 7.8e8). */
 #define HY_WORK_MAX 1.0e9
 /* Under an effort budget (rctx.work_max) hybrid gets this many seeds' worth:
  * it is the seed the search starts from on most graphs where memory is
