@@ -121,8 +121,10 @@ sa_status fit_reset(fit_ws *w, int32_t lo, int32_t hi, sa_err *err)
     return SA_OK;
 }
 
-/* Adds [lo, hi) to the union L; true when L already held all of it. */
-static bool list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
+/* Adds [lo, hi) to the union L; true when L already held all of it.  Inlined
+ * at its three callers: 7 % fewer instructions per evaluation on resnet-50 and
+ * nasnet-25, most of them the call's own (docs/benchmarks.md). */
+static inline __attribute__((always_inline)) bool list_add(fit_ws *w, flist *L, int64_t lo, int64_t hi)
 {
     if (L->gen != w->gen) {
         L->gen = w->gen;
