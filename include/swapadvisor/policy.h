@@ -159,7 +159,7 @@ enum { SA_POLICY_SEED_MILP_NODES = 200 };
  * take; under the clock the cap is as large. */
 enum { SA_POLICY_REFINE_EFFORT_PLANS = 8000 };
 /* sa_policy_opts.rule_work_max of the seeds of the default effort and of --generations 0:
- * about 1.5 s of a rule on this machine (hybrid's full runs cost 25-45 ns per unit, on the
+ * about 1.5 s of a rule on this machine (hybrid's full runs cost 28-48 ns per unit, on the
  * zoo's graphs as on a 100,000-op chain; docs/benchmarks.md, "The effort unit"), hybrid
  * getting twice it (resnet-50's run at 0.5x, 8.8e7, stays below that; inception-4's,
  * densenet121's and nasnet-25's, 3.6e8 to 1.6e9, are cut), and as many of dtr's resident

@@ -627,9 +627,6 @@ sa_status bl_run_capuchin(rctx *r, const dec_opts *o, sa_plan **out)
     sa_status st = tl_init(r, &a.T);
     if (!st)
         st = collect(&a, 0);
-    uint8_t *used = st ? NULL : calloc((size_t)a.nc + 1, 1);
-    if (!st && !used)
-        st = bl_oom(r);
     int32_t m = 0, n_free = 0;
     if (!st) {
         /* step 3: by FreeTime, the overhead-free swaps first (ties: the
@@ -641,19 +638,19 @@ sa_status bl_run_capuchin(rctx *r, const dec_opts *o, sa_plan **out)
         n_free = m;
         bl_all_keep(r);
         for (int32_t i = 0; i < m; i++) {
-            used[a.order[i]] = 1;
             a.how[i] = DEC_SWAP;
             r->act[a.c[a.order[i]].t] = DEC_SWAP;
         }
         /* step 4: by MSPS over the rest, updated as the eviction set grows.
          * A pick can only lengthen a recompute (ad_recompute_us), so every
-         * MSPS only falls: the lazy heap gives the greedy's order */
+         * MSPS only falls: the lazy heap gives the greedy's order.  The rest
+         * are the candidates step 3 left: those without doa >= 0 */
         ad_went *h = malloc(((size_t)(a.nc - m) + 1) * sizeof *h);
         if (!h)
             st = bl_oom(r);
         int32_t nh = 0;
         for (int32_t j = 0; !st && j < a.nc; j++)
-            if (!used[j])
+            if (!(a.c[j].doa >= 0))
                 ad_heap_push(h, &nh, (ad_went){cap_msps(r, &a.c[j], NULL), j});
         while (!st && nh > 0) {
             uint8_t how;
@@ -666,7 +663,6 @@ sa_status bl_run_capuchin(rctx *r, const dec_opts *o, sa_plan **out)
         }
         free(h);
     }
-    free(used);
     sa_plan *p = NULL;
     dec_stats ds = {0};
     int32_t k = 0;

@@ -38,7 +38,9 @@ sa_status ad_swdoa(rctx *r, int32_t n, const double *dur, const double *w0, int3
 
 /* A max-heap of candidates by a value that only falls as picks are made (swdoa.c):
  * the stored values are upper bounds, so re-valuing the top and letting it sink
- * while a stored bound still beats it yields the greedy order exactly.  ad_above orders by w, then the lower index: the greedy's tie-break. */
+ * while a stored bound still beats it yields the greedy order exactly.  ad_above
+ * orders by w, then the lower index: the greedy's tie-break.  SWDOA and
+ * capuchin's MSPS order use it. */
 typedef struct ad_went {
     double w;
     int32_t i;

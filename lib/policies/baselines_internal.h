@@ -48,10 +48,10 @@ sa_status bl_build(rctx *r, const dec_opts *base, bool pack, sa_plan **p, dec_st
 /* Whether r's effort budget (work_max > 0) is spent: a rule that improves a plan it has
  * stops improving there (autoswap's optimiser, pooch's rounds).  bl_build refuses past
  * BL_WORK_BACKSTOP times the budget, so every rule's time stays bounded under it.
- * An op or tensor of a build costs BL_ID_EFFORT units, a segment packing walks one:
- * a build's decisions and simulation take 200-250 ns an id, packing 30-55 ns a
- * segment (docs/benchmarks.md, "The effort unit"), so the budget tracks time on a
- * long chain, where packing is cheap, as on the zoo's graphs. */
+ * An op or tensor of a build costs BL_ID_EFFORT units, a step of packing's walk one:
+ * on a 100,000-op chain an unpacked build took about 250 ns an id (hybrid's) and
+ * packing 35-55 ns a step (bench_eval on the chains), and with this weight a unit
+ * costs 28-48 ns on every graph measured (docs/benchmarks.md, "The effort unit"). */
 enum { BL_WORK_BACKSTOP = 2, BL_ID_EFFORT = 5 };
 bool bl_spent(const rctx *r);
 /* Counts a build of r's graph whose packing walked pack_work segments (0: not packed). */

@@ -5,7 +5,8 @@
  * bounds, and a max-heap of them with lazy re-evaluation (the top's current
  * value from a Fenwick tree of the load's range updates, picked when it
  * still beats every stored bound) gives the greedy order exactly: the
- * largest current WDOA, the lower index on a tie. */
+ * largest current WDOA, the lower index on a tie.  The heap
+ * (adaptive_internal.h) serves capuchin's MSPS order too. */
 #include <stdlib.h>
 
 #include "adaptive_internal.h"

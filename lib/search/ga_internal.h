@@ -95,8 +95,8 @@ const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
  * but for the changes already made, each of which gained. */
 enum { GA_FILL_TRIES = 512, GA_FILL_BATCH = 8, GA_FILL_WORK = 512 * 4096 };
 /* ...and under the default effort and --generations 0 at most GA_FILL_AUTO_WORK
- * / ops: half, which changes only graphs past 2,048 ops (nasnet-25's 15k: 70
- * tries of some 80-120 ms each instead of 140; a 100,000-op chain: 10) */
+ * / ops: half, which changes only graphs past 2,048 ops (nasnet-25's 15k: at
+ * most 70 tries of 80-120 ms each instead of 140; a 100,000-op chain: 10) */
 enum { GA_FILL_AUTO_WORK = 256 * 4096 };
 sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *kept,
                          int32_t *switched, int32_t *tried, sa_err *err);
