@@ -60,30 +60,56 @@ START_TEST(test_same_seed_same_plan_any_thread_count)
 }
 END_TEST
 
-/* The default generation count: SA_GA_AUTO_WORK over children x ops, within
- * its bounds, and the search runs exactly that many. */
-START_TEST(test_auto_generations_follow_the_size)
+/* A migration hook that exchanges nothing. */
+static sa_status islands_hook(sa_ga_migration *m, void *ctx, sa_err *err)
 {
-    sa_dfg_graph *small = tu_ladder(8), *big = tu_ladder(4000);
-    int gs = sa_ga_auto_generations(small, 8), gb = sa_ga_auto_generations(big, 24);
-    ck_assert_int_eq(gs, SA_GA_AUTO_MAX); /* 5e6 / (16 x a few dozen ops) is past the cap */
-    int want = (int)(SA_GA_AUTO_WORK / (48.0 * big->n_ops));
-    ck_assert_int_eq(gb, want < SA_GA_AUTO_MIN ? SA_GA_AUTO_MIN : want);
-    ck_assert_int_lt(gb, gs);
+    (void)m;
+    (void)ctx;
+    (void)err;
+    return SA_OK;
+}
+
+/* The default generation count: the search stops after the first generation
+ * whose evaluations, with all before them, reach the effort budget: the
+ * same search stopped one generation earlier has spent less than it. */
+START_TEST(test_auto_generations_follow_the_effort)
+{
     sa_ga_opts o;
     sa_ga_opts_default(&o);
     ck_assert_int_eq(o.generations, SA_GA_GENERATIONS_AUTO);
     sa_dfg_graph *g = tu_ladder(30);
     sa_dfg_device d = three_quarter_peak(g);
-    o.population = 2;
-    sa_ga_result r;
+    o.population = 4;
+    sa_ga_result a, r, b;
     sa_err err = {0};
+    /* a budget of about a dozen generations: a first search's effort per generation */
+    o.generations = 4;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &a, &err) == SA_OK, "%s", err.msg);
+    o.generations = SA_GA_GENERATIONS_AUTO;
+    o.auto_effort = 3.0 * (double)a.effort;
     ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
-    ck_assert_int_eq(r.generations, sa_ga_auto_generations(g, 2));
+    ck_assert_int_gt(r.generations, SA_GA_AUTO_MIN);
+    ck_assert_int_lt(r.generations, SA_GA_AUTO_MAX);
+    ck_assert(r.effort >= o.auto_effort);
+    o.generations = r.generations - 1;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &b, &err) == SA_OK, "%s", err.msg);
+    ck_assert((double)b.effort < o.auto_effort);
+    /* at least SA_GA_AUTO_MIN generations however small the budget */
     sa_plan_free(r.best);
+    o.generations = SA_GA_GENERATIONS_AUTO;
+    o.auto_effort = 1;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(r.generations, SA_GA_AUTO_MIN);
+    /* islands need a count: each one's effort is its own */
+    sa_plan_free(r.best);
+    o.migrate = islands_hook;
+    o.migrate_every = 1;
+    o.migrants = 1;
+    ck_assert_int_eq(sa_ga_search(g, &d, &o, &r, &err), SA_EUSAGE);
+    ck_assert_ptr_null(r.best);
+    sa_plan_free(a.best);
+    sa_plan_free(b.best);
     sa_dfg_free(g);
-    sa_dfg_free(small);
-    sa_dfg_free(big);
 }
 END_TEST
 
@@ -809,7 +835,7 @@ Suite *suite_ga(void)
     TCase *tc = tcase_create("search");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_same_seed_same_plan_any_thread_count);
-    tcase_add_test(tc, test_auto_generations_follow_the_size);
+    tcase_add_test(tc, test_auto_generations_follow_the_effort);
     tcase_add_test(tc, test_search_never_worse_than_topo);
     tcase_add_test(tc, test_search_refuses_impossible_memory);
     tcase_add_test(tc, test_hook_offers_and_empty_exchange_changes_nothing);

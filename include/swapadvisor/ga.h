@@ -118,7 +118,12 @@ typedef struct sa_ga_opts {
     int threads;           /* >= 1 */
     int population;        /* N_p, even, >= 2 */
     int generations;       /* > 0: stop after this many; SA_GA_GENERATIONS_AUTO (the default):
-                            * sa_ga_auto_generations's count for the graph */
+                            * after the first generation whose evaluations, with those before
+                            * it, reach auto_effort (SA_GA_AUTO_MIN .. SA_GA_AUTO_MAX of them;
+                            * not with migrate: islands stop together) */
+    double auto_effort;    /* SA_GA_GENERATIONS_AUTO's budget in the planner's effort units (an op
+                            * or tensor of a plan 5, a step of its packing's walk 1); <= 0:
+                            * SA_GA_AUTO_EFFORT */
     double time_limit_s;   /* > 0: stop after the first generation past it */
     double deadline_s;     /* > 0: a time on sa_now_s()'s clock.  Past it no further individual is
                             * evaluated (one that is not counts as unplanned), the generation under
@@ -165,26 +170,24 @@ typedef struct sa_ga_result {
     sa_plan *best;
     int generations;
     int64_t evaluations;
+    int64_t effort;           /* the planner's effort of the generations' evaluations (auto_effort's unit) */
     double wall_s;
     double first_us;          /* best of the first generation */
     double time_to_1pct_s;    /* search time until within 1 % of the final best */
 } sa_ga_result;
 
-/* sa_ga_opts.generations: as many as SA_GA_AUTO_WORK allows (sa_ga_auto_generations). */
+/* sa_ga_opts.generations: as many as sa_ga_opts.auto_effort allows. */
 #define SA_GA_GENERATIONS_AUTO (-1)
-/* The default's effort: op plannings (children x ops) of all generations together, and the
- * bounds on the count it gives.  A small graph gets many cheap generations (vgg-16's search
- * keeps gaining past a thousand), a large one few dear ones, so that the search's time
- * grows with the graph no faster than one plan's (docs/policies.md, "The default effort"). */
-#define SA_GA_AUTO_WORK 5.0e6
+/* The default's effort: the planner's effort units of all evaluations together, generation
+ * 0's included, the fill's not.  A count of work, not of time, so the plan does not depend
+ * on the machine; a unit costs 20-56 ns on the zoo's graphs (72 on vgg-16, whose plans are
+ * so small that breeding shows), so the generations take 4-11 s (docs/policies.md, "The
+ * default effort").  A small graph gets many cheap generations (vgg-16's search keeps
+ * gaining past a thousand), a large one few dear ones. */
+#define SA_GA_AUTO_EFFORT 2.0e8
 enum { SA_GA_AUTO_MIN = 5, SA_GA_AUTO_MAX = 3000 };
 
 void sa_ga_opts_default(sa_ga_opts *o);
-
-/* The generation count SA_GA_GENERATIONS_AUTO stands for on g with this
- * population: SA_GA_AUTO_WORK / (children per generation x ops), within
- * SA_GA_AUTO_MIN .. SA_GA_AUTO_MAX.  A function of the graph's size only. */
-int sa_ga_auto_generations(const sa_dfg_graph *g, int population);
 const char *sa_ga_mode_name(sa_ga_mode m);
 
 /* Searches for dev (memory_bytes is the budget).  Returns SA_OK with

@@ -106,7 +106,9 @@ static sa_status plan_bestfit(const sa_dfg_graph *g, const sa_dfg_device *dev, c
     if (!o->pack_offsets)
         return pack_peak_load_ws(out, g, &o->pack, r->pack, &ds->peak_load, err);
     pack_stats ps;
+    ps.work = 0;
     st = pack_plan_ws(out, g, &o->pack, r->pack, r->within_memory ? dev->memory_bytes : 0, &ps, err);
+    ds->pack_work = ps.work; /* the walk's steps, also when its arena is too large */
     if (st == SA_EINFEASIBLE)
         return sa_fail(err, st, "best fit: the peak load, %lld bytes, leaves no arena within the %lld bytes of memory",
                        (long long)ps.peak_load, (long long)dev->memory_bytes);
@@ -114,7 +116,6 @@ static sa_status plan_bestfit(const sa_dfg_graph *g, const sa_dfg_device *dev, c
         return st;
     ds->peak_load = ps.peak_load;
     ds->arena_bytes = ps.arena_after;
-    ds->pack_work = ps.work;
     if (r->within_memory && ps.arena_after > dev->memory_bytes)
         return sa_fail(err, SA_EINFEASIBLE, "best fit: the packed arena, %lld bytes, exceeds the %lld bytes of memory",
                        (long long)ps.arena_after, (long long)dev->memory_bytes);
@@ -137,6 +138,9 @@ sa_status planner_plan(const sa_dfg_graph *g, const sa_dfg_device *dev, const pl
     default:
         st = sa_fail(err, SA_EINTERNAL, "planner: unknown layout %d", (int)r->layout);
     }
+    if (r->effort)
+        *r->effort += (r->layout == PLANNER_POOL ? PLANNER_POOL_ID_EFFORT : PLANNER_ID_EFFORT) *
+                          ((int64_t)g->n_ops + g->n_tensors) + ds.pack_work;
     if (st == SA_EINFEASIBLE && past(r))
         return cut(r, err); /* a layout's walk stopped by the deadline, or anything refused past it */
     if (!st && past(r))

@@ -87,7 +87,7 @@ void bl_count_build(rctx *r, int64_t pack_work)
 {
     int64_t ids = (int64_t)r->g->n_ops + r->g->n_tensors;
     r->work += ids + pack_work;
-    r->effort += BL_ID_EFFORT * ids + pack_work;
+    r->effort += PLANNER_ID_EFFORT * ids + pack_work;
 }
 
 bool bl_spent(const rctx *r)

@@ -13,6 +13,7 @@
 #include "swapadvisor/decide.h"
 #include "swapadvisor/dfg.h"
 #include "swapadvisor/plan.h"
+#include "swapadvisor/planner.h"
 #include "swapadvisor/policy.h"
 #include "swapadvisor/sa_common.h"
 
@@ -30,7 +31,7 @@ typedef struct rctx {
                          * dec_stats.pack_work (a rule's budget) */
     double deadline_s;  /* sa_policy_opts.deadline_s: past it bl_build refuses (the row is cut) */
     double work_max;    /* sa_policy_opts.rule_work_max: > 0 caps a rule's effort */
-    int64_t effort;     /* what bl_build has cost so far in the unit of work_max: BL_ID_EFFORT
+    int64_t effort;     /* what bl_build has cost so far in the unit of work_max: PLANNER_ID_EFFORT
                          * per op and tensor of each build, plus the packing's pack_work */
 } rctx;
 
@@ -48,11 +49,8 @@ sa_status bl_build(rctx *r, const dec_opts *base, bool pack, sa_plan **p, dec_st
 /* Whether r's effort budget (work_max > 0) is spent: a rule that improves a plan it has
  * stops improving there (autoswap's optimiser, pooch's rounds).  bl_build refuses past
  * BL_WORK_BACKSTOP times the budget, so every rule's time stays bounded under it.
- * An op or tensor of a build costs BL_ID_EFFORT units, a step of packing's walk one:
- * on a 100,000-op chain an unpacked build took about 250 ns an id (hybrid's) and
- * packing 35-55 ns a step (bench_eval on the chains), and with this weight a unit
- * costs 28-48 ns on every graph measured (docs/benchmarks.md, "The effort unit"). */
-enum { BL_WORK_BACKSTOP = 2, BL_ID_EFFORT = 5 };
+ * A build costs the planner's effort units (planner.h, PLANNER_ID_EFFORT). */
+enum { BL_WORK_BACKSTOP = 2 };
 bool bl_spent(const rctx *r);
 /* Counts a build of r's graph whose packing walked pack_work segments (0: not packed). */
 void bl_count_build(rctx *r, int64_t pack_work);

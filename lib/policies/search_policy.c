@@ -8,6 +8,7 @@
  * polished: the MILP's keep / swap / recompute decisions on the search's
  * best schedule replace its own when they simulate faster. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,53 @@ static bool default_effort(const sa_policy_opts *o)
     return o->search.generations == SA_GA_GENERATIONS_AUTO;
 }
 
+/* One seed row's outcome, noted after the rows have run. */
+typedef struct row_run {
+    int row;          /* its index in the policy table */
+    sa_status st;
+    sa_err e;
+    double wall_s;
+} row_run;
+
+/* Runs the rows of todo[0 .. k) on threads workers at once, each row on one
+ * (search.threads 1: a row's plan is the same on any thread count), the
+ * dearest first: the MILP rows, then in todo's order.  Only without a
+ * deadline, so each row's plan is what it would be alone.  The calling
+ * thread announces the rows it starts (sa_policy_opts.on_phase). */
+static void run_rows_at_once(const sa_policy_call *c, const sa_policy_opts *so, row_run *todo, int k, int threads,
+                             sa_plan **got)
+{
+    int n_rows;
+    const sa_policy_def *t = sa_policy_table(&n_rows);
+    (void)n_rows;
+    int *order = malloc((size_t)(k > 0 ? k : 1) * sizeof *order), m = 0;
+    if (!order) {
+        for (int j = 0; j < k; j++)
+            todo[j].st = sa_fail(&todo[j].e, SA_ENOMEM, "out of memory");
+        return;
+    }
+    for (int dear = 1; dear >= 0; dear--)
+        for (int j = 0; j < k; j++)
+            if (((t[todo[j].row].flags & (SA_POLICY_SEED_MILP | SA_POLICY_SEED_SEARCH)) != 0) == dear)
+                order[m++] = j;
+    sa_policy_opts one = *so;
+    one.search.threads = 1;
+    int started = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (int x = 0; x < k; x++) {
+        row_run *r = &todo[order[x]];
+        int index;
+#pragma omp atomic capture
+        index = started++;
+        if (omp_get_thread_num() == 0)
+            phase(c, t[r->row].name, index, k);
+        double t0 = sa_now_s();
+        r->st = sa_policy_run_opts(t[r->row].name, c->g, c->dev, &one, &got[r->row], &r->e);
+        r->wall_s = sa_now_s() - t0;
+    }
+    free(order);
+}
+
 static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *b, sa_ga_seed *seeds, int *n, sa_err *err)
 {
     int n_rows;
@@ -125,20 +173,31 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *
     /* the default effort leaves out the rows with a search of their own */
     unsigned out = SA_POLICY_NO_SEED | (with_milp ? 0u : SA_POLICY_SEED_MILP) |
                    (default_effort(c->opts) ? SA_POLICY_SEED_SEARCH : 0u);
-    int count = 0, index = 0;
-    for (int i = 0; i < n_rows; i++)
-        count += !(!strcmp(t[i].name, c->name) || (t[i].flags & out));
     sa_plan **got = calloc((size_t)n_rows, sizeof *got); /* each row's plan, handed on in the table's order */
-    if (!got)
+    row_run *todo = calloc((size_t)n_rows, sizeof *todo);
+    if (!got || !todo) {
+        free(got);
+        free(todo);
         return sa_fail(err, SA_ENOMEM, "out of memory");
-    sa_status st = SA_OK;
+    }
     /* the SA_POLICY_SEED_FIRST rows first, then the rest */
-    for (int pass = 0; pass < 2 && !st; pass++)
-        for (int i = 0; i < n_rows && !st; i++) {
-            if (!strcmp(t[i].name, c->name) || (t[i].flags & out) ||
-                ((t[i].flags & SA_POLICY_SEED_FIRST) != 0) != (pass == 0))
-                continue;
-            phase(c, t[i].name, index++, count);
+    int k = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n_rows; i++)
+            if (!(!strcmp(t[i].name, c->name) || (t[i].flags & out) ||
+                  ((t[i].flags & SA_POLICY_SEED_FIRST) != 0) != (pass == 0)))
+                todo[k++].row = i;
+    int threads = c->opts->search.threads > 0 ? c->opts->search.threads : omp_get_max_threads();
+    /* without a deadline no row reads the clock, and the rows run at once */
+    bool at_once = !(b->deadline > 0) && threads > 1 && k > 1;
+    if (at_once)
+        run_rows_at_once(c, &so, todo, k, threads, got);
+    sa_status st = SA_OK;
+    for (int j = 0; j < k && !st; j++) {
+        row_run *r = &todo[j];
+        int i = r->row;
+        if (!at_once) {
+            phase(c, t[i].name, j, k);
             double t0 = sa_now_s();
             if (b->deadline > 0 && (t0 + b->one_plan >= b->seed_deadline ||
                                     ((t[i].flags & SA_POLICY_SEED_MILP) && b->seed_deadline - t0 < BUDGET_MILP_MIN_S))) {
@@ -146,30 +205,32 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *
                 phase_note(b, "seed", t[i].name, 0.0, "skipped", 0.0);
                 continue;
             }
-            sa_err e = {0};
-            sa_status rs = sa_policy_run_opts(t[i].name, c->g, c->dev, &so, &got[i], &e);
+            r->st = sa_policy_run_opts(t[i].name, c->g, c->dev, &so, &got[i], &r->e);
+            r->wall_s = sa_now_s() - t0;
             /* one plan's time: the first ordinary row's (a peer row may build many) */
-            if (b->deadline > 0 && pass == 1 && !(b->one_plan > 0))
-                b->one_plan = sa_now_s() - t0;
-            if (rs && b->deadline > 0 && sa_now_s() >= b->seed_deadline) {
+            if (b->deadline > 0 && !(t[i].flags & SA_POLICY_SEED_FIRST) && !(b->one_plan > 0))
+                b->one_plan = r->wall_s;
+            if (r->st && b->deadline > 0 && sa_now_s() >= b->seed_deadline) {
                 sa_plan_free(got[i]);
                 got[i] = NULL;
                 budget_note(b->cut, sizeof b->cut, t[i].name);
-                phase_note(b, "seed", t[i].name, sa_now_s() - t0, "cut", 0.0);
+                phase_note(b, "seed", t[i].name, r->wall_s, "cut", 0.0);
                 continue; /* cut by the deadline, whatever it said */
             }
-            phase_note(b, "seed", t[i].name, sa_now_s() - t0, got[i] ? "plan" : rs == SA_EINFEASIBLE ? "refused" : "error",
-                       got[i] ? got[i]->predicted.iteration_us : 0.0);
-            if (rs && rs != SA_EINFEASIBLE) { /* SA_EINFEASIBLE: refused */
-                *err = e;
-                st = rs;
-            }
         }
+        phase_note(b, "seed", t[i].name, r->wall_s, got[i] ? "plan" : r->st == SA_EINFEASIBLE ? "refused" : "error",
+                   got[i] ? got[i]->predicted.iteration_us : 0.0);
+        if (r->st && r->st != SA_EINFEASIBLE) { /* SA_EINFEASIBLE: refused */
+            *err = r->e;
+            st = r->st;
+        }
+    }
     *n = 0;
     for (int i = 0; i < n_rows; i++)
         if (got[i])
             seeds[(*n)++] = (sa_ga_seed){t[i].name, got[i], (t[i].flags & SA_POLICY_POOL_LAYOUT) != 0};
     free(got);
+    free(todo);
     return st;
 }
 

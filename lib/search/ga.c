@@ -181,7 +181,8 @@ static int cmp_time(const void *a, const void *b, void *ctx)
 typedef struct search {
     gctx c;
     int32_t np, nkids, total;
-    int gens;               /* sa_ga_opts.generations, SA_GA_GENERATIONS_AUTO resolved */
+    int gens;               /* sa_ga_opts.generations; SA_GA_AUTO_MAX under SA_GA_GENERATIONS_AUTO */
+    double effort_max;      /* SA_GA_GENERATIONS_AUTO's budget (sa_ga_opts.auto_effort); 0: none */
     int threads;
     double t0;
     indiv *pop, *next;
@@ -216,7 +217,9 @@ static sa_status search_init(search *s, const sa_dfg_graph *g, const sa_dfg_devi
     s->np = gx_population(o->population);
     s->nkids = 2 * s->np;
     s->total = s->np + s->nkids;
-    s->gens = o->generations == SA_GA_GENERATIONS_AUTO ? sa_ga_auto_generations(g, s->np) : o->generations;
+    bool auto_gens = o->generations == SA_GA_GENERATIONS_AUTO;
+    s->gens = auto_gens ? SA_GA_AUTO_MAX : o->generations;
+    s->effort_max = !auto_gens ? 0 : o->auto_effort > 0 ? o->auto_effort : SA_GA_AUTO_EFFORT;
     s->threads = o->threads > 0 ? o->threads : 1;
     s->c = (gctx){g, dev, o, {0}, g->n_ops, g->n_sizes, false, o->n_seeds > 0 && o->seeds, {0}, NULL, 0};
     swp_opts_default(&s->c.so);
@@ -251,6 +254,16 @@ static sa_status search_init(search *s, const sa_dfg_graph *g, const sa_dfg_devi
     for (int i = 0; ok && i < s->threads; i++)
         ok = gx_tws_init(&s->ws[i], &s->c);
     return ok ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory starting the search");
+}
+
+/* The planner's effort of every evaluation so far: a sum over individuals,
+ * so the same whatever thread evaluated which. */
+static int64_t effort_so_far(const search *s)
+{
+    int64_t e = 0;
+    for (int i = 0; i < s->threads; i++)
+        e += s->ws[i].effort;
+    return e;
 }
 
 /* The first error among individuals [from, to) of the last parallel job, in
@@ -392,6 +405,7 @@ static sa_status end_of_generation(search *s, int gen, const sa_ga_result *res, 
         o->on_generation(&gs, o->ctx);
     }
     *stop = (s->gens > 0 && gen >= s->gens) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
+            (s->effort_max > 0 && gen >= SA_GA_AUTO_MIN && (double)effort_so_far(s) >= s->effort_max) ||
             (s->gens <= 0 && o->time_limit_s <= 0) || s->cut ||
             (s->gen_deadline > 0 && sa_now_s() >= s->gen_deadline);
     return SA_OK;
@@ -678,6 +692,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
         if (pop[i].layout == PLANNER_BESTFIT && isfinite(pop[i].t) && (bf < 0 || pop[i].t < pop[bf].t))
             bf = i;
     }
+    int64_t gen_effort = res->effort = effort_so_far(s);
     if (s->c.joint && bf >= 0) {
         fill_from = pop[bf].t;
         double t0 = omp_get_wtime();
@@ -716,6 +731,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
             return st;
     }
     res->wall_s = omp_get_wtime() - s->t0;
+    int64_t fill_effort = effort_so_far(s) - gen_effort;
     for (int k = 0; k <= gen; k++)
         if (s->best_hist[k] <= 1.01 * t_ans) {
             res->time_to_1pct_s = s->time_hist[k];
@@ -733,14 +749,15 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     if (fill_from > 0)
         snprintf(span, sizeof span, ",\"from_us\":%.3f,\"to_us\":%.3f", fill_from, fill_to);
     if (s->c.joint)
-        snprintf(fill, sizeof fill, ",\"fill\":{\"kept\":%d,\"switched\":%d,\"tried\":%d%s,\"wall_s\":%.3f}", kept,
-                 switched, tried, span, fill_s);
+        snprintf(fill, sizeof fill, ",\"fill\":{\"kept\":%d,\"switched\":%d,\"tried\":%d%s,\"effort\":%lld,\"wall_s\":%.3f}",
+                 kept, switched, tried, span, (long long)fill_effort, fill_s);
     snprintf(json, sizeof json,
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
-             "\"evaluations\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
+             "\"evaluations\":%lld,\"effort\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
              "\"time_to_1pct_s\":%.3f%s,\"size_classes\":%d,\"objects\":%d,"
              "\"pool_bytes\":%lld%s%s%s%s}",
-             sa_ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations, o->mutation,
+             sa_ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations,
+             (long long)gen_effort, o->mutation,
              o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, first, pop[bi].a.n_classes,
              pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, fill, joint,
              o->pool_recompute ? ",\"pool_recompute\":true" : "", s->cut ? ",\"cut\":true" : "");
@@ -759,6 +776,9 @@ sa_status sa_ga_search(const sa_dfg_graph *g, const sa_dfg_device *dev, const sa
     if (o->migrate && (o->migrate_every < 1 || o->migrants < 1 || o->migrants > np))
         return sa_fail(err, SA_EUSAGE, "migration every %d generations of %d migrants (need >= 1 and 1..%d)",
                        o->migrate_every, o->migrants, np);
+    /* each island's effort is its own: under it they would not stop together */
+    if (o->migrate && o->generations == SA_GA_GENERATIONS_AUTO)
+        return sa_fail(err, SA_EUSAGE, "islands (migration) need a generation count, not the default effort");
     search s;
     int gen = 0;
     bool asked = false; /* the migration hook asked to stop */

@@ -84,7 +84,8 @@ static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, double deadli
     dec_opts d = c->dec;
     d.out_sync = x->sync;
     planner_req q = {.schedule = x->sch, .layout = PLANNER_BESTFIT, .act = x->act, .dec = &d, .stats = &ds,
-                     .sim = w->sim, .pack = w->pack, .within_memory = true, .deadline_s = deadline_s, .cut = cut};
+                     .sim = w->sim, .pack = w->pack, .within_memory = true, .deadline_s = deadline_s, .cut = cut,
+                     .effort = &w->effort};
     sa_status st = planned(planner_plan(c->g, c->dev, &q, w->p, err), err);
     if (st)
         return st == SA_EINFEASIBLE ? SA_OK : st;
@@ -114,7 +115,7 @@ sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, double deadline_s, bool *
     if (c->o->pool_recompute)
         so.recompute = gx_pool_flags(c, w, x);
     planner_req q = {.schedule = x->sch, .layout = PLANNER_POOL, .pool = &x->a, .evict = &so, .ws = w->swp,
-                     .sim = w->sim, .deadline_s = deadline_s, .cut = cut};
+                     .sim = w->sim, .deadline_s = deadline_s, .cut = cut, .effort = &w->effort};
     sa_status st = planned(planner_plan(c->g, c->dev, &q, w->p, err), err);
     if (st)
         return st == SA_EINFEASIBLE ? SA_OK : st;

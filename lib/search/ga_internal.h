@@ -44,6 +44,7 @@ typedef struct tws {
     int32_t *mark, *heap, *hpos, *indeg, *rank, *tmp;
     uint8_t *rc;      /* a pool individual's recompute flags (sa_ga_opts.pool_recompute) */
     int32_t *rpos;    /* swp_recompute_rule's scratch */
+    int64_t effort;   /* the planner's effort (planner_req.effort) of this thread's evaluations */
 } tws;
 
 typedef struct gctx {
@@ -93,7 +94,7 @@ const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
  * pool individual or an unplanned one is left alone.
  * SA_ENOMEM or an evaluation's error (err says why): x is then unchanged
  * but for the changes already made, each of which gained. */
-enum { GA_FILL_TRIES = 512, GA_FILL_BATCH = 8, GA_FILL_WORK = 512 * 4096 };
+enum { GA_FILL_TRIES = 512, GA_FILL_BATCH = 8, GA_FILL_BATCH_MIN = 2, GA_FILL_WORK = 512 * 4096 };
 /* ...and under the default effort and --generations 0 at most GA_FILL_AUTO_WORK
  * / ops: half, which changes only graphs past 2,048 ops (nasnet-25's 15k: at
  * most 70 tries of 80-120 ms each instead of 140; a 100,000-op chain: 10) */

@@ -147,10 +147,3 @@ int32_t gx_population(int population)
 {
     return population < 2 ? 2 : population + (population & 1);
 }
-
-int sa_ga_auto_generations(const sa_dfg_graph *g, int population)
-{
-    int32_t np = gx_population(population);
-    double n = SA_GA_AUTO_WORK / (2.0 * np * (g->n_ops > 0 ? g->n_ops : 1));
-    return n < SA_GA_AUTO_MIN ? SA_GA_AUTO_MIN : n > SA_GA_AUTO_MAX ? SA_GA_AUTO_MAX : (int)n;
-}

@@ -64,7 +64,22 @@ typedef struct planner_req {
      * time limit" and *cut (when not NULL) set.  0: no clock is read. */
     double deadline_s;
     bool *cut;
+    /* not NULL: this call's effort is added to it, whatever its outcome:
+     * PLANNER_ID_EFFORT units per op and tensor (PLANNER_POOL_ID_EFFORT with
+     * the pool layout), plus one per step of the packing's walk
+     * (pack_stats.work).  A count of work done, not of time:
+     * the same request adds the same units on any machine. */
+    int64_t *effort;
 } planner_req;
+
+/* The effort unit: an op or tensor of a best-fit plan costs PLANNER_ID_EFFORT
+ * units, of a size-class pool plan PLANNER_POOL_ID_EFFORT, a step of the
+ * best-fit packing's walk one.  An unpacked build took about 250 ns an id on
+ * a 100,000-op chain and packing 35-55 ns a step (bench_eval on the chains),
+ * so with these weights a unit costs 28-48 ns on every graph measured; a pool
+ * plan (swp's Belady walk) costs about twice a best-fit one's decisions
+ * (docs/benchmarks.md, "The effort unit"). */
+enum { PLANNER_ID_EFFORT = 5, PLANNER_POOL_ID_EFFORT = 10 };
 
 /* Plans one iteration of g on dev as r asks into out (reset and refilled; its
  * capacity is reused), predicted block included.  Returns SA_OK;
