@@ -184,7 +184,7 @@ typedef struct sa_ga_result {
  * so small that breeding shows), so the generations take 4-11 s (docs/policies.md, "The
  * default effort").  A small graph gets many cheap generations (vgg-16's search keeps
  * gaining past a thousand), a large one few dear ones. */
-#define SA_GA_AUTO_EFFORT 2.0e8
+#define SA_GA_AUTO_EFFORT 2.5e8
 enum { SA_GA_AUTO_MIN = 5, SA_GA_AUTO_MAX = 3000 };
 
 void sa_ga_opts_default(sa_ga_opts *o);

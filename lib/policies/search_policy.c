@@ -131,9 +131,13 @@ static void run_rows_at_once(const sa_policy_call *c, const sa_policy_opts *so, 
         for (int j = 0; j < k; j++)
             if (((t[todo[j].row].flags & (SA_POLICY_SEED_MILP | SA_POLICY_SEED_SEARCH)) != 0) == dear)
                 order[m++] = j;
-    sa_policy_opts one = *so;
+    /* the MILP rows' refinement keeps its threads (nested: they share the
+     * cores with the other rows until those end) */
+    sa_policy_opts one = *so, all = *so;
     one.search.threads = 1;
-    int started = 0;
+    all.search.threads = threads;
+    int levels = omp_get_max_active_levels(), started = 0;
+    omp_set_max_active_levels(2);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (int x = 0; x < k; x++) {
         row_run *r = &todo[order[x]];
@@ -143,9 +147,11 @@ static void run_rows_at_once(const sa_policy_call *c, const sa_policy_opts *so, 
         if (omp_get_thread_num() == 0)
             phase(c, t[r->row].name, index, k);
         double t0 = sa_now_s();
-        r->st = sa_policy_run_opts(t[r->row].name, c->g, c->dev, &one, &got[r->row], &r->e);
+        bool milp = (t[r->row].flags & SA_POLICY_SEED_MILP) != 0;
+        r->st = sa_policy_run_opts(t[r->row].name, c->g, c->dev, milp ? &all : &one, &got[r->row], &r->e);
         r->wall_s = sa_now_s() - t0;
     }
+    omp_set_max_active_levels(levels);
     free(order);
 }
 

@@ -79,7 +79,7 @@ typedef struct planner_req {
  * so with these weights a unit costs 28-48 ns on every graph measured; a pool
  * plan (swp's Belady walk) costs about twice a best-fit one's decisions
  * (docs/benchmarks.md, "The effort unit"). */
-enum { PLANNER_ID_EFFORT = 5, PLANNER_POOL_ID_EFFORT = 10 };
+enum { PLANNER_ID_EFFORT = 5, PLANNER_POOL_ID_EFFORT = 8 };
 
 /* Plans one iteration of g on dev as r asks into out (reset and refilled; its
  * capacity is reused), predicted block included.  Returns SA_OK;
