@@ -158,6 +158,11 @@ enum { SA_POLICY_SEED_MILP_NODES = 200 };
  * time.  docs/bound.md has what 1,000, 4,000 and 8,000 reach and what they
  * take; under the clock the cap is as large. */
 enum { SA_POLICY_REFINE_EFFORT_PLANS = 8000 };
+/* ...and the default effort's (no generation count): on the cells where the optimal
+ * seed runs by default (resnet-50, gpt-12-768, torchvision resnet50 and vit_b_16 at
+ * 0.5x and 0.25x) its plan was the same as at 8,000 but for gpt-12-768 at 0.25x
+ * (0.015 % slower), its run up to 3.6 s shorter (docs/policies.md). */
+enum { SA_POLICY_AUTO_REFINE_PLANS = 4000 };
 /* sa_policy_opts.rule_work_max of the seeds of the default effort and of --generations 0:
  * about 1.5 s of a rule on this machine (hybrid's full runs cost 28-48 ns per unit, on the
  * zoo's graphs as on a 100,000-op chain; docs/benchmarks.md, "The effort unit"), hybrid

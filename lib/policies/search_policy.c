@@ -20,10 +20,19 @@
  * solver thread whatever the search's thread count, so that their plans do
  * not depend on --threads nor, without a deadline, on the machine's speed
  * (optimal.c reads no clock under a node limit unless deadline_s is set). */
+/* The default effort: no generation count given (docs/policies.md). */
+static bool default_effort(const sa_policy_opts *o)
+{
+    return o->search.generations == SA_GA_GENERATIONS_AUTO;
+}
+
 static void milp_effort(const sa_policy_call *c, sa_policy_opts *po)
 {
     po->optimal.threads = 1;
     po->optimal.max_nodes = c->opts->seed_milp.max_nodes;
+    /* the default effort refines half as far (unless a cap is given) */
+    if (default_effort(c->opts) && !(po->optimal.refine_plans > 0))
+        po->optimal.refine_plans = SA_POLICY_AUTO_REFINE_PLANS;
 }
 
 /* Whether the MILP may run on schedule sch: a solver in the build, seeds on
@@ -94,12 +103,6 @@ static void phase(const sa_policy_call *c, const char *what, int index, int coun
 {
     if (c->opts->on_phase)
         c->opts->on_phase(what, index, count, c->opts->phase_ctx);
-}
-
-/* The default effort: no generation count given (docs/policies.md). */
-static bool default_effort(const sa_policy_opts *o)
-{
-    return o->search.generations == SA_GA_GENERATIONS_AUTO;
 }
 
 /* One seed row's outcome, noted after the rows have run. */
