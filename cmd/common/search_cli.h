@@ -32,7 +32,7 @@
     "  --seed N              random seed (default 1); same seed, same plan,\n" \
     "                        whatever --threads is\n" \
     "  --threads N           worker threads (default OMP_NUM_THREADS or all cores)\n" \
-    "  --generations N       stop after N (default: 5..3000 by a work budget,\n" \
+    "  --generations N       stop after N (default: 3..3000 by a work budget,\n" \
     "                        no optimal-search seed, no polish; with\n" \
     "                        --time-limit, none); 0: the seeds without MILP\n" \
     "  --time-limit S        swapadvisor: the whole run ends within S seconds,\n" \

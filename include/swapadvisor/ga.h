@@ -185,7 +185,7 @@ typedef struct sa_ga_result {
  * default effort").  A small graph gets many cheap generations (vgg-16's search keeps
  * gaining past a thousand), a large one few dear ones. */
 #define SA_GA_AUTO_EFFORT 2.5e8
-enum { SA_GA_AUTO_MIN = 5, SA_GA_AUTO_MAX = 3000 };
+enum { SA_GA_AUTO_MIN = 3, SA_GA_AUTO_MAX = 3000 };
 
 void sa_ga_opts_default(sa_ga_opts *o);
 const char *sa_ga_mode_name(sa_ga_mode m);
