@@ -180,8 +180,8 @@ typedef struct sa_ga_result {
 #define SA_GA_GENERATIONS_AUTO (-1)
 /* The default's effort: the planner's effort units of all evaluations together, generation
  * 0's included, the fill's not.  A count of work, not of time, so the plan does not depend
- * on the machine; a unit costs 20-56 ns on the zoo's graphs (72 on vgg-16, whose plans are
- * so small that breeding shows), so the generations take 4-11 s (docs/policies.md, "The
+ * on the machine; a unit costs 19-38 ns on the zoo's graphs (45 on vgg-16, whose plans are
+ * so small that breeding shows), so the generations take 5-11 s (docs/policies.md, "The
  * default effort").  A small graph gets many cheap generations (vgg-16's search keeps
  * gaining past a thousand), a large one few dear ones. */
 #define SA_GA_AUTO_EFFORT 2.5e8
