@@ -434,6 +434,40 @@ START_TEST(test_seeded_search_same_plan_any_thread_count)
 }
 END_TEST
 
+/* With more than one thread and no deadline the seed rows run at once, yet
+ * the search block's phases name them as one after another would: the
+ * SA_POLICY_SEED_FIRST rows, then the rest, each in the table's order, and
+ * every row that is a seed exactly once. */
+START_TEST(test_seed_rows_at_once_noted_in_table_order)
+{
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 6 / 10);
+    sa_plan *p = run_search_row(g, &d, 2);
+    const char *ph = strstr(p->search_json, "\"phases\":[");
+    ck_assert_ptr_nonnull(ph);
+    int n_rows, noted = 0;
+    const sa_policy_def *t = sa_policy_table(&n_rows);
+    const char *last = ph;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n_rows; i++) {
+            if (((t[i].flags & SA_POLICY_SEED_FIRST) != 0) != (pass == 0))
+                continue;
+            char key[96];
+            snprintf(key, sizeof key, "\"policy\":\"%s\",", t[i].name);
+            const char *at = strstr(ph, key);
+            if (!at)
+                continue; /* not a seed (ideal, the row itself) */
+            ck_assert_msg(at > last, "%s noted out of the table's order: %s", t[i].name, ph);
+            ck_assert_msg(strstr(at + 1, key) == NULL, "%s noted twice: %s", t[i].name, ph);
+            last = at;
+            noted++;
+        }
+    ck_assert_int_ge(noted, 10);
+    sa_plan_free(p);
+    sa_dfg_free(g);
+}
+END_TEST
+
 /* A graph over 400 ops whose MILP is small (positions x candidates): the
  * MILP rows are among the seeds and the answer is polished by the MILP, so
  * the search is never slower than optimal or optimal-search, and its plan is
@@ -843,6 +877,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_hook_stop_and_refusals);
     tcase_add_test(tc, test_search_never_slower_than_any_policy);
     tcase_add_test(tc, test_seeded_search_same_plan_any_thread_count);
+    tcase_add_test(tc, test_seed_rows_at_once_noted_in_table_order);
     tcase_add_test(tc, test_milp_seeds_and_polish_past_400_ops);
     tcase_add_test(tc, test_search_from_recompute_seed_replays);
     tcase_add_test(tc, test_no_recompute_of_in_place_updates);

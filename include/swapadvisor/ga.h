@@ -122,8 +122,8 @@ typedef struct sa_ga_opts {
                             * it, reach auto_effort (SA_GA_AUTO_MIN .. SA_GA_AUTO_MAX of them;
                             * not with migrate: islands stop together) */
     double auto_effort;    /* SA_GA_GENERATIONS_AUTO's budget in the planner's effort units (an op
-                            * or tensor of a plan 5, a step of its packing's walk 1); <= 0:
-                            * SA_GA_AUTO_EFFORT */
+                            * or tensor of a best-fit plan 5, of a pool plan 8, a step of the
+                            * packing's walk 1); <= 0: SA_GA_AUTO_EFFORT */
     double time_limit_s;   /* > 0: stop after the first generation past it */
     double deadline_s;     /* > 0: a time on sa_now_s()'s clock.  Past it no further individual is
                             * evaluated (one that is not counts as unplanned), the generation under

@@ -16,16 +16,16 @@
 #include "swapadvisor/ga.h"
 #include "policies_internal.h"
 
-/* c's options for the seeding and polishing solves: a node limit and one
- * solver thread whatever the search's thread count, so that their plans do
- * not depend on --threads nor, without a deadline, on the machine's speed
- * (optimal.c reads no clock under a node limit unless deadline_s is set). */
 /* The default effort: no generation count given (docs/policies.md). */
 static bool default_effort(const sa_policy_opts *o)
 {
     return o->search.generations == SA_GA_GENERATIONS_AUTO;
 }
 
+/* c's options for the seeding and polishing solves: a node limit and one
+ * solver thread whatever the search's thread count, so that their plans do
+ * not depend on --threads nor, without a deadline, on the machine's speed
+ * (optimal.c reads no clock under a node limit unless deadline_s is set). */
 static void milp_effort(const sa_policy_call *c, sa_policy_opts *po)
 {
     po->optimal.threads = 1;
@@ -114,48 +114,60 @@ typedef struct row_run {
 } row_run;
 
 /* Runs the rows of todo[0 .. k) on threads workers at once, each row on one
- * (search.threads 1: a row's plan is the same on any thread count), the
- * dearest first: the MILP rows, then in todo's order.  Only without a
- * deadline, so each row's plan is what it would be alone.  The calling
- * thread announces the rows it starts (sa_policy_opts.on_phase). */
+ * (search.threads 1: a row's plan is the same on any thread count) but the
+ * MILP rows, which run one after another (one solver at a time: GLPK keeps
+ * global state) as the first job, the dearest, and keep their threads for
+ * their refinement (nested: they share the cores with the other rows until
+ * those end).  Only without a deadline, so each row's plan is what it would
+ * be alone.  The calling thread announces the rows it starts
+ * (sa_policy_opts.on_phase). */
 static void run_rows_at_once(const sa_policy_call *c, const sa_policy_opts *so, row_run *todo, int k, int threads,
                              sa_plan **got)
 {
     int n_rows;
     const sa_policy_def *t = sa_policy_table(&n_rows);
     (void)n_rows;
-    int *order = malloc((size_t)(k > 0 ? k : 1) * sizeof *order), m = 0;
-    if (!order) {
+    /* jobs: milp[0 .. n_milp) as one, then each other row */
+    int *milp = malloc((size_t)(k > 0 ? k : 1) * sizeof *milp), *rest = malloc((size_t)(k > 0 ? k : 1) * sizeof *rest);
+    if (!milp || !rest) {
+        free(milp);
+        free(rest);
         for (int j = 0; j < k; j++)
             todo[j].st = sa_fail(&todo[j].e, SA_ENOMEM, "out of memory");
         return;
     }
-    for (int dear = 1; dear >= 0; dear--)
-        for (int j = 0; j < k; j++)
-            if (((t[todo[j].row].flags & (SA_POLICY_SEED_MILP | SA_POLICY_SEED_SEARCH)) != 0) == dear)
-                order[m++] = j;
-    /* the MILP rows' refinement keeps its threads (nested: they share the
-     * cores with the other rows until those end) */
+    int n_milp = 0, n_rest = 0;
+    for (int j = 0; j < k; j++) {
+        if (t[todo[j].row].flags & SA_POLICY_SEED_MILP)
+            milp[n_milp++] = j;
+        else
+            rest[n_rest++] = j;
+    }
+    int jobs = (n_milp > 0) + n_rest;
     sa_policy_opts one = *so, all = *so;
     one.search.threads = 1;
     all.search.threads = threads;
     int levels = omp_get_max_active_levels(), started = 0;
     omp_set_max_active_levels(2);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (int x = 0; x < k; x++) {
-        row_run *r = &todo[order[x]];
-        int index;
+    for (int x = 0; x < jobs; x++) {
+        bool group = n_milp > 0 && x == 0;
+        int from = group ? 0 : x - (n_milp > 0), to = group ? n_milp : from + 1;
+        for (int y = from; y < to; y++) {
+            row_run *r = &todo[group ? milp[y] : rest[y]];
+            int index;
 #pragma omp atomic capture
-        index = started++;
-        if (omp_get_thread_num() == 0)
-            phase(c, t[r->row].name, index, k);
-        double t0 = sa_now_s();
-        bool milp = (t[r->row].flags & SA_POLICY_SEED_MILP) != 0;
-        r->st = sa_policy_run_opts(t[r->row].name, c->g, c->dev, milp ? &all : &one, &got[r->row], &r->e);
-        r->wall_s = sa_now_s() - t0;
+            index = started++;
+            if (omp_get_thread_num() == 0)
+                phase(c, t[r->row].name, index, k);
+            double t0 = sa_now_s();
+            r->st = sa_policy_run_opts(t[r->row].name, c->g, c->dev, group ? &all : &one, &got[r->row], &r->e);
+            r->wall_s = sa_now_s() - t0;
+        }
     }
     omp_set_max_active_levels(levels);
-    free(order);
+    free(milp);
+    free(rest);
 }
 
 static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *b, sa_ga_seed *seeds, int *n, sa_err *err)

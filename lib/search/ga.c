@@ -48,99 +48,6 @@ static void indiv_free(indiv *x)
     pool_alloc_free(&x->a);
 }
 
-/* A random individual: random topological order, random monotone CLS, CNT
- * filling memory in proportion to demand (the floors where even those do not
- * fit).  SA_ENOMEM when copying seed0's pool fails; x is then incomplete. */
-static sa_status random_indiv(const gctx *c, tws *w, rng *r, const indiv *seed0, indiv *x, sa_err *err)
-{
-    const sa_ga_mode m = c->o->mode;
-    if (m == SA_GA_ALLOC_ONLY)
-        memcpy(x->sch, seed0->sch, (size_t)c->n * sizeof *x->sch);
-    else
-        gx_walk_schedule(c, w, r, c->g->topo, 1.0, x->sch);
-    if (m == SA_GA_SCHEDULE_ONLY)
-        return pool_alloc_copy(&x->a, &seed0->a) ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
-    x->a.cls[0] = 0;
-    for (int32_t i = 1; i < c->ns; i++)
-        x->a.cls[i] = x->a.cls[i - 1] + (rng_unit(r) < 0.5);
-    pool_repair_cls(&x->a);
-    pool_class_demand(&x->a, c->g, x->sch, w->need, w->demand);
-    sa_err why;
-    sa_status st = pool_fill_cnt(&x->a, c->g, w->need, w->demand, c->dev->memory_bytes, &why);
-    if (st == SA_EINFEASIBLE) /* the floors do not fit: evaluate's repair takes it from there */
-        memcpy(x->a.cnt, w->need, (size_t)c->ns * sizeof *w->need);
-    else if (st)
-        return sa_fail(err, st, "%s", why.msg);
-    return SA_OK;
-}
-
-/* Individual x from seed k (see ga.h): its plan's schedule and, in the
- * best-fit layout, the decisions it carries out; pool genes from base (the
- * topo individual), should a child flip the layout.  SA_EINTERNAL for a seed
- * that is not a plan of this graph; SA_ENOMEM. */
-static sa_status seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base, indiv *x, sa_err *err)
-{
-    const sa_ga_seed *sd = &c->o->seeds[k];
-    const sa_plan *p = sd->plan;
-    const sa_dfg_graph *g = c->g;
-    if (!p || p->n_schedule != c->n || p->graph_ops != c->n || p->graph_tensors != g->n_tensors)
-        return sa_fail(err, SA_EINTERNAL, "search: seed %d (%s) is not a plan of this graph", k, sd->name);
-    memset(w->mark, 0, (size_t)c->n * sizeof *w->mark);
-    for (int32_t i = 0; i < c->n; i++) {
-        int32_t op = p->schedule[i];
-        if (op < 0 || op >= c->n || w->mark[op]++)
-            return sa_fail(err, SA_EINTERNAL, "search: seed %d (%s): its schedule is not a permutation", k, sd->name);
-        x->sch[i] = op;
-    }
-    if (!pool_alloc_copy(&x->a, &base->a))
-        return sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
-    memset(x->act, DEC_KEEP, (size_t)g->n_tensors + 1);
-    for (int32_t v = 0; v < p->n_nodes; v++)
-        if (p->nodes[v].kind == SA_PLAN_SWAP_OUT)
-            x->act[p->nodes[v].ref] = DEC_SWAP;
-    for (int32_t i = 0; i < p->n_place; i++) {
-        const sa_plan_placement *pl = &p->place[i];
-        if (pl->begin >= 0 && pl->begin != pl->end && p->nodes[pl->begin].kind == SA_PLAN_RECOMPUTE)
-            x->act[pl->tensor] = DEC_RECOMPUTE;
-    }
-    x->layout = sd->pool ? PLANNER_POOL : PLANNER_BESTFIT;
-    x->sync = 0;
-    x->origin = k;
-    return SA_OK;
-}
-
-/* The cost rule's individual: the default order, every forward-phase
- * activation and gradient evicted (DEC_EVICT: decide.h picks swap or
- * recompute), best fit; pool genes from base. */
-static sa_status rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err)
-{
-    const sa_dfg_graph *g = c->g;
-    memcpy(x->sch, g->topo, (size_t)c->n * sizeof *x->sch);
-    if (!pool_alloc_copy(&x->a, &base->a))
-        return sa_fail(err, SA_ENOMEM, "out of memory copying a pool");
-    memset(x->act, DEC_KEEP, (size_t)g->n_tensors + 1);
-    for (int32_t k = 0; k < c->n_cand; k++) {
-        int32_t op = g->tensors[c->cand[k]].producer;
-        if (op >= 0 && g->ops[op].phase == SA_DFG_FORWARD)
-            x->act[c->cand[k]] = DEC_EVICT;
-    }
-    x->layout = PLANNER_BESTFIT;
-    x->sync = 0;
-    x->origin = ORIGIN_RULE;
-    return SA_OK;
-}
-
-/* The recompute rule's pool individual (ga.h, pool_recompute): the default
- * order and the topo individual's pool, every forward-phase activation
- * evicted (the rule picks what is recomputed). */
-static sa_status pool_rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err)
-{
-    sa_status st = rule_indiv(c, base, x, err);
-    x->layout = PLANNER_POOL;
-    x->origin = ORIGIN_POOL_RULE;
-    return st;
-}
-
 /* A new plan with p's contents (search block aside) for g; NULL on OOM. */
 static sa_plan *copy_plan(const sa_plan *p, const sa_dfg_graph *g)
 {
@@ -341,13 +248,13 @@ static sa_status first_generation(search *s, sa_ga_result *res, sa_err *err)
         rng_seed(&r, o->seed, 0, (uint64_t)i);
         tws *w = &s->ws[omp_get_thread_num()];
         if (s->c.joint && i - 1 < o->n_seeds)
-            s->est[i] = seed_indiv(&s->c, w, i - 1, &s->pop[0], &s->pop[i], &s->eerr[i]);
+            s->est[i] = gx_seed_indiv(&s->c, w, i - 1, &s->pop[0], &s->pop[i], &s->eerr[i]);
         else if (s->c.joint && i - 1 == o->n_seeds)
-            s->est[i] = rule_indiv(&s->c, &s->pop[0], &s->pop[i], &s->eerr[i]);
+            s->est[i] = gx_rule_indiv(&s->c, &s->pop[0], &s->pop[i], &s->eerr[i]);
         else if (o->pool_recompute && i - 1 == (s->c.joint ? o->n_seeds + 1 : 0))
-            s->est[i] = pool_rule_indiv(&s->c, &s->pop[0], &s->pop[i], &s->eerr[i]);
+            s->est[i] = gx_pool_rule_indiv(&s->c, &s->pop[0], &s->pop[i], &s->eerr[i]);
         else
-            s->est[i] = random_indiv(&s->c, w, &r, &s->pop[0], &s->pop[i], &s->eerr[i]);
+            s->est[i] = gx_random_indiv(&s->c, w, &r, &s->pop[0], &s->pop[i], &s->eerr[i]);
     }
     if ((st = first_error(s, 1, s->np, err)) || (st = evaluate_range(s, 0, s->np, err)))
         return st;

@@ -78,6 +78,16 @@ int32_t gx_population(int population);
  * planner part-way past it: x is then unplanned too and *cut is set. */
 bool gx_tws_init(tws *w, const gctx *c);
 void gx_tws_free(tws *w);
+/* ga_first.c: the first generation's individuals (x allocated by the caller).
+ * A random individual: random topological order, random monotone CLS, CNT
+ * filling memory in proportion to demand; SA_ENOMEM. */
+sa_status gx_random_indiv(const gctx *c, tws *w, rng *r, const indiv *seed0, indiv *x, sa_err *err);
+/* From seed k (ga.h); pool genes from base.  SA_EINTERNAL for a seed that is
+ * not a plan of this graph; SA_ENOMEM. */
+sa_status gx_seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base, indiv *x, sa_err *err);
+/* The cost rule's best-fit individual and the recompute rule's pool one. */
+sa_status gx_rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err);
+sa_status gx_pool_rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err);
 sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, double deadline_s, bool *cut, sa_err *err);
 const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
 

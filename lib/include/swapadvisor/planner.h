@@ -76,9 +76,10 @@ typedef struct planner_req {
  * units, of a size-class pool plan PLANNER_POOL_ID_EFFORT, a step of the
  * best-fit packing's walk one.  An unpacked build took about 250 ns an id on
  * a 100,000-op chain and packing 35-55 ns a step (bench_eval on the chains),
- * so with these weights a unit costs 28-48 ns on every graph measured; a pool
- * plan (swp's Belady walk) costs about twice a best-fit one's decisions
- * (docs/benchmarks.md, "The effort unit"). */
+ * so with these weights a rule's unit costs 28-48 ns on every graph measured
+ * (docs/benchmarks.md, "The effort unit").  Weighed at 5, a pool plan (swp's
+ * Belady walk) cost 78-116 ns a unit against a best-fit plan's 39-55 in the
+ * search's evaluations (docs/policies.md, "The default effort"). */
 enum { PLANNER_ID_EFFORT = 5, PLANNER_POOL_ID_EFFORT = 8 };
 
 /* Plans one iteration of g on dev as r asks into out (reset and refilled; its
