@@ -107,7 +107,8 @@ typedef struct sa_policy_opts {
      * 0 (the default): no budget but the rows' own */
     double rule_work_max;
     /* called from the calling thread as each phase of the swapadvisor row starts ("seed NAME",
-     * "search", "polish"), with its position among the seeds; may be NULL */
+     * "search", "polish"), with its position among the seeds (when the seed rows run at once,
+     * without a deadline, for the rows the calling thread runs); may be NULL */
     void (*on_phase)(const char *phase, int index, int count, void *ctx);
     void *phase_ctx;
 } sa_policy_opts;
