@@ -82,7 +82,7 @@ START_TEST(test_auto_generations_follow_the_effort)
     o.population = 4;
     sa_ga_result a, r, b;
     sa_err err = {0};
-    /* a budget of about a dozen generations: a first search's effort per generation */
+    /* a budget of three times what 4 generations (and the first) cost: about 15 generations */
     o.generations = 4;
     ck_assert_msg(sa_ga_search(g, &d, &o, &a, &err) == SA_OK, "%s", err.msg);
     o.generations = SA_GA_GENERATIONS_AUTO;

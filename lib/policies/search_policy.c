@@ -121,29 +121,21 @@ typedef struct row_run {
  * those end).  Only without a deadline, so each row's plan is what it would
  * be alone.  The calling thread announces the rows it starts
  * (sa_policy_opts.on_phase). */
-static void run_rows_at_once(const sa_policy_call *c, const sa_policy_opts *so, row_run *todo, int k, int threads,
-                             sa_plan **got)
+static void run_rows_at_once(const sa_policy_call *c, const sa_policy_def *t, const sa_policy_opts *so, row_run *todo,
+                             int k, int threads, sa_plan **got)
 {
-    int n_rows;
-    const sa_policy_def *t = sa_policy_table(&n_rows);
-    (void)n_rows;
-    /* jobs: milp[0 .. n_milp) as one, then each other row */
-    int *milp = malloc((size_t)(k > 0 ? k : 1) * sizeof *milp), *rest = malloc((size_t)(k > 0 ? k : 1) * sizeof *rest);
-    if (!milp || !rest) {
-        free(milp);
-        free(rest);
+    /* ord: the MILP rows (job 0 when there are any), then one job per other row */
+    int *ord = malloc((size_t)(k > 0 ? k : 1) * sizeof *ord), n_milp = 0, m = 0;
+    if (!ord) {
         for (int j = 0; j < k; j++)
             todo[j].st = sa_fail(&todo[j].e, SA_ENOMEM, "out of memory");
         return;
     }
-    int n_milp = 0, n_rest = 0;
-    for (int j = 0; j < k; j++) {
-        if (t[todo[j].row].flags & SA_POLICY_SEED_MILP)
-            milp[n_milp++] = j;
-        else
-            rest[n_rest++] = j;
-    }
-    int jobs = (n_milp > 0) + n_rest;
+    for (int milp = 1; milp >= 0; milp--)
+        for (int j = 0; j < k; j++)
+            if (((t[todo[j].row].flags & SA_POLICY_SEED_MILP) != 0) == milp)
+                ord[m++] = j, n_milp += milp;
+    int jobs = k - n_milp + (n_milp > 0);
     sa_policy_opts one = *so, all = *so;
     one.search.threads = 1;
     all.search.threads = threads;
@@ -152,9 +144,9 @@ static void run_rows_at_once(const sa_policy_call *c, const sa_policy_opts *so, 
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (int x = 0; x < jobs; x++) {
         bool group = n_milp > 0 && x == 0;
-        int from = group ? 0 : x - (n_milp > 0), to = group ? n_milp : from + 1;
+        int from = group ? 0 : x - (n_milp > 0) + n_milp, to = group ? n_milp : from + 1;
         for (int y = from; y < to; y++) {
-            row_run *r = &todo[group ? milp[y] : rest[y]];
+            row_run *r = &todo[ord[y]];
             int index;
 #pragma omp atomic capture
             index = started++;
@@ -166,8 +158,7 @@ static void run_rows_at_once(const sa_policy_call *c, const sa_policy_opts *so, 
         }
     }
     omp_set_max_active_levels(levels);
-    free(milp);
-    free(rest);
+    free(ord);
 }
 
 static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *b, sa_ga_seed *seeds, int *n, sa_err *err)
@@ -212,7 +203,7 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *
     /* without a deadline no row reads the clock, and the rows run at once */
     bool at_once = !(b->deadline > 0) && threads > 1 && k > 1;
     if (at_once)
-        run_rows_at_once(c, &so, todo, k, threads, got);
+        run_rows_at_once(c, t, &so, todo, k, threads, got);
     sa_status st = SA_OK;
     for (int j = 0; j < k && !st; j++) {
         row_run *r = &todo[j];
