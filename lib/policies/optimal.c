@@ -166,14 +166,16 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
         s->best = r;
         if (ds->arena_bytes <= dev->memory_bytes)
             break;
-        /* lower the cap by half the overshoot; by more each time the arena
-         * did not shrink (the packing is not monotone in the cap) */
+        /* lower the cap by the overshoot: what the packing adds to the
+         * model's peak (fragmentation, the real timing) barely changes
+         * with the cap, so one round mostly lands it; by more each time
+         * the arena did not shrink (the packing is not monotone in the cap) */
         int64_t over = ds->arena_bytes - dev->memory_bytes;
         if (ds->arena_bytes >= smallest)
             stuck++;
         else
             smallest = ds->arena_bytes;
-        cap -= (over / 2 + 1) * (stuck + 1);
+        cap -= (over + 1) * (stuck + 1);
         bool overdue = (dl > 0 && sa_now_s() >= dl) || (!effort && sa_now_s() - t0 > limit);
         if (overdue || cap <= 0) {
             if (cap > 0)
