@@ -1,6 +1,7 @@
 /* test_ga.c - the genetic search: determinism across threads, validity, never worse than topo; seeded
  * with every other policy, never slower than any of them; no recompute of an in-place update. */
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -632,6 +633,74 @@ START_TEST(test_fill_keeps_and_switches)
 }
 END_TEST
 
+/* Under the default effort the fill also runs SA_GA_AUTO_FILLS times during the
+ * search, each on the best best-fit parent, and the search block lists them
+ * ("during"): none slows that parent, the answer is no slower than the last,
+ * and the plan is the same on one thread and two.  A generation count runs
+ * none. */
+START_TEST(test_fill_during_the_default_effort)
+{
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 11 / 10);
+    uint8_t *act = calloc((size_t)g->n_tensors, 1);
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].kind == SA_DFG_ACTIVATION && g->ops[g->tensors[t].producer].phase == SA_DFG_FORWARD)
+            act[t] = DEC_SWAP;
+    sa_plan *seed = sa_plan_new(g, &d);
+    sa_err err = {0};
+    dec_opts dc;
+    dec_opts_default(&dc);
+    planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = &dc};
+    ck_assert_msg(planner_plan(g, &d, &q, seed, &err) == SA_OK, "%s", err.msg);
+    sa_ga_seed sd = {"swap-all", seed, false};
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
+    o.population = 8;
+    o.seeds = &sd;
+    o.n_seeds = 1;
+    sa_ga_result r[2];
+    o.generations = 4;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &r[0], &err) == SA_OK, "%s", err.msg);
+    ck_assert_ptr_null(strstr(r[0].best->search_json, "\"during\""));
+    /* about 160 generations: a fill's tries then cost less than an eighth of it */
+    o.auto_effort = 40.0 * (double)r[0].effort;
+    o.generations = SA_GA_GENERATIONS_AUTO;
+    sa_plan_free(r[0].best);
+    char *json[2];
+    for (int k = 0; k < 2; k++) {
+        o.threads = 1 + k;
+        ck_assert_msg(sa_ga_search(g, &d, &o, &r[k], &err) == SA_OK, "%s", err.msg);
+        const char *f = strstr(r[k].best->search_json, "\"during\":[");
+        ck_assert_ptr_nonnull(f);
+        int n = 0, last_gen = 0;
+        double last_to = HUGE_VAL;
+        for (const char *at = f; (at = strstr(at, "{\"generation\":")); at++, n++) {
+            int gen, tried;
+            double from, to;
+            ck_assert_int_eq(sscanf(at, "{\"generation\":%d,\"tried\":%d,\"from_us\":%lf,\"to_us\":%lf", &gen,
+                                    &tried, &from, &to), 4);
+            ck_assert_int_ge(gen, last_gen);
+            ck_assert_int_gt(tried, 0);
+            ck_assert_double_le(to, from);
+            last_gen = gen;
+            last_to = to;
+        }
+        ck_assert_int_eq(n, SA_GA_AUTO_FILLS);
+        ck_assert_double_le(r[k].best->predicted.iteration_us, last_to);
+        tu_check_policy_plan(r[k].best, g, "search with fills during it", true);
+        sa_plan_set_search_json(r[k].best, NULL); /* wall-clock and thread fields differ */
+        ck_assert_int_eq(sa_plan_to_json(r[k].best, &json[k], &err), SA_OK);
+        sa_plan_free(r[k].best);
+    }
+    ck_assert_str_eq(json[0], json[1]);
+    free(json[0]);
+    free(json[1]);
+    sa_plan_free(seed);
+    free(act);
+    sa_dfg_free(g);
+}
+END_TEST
+
 /* No policy recomputes an op that updates a persistent tensor in place (the
  * ladder's sgd updates), and the validator rejects such a recompute written
  * by hand. */
@@ -886,6 +955,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_deadline_cuts_and_is_recorded);
     tcase_add_test(tc, test_started_plan_is_cut_at_its_deadline);
     tcase_add_loop_test(tc, test_fill_keeps_and_switches, 0, 2);
+    tcase_add_test(tc, test_fill_during_the_default_effort);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -104,6 +104,9 @@ typedef struct search {
     double tbest;
     bool cut;               /* the deadline stopped an evaluation (sa_ga_opts.deadline_s) */
     double gen_deadline;    /* the generations' share of it (0: none): the fill has the rest */
+    int n_mid;              /* fills run during the search (SA_GA_AUTO_FILLS), and what each did */
+    struct { int gen; int32_t tried; double from, to; } mid[SA_GA_AUTO_FILLS];
+    double mid_effort;      /* theirs, part of effort_so_far */
 } search;
 
 static void search_free(search *s)
@@ -484,6 +487,40 @@ static void survive(search *s, rng *gr)
     memcpy(pop, s->next, (size_t)total * sizeof *pop);
 }
 
+/* Under the default effort, the fill of the best best-fit parent when the
+ * effort has passed another (SA_GA_AUTO_FILLS + 1)-th of the budget, at most
+ * one a generation (ga.h); s->tbest follows.  Only where a fill's tries, at
+ * the mean effort of the evaluations so far, cost at most an eighth of the
+ * budget: on nasnet-25 one fill costs as much as the generations.  Only at
+ * generation ends: the same at any thread count.  The fill's errors
+ * (SA_ENOMEM, an evaluation's). */
+static sa_status fill_during(search *s, int gen, int64_t evaluations, sa_err *err)
+{
+    double spent = (double)effort_so_far(s);
+    if (!(s->effort_max > 0) || !s->c.joint || s->n_mid >= SA_GA_AUTO_FILLS || evaluations <= 0 ||
+        spent < s->effort_max * (s->n_mid + 1) / (SA_GA_AUTO_FILLS + 1) ||
+        (double)gx_fill_most(&s->c) * (spent - s->mid_effort) / (double)evaluations > s->effort_max / 8)
+        return SA_OK;
+    int32_t bf = -1, kept, switched, tried;
+    for (int32_t i = 0; i < s->np; i++)
+        if (s->pop[i].layout == PLANNER_BESTFIT && isfinite(s->pop[i].t) && (bf < 0 || s->pop[i].t < s->pop[bf].t))
+            bf = i;
+    if (bf < 0)
+        return SA_OK; /* none yet: a later generation may have one */
+    double from = s->pop[bf].t;
+    sa_status st = gx_fill_memory(&s->c, s->ws, s->threads, &s->pop[bf], s->c.o->deadline_s, &kept, &switched, &tried,
+                                  err);
+    if (st)
+        return st;
+    s->tbest = fmin(s->tbest, s->pop[bf].t);
+    s->mid_effort += (double)effort_so_far(s) - spent;
+    s->mid[s->n_mid].gen = gen;
+    s->mid[s->n_mid].tried = tried;
+    s->mid[s->n_mid].from = from;
+    s->mid[s->n_mid++].to = s->pop[bf].t;
+    return SA_OK;
+}
+
 /* One exchange (sa_ga_opts.migrate): offers the best o->migrants parents, calls
  * the hook, checks the genomes it returns and puts them, evaluated, in place
  * of the worst parents.  *stop: the hook asks to end the search. */
@@ -644,7 +681,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
             res->time_to_1pct_s = s->time_hist[k];
             break;
         }
-    char joint[512], json[1536], first[64] = "";
+    char joint[512], json[2048], first[64] = "";
     /* JSON has no infinity: without a planned individual (every one cut by
      * the deadline) the member is left out */
     if (isfinite(res->first_us))
@@ -652,12 +689,22 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     seed_json(s, &pop[bi], bs, seed_won, joint, sizeof joint);
     /* the fill's figures, with seeds (it runs only then); the individual's
      * time before and after it where there was one to fill */
-    char fill[160] = "", span[64] = "";
+    char fill[512] = "", span[64] = "", during[320] = "";
     if (fill_from > 0)
         snprintf(span, sizeof span, ",\"from_us\":%.3f,\"to_us\":%.3f", fill_from, fill_to);
+    if (s->effort_max > 0 && s->c.joint) {
+        size_t at = (size_t)snprintf(during, sizeof during, ",\"during\":[");
+        for (int k = 0; k < s->n_mid && at < sizeof during; k++)
+            at += (size_t)snprintf(during + at, sizeof during - at,
+                                   "%s{\"generation\":%d,\"tried\":%d,\"from_us\":%.3f,\"to_us\":%.3f}", k ? "," : "",
+                                   s->mid[k].gen, s->mid[k].tried, s->mid[k].from, s->mid[k].to);
+        if (at < sizeof during)
+            snprintf(during + at, sizeof during - at, "]");
+    }
     if (s->c.joint)
-        snprintf(fill, sizeof fill, ",\"fill\":{\"kept\":%d,\"switched\":%d,\"tried\":%d%s,\"effort\":%lld,\"wall_s\":%.3f}",
-                 kept, switched, tried, span, (long long)fill_effort, fill_s);
+        snprintf(fill, sizeof fill,
+                 ",\"fill\":{\"kept\":%d,\"switched\":%d,\"tried\":%d%s,\"effort\":%lld,\"wall_s\":%.3f%s}", kept,
+                 switched, tried, span, (long long)fill_effort, fill_s, during);
     snprintf(json, sizeof json,
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
              "\"evaluations\":%lld,\"effort\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
@@ -708,6 +755,8 @@ sa_status sa_ga_search(const sa_dfg_graph *g, const sa_dfg_device *dev, const sa
         }
         res->evaluations += s.nkids;
         survive(&s, &gr);
+        if ((st = fill_during(&s, gen, res->evaluations, err)))
+            goto done;
         if (o->migrate && gen % o->migrate_every == 0 && (st = exchange(&s, gen, false, &asked, res, err)))
             goto done;
     }

@@ -44,6 +44,16 @@ static double leave_cost(const gctx *c, const indiv *x, int32_t t)
     return recompute_round_trip_us(c->dev, d->bytes);
 }
 
+int32_t gx_fill_most(const gctx *c)
+{
+    /* the default effort and --generations 0 (no count given, or none
+     * wanted) take GA_FILL_AUTO_WORK */
+    bool effort = c->o->generations == SA_GA_GENERATIONS_AUTO || c->o->generations == 0;
+    int32_t most = (effort ? GA_FILL_AUTO_WORK : GA_FILL_WORK) / (c->g->n_ops > 0 ? c->g->n_ops : 1);
+    most = most > GA_FILL_TRIES ? GA_FILL_TRIES : most < GA_FILL_BATCH ? GA_FILL_BATCH : most;
+    return most < 2 * c->n_cand ? most : 2 * c->n_cand; /* two tries a candidate at most */
+}
+
 sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *kept,
                          int32_t *switched, int32_t *tried, sa_err *err)
 {
@@ -74,11 +84,7 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
             fc[n++] = (fill_cand){cost, t, a, a == DEC_SWAP ? DEC_RECOMPUTE : DEC_SWAP};
     }
     qsort(fc, (size_t)n, sizeof *fc, cmp_cost);
-    /* the default effort and --generations 0 (no count given, or none
-     * wanted) take GA_FILL_AUTO_WORK */
-    bool effort = c->o->generations == SA_GA_GENERATIONS_AUTO || c->o->generations == 0;
-    int32_t most = (effort ? GA_FILL_AUTO_WORK : GA_FILL_WORK) / (c->g->n_ops > 0 ? c->g->n_ops : 1);
-    most = most > GA_FILL_TRIES ? GA_FILL_TRIES : most < GA_FILL_BATCH ? GA_FILL_BATCH : most;
+    int32_t most = gx_fill_most(c);
     if (n > most)
         n = most;
     for (int j = 0; j < GA_FILL_BATCH; j++) {

@@ -111,6 +111,9 @@ enum { GA_FILL_TRIES = 512, GA_FILL_BATCH = 8, GA_FILL_BATCH_MIN = 2, GA_FILL_WO
 enum { GA_FILL_AUTO_WORK = 256 * 4096 };
 sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *kept,
                          int32_t *switched, int32_t *tried, sa_err *err);
+/* The most tries gx_fill_memory makes on c's graph (its cap, or two a
+ * candidate). */
+int32_t gx_fill_most(const gctx *c);
 
 /* The genes of a genome, in order (ga_genome.c holds their table). */
 enum { GENE_SCHEDULE, GENE_LAYOUT, GENE_SYNC, GENE_ORIGIN, GENE_CLASSES, GENE_CLS, GENE_CNT, GENE_ACT, GENE_COUNT };
