@@ -211,6 +211,29 @@ class TestTrainsLikeEager(Cached):
         self.check(Case(build, opt, clip=0.5))
 
 
+    def test_non_contiguous_parameters(self):
+        """Parameters made as transposed views (not contiguous) train as eagerly, bit for
+        bit (the plan's buffers are contiguous: docs/torch.md)."""
+        nn = torch.nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w1 = nn.Parameter(torch.randn(64, 8).t())
+                self.w2 = nn.Parameter(torch.randn(64, 64).t())
+                self.head = nn.Linear(64, 10)
+
+            def forward(self, x):
+                return self.head(torch.relu(torch.relu(x @ self.w1) @ self.w2))
+
+        def build():
+            m = Net()
+            self.assertFalse(m.w1.is_contiguous())
+            return m, (torch.randn(32, 8),), F.cross_entropy, (torch.zeros(32, dtype=torch.long),)
+
+        self.check(Case(build, lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9, foreach=False)))
+
+
 class TestAccumulate(Cached):
     def test_gpt_tiny_three_micro_batches(self):
         """Gradient accumulation over 3 micro-batches (each loss divided by 3, .grad summed by
