@@ -179,8 +179,8 @@ typedef struct sa_ga_result {
 /* sa_ga_opts.generations: as many as sa_ga_opts.auto_effort allows. */
 #define SA_GA_GENERATIONS_AUTO (-1)
 /* The default's effort: the planner's effort units of all evaluations together, generation
- * 0's and the fills' during the search included, the last fill's not.  A count of work, not of time, so the plan does not depend
- * on the machine; a unit costs 19-38 ns on the zoo's graphs (45 on vgg-16, whose plans are
+ * 0's and the fills' during the search included, the last fill's not.  A count of work,
+ * not of time, so the plan does not depend on the machine; a unit costs 19-38 ns on the zoo's graphs (45 on vgg-16, whose plans are
  * so small that breeding shows), so the generations take 5-11 s (docs/policies.md, "The
  * default effort").  A small graph gets many cheap generations (vgg-16's search keeps
  * gaining past a thousand), a large one few dear ones. */
@@ -188,10 +188,12 @@ typedef struct sa_ga_result {
 enum { SA_GA_AUTO_MIN = 3, SA_GA_AUTO_MAX = 3000 };
 /* Under the default effort the fill (the search's last step, which keeps resident what
  * idle memory allows) also runs on the best best-fit parent each time the effort passes
- * another (SA_GA_AUTO_FILLS + 1)-th of the budget, that parent replaced by what it
- * becomes: the generations after it breed from a plan with no idle memory.  Not under a
- * generation count or a time limit, whose cost and plans stay those of the generations
- * asked.  The search block's fill.during lists them. */
+ * another (SA_GA_AUTO_FILLS + 1)-th of the budget, at most once a generation, that parent
+ * replaced by what it becomes: the generations after it breed from a plan with no idle
+ * memory.  Only where one fill's tries, at the mean effort of the evaluations so far, cost
+ * at most an eighth of the budget.  Not under a generation count or a time limit, whose
+ * cost and plans stay those of the generations asked.  The search block's fill.during
+ * lists them. */
 enum { SA_GA_AUTO_FILLS = 3 };
 
 void sa_ga_opts_default(sa_ga_opts *o);
