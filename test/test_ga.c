@@ -571,6 +571,25 @@ START_TEST(test_search_from_recompute_seed_replays)
 }
 END_TEST
 
+/* A best-fit plan of g in d that sets every forward activation to a (DEC_SWAP
+ * or DEC_RECOMPUTE), the rest kept: the fill tests' seed. */
+static sa_plan *forward_activations_plan(const sa_dfg_graph *g, const sa_dfg_device *d, uint8_t a)
+{
+    uint8_t *act = calloc((size_t)g->n_tensors, 1);
+    ck_assert_ptr_nonnull(act);
+    for (int32_t t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].kind == SA_DFG_ACTIVATION && g->ops[g->tensors[t].producer].phase == SA_DFG_FORWARD)
+            act[t] = a;
+    sa_plan *seed = sa_plan_new(g, d);
+    sa_err err = {0};
+    dec_opts dc;
+    dec_opts_default(&dc);
+    planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = &dc};
+    ck_assert_msg(planner_plan(g, d, &q, seed, &err) == SA_OK, "%s", err.msg);
+    free(act);
+    return seed;
+}
+
 /* The fill, from a seed that sends every forward activation of the ladder
  * one way: the search's last step sets the filled individual's (the fastest
  * best-fit one of the first generation: the seed's) decisions back to keep
@@ -588,16 +607,8 @@ START_TEST(test_fill_keeps_and_switches)
     if (_i == 1)
         tu_roofline_times(g);
     sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * (_i == 0 ? 11 : 10) / 10);
-    uint8_t *act = calloc((size_t)g->n_tensors, 1);
-    for (int32_t t = 0; t < g->n_tensors; t++)
-        if (g->tensors[t].kind == SA_DFG_ACTIVATION && g->ops[g->tensors[t].producer].phase == SA_DFG_FORWARD)
-            act[t] = _i == 0 ? DEC_SWAP : DEC_RECOMPUTE;
-    sa_plan *seed = sa_plan_new(g, &d);
+    sa_plan *seed = forward_activations_plan(g, &d, _i == 0 ? DEC_SWAP : DEC_RECOMPUTE);
     sa_err err = {0};
-    dec_opts dc;
-    dec_opts_default(&dc);
-    planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = &dc};
-    ck_assert_msg(planner_plan(g, &d, &q, seed, &err) == SA_OK, "%s", err.msg);
     if (_i == 0)
         ck_assert_int_gt(seed->predicted.d2h_bytes, 0);
     else
@@ -628,7 +639,6 @@ START_TEST(test_fill_keeps_and_switches)
     tu_check_policy_plan(r.best, g, "search after the fill", true);
     sa_plan_free(r.best);
     sa_plan_free(seed);
-    free(act);
     sa_dfg_free(g);
 }
 END_TEST
@@ -642,16 +652,8 @@ START_TEST(test_fill_during_the_default_effort)
 {
     sa_dfg_graph *g = tu_ladder(8);
     sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 11 / 10);
-    uint8_t *act = calloc((size_t)g->n_tensors, 1);
-    for (int32_t t = 0; t < g->n_tensors; t++)
-        if (g->tensors[t].kind == SA_DFG_ACTIVATION && g->ops[g->tensors[t].producer].phase == SA_DFG_FORWARD)
-            act[t] = DEC_SWAP;
-    sa_plan *seed = sa_plan_new(g, &d);
+    sa_plan *seed = forward_activations_plan(g, &d, DEC_SWAP);
     sa_err err = {0};
-    dec_opts dc;
-    dec_opts_default(&dc);
-    planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = &dc};
-    ck_assert_msg(planner_plan(g, &d, &q, seed, &err) == SA_OK, "%s", err.msg);
     sa_ga_seed sd = {"swap-all", seed, false};
     sa_ga_opts o;
     sa_ga_opts_default(&o);
@@ -696,7 +698,6 @@ START_TEST(test_fill_during_the_default_effort)
     free(json[0]);
     free(json[1]);
     sa_plan_free(seed);
-    free(act);
     sa_dfg_free(g);
 }
 END_TEST
