@@ -774,18 +774,25 @@ class TestCommandLine(SmallCnnPlan):
         import signal
         for sig, text in ((signal.SIGTERM, "terminated (SIGTERM)"), (signal.SIGHUP, "hangup (SIGHUP)")):
             rep = os.path.join(self.wd, "r.json")
+            # the child's SIGHUP at its default: under nohup the tests inherit it ignored, and
+            # the tool leaves an ignored SIGHUP ignored (as nohup asks)
             p = subprocess.Popen([sys.executable, os.path.join(BIN, "swapplan-torch"), self.plan, "--graph",
                                   self.gp, self.model, "--iterations", "1000000", "--report", rep],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
-                                 env=dict(os.environ, DFG_FROM_TORCH_VERBOSE="1"))
+                                 env=dict(os.environ, DFG_FROM_TORCH_VERBOSE="1"),
+                                 preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
             # wait for the first step's note: the handler is in place by then
             line = p.stderr.readline()
             while line and "step 1:" not in line:
                 line = p.stderr.readline()
             self.assertIn("step 1:", line)
             p.send_signal(sig)
-            rest = p.stderr.read()
-            p.wait()
+            try:
+                _, rest = p.communicate(timeout=300)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                self.fail("swapplan-torch ran on for 300 s after %s" % text)
             self.assertEqual(p.returncode, 128 + sig, rest)
             self.assertEqual(rest.strip().splitlines()[-1], "swapplan-torch: " + text)
             self.assertFalse(os.path.exists(rep))
