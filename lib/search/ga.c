@@ -487,6 +487,17 @@ static void survive(search *s, rng *gr)
     memcpy(pop, s->next, (size_t)total * sizeof *pop);
 }
 
+/* The fastest planned best-fit individual among pop[0 .. n) (the earliest on
+ * a tie), or -1: the one the fill works on. */
+static int32_t best_bestfit(const indiv *pop, int32_t n)
+{
+    int32_t bf = -1;
+    for (int32_t i = 0; i < n; i++)
+        if (pop[i].layout == PLANNER_BESTFIT && isfinite(pop[i].t) && (bf < 0 || pop[i].t < pop[bf].t))
+            bf = i;
+    return bf;
+}
+
 /* Under the default effort, the fill of the best best-fit parent when the
  * effort has passed another (SA_GA_AUTO_FILLS + 1)-th of the budget, at most
  * one a generation (ga.h); s->tbest follows.  Only where a fill's tries, at
@@ -501,10 +512,7 @@ static sa_status fill_during(search *s, int gen, int64_t evaluations, sa_err *er
         spent < s->effort_max * (s->n_mid + 1) / (SA_GA_AUTO_FILLS + 1) ||
         (double)gx_fill_most(&s->c) * (spent - s->mid_effort) / (double)evaluations > s->effort_max / 8)
         return SA_OK;
-    int32_t bf = -1, kept, switched, tried;
-    for (int32_t i = 0; i < s->np; i++)
-        if (s->pop[i].layout == PLANNER_BESTFIT && isfinite(s->pop[i].t) && (bf < 0 || s->pop[i].t < s->pop[bf].t))
-            bf = i;
+    int32_t bf = best_bestfit(s->pop, s->np), kept, switched, tried;
     if (bf < 0)
         return SA_OK; /* none yet: a later generation may have one */
     double from = s->pop[bf].t;
@@ -628,14 +636,11 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     const sa_dfg_device *dev = s->c.dev;
     const sa_ga_opts *o = s->c.o;
     indiv *pop = s->pop;
-    int32_t bi = 0, bf = -1, kept = 0, switched = 0, tried = 0;
+    int32_t bi = 0, bf = best_bestfit(pop, s->np), kept = 0, switched = 0, tried = 0;
     double fill_from = 0, fill_to = 0, fill_s = 0;
-    for (int32_t i = 0; i < s->np; i++) {
+    for (int32_t i = 0; i < s->np; i++)
         if (pop[i].t < pop[bi].t)
             bi = i;
-        if (pop[i].layout == PLANNER_BESTFIT && isfinite(pop[i].t) && (bf < 0 || pop[i].t < pop[bf].t))
-            bf = i;
-    }
     int64_t gen_effort = res->effort = effort_so_far(s);
     if (s->c.joint && bf >= 0) {
         fill_from = pop[bf].t;
