@@ -206,6 +206,9 @@ static sa_status hook_search(const sa_dfg_graph *g, const sa_dfg_device *d, uint
     return sa_ga_search(g, d, &o, r, err);
 }
 
+/* p as JSON less its search block (whose wall-clock, thread and exchange
+ * fields differ between runs that plan alike); p's block is dropped, the
+ * text is the caller's. */
 static char *plan_text(sa_plan *p)
 {
     char *json;
@@ -423,9 +426,7 @@ START_TEST(test_seeded_search_same_plan_any_thread_count)
     char *json[2];
     for (int k = 0; k < 2; k++) {
         sa_plan *p = run_search_row(g, &d, 1 + 2 * k);
-        sa_plan_set_search_json(p, NULL); /* wall-clock and thread fields differ */
-        sa_err err = {0};
-        ck_assert_int_eq(sa_plan_to_json(p, &json[k], &err), SA_OK);
+        json[k] = plan_text(p); /* less the search block: wall-clock and thread fields differ */
         sa_plan_free(p);
     }
     ck_assert_str_eq(json[0], json[1]);
@@ -496,8 +497,7 @@ START_TEST(test_milp_seeds_and_polish_past_400_ops)
         if (k == 0)
             tu_check_policy_plan(p, g, "swapadvisor on ladder(51)", false);
         us[k] = p->predicted.iteration_us;
-        sa_plan_set_search_json(p, NULL); /* wall-clock and thread fields differ */
-        ck_assert_int_eq(sa_plan_to_json(p, &json[k], &err), SA_OK);
+        json[k] = plan_text(p); /* less the search block: wall-clock and thread fields differ */
         sa_plan_free(p);
     }
     ck_assert_str_eq(json[0], json[1]);
@@ -690,13 +690,82 @@ START_TEST(test_fill_during_the_default_effort)
         ck_assert_int_eq(n, SA_GA_AUTO_FILLS);
         ck_assert_double_le(r[k].best->predicted.iteration_us, last_to);
         tu_check_policy_plan(r[k].best, g, "search with fills during it", true);
-        sa_plan_set_search_json(r[k].best, NULL); /* wall-clock and thread fields differ */
-        ck_assert_int_eq(sa_plan_to_json(r[k].best, &json[k], &err), SA_OK);
+        json[k] = plan_text(r[k].best); /* less the search block: wall-clock and thread fields differ */
         sa_plan_free(r[k].best);
     }
     ck_assert_str_eq(json[0], json[1]);
     free(json[0]);
     free(json[1]);
+    sa_plan_free(seed);
+    sa_dfg_free(g);
+}
+END_TEST
+
+/* Under the default effort a budget that buys fewer than SA_GA_AUTO_FEW
+ * generations at generation 0's mean effort breeds none when there are seeds
+ * and a best-fit individual: the search block says what it could afford,
+ * the fill runs, and the plan is the same on one thread and two.  A budget
+ * that buys more, or a search without seeds (the generations are then its
+ * only search), runs at least SA_GA_AUTO_MIN. */
+START_TEST(test_few_affordable_generations_leave_the_time_to_the_fill)
+{
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 11 / 10);
+    sa_plan *seed = forward_activations_plan(g, &d, DEC_SWAP);
+    sa_err err = {0};
+    sa_ga_seed sd = {"swap-all", seed, false};
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
+    o.population = 8;
+    o.seeds = &sd;
+    o.n_seeds = 1;
+    o.generations = 0;
+    sa_ga_result r0;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &r0, &err) == SA_OK, "%s", err.msg);
+    /* generation 0's mean effort per evaluation, as the search reckons it */
+    double mean = (double)r0.effort / (double)r0.evaluations;
+    int per_gen = 2 * o.population;
+    sa_plan_free(r0.best);
+    o.generations = SA_GA_GENERATIONS_AUTO;
+    char *json[2];
+    for (int k = 0; k < 2; k++) {
+        o.threads = 1 + k;
+        o.auto_effort = 0.5 * SA_GA_AUTO_FEW * per_gen * mean;
+        sa_ga_result r;
+        ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+        ck_assert_int_eq(r.generations, 0);
+        double aff = 0;
+        const char *at = strstr(r.best->search_json, "\"affordable_generations\":");
+        ck_assert_ptr_nonnull(at);
+        ck_assert_int_eq(sscanf(at, "\"affordable_generations\":%lf", &aff), 1);
+        ck_assert_double_eq_tol(aff, 0.5 * SA_GA_AUTO_FEW, 0.051);
+        int tried = 0;
+        at = strstr(r.best->search_json, "\"fill\":{");
+        ck_assert_ptr_nonnull(at);
+        ck_assert_int_eq(sscanf(strstr(at, "\"tried\":"), "\"tried\":%d", &tried), 1);
+        ck_assert_int_gt(tried, 0);
+        ck_assert_double_le(r.best->predicted.iteration_us, seed->predicted.iteration_us);
+        tu_check_policy_plan(r.best, g, "search that affords few generations", true);
+        json[k] = plan_text(r.best);
+        sa_plan_free(r.best);
+    }
+    ck_assert_str_eq(json[0], json[1]);
+    free(json[0]);
+    free(json[1]);
+    /* twice what SA_GA_AUTO_FEW needs: bred, at least SA_GA_AUTO_MIN */
+    o.threads = 1;
+    o.auto_effort = 2.0 * SA_GA_AUTO_FEW * per_gen * mean;
+    sa_ga_result r;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_ge(r.generations, SA_GA_AUTO_MIN);
+    sa_plan_free(r.best);
+    /* no seeds: the small budget still breeds SA_GA_AUTO_MIN */
+    o.seeds = NULL;
+    o.n_seeds = 0;
+    o.auto_effort = 0.5 * SA_GA_AUTO_FEW * per_gen * mean;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_ge(r.generations, SA_GA_AUTO_MIN);
+    sa_plan_free(r.best);
     sa_plan_free(seed);
     sa_dfg_free(g);
 }
@@ -821,8 +890,7 @@ START_TEST(test_no_clock_shapes_the_seeded_plan)
         ck_assert_msg(sa_policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
         ck_assert_ptr_null(strstr(p->search_json, "\"timed_out\":true"));
         ck_assert_ptr_null(strstr(p->search_json, "\"time_limit\""));
-        sa_plan_set_search_json(p, NULL); /* wall-clock fields differ */
-        ck_assert_int_eq(sa_plan_to_json(p, &json[k], &err), SA_OK);
+        json[k] = plan_text(p); /* less the search block: wall-clock fields differ */
         sa_plan_free(p);
     }
     ck_assert_str_eq(json[0], json[1]);
@@ -957,6 +1025,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_started_plan_is_cut_at_its_deadline);
     tcase_add_loop_test(tc, test_fill_keeps_and_switches, 0, 2);
     tcase_add_test(tc, test_fill_during_the_default_effort);
+    tcase_add_test(tc, test_few_affordable_generations_leave_the_time_to_the_fill);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -32,8 +32,8 @@
     "  --seed N              random seed (default 1); same seed, same plan,\n" \
     "                        whatever --threads is\n" \
     "  --threads N           worker threads (default OMP_NUM_THREADS or all cores)\n" \
-    "  --generations N       stop after N (default: 3..3000 by a work budget,\n" \
-    "                        no optimal-search seed, no polish; with\n" \
+    "  --generations N       stop after N (default: 0 or 3..3000 by a work\n" \
+    "                        budget, no optimal-search seed, no polish; with\n" \
     "                        --time-limit, none); 0: the seeds without MILP\n" \
     "  --time-limit S        swapadvisor: the whole run ends within S seconds,\n" \
     "                        seeds and polish included (what it cut is in the\n" \

@@ -119,7 +119,8 @@ typedef struct sa_ga_opts {
     int population;        /* N_p, even, >= 2 */
     int generations;       /* > 0: stop after this many; SA_GA_GENERATIONS_AUTO (the default):
                             * after the first generation whose evaluations, with those before
-                            * it, reach auto_effort (SA_GA_AUTO_MIN .. SA_GA_AUTO_MAX of them;
+                            * it, reach auto_effort (SA_GA_AUTO_MIN .. SA_GA_AUTO_MAX of them,
+                            * or none: SA_GA_AUTO_FEW;
                             * not with migrate: islands stop together) */
     double auto_effort;    /* SA_GA_GENERATIONS_AUTO's budget in the planner's effort units (an op
                             * or tensor of a best-fit plan 5, of a pool plan 8, a step of the
@@ -186,6 +187,13 @@ typedef struct sa_ga_result {
  * gaining past a thousand), a large one few dear ones. */
 #define SA_GA_AUTO_EFFORT 2.5e8
 enum { SA_GA_AUTO_MIN = 3, SA_GA_AUTO_MAX = 3000 };
+/* ...but none where the budget buys fewer than SA_GA_AUTO_FEW generations at generation 0's
+ * mean effort per evaluation (the search block's affordable_generations), there are seeds
+ * and a planned best-fit individual: the fill on that individual gets the time.  A few
+ * generations of 24 barely move such a population (nasnet-25, 15k ops, about 7: its 4
+ * generations gained 0.05 %, the fill 1.9 %); the zoo's other graphs afford 25 or more
+ * (docs/policies.md, "The default effort"). */
+enum { SA_GA_AUTO_FEW = 10 };
 /* Under the default effort the fill (the search's last step, which keeps resident what
  * idle memory allows) also runs on the best best-fit parent each time the effort passes
  * another (SA_GA_AUTO_FILLS + 1)-th of the budget, at most once a generation, that parent

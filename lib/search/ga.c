@@ -107,6 +107,9 @@ typedef struct search {
     int n_mid;              /* fills run during the search (SA_GA_AUTO_FILLS), and what each did */
     struct { int gen; int32_t tried; double from, to; } mid[SA_GA_AUTO_FILLS];
     double mid_effort;      /* theirs, part of effort_so_far */
+    double affordable;      /* under the default effort: the generations the budget buys at generation
+                             * 0's mean effort per evaluation (0 before it is known) */
+    bool few;               /* ...fewer than SA_GA_AUTO_FEW: none are bred, the fill has the time */
 } search;
 
 static void search_free(search *s)
@@ -282,6 +285,17 @@ static sa_status first_generation(search *s, sa_ga_result *res, sa_err *err)
     return SA_OK;
 }
 
+/* The fastest planned best-fit individual among pop[0 .. n) (the earliest on
+ * a tie), or -1: the one the fill works on. */
+static int32_t best_bestfit(const indiv *pop, int32_t n)
+{
+    int32_t bf = -1;
+    for (int32_t i = 0; i < n; i++)
+        if (pop[i].layout == PLANNER_BESTFIT && isfinite(pop[i].t) && (bf < 0 || pop[i].t < pop[bf].t))
+            bf = i;
+    return bf;
+}
+
 /* Records generation gen (history, the caller's callback) and says whether
  * the search stops here.  SA_ENOMEM growing the history. */
 static sa_status end_of_generation(search *s, int gen, const sa_ga_result *res, bool *stop, sa_err *err)
@@ -314,7 +328,12 @@ static sa_status end_of_generation(search *s, int gen, const sa_ga_result *res, 
                            sa_dfg_total_time_us(s->c.g)};
         o->on_generation(&gs, o->ctx);
     }
-    *stop = (s->gens > 0 && gen >= s->gens) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) ||
+    if (gen == 0 && s->effort_max > 0 && res->evaluations > 0) {
+        double per_gen = (double)effort_so_far(s) / (double)res->evaluations * (double)s->nkids;
+        s->affordable = per_gen > 0 ? s->effort_max / per_gen : SA_GA_AUTO_MAX;
+        s->few = s->affordable < SA_GA_AUTO_FEW && s->c.joint && best_bestfit(s->pop, s->np) >= 0;
+    }
+    *stop = (s->gens > 0 && gen >= s->gens) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) || s->few ||
             (s->effort_max > 0 && gen >= SA_GA_AUTO_MIN && (double)effort_so_far(s) >= s->effort_max) ||
             (s->gens <= 0 && o->time_limit_s <= 0) || s->cut ||
             (s->gen_deadline > 0 && sa_now_s() >= s->gen_deadline);
@@ -485,17 +504,6 @@ static void survive(search *s, rng *gr)
     for (int32_t i = 0; i < total; i++)
         s->next[i] = pop[s->keep[i]];
     memcpy(pop, s->next, (size_t)total * sizeof *pop);
-}
-
-/* The fastest planned best-fit individual among pop[0 .. n) (the earliest on
- * a tie), or -1: the one the fill works on. */
-static int32_t best_bestfit(const indiv *pop, int32_t n)
-{
-    int32_t bf = -1;
-    for (int32_t i = 0; i < n; i++)
-        if (pop[i].layout == PLANNER_BESTFIT && isfinite(pop[i].t) && (bf < 0 || pop[i].t < pop[bf].t))
-            bf = i;
-    return bf;
 }
 
 /* Under the default effort, the fill of the best best-fit parent when the
@@ -691,6 +699,9 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
      * the deadline) the member is left out */
     if (isfinite(res->first_us))
         snprintf(first, sizeof first, ",\"first_generation_us\":%.3f", res->first_us);
+    char aff[64] = "";
+    if (s->affordable > 0)
+        snprintf(aff, sizeof aff, ",\"affordable_generations\":%.1f", s->affordable);
     seed_json(s, &pop[bi], bs, seed_won, joint, sizeof joint);
     /* the fill's figures, with seeds (it runs only then); the individual's
      * time before and after it where there was one to fill */
@@ -712,11 +723,11 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
                  switched, tried, span, (long long)fill_effort, fill_s, during);
     snprintf(json, sizeof json,
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
-             "\"evaluations\":%lld,\"effort\":%lld,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
+             "\"evaluations\":%lld,\"effort\":%lld%s,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
              "\"time_to_1pct_s\":%.3f%s,\"size_classes\":%d,\"objects\":%d,"
              "\"pool_bytes\":%lld%s%s%s%s}",
              sa_ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations,
-             (long long)gen_effort, o->mutation,
+             (long long)gen_effort, aff, o->mutation,
              o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, first, pop[bi].a.n_classes,
              pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, fill, joint,
              o->pool_recompute ? ",\"pool_recompute\":true" : "", s->cut ? ",\"cut\":true" : "");
