@@ -179,6 +179,13 @@ typedef struct sa_ga_result {
 
 /* sa_ga_opts.generations: as many as sa_ga_opts.auto_effort allows. */
 #define SA_GA_GENERATIONS_AUTO (-1)
+/* Whether sa_ga_opts.generations leaves the run's cost to budgets of work: the default
+ * (SA_GA_GENERATIONS_AUTO) or 0 (the seeds at once).  The last fill's tries and the
+ * rule-based seeds' work are then capped (docs/policies.md, "The default effort"). */
+static inline bool sa_ga_work_bounded(int generations)
+{
+    return generations == SA_GA_GENERATIONS_AUTO || generations == 0;
+}
 /* The default's effort: the planner's effort units of all evaluations together, generation
  * 0's and the fills' during the search included, the last fill's not.  A count of work,
  * not of time, so the plan does not depend on the machine; a unit costs 19-38 ns on the zoo's graphs (45 on vgg-16, whose plans are

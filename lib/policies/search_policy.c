@@ -179,7 +179,7 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *
     so.on_phase = NULL;
     so.search.time_limit_s = 0; /* the seed deadline instead */
     /* the default effort and --generations 0 ("at once") bound the rules' work */
-    if ((default_effort(c->opts) || c->opts->search.generations == 0) && !(so.rule_work_max > 0))
+    if (sa_ga_work_bounded(c->opts->search.generations) && !(so.rule_work_max > 0))
         so.rule_work_max = SA_POLICY_AUTO_RULE_WORK;
     so.search.deadline_s = so.deadline_s = b->seed_deadline;
     /* the default effort leaves out the rows with a search of their own */

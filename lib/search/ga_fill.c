@@ -48,8 +48,8 @@ int32_t gx_fill_most(const gctx *c)
 {
     /* the default effort and --generations 0 (no count given, or none
      * wanted) take GA_FILL_AUTO_WORK */
-    bool effort = c->o->generations == SA_GA_GENERATIONS_AUTO || c->o->generations == 0;
-    int32_t most = (effort ? GA_FILL_AUTO_WORK : GA_FILL_WORK) / (c->g->n_ops > 0 ? c->g->n_ops : 1);
+    int32_t work = sa_ga_work_bounded(c->o->generations) ? GA_FILL_AUTO_WORK : GA_FILL_WORK;
+    int32_t most = work / (c->g->n_ops > 0 ? c->g->n_ops : 1);
     most = most > GA_FILL_TRIES ? GA_FILL_TRIES : most < GA_FILL_BATCH ? GA_FILL_BATCH : most;
     return most < 2 * c->n_cand ? most : 2 * c->n_cand; /* two tries a candidate at most */
 }
