@@ -643,6 +643,35 @@ START_TEST(test_fill_keeps_and_switches)
 }
 END_TEST
 
+/* The default effort's tests' search: ladder(8) at 1.1x its peak, seeded
+ * with its forward activations swapped, population 8 (o.seeds points into
+ * the struct: it stays where it was set up). */
+typedef struct seeded {
+    sa_dfg_graph *g;
+    sa_dfg_device d;
+    sa_plan *seed;
+    sa_ga_seed sd;
+    sa_ga_opts o;
+} seeded;
+
+static void seeded_init(seeded *x)
+{
+    x->g = tu_ladder(8);
+    x->d = tu_policy_dev(sa_dfg_peak_bytes(x->g, NULL) * 11 / 10);
+    x->seed = forward_activations_plan(x->g, &x->d, DEC_SWAP);
+    x->sd = (sa_ga_seed){"swap-all", x->seed, false};
+    sa_ga_opts_default(&x->o);
+    x->o.population = 8;
+    x->o.seeds = &x->sd;
+    x->o.n_seeds = 1;
+}
+
+static void seeded_free(seeded *x)
+{
+    sa_plan_free(x->seed);
+    sa_dfg_free(x->g);
+}
+
 /* Under the default effort the fill also runs SA_GA_AUTO_FILLS times during the
  * search, each on the best best-fit parent, and the search block lists them
  * ("during"): none slows that parent, the answer is no slower than the last,
@@ -650,28 +679,21 @@ END_TEST
  * none. */
 START_TEST(test_fill_during_the_default_effort)
 {
-    sa_dfg_graph *g = tu_ladder(8);
-    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 11 / 10);
-    sa_plan *seed = forward_activations_plan(g, &d, DEC_SWAP);
+    seeded x;
+    seeded_init(&x);
     sa_err err = {0};
-    sa_ga_seed sd = {"swap-all", seed, false};
-    sa_ga_opts o;
-    sa_ga_opts_default(&o);
-    o.population = 8;
-    o.seeds = &sd;
-    o.n_seeds = 1;
     sa_ga_result r[2];
-    o.generations = 4;
-    ck_assert_msg(sa_ga_search(g, &d, &o, &r[0], &err) == SA_OK, "%s", err.msg);
+    x.o.generations = 4;
+    ck_assert_msg(sa_ga_search(x.g, &x.d, &x.o, &r[0], &err) == SA_OK, "%s", err.msg);
     ck_assert_ptr_null(strstr(r[0].best->search_json, "\"during\""));
     /* about 160 generations: a fill's tries then cost less than an eighth of it */
-    o.auto_effort = 40.0 * (double)r[0].effort;
-    o.generations = SA_GA_GENERATIONS_AUTO;
+    x.o.auto_effort = 40.0 * (double)r[0].effort;
+    x.o.generations = SA_GA_GENERATIONS_AUTO;
     sa_plan_free(r[0].best);
     char *json[2];
     for (int k = 0; k < 2; k++) {
-        o.threads = 1 + k;
-        ck_assert_msg(sa_ga_search(g, &d, &o, &r[k], &err) == SA_OK, "%s", err.msg);
+        x.o.threads = 1 + k;
+        ck_assert_msg(sa_ga_search(x.g, &x.d, &x.o, &r[k], &err) == SA_OK, "%s", err.msg);
         const char *f = strstr(r[k].best->search_json, "\"during\":[");
         ck_assert_ptr_nonnull(f);
         int n = 0, last_gen = 0;
@@ -689,15 +711,14 @@ START_TEST(test_fill_during_the_default_effort)
         }
         ck_assert_int_eq(n, SA_GA_AUTO_FILLS);
         ck_assert_double_le(r[k].best->predicted.iteration_us, last_to);
-        tu_check_policy_plan(r[k].best, g, "search with fills during it", true);
+        tu_check_policy_plan(r[k].best, x.g, "search with fills during it", true);
         json[k] = plan_text(r[k].best); /* less the search block: wall-clock and thread fields differ */
         sa_plan_free(r[k].best);
     }
     ck_assert_str_eq(json[0], json[1]);
     free(json[0]);
     free(json[1]);
-    sa_plan_free(seed);
-    sa_dfg_free(g);
+    seeded_free(&x);
 }
 END_TEST
 
@@ -709,30 +730,23 @@ END_TEST
  * only search), runs at least SA_GA_AUTO_MIN. */
 START_TEST(test_few_affordable_generations_leave_the_time_to_the_fill)
 {
-    sa_dfg_graph *g = tu_ladder(8);
-    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 11 / 10);
-    sa_plan *seed = forward_activations_plan(g, &d, DEC_SWAP);
+    seeded x;
+    seeded_init(&x);
     sa_err err = {0};
-    sa_ga_seed sd = {"swap-all", seed, false};
-    sa_ga_opts o;
-    sa_ga_opts_default(&o);
-    o.population = 8;
-    o.seeds = &sd;
-    o.n_seeds = 1;
-    o.generations = 0;
+    x.o.generations = 0;
     sa_ga_result r0;
-    ck_assert_msg(sa_ga_search(g, &d, &o, &r0, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_ga_search(x.g, &x.d, &x.o, &r0, &err) == SA_OK, "%s", err.msg);
     /* generation 0's mean effort per evaluation, as the search reckons it */
     double mean = (double)r0.effort / (double)r0.evaluations;
-    int per_gen = 2 * o.population;
+    int per_gen = 2 * x.o.population;
     sa_plan_free(r0.best);
-    o.generations = SA_GA_GENERATIONS_AUTO;
+    x.o.generations = SA_GA_GENERATIONS_AUTO;
     char *json[2];
     for (int k = 0; k < 2; k++) {
-        o.threads = 1 + k;
-        o.auto_effort = 0.5 * SA_GA_AUTO_FEW * per_gen * mean;
+        x.o.threads = 1 + k;
+        x.o.auto_effort = 0.5 * SA_GA_AUTO_FEW * per_gen * mean;
         sa_ga_result r;
-        ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+        ck_assert_msg(sa_ga_search(x.g, &x.d, &x.o, &r, &err) == SA_OK, "%s", err.msg);
         ck_assert_int_eq(r.generations, 0);
         double aff = 0;
         const char *at = strstr(r.best->search_json, "\"affordable_generations\":");
@@ -744,8 +758,8 @@ START_TEST(test_few_affordable_generations_leave_the_time_to_the_fill)
         ck_assert_ptr_nonnull(at);
         ck_assert_int_eq(sscanf(strstr(at, "\"tried\":"), "\"tried\":%d", &tried), 1);
         ck_assert_int_gt(tried, 0);
-        ck_assert_double_le(r.best->predicted.iteration_us, seed->predicted.iteration_us);
-        tu_check_policy_plan(r.best, g, "search that affords few generations", true);
+        ck_assert_double_le(r.best->predicted.iteration_us, x.seed->predicted.iteration_us);
+        tu_check_policy_plan(r.best, x.g, "search that affords few generations", true);
         json[k] = plan_text(r.best);
         sa_plan_free(r.best);
     }
@@ -753,21 +767,20 @@ START_TEST(test_few_affordable_generations_leave_the_time_to_the_fill)
     free(json[0]);
     free(json[1]);
     /* twice what SA_GA_AUTO_FEW needs: bred, at least SA_GA_AUTO_MIN */
-    o.threads = 1;
-    o.auto_effort = 2.0 * SA_GA_AUTO_FEW * per_gen * mean;
+    x.o.threads = 1;
+    x.o.auto_effort = 2.0 * SA_GA_AUTO_FEW * per_gen * mean;
     sa_ga_result r;
-    ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+    ck_assert_msg(sa_ga_search(x.g, &x.d, &x.o, &r, &err) == SA_OK, "%s", err.msg);
     ck_assert_int_ge(r.generations, SA_GA_AUTO_MIN);
     sa_plan_free(r.best);
     /* no seeds: the small budget still breeds SA_GA_AUTO_MIN */
-    o.seeds = NULL;
-    o.n_seeds = 0;
-    o.auto_effort = 0.5 * SA_GA_AUTO_FEW * per_gen * mean;
-    ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+    x.o.seeds = NULL;
+    x.o.n_seeds = 0;
+    x.o.auto_effort = 0.5 * SA_GA_AUTO_FEW * per_gen * mean;
+    ck_assert_msg(sa_ga_search(x.g, &x.d, &x.o, &r, &err) == SA_OK, "%s", err.msg);
     ck_assert_int_ge(r.generations, SA_GA_AUTO_MIN);
     sa_plan_free(r.best);
-    sa_plan_free(seed);
-    sa_dfg_free(g);
+    seeded_free(&x);
 }
 END_TEST
 
