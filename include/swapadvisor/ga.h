@@ -198,8 +198,8 @@ enum { SA_GA_AUTO_MIN = 3, SA_GA_AUTO_MAX = 3000 };
  * mean effort per evaluation (the search block's affordable_generations), there are seeds
  * and a planned best-fit individual: the fill on that individual gets the time.  A few
  * generations of 24 barely move such a population (nasnet-25, 15k ops, about 7: its 4
- * generations gained 0.05 %, the fill 1.9 %); the zoo's other graphs afford 25 or more
- * (docs/policies.md, "The default effort"). */
+ * generations gained 0.05 %, the fill 1.9 %); the other graphs of docs/benchmarks.md's
+ * default table afford 43 or more by that estimate (docs/policies.md, "The default effort"). */
 enum { SA_GA_AUTO_FEW = 10 };
 /* Under the default effort the fill (the search's last step, which keeps resident what
  * idle memory allows) also runs on the best best-fit parent each time the effort passes
