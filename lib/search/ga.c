@@ -109,7 +109,6 @@ typedef struct search {
     double mid_effort;      /* theirs, part of effort_so_far */
     double affordable;      /* under the default effort: the generations the budget buys at generation
                              * 0's mean effort per evaluation (0 before it is known) */
-    bool few;               /* ...fewer than SA_GA_AUTO_FEW: none are bred, the fill has the time */
 } search;
 
 static void search_free(search *s)
@@ -328,12 +327,14 @@ static sa_status end_of_generation(search *s, int gen, const sa_ga_result *res, 
                            sa_dfg_total_time_us(s->c.g)};
         o->on_generation(&gs, o->ctx);
     }
+    /* fewer than SA_GA_AUTO_FEW affordable: none are bred, the fill has the time */
+    bool few = false;
     if (gen == 0 && s->effort_max > 0 && res->evaluations > 0) {
         double per_gen = (double)effort_so_far(s) / (double)res->evaluations * (double)s->nkids;
         s->affordable = per_gen > 0 ? s->effort_max / per_gen : SA_GA_AUTO_MAX;
-        s->few = s->affordable < SA_GA_AUTO_FEW && s->c.joint && best_bestfit(s->pop, s->np) >= 0;
+        few = s->affordable < SA_GA_AUTO_FEW && s->c.joint && best_bestfit(s->pop, s->np) >= 0;
     }
-    *stop = (s->gens > 0 && gen >= s->gens) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) || s->few ||
+    *stop = (s->gens > 0 && gen >= s->gens) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) || few ||
             (s->effort_max > 0 && gen >= SA_GA_AUTO_MIN && (double)effort_so_far(s) >= s->effort_max) ||
             (s->gens <= 0 && o->time_limit_s <= 0) || s->cut ||
             (s->gen_deadline > 0 && sa_now_s() >= s->gen_deadline);
@@ -510,7 +511,7 @@ static void survive(search *s, rng *gr)
  * effort has passed another (SA_GA_AUTO_FILLS + 1)-th of the budget, at most
  * one a generation (ga.h); s->tbest follows.  Only where a fill's tries, at
  * the mean effort of the evaluations so far, cost at most an eighth of the
- * budget: on nasnet-25 one fill costs as much as the generations.  Only at
+ * budget: on nasnet-25 one fill costs about three generations.  Only at
  * generation ends: the same at any thread count.  The fill's errors
  * (SA_ENOMEM, an evaluation's). */
 static sa_status fill_during(search *s, int gen, int64_t evaluations, sa_err *err)

@@ -46,8 +46,6 @@ static double leave_cost(const gctx *c, const indiv *x, int32_t t)
 
 int32_t gx_fill_most(const gctx *c)
 {
-    /* the default effort and --generations 0 (no count given, or none
-     * wanted) take GA_FILL_AUTO_WORK */
     int32_t work = sa_ga_work_bounded(c->o->generations) ? GA_FILL_AUTO_WORK : GA_FILL_WORK;
     int32_t most = work / (c->g->n_ops > 0 ? c->g->n_ops : 1);
     most = most > GA_FILL_TRIES ? GA_FILL_TRIES : most < GA_FILL_BATCH ? GA_FILL_BATCH : most;
