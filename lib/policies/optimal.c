@@ -48,7 +48,7 @@ typedef struct osol {
     double milp_us;      /* p's time before the refinement */
     orefine rf;          /* how far p has been refined */
     bool refine_cut;     /* a clock cut the refinement */
-    bool widen;
+    bool widen, pump;    /* OPT_WIDEN, OPT_PUMP */
 } osol;
 
 static void osol_free(osol *s)
@@ -81,6 +81,7 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
                        po->optimal.solver == SA_MILP_GLPK ? "GLPK " : po->optimal.solver == SA_MILP_CBC ? "CBC " : "");
     octx *o = &s->o;
     s->widen = space & OPT_WIDEN;
+    s->pump = space & OPT_PUMP;
     sa_status st = opt_build_ctx(o, g, dev, sch, space, err);
     if (!st && o->interm && o->n_chained == 0)
         st = sa_fail(err, SA_EINFEASIBLE, "%s: no recompute reads an intermediate: chains change nothing", name);
@@ -128,7 +129,7 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
         if ((st = opt_build_milp(o, cap, &m, err)))
             break;
         sa_milp_opts mo = {po->optimal.solver, left, po->optimal.gap, po->optimal.threads, false,
-                        po->optimal.max_nodes, effort};
+                        po->optimal.max_nodes, effort && !(space & OPT_PUMP)};
         sa_milp_result r;
         st = sa_milp_solve(m, &mo, &r, err);
         sa_milp_free(m);
@@ -241,11 +242,12 @@ static sa_status finish_space(const sa_policy_call *pc, const char *name, const 
     double gap = best->objective > 0 && has_bound ? fmax(0.0, (best->objective - best->best_bound) / best->objective)
                                                   : -1;
     snprintf(search, sizeof search,
-             "{\"algorithm\":\"%s\",\"space\":\"%s\",\"chains\":%s,\"solver\":\"%s\",\"milp_status\":\"%s\","
+             "{\"algorithm\":\"%s\",\"space\":\"%s\",\"chains\":%s%s,\"solver\":\"%s\",\"milp_status\":\"%s\","
              "\"milp_objective_us\":%.17g%s,\"milp_gap\":%.6f,\"candidates\":%d,"
              "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
              "\"demoted\":%d,\"arena\":%lld,\"milp_plan_us\":%.17g,\"refine_plans\":%d%s,\"wall_s\":%.3f%s%s}",
-             name, s->widen ? "widened" : "narrow", s->o.interm ? "true" : "false", best->solver,
+             name, s->widen ? "widened" : "narrow", s->o.interm ? "true" : "false",
+             s->pump ? ",\"pump\":true" : "", best->solver,
              best->status == SA_MILP_OPTIMAL ? "optimal" : best->timed_out ? "time_limit" : "node_limit",
              best->objective, bound, gap, s->o.nc, s->rounds + (s->rounds == 0), (long long)s->cap, ds->n_swapped,
              ds->n_persistent_swapped, ds->n_recomputed, ds->n_demoted, (long long)ds->arena_bytes, s->milp_us, s->rf.evals,
@@ -260,16 +262,18 @@ static sa_status finish_space(const sa_policy_call *pc, const char *name, const 
 /* Space `space` solved into *cand and refined an eighth of the way
  * (OPT_REFINE_FIRST; the gains of the largest tensors, which tell the spaces
  * apart where their MILP plans are close); *best becomes the faster of the
- * two (the earlier on a tie), the other freed.  A refusal keeps *best and, without
+ * two (the earlier on a tie), the other freed; *cells, the size of its
+ * model (0 where none was built).  A refusal keeps *best and, without
  * chains, its reason in *why (the widened space's replacing the narrow
  * one's; "chains change nothing" says nothing of the graph).  Other failures
  * are returned (err). */
 static sa_status try_space(const sa_policy_call *pc, const char *name, const int32_t *sch, unsigned space,
                            double t0, double limit, double stop_s, osol *best, osol *cand, sa_err *why,
-                           bool *timed_out, sa_err *err)
+                           double *cells, bool *timed_out, sa_err *err)
 {
     sa_err e = {0};
     sa_status st = solve_space(pc, name, sch, space, t0, limit, cand, timed_out, &e);
+    *cells = (double)cand->o.n * (double)cand->o.nc;
     if (st == SA_EINFEASIBLE && cand->o.n_gaps > 0) {
         /* the space as it was without OPT_GAPS (no plan of its fitted) */
         osol_free(cand);
@@ -305,7 +309,9 @@ static sa_status try_space(const sa_policy_call *pc, const char *name, const int
  * reading it, the packed arena may overshoot at every cap).  The plan that
  * simulates fastest after the first eighth of its refinement (the earliest
  * on a tie) is the one refined to the end: a space's time is mostly its
- * refinement.
+ * refinement.  Under an effort limit with optimal.pump_cells, each space
+ * whose model spans at most that many cells is solved again with the pump
+ * (OPT_PUMP) right after, as one more space.
  * Under the clock the narrow space's solves get a quarter of the time limit,
  * the widened one's up to three quarters, the refinement the rest; under an effort
  * limit all run.  Refuses when every space refuses (the widened space's
@@ -332,6 +338,7 @@ static sa_status run_optimal(const sa_policy_call *c, const char *name, const in
     static const unsigned order[2][4] = {{0, OPT_CHAINS, OPT_WIDEN, OPT_WIDEN | OPT_CHAINS},
                                          {0, OPT_CHAINS, OPT_WIDEN | OPT_CHAINS, OPT_WIDEN}};
     const unsigned *spaces = order[effort];
+    double pump_cells = effort ? po.optimal.pump_cells : 0;
     osol best = {0}, cand = {0};
     sa_err why = {0};
     sa_status st = SA_OK;
@@ -343,7 +350,11 @@ static sa_status run_optimal(const sa_policy_call *c, const char *name, const in
         bool big = best.p && (double)best.o.n * (double)best.o.nc > OPT_EFFORT_WIDEN_CELLS;
         if (((spaces[k] & OPT_CHAINS) && (!chains || no_time)) || (effort && spaces[k] == OPT_WIDEN && big))
             continue;
-        st = try_space(pc, name, sch, spaces[k], t0, lim, stop_s, &best, &cand, &why, timed_out, err);
+        double cells = 0;
+        st = try_space(pc, name, sch, spaces[k], t0, lim, stop_s, &best, &cand, &why, &cells, timed_out, err);
+        if (!st && cells > 0 && cells <= pump_cells && !(dl > 0 && sa_now_s() >= dl - 1.0))
+            st = try_space(pc, name, sch, spaces[k] | OPT_PUMP, t0, lim, stop_s, &best, &cand, &why, &cells,
+                           timed_out, err);
     }
     if (!st && !best.p) {
         *err = why;

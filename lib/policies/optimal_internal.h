@@ -83,8 +83,11 @@ typedef struct octx {
  * op reads) rebuilds it by a chain of recomputes, priced so by the model,
  * instead of keeping it alive until then; OPT_NO_GAPS, no OPT_GAPS offered
  * (and the waits that offer it not priced): the space a second time where
- * none of its plans with them fitted. */
-enum { OPT_WIDEN = 1, OPT_CHAINS = 2, OPT_NO_GAPS = 4 };
+ * none of its plans with them fitted; OPT_PUMP, the same model solved with
+ * CBC's feasibility pump under an effort limit (without one the pump is
+ * always on): another near-optimal solution, which the refinement may carry
+ * further (run_optimal). */
+enum { OPT_WIDEN = 1, OPT_CHAINS = 2, OPT_NO_GAPS = 4, OPT_PUMP = 8 };
 
 /* Builds o (zeroed first; the caller's, opt_free_ctx, whatever the status)
  * for schedule sch and the OPT_ flags of space (optimal_space.c).  SA_ENOMEM,

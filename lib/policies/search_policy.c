@@ -30,6 +30,9 @@ static void milp_effort(const sa_policy_call *c, sa_policy_opts *po)
 {
     po->optimal.threads = 1;
     po->optimal.max_nodes = c->opts->seed_milp.max_nodes;
+    /* a generation count given solves each small model with and without the
+     * pump (more than doubling the solves' time); the budgets of work do not */
+    po->optimal.pump_cells = sa_ga_work_bounded(c->opts->search.generations) ? 0 : c->opts->seed_milp.pump_cells;
     /* the default effort refines half as far (unless a cap is given) */
     if (default_effort(c->opts) && !(po->optimal.refine_plans > 0))
         po->optimal.refine_plans = SA_POLICY_AUTO_REFINE_PLANS;
