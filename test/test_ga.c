@@ -206,18 +206,6 @@ static sa_status hook_search(const sa_dfg_graph *g, const sa_dfg_device *d, uint
     return sa_ga_search(g, d, &o, r, err);
 }
 
-/* p as JSON less its search block (whose wall-clock, thread and exchange
- * fields differ between runs that plan alike); p's block is dropped, the
- * text is the caller's. */
-static char *plan_text(sa_plan *p)
-{
-    char *json;
-    sa_err err = {0};
-    sa_plan_set_search_json(p, NULL);
-    ck_assert_int_eq(sa_plan_to_json(p, &json, &err), SA_OK);
-    return json;
-}
-
 START_TEST(test_hook_offers_and_empty_exchange_changes_nothing)
 {
     sa_dfg_graph *g = tu_ladder(8);
@@ -239,7 +227,7 @@ START_TEST(test_hook_offers_and_empty_exchange_changes_nothing)
     ck_assert_double_eq_tol(h.keep_us, r1.best->predicted.iteration_us, 1e-6 * h.keep_us);
     /* taking nothing in leaves the search as it was */
     ck_assert_int_eq(r0.evaluations, r1.evaluations);
-    char *a = plan_text(r0.best), *b = plan_text(r1.best);
+    char *a = tu_plan_text(r0.best), *b = tu_plan_text(r1.best);
     ck_assert_str_eq(a, b);
     free(a);
     free(b);
@@ -268,7 +256,7 @@ START_TEST(test_hook_imports_replace_the_worst)
     /* the same exchange with more threads: the same plan */
     hook_ctx hc = {.offered_sorted = true, .give = ha.keep, .n_give = 1};
     ck_assert_int_eq(hook_search(g, &d, 12, 3, &hc, &rc, &err), SA_OK);
-    char *b = plan_text(rb.best), *c = plan_text(rc.best);
+    char *b = tu_plan_text(rb.best), *c = tu_plan_text(rc.best);
     ck_assert_str_eq(b, c);
     free(b);
     free(c);
@@ -366,14 +354,19 @@ static void short_search_opts(sa_policy_opts *po, int threads)
     po->search.threads = threads;
 }
 
+static sa_plan *run_search_row_opts(const sa_dfg_graph *g, const sa_dfg_device *d, const sa_policy_opts *po)
+{
+    sa_plan *p = NULL;
+    sa_err err = {0};
+    ck_assert_msg(sa_policy_run_opts("swapadvisor", g, d, po, &p, &err) == SA_OK, "%s", err.msg);
+    return p;
+}
+
 static sa_plan *run_search_row(const sa_dfg_graph *g, const sa_dfg_device *d, int threads)
 {
     sa_policy_opts po;
     short_search_opts(&po, threads);
-    sa_plan *p = NULL;
-    sa_err err = {0};
-    ck_assert_msg(sa_policy_run_opts("swapadvisor", g, d, &po, &p, &err) == SA_OK, "%s", err.msg);
-    return p;
+    return run_search_row_opts(g, d, &po);
 }
 
 /* Issue 15: on three small graphs at two memories the search's plan is never
@@ -426,7 +419,7 @@ START_TEST(test_seeded_search_same_plan_any_thread_count)
     char *json[2];
     for (int k = 0; k < 2; k++) {
         sa_plan *p = run_search_row(g, &d, 1 + 2 * k);
-        json[k] = plan_text(p); /* less the search block: wall-clock and thread fields differ */
+        json[k] = tu_plan_text(p); /* less the search block: wall-clock and thread fields differ */
         sa_plan_free(p);
     }
     ck_assert_str_eq(json[0], json[1]);
@@ -475,7 +468,9 @@ END_TEST
  * the search is never slower than optimal or optimal-search, and its plan is
  * the same at 1 and 2 threads (the seeding and polishing solves run on one
  * solver thread under a node limit).  Without a solver the MILP rows refuse
- * and the search plans without them; with the limit at 0 they are left out. */
+ * and the search plans without them; with the limit at 0 they are left out.
+ * The seeds solve without the pump's second solves (which double their
+ * time; test_bound.c tests them). */
 START_TEST(test_milp_seeds_and_polish_past_400_ops)
 {
     sa_dfg_graph *g = tu_ladder(51);
@@ -488,7 +483,10 @@ START_TEST(test_milp_seeds_and_polish_past_400_ops)
     char *json[2];
     double us[2];
     for (int k = 0; k < 2; k++) {
-        sa_plan *p = run_search_row(g, &d, 1 + k);
+        sa_policy_opts so;
+        short_search_opts(&so, 1 + k);
+        so.seed_milp.pump_cells = 0;
+        sa_plan *p = run_search_row_opts(g, &d, &so);
         ck_assert_msg(strstr(p->search_json, "\"polish\":") != NULL || !sa_milp_have(SA_MILP_AUTO), "%s", p->search_json);
         if (sa_milp_have(SA_MILP_AUTO))
             ck_assert_msg(strstr(p->search_json, "\"timed_out\":false") != NULL, "%s", p->search_json);
@@ -497,7 +495,7 @@ START_TEST(test_milp_seeds_and_polish_past_400_ops)
         if (k == 0)
             tu_check_policy_plan(p, g, "swapadvisor on ladder(51)", false);
         us[k] = p->predicted.iteration_us;
-        json[k] = plan_text(p); /* less the search block: wall-clock and thread fields differ */
+        json[k] = tu_plan_text(p); /* less the search block: wall-clock and thread fields differ */
         sa_plan_free(p);
     }
     ck_assert_str_eq(json[0], json[1]);
@@ -712,7 +710,7 @@ START_TEST(test_fill_during_the_default_effort)
         ck_assert_int_eq(n, SA_GA_AUTO_FILLS);
         ck_assert_double_le(r[k].best->predicted.iteration_us, last_to);
         tu_check_policy_plan(r[k].best, x.g, "search with fills during it", true);
-        json[k] = plan_text(r[k].best); /* less the search block: wall-clock and thread fields differ */
+        json[k] = tu_plan_text(r[k].best); /* less the search block: wall-clock and thread fields differ */
         sa_plan_free(r[k].best);
     }
     ck_assert_str_eq(json[0], json[1]);
@@ -760,7 +758,7 @@ START_TEST(test_few_affordable_generations_leave_the_time_to_the_fill)
         ck_assert_int_gt(tried, 0);
         ck_assert_double_le(r.best->predicted.iteration_us, x.seed->predicted.iteration_us);
         tu_check_policy_plan(r.best, x.g, "search that affords few generations", true);
-        json[k] = plan_text(r.best);
+        json[k] = tu_plan_text(r.best);
         sa_plan_free(r.best);
     }
     ck_assert_str_eq(json[0], json[1]);
@@ -903,7 +901,7 @@ START_TEST(test_no_clock_shapes_the_seeded_plan)
         ck_assert_msg(sa_policy_run_opts("swapadvisor", g, &d, &po, &p, &err) == SA_OK, "%s", err.msg);
         ck_assert_ptr_null(strstr(p->search_json, "\"timed_out\":true"));
         ck_assert_ptr_null(strstr(p->search_json, "\"time_limit\""));
-        json[k] = plan_text(p); /* less the search block: wall-clock fields differ */
+        json[k] = tu_plan_text(p); /* less the search block: wall-clock fields differ */
         sa_plan_free(p);
     }
     ck_assert_str_eq(json[0], json[1]);

@@ -68,6 +68,18 @@ static inline sa_dfg_graph *tu_bundled(const char *path, const char *profile, in
     return tu_profiled(g, profile, memory);
 }
 
+/* p as JSON less its search block (whose wall-clock, thread and exchange
+ * fields differ between runs that plan alike); p's block is dropped, the
+ * text is the caller's. */
+static inline char *tu_plan_text(sa_plan *p)
+{
+    char *json;
+    sa_err err = {0};
+    sa_plan_set_search_json(p, NULL);
+    ck_assert_int_eq(sa_plan_to_json(p, &json, &err), SA_OK);
+    return json;
+}
+
 /* Runs a shell command made from fmt; returns its exit status (fails the
  * test when it could not run). */
 static inline int tu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -92,9 +92,9 @@ typedef struct sa_policy_opts {
                            * does not depend on the machine's speed; optimal.time_limit_s stays as a
                            * safety net (docs/policies.md, "The MILP rows as seeds, and
                            * the polish") */
-        double pump_cells; /* optimal.pump_cells of those solves under a generation count above 0
-                            * (default SA_POLICY_PUMP_MILP_CELLS; the default effort and
-                            * generations 0 solve without the pump only) */
+        double pump_cells; /* optimal.pump_cells of the seeds' solves under a generation count
+                            * above 0 (default SA_POLICY_PUMP_MILP_CELLS; the default effort,
+                            * generations 0 and the polish solve without the pump only) */
     } seed_milp;        /* the swapadvisor row's use of the MILP (search_policy.c) */
     /* > 0: a time on sa_now_s()'s clock by which the swapadvisor row returns, seeds, search and
      * polish included (the seeds share the first half of what is left when the row starts, the
@@ -160,7 +160,7 @@ typedef struct sa_policy_def {
 #define SA_POLICY_SEED_MILP_CELLS 4.0e6
 #define SA_POLICY_POLISH_MILP_CELLS 4.0e6
 #define SA_POLICY_AUTO_MILP_CELLS 1.0e6
-/* The seeds' and the polish's solves with and without CBC's feasibility pump
+/* The seeds' solves with and without CBC's feasibility pump
  * (sa_policy_opts.optimal.pump_cells) under a given generation count: resnet-50's
  * and gpt-12-768's models are inside; docs/policies.md has what it gains and costs. */
 #define SA_POLICY_PUMP_MILP_CELLS 1.0e6

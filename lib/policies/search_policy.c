@@ -31,7 +31,7 @@ static void milp_effort(const sa_policy_call *c, sa_policy_opts *po)
     po->optimal.threads = 1;
     po->optimal.max_nodes = c->opts->seed_milp.max_nodes;
     /* a generation count given solves each small model with and without the
-     * pump (more than doubling the solves' time); the budgets of work do not */
+     * pump (doubling the solves' time); the budgets of work do not */
     po->optimal.pump_cells = sa_ga_work_bounded(c->opts->search.generations) ? 0 : c->opts->seed_milp.pump_cells;
     /* the default effort refines half as far (unless a cap is given) */
     if (default_effort(c->opts) && !(po->optimal.refine_plans > 0))
@@ -258,6 +258,7 @@ static sa_status polish(const sa_policy_call *c, double cells, double deadline, 
 {
     sa_policy_opts po = *c->opts;
     milp_effort(c, &po);
+    po.optimal.pump_cells = 0; /* the seeds' portfolio only: it would double the polish's time too */
     po.deadline_s = deadline;
     sa_policy_call pc = *c;
     pc.opts = &po;
