@@ -614,11 +614,13 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
 }
 END_TEST
 
-/* Under the effort limit, pump_cells solves each space a second time with
+/* Under the effort limit, optimal.pump solves each space a second time with
  * CBC's feasibility pump and refines on the faster: on vgg-11 b16 at 0.5x
  * the pump's solution refines to 255.2 ms against 256.8 without.  The plan
- * says so, is valid and is the same with one thread and with two; a model
- * larger than pump_cells plans as without it. */
+ * says so, is valid and is the same with one thread and with two.  The
+ * search row's optimal seed solves so under a generation count (its model,
+ * 10 k positions x candidates, is within seed_milp.pump_cells), and without
+ * the pump where pump_cells is 0. */
 START_TEST(test_optimal_pump_portfolio)
 {
     if (!sa_milp_have(SA_MILP_AUTO))
@@ -630,29 +632,44 @@ START_TEST(test_optimal_pump_portfolio)
     po.optimal.refine_plans = 1000;
     sa_dfg_device d = g->device;
     d.memory_bytes = sa_dfg_peak_bytes(g, NULL) / 2;
-    const double cells[] = {0, 1e9, 1e9, 10}; /* none, the portfolio (1 and 2 threads), a gate below the model */
-    sa_plan *p[4];
-    char *text[4];
+    sa_plan *p[3];
     sa_err err = {0};
-    for (int k = 0; k < 4; k++) {
-        po.optimal.pump_cells = cells[k];
+    for (int k = 0; k < 3; k++) { /* without the pump; with it on 1 and 2 threads */
+        po.optimal.pump = k > 0;
         po.search.threads = k == 2 ? 2 : 1;
         p[k] = NULL;
         ck_assert_msg(sa_policy_run_opts("optimal", g, &d, &po, &p[k], &err) == SA_OK, "%s", err.msg);
         ck_assert(p[k]->arena_bytes <= d.memory_bytes);
-        ck_assert_int_eq(strstr(p[k]->search_json, "\"pump\":true") != NULL, k == 1 || k == 2);
+        ck_assert_int_eq(strstr(p[k]->search_json, "\"pump\":true") != NULL, k > 0);
     }
     tu_check_policy_plan(p[1], g, "optimal with the pump", true);
     ck_assert_msg(p[1]->predicted.iteration_us < p[0]->predicted.iteration_us, "%.1f us with the pump, %.1f without",
                   p[1]->predicted.iteration_us, p[0]->predicted.iteration_us);
-    for (int k = 0; k < 4; k++)
-        text[k] = tu_plan_text(p[k]);
-    ck_assert_str_eq(text[1], text[2]);
-    ck_assert_str_eq(text[0], text[3]);
-    for (int k = 0; k < 4; k++) {
-        free(text[k]);
-        sa_plan_free(p[k]);
+    double seed_us[2];
+    for (int k = 0; k < 2; k++) {
+        sa_policy_opts so;
+        sa_policy_opts_default(&so);
+        so.search.generations = 1;
+        so.search.population = 8;
+        so.optimal.refine_plans = 1000;
+        so.seed_milp.pump_cells = k ? SA_POLICY_PUMP_MILP_CELLS : 0;
+        sa_plan *sp = NULL;
+        ck_assert_msg(sa_policy_run_opts("swapadvisor", g, &d, &so, &sp, &err) == SA_OK, "%s", err.msg);
+        const char *row = strstr(sp->search_json, "\"policy\":\"optimal\",");
+        ck_assert_ptr_nonnull(row);
+        const char *it = strstr(row, "\"iteration_us\":");
+        ck_assert_ptr_nonnull(it);
+        seed_us[k] = strtod(it + strlen("\"iteration_us\":"), NULL);
+        sa_plan_free(sp);
     }
+    ck_assert_double_eq_tol(seed_us[0], p[0]->predicted.iteration_us, 1e-3);
+    ck_assert_double_eq_tol(seed_us[1], p[1]->predicted.iteration_us, 1e-3);
+    char *text[2] = {tu_plan_text(p[1]), tu_plan_text(p[2])};
+    ck_assert_str_eq(text[0], text[1]);
+    for (int k = 0; k < 3; k++)
+        sa_plan_free(p[k]);
+    free(text[0]);
+    free(text[1]);
     sa_dfg_free(g);
 }
 END_TEST

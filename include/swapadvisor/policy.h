@@ -71,11 +71,11 @@ typedef struct sa_policy_opts {
         int refine_plans;     /* the refinement's cap on plans per run (docs/bound.md); <= 0 (the
                                * default): 8,000, or under max_nodes SA_POLICY_REFINE_EFFORT_PLANS; at
                                * most 5e6 / ops either way */
-        double pump_cells;    /* under max_nodes (which solves without CBC's feasibility pump): where
-                               * the model spans at most this many positions x candidates, each
-                               * decision space is solved a second time with the pump and the plan
-                               * that simulates faster is refined on (0, the default: never; the
-                               * pump's root is not bounded by the node limit) */
+        bool pump;            /* under max_nodes (which solves without CBC's feasibility pump): each
+                               * decision space is solved a second time with the pump, and the plan
+                               * that simulates faster after an eighth of its refinement is refined
+                               * on (default false: the node limit does not bound the pump, which
+                               * runs at the root) */
     } optimal;                /* the optimal and optimal-search rows (optimal.c) */
     bool search_seeds;  /* the swapadvisor row first runs every other row (but ideal) and starts
                          * from their plans: never slower than any of them (default true) */
@@ -92,9 +92,10 @@ typedef struct sa_policy_opts {
                            * does not depend on the machine's speed; optimal.time_limit_s stays as a
                            * safety net (docs/policies.md, "The MILP rows as seeds, and
                            * the polish") */
-        double pump_cells; /* optimal.pump_cells of the seeds' solves under a generation count
-                            * above 0 (default SA_POLICY_PUMP_MILP_CELLS; the default effort,
-                            * generations 0 and the polish solve without the pump only) */
+        double pump_cells; /* the MILP rows as seeds solve with optimal.pump while their model
+                            * spans at most this many (as for max_cells) and a generation count
+                            * above 0 is given (default SA_POLICY_PUMP_MILP_CELLS; <= 0: never;
+                            * the polish solves without it) */
     } seed_milp;        /* the swapadvisor row's use of the MILP (search_policy.c) */
     /* > 0: a time on sa_now_s()'s clock by which the swapadvisor row returns, seeds, search and
      * polish included (the seeds share the first half of what is left when the row starts, the
@@ -160,9 +161,10 @@ typedef struct sa_policy_def {
 #define SA_POLICY_SEED_MILP_CELLS 4.0e6
 #define SA_POLICY_POLISH_MILP_CELLS 4.0e6
 #define SA_POLICY_AUTO_MILP_CELLS 1.0e6
-/* The seeds' solves with and without CBC's feasibility pump
- * (sa_policy_opts.optimal.pump_cells) under a given generation count: resnet-50's
- * and gpt-12-768's models are inside; docs/policies.md has what it gains and costs. */
+/* The seeds' solves with and without CBC's feasibility pump (sa_policy_opts.optimal.pump)
+ * under a given generation count: resnet-50's, gpt-12-768's and vgg-16's models are
+ * inside, inception-4's and wresnet-152-10's outside; docs/policies.md has what it gains
+ * and costs. */
 #define SA_POLICY_PUMP_MILP_CELLS 1.0e6
 enum { SA_POLICY_SEED_MILP_NODES = 200 };
 /* The refinement's cap under an effort limit (the search's seeds and polish,

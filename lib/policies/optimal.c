@@ -49,6 +49,7 @@ typedef struct osol {
     orefine rf;          /* how far p has been refined */
     bool refine_cut;     /* a clock cut the refinement */
     bool widen, pump;    /* OPT_WIDEN, OPT_PUMP */
+    bool solved;         /* a solve ran */
 } osol;
 
 static void osol_free(osol *s)
@@ -131,6 +132,7 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
         sa_milp_opts mo = {po->optimal.solver, left, po->optimal.gap, po->optimal.threads, false,
                         po->optimal.max_nodes, effort && !(space & OPT_PUMP)};
         sa_milp_result r;
+        s->solved = true;
         st = sa_milp_solve(m, &mo, &r, err);
         sa_milp_free(m);
         if (st)
@@ -262,18 +264,18 @@ static sa_status finish_space(const sa_policy_call *pc, const char *name, const 
 /* Space `space` solved into *cand and refined an eighth of the way
  * (OPT_REFINE_FIRST; the gains of the largest tensors, which tell the spaces
  * apart where their MILP plans are close); *best becomes the faster of the
- * two (the earlier on a tie), the other freed; *cells, the size of its
- * model (0 where none was built).  A refusal keeps *best and, without
+ * two (the earlier on a tie), the other freed; *solved, whether a MILP
+ * solve ran (the space's model was built).  A refusal keeps *best and, without
  * chains, its reason in *why (the widened space's replacing the narrow
  * one's; "chains change nothing" says nothing of the graph).  Other failures
  * are returned (err). */
 static sa_status try_space(const sa_policy_call *pc, const char *name, const int32_t *sch, unsigned space,
                            double t0, double limit, double stop_s, osol *best, osol *cand, sa_err *why,
-                           double *cells, bool *timed_out, sa_err *err)
+                           bool *solved, bool *timed_out, sa_err *err)
 {
     sa_err e = {0};
     sa_status st = solve_space(pc, name, sch, space, t0, limit, cand, timed_out, &e);
-    *cells = (double)cand->o.n * (double)cand->o.nc;
+    *solved = cand->solved;
     if (st == SA_EINFEASIBLE && cand->o.n_gaps > 0) {
         /* the space as it was without OPT_GAPS (no plan of its fitted) */
         osol_free(cand);
@@ -309,9 +311,9 @@ static sa_status try_space(const sa_policy_call *pc, const char *name, const int
  * reading it, the packed arena may overshoot at every cap).  The plan that
  * simulates fastest after the first eighth of its refinement (the earliest
  * on a tie) is the one refined to the end: a space's time is mostly its
- * refinement.  Under an effort limit with optimal.pump_cells, each space
- * whose model spans at most that many cells is solved again with the pump
- * (OPT_PUMP) right after, as one more space.
+ * refinement.  Under an effort limit with optimal.pump, each space that
+ * got as far as a solve is solved again with the pump (OPT_PUMP) right
+ * after, as one more space.
  * Under the clock the narrow space's solves get a quarter of the time limit,
  * the widened one's up to three quarters, the refinement the rest; under an effort
  * limit all run.  Refuses when every space refuses (the widened space's
@@ -338,7 +340,6 @@ static sa_status run_optimal(const sa_policy_call *c, const char *name, const in
     static const unsigned order[2][4] = {{0, OPT_CHAINS, OPT_WIDEN, OPT_WIDEN | OPT_CHAINS},
                                          {0, OPT_CHAINS, OPT_WIDEN | OPT_CHAINS, OPT_WIDEN}};
     const unsigned *spaces = order[effort];
-    double pump_cells = effort ? po.optimal.pump_cells : 0;
     osol best = {0}, cand = {0};
     sa_err why = {0};
     sa_status st = SA_OK;
@@ -350,10 +351,10 @@ static sa_status run_optimal(const sa_policy_call *c, const char *name, const in
         bool big = best.p && (double)best.o.n * (double)best.o.nc > OPT_EFFORT_WIDEN_CELLS;
         if (((spaces[k] & OPT_CHAINS) && (!chains || no_time)) || (effort && spaces[k] == OPT_WIDEN && big))
             continue;
-        double cells = 0;
-        st = try_space(pc, name, sch, spaces[k], t0, lim, stop_s, &best, &cand, &why, &cells, timed_out, err);
-        if (!st && cells > 0 && cells <= pump_cells && !(dl > 0 && sa_now_s() >= dl - 1.0))
-            st = try_space(pc, name, sch, spaces[k] | OPT_PUMP, t0, lim, stop_s, &best, &cand, &why, &cells,
+        bool solved = false;
+        st = try_space(pc, name, sch, spaces[k], t0, lim, stop_s, &best, &cand, &why, &solved, timed_out, err);
+        if (!st && effort && po.optimal.pump && solved && !(dl > 0 && sa_now_s() >= dl - 1.0))
+            st = try_space(pc, name, sch, spaces[k] | OPT_PUMP, t0, lim, stop_s, &best, &cand, &why, &solved,
                            timed_out, err);
     }
     if (!st && !best.p) {

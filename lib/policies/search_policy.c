@@ -30,9 +30,7 @@ static void milp_effort(const sa_policy_call *c, sa_policy_opts *po)
 {
     po->optimal.threads = 1;
     po->optimal.max_nodes = c->opts->seed_milp.max_nodes;
-    /* a generation count given solves each small model with and without the
-     * pump (doubling the solves' time); the budgets of work do not */
-    po->optimal.pump_cells = sa_ga_work_bounded(c->opts->search.generations) ? 0 : c->opts->seed_milp.pump_cells;
+    po->optimal.pump = false; /* run_seed_rows decides it for the seeds */
     /* the default effort refines half as far (unless a cap is given) */
     if (default_effort(c->opts) && !(po->optimal.refine_plans > 0))
         po->optimal.refine_plans = SA_POLICY_AUTO_REFINE_PLANS;
@@ -164,7 +162,9 @@ static void run_rows_at_once(const sa_policy_call *c, const sa_policy_def *t, co
     free(ord);
 }
 
-static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *b, sa_ga_seed *seeds, int *n, sa_err *err)
+/* with_milp: the MILP rows are seeds, with pump: with optimal.pump. */
+static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, bool pump, budget *b, sa_ga_seed *seeds,
+                               int *n, sa_err *err)
 {
     int n_rows;
     const sa_policy_def *t = sa_policy_table(&n_rows);
@@ -179,6 +179,7 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, budget *
     so.search.seeds = NULL;
     so.search.n_seeds = 0;
     milp_effort(c, &so);
+    so.optimal.pump = pump;
     so.on_phase = NULL;
     so.search.time_limit_s = 0; /* the seed deadline instead */
     /* the default effort and --generations 0 ("at once") bound the rules' work */
@@ -258,7 +259,6 @@ static sa_status polish(const sa_policy_call *c, double cells, double deadline, 
 {
     sa_policy_opts po = *c->opts;
     milp_effort(c, &po);
-    po.optimal.pump_cells = 0; /* the seeds' portfolio only: it would double the polish's time too */
     po.deadline_s = deadline;
     sa_policy_call pc = *c;
     pc.opts = &po;
@@ -382,8 +382,11 @@ sa_status policy_run_swapadvisor(const sa_policy_call *c, sa_plan **out, sa_err 
          * need no solver (a rule of the options, never of the clock) */
         milp_left_out = with_milp && o.generations == 0;
         with_milp &= !milp_left_out;
+        /* a generation count given: the small models' solves again with the
+         * pump (it doubles their time; the budgets of work do not afford it) */
+        bool pump = with_milp && !sa_ga_work_bounded(o.generations) && cells <= c->opts->seed_milp.pump_cells;
         if (!st)
-            st = run_seed_rows(c, with_milp, &b, seeds, &n, err);
+            st = run_seed_rows(c, with_milp, pump, &b, seeds, &n, err);
         if (!st && o.generations == 0)
             st = note_seed_rows(seeds, n, milp_left_out, seed_rows, sizeof seed_rows, err);
         o.seeds = seeds;
