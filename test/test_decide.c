@@ -274,6 +274,63 @@ static void replay_persistent(const sa_plan *p, const sa_dfg_graph *g, int32_t n
     sa_runner_report_free(&rr);
 }
 
+/* A recompute re-runs a producer one of whose other outputs is on its way
+ * out: F makes a (recomputed) and s (64 MB, swapped); both are last read in
+ * the forward phase by G, so s's swap-out (about 17 ms on the link) is still
+ * running when the backward op B1 needs a and F runs again.  F's second
+ * output s takes a scratch placement, which must wait for the swap-out to
+ * end (one tensor never has two placements at once); then B2 swaps s in
+ * (late, as the widened space may: else the swap is demoted, its transfer
+ * being longer than the ops). */
+START_TEST(test_recompute_waits_for_a_sibling_swapping_out)
+{
+    const int64_t MB = 1 << 20;
+    sa_dfg_graph *g = sa_dfg_new("sibling-out");
+    int32_t x = sa_dfg_add_tensor(g, "x", SA_DFG_INPUT, MB), a = sa_dfg_add_tensor(g, "a", SA_DFG_ACTIVATION, MB);
+    int32_t s = sa_dfg_add_tensor(g, "s", SA_DFG_ACTIVATION, 64 * MB), y = sa_dfg_add_tensor(g, "y", SA_DFG_ACTIVATION, MB);
+    int32_t d = sa_dfg_add_tensor(g, "d", SA_DFG_GRADIENT, MB), da = sa_dfg_add_tensor(g, "da", SA_DFG_GRADIENT, MB);
+    int32_t ds = sa_dfg_add_tensor(g, "ds", SA_DFG_GRADIENT, MB);
+    int32_t i0[] = {x}, o0[] = {a, s}, i1[] = {a, s}, o1[] = {y}, i2[] = {y}, o2[] = {d}, i3[] = {d, a}, o3[] = {da};
+    int32_t i4[] = {da, s}, o4[] = {ds};
+    sa_dfg_add_op(g, "F", "split", SA_DFG_FORWARD, i0, 1, o0, 2);
+    sa_dfg_add_op(g, "G", "add", SA_DFG_FORWARD, i1, 2, o1, 1);
+    sa_dfg_add_op(g, "loss", "softmax_xent", SA_DFG_FORWARD, i2, 1, o2, 1);
+    sa_dfg_add_op(g, "B1", "mul", SA_DFG_BACKWARD, i3, 2, o3, 1);
+    sa_dfg_add_op(g, "B2", "mul", SA_DFG_BACKWARD, i4, 2, o4, 1);
+    tu_unit_finalize(g);
+    uint8_t *act = calloc((size_t)g->n_tensors, 1);
+    act[a] = DEC_RECOMPUTE;
+    act[s] = DEC_SWAP;
+    uint8_t *late = calloc((size_t)g->n_tensors, 1);
+    late[s] = 1; /* swapped in when B1 ends: the swap cannot hide, and is not demoted */
+    dec_opts o;
+    dec_opts_default(&o);
+    o.swap_persistent = true;
+    o.late = late;
+    dec_stats st;
+    sa_plan *p = build_checked(g, act, &o, &st); /* valid (strict) and replays */
+    ck_assert_int_eq(st.n_recompute_nodes, 1);
+    ck_assert_int_eq(st.n_swapped, 1);
+    int32_t out = -1, re = -1;
+    for (int32_t v = 0; v < p->n_nodes; v++) {
+        if (p->nodes[v].kind == SA_PLAN_SWAP_OUT && p->nodes[v].ref == s)
+            out = v;
+        if (p->nodes[v].kind == SA_PLAN_RECOMPUTE)
+            re = v;
+    }
+    ck_assert_int_ge(out, 0);
+    ck_assert_int_gt(re, out);
+    bool waits = false;
+    for (int32_t k = 0; k < p->nodes[re].n_deps; k++)
+        waits |= p->deps[p->nodes[re].dep_off + k] == out;
+    ck_assert(waits);
+    sa_plan_free(p);
+    free(late);
+    free(act);
+    sa_dfg_free(g);
+}
+END_TEST
+
 /* The widened space (dec_opts.swap_persistent): off, a DEC_SWAP on a
  * parameter or a backward gradient is ignored (the plan is the one without
  * it); on, every parameter leaves at the boundary, is dropped in every gap
@@ -430,6 +487,7 @@ Suite *suite_decide(void)
     tcase_add_test(tc, test_backward_gradients_recompute_where_they_can);
     tcase_add_test(tc, test_backward_intermediate_leaves_over_its_gap);
     tcase_add_test(tc, test_cost_rule_swaps_what_hides_and_recomputes_the_rest);
+    tcase_add_test(tc, test_recompute_waits_for_a_sibling_swapping_out);
     tcase_add_test(tc, test_persistent_swaps);
     tcase_add_test(tc, test_persistent_gaps);
     suite_add_tcase(s, tc);

@@ -45,6 +45,7 @@ typedef struct dctx {
     int32_t n_ptr, cap_ptr;
     bool restart;                   /* pass 1 extended a lifetime: run it again */
     int32_t *src, *pbeg, *luser, *hsrc;
+    int32_t *pend;                  /* the end node of each tensor's last closed placement, or -1 */
     int32_t *touch_list, n_touch;
     /* swap-outs each position must wait for */
     int32_t *sync_head;
@@ -99,6 +100,7 @@ static sa_status close_place(dctx *c, int32_t t, int32_t end)
     if (!sa_plan_add_placement(c->p, t, 0, c->pbeg[t], end))
         return oom(c);
     c->present[t] = 0;
+    c->pend[t] = end;
     return SA_OK;
 }
 
@@ -201,6 +203,12 @@ static sa_status recompute(dctx *c, int32_t t, int32_t i, int depth)
         int32_t u = o->use[k];
         if (c->present[u] && on_h2d(c, c->src[u]))
             bld_add_dep(deps, &nd, c->src[u]);
+        /* an output placed again by this node: its last placement ends
+         * first (a swap-out still running, off the compute stream, would
+         * leave the tensor placed twice at once) */
+        if (!c->present[u] && c->pend[u] >= 0 &&
+            sa_plan_kind_stream(c->p->nodes[c->pend[u]].kind) != SA_PLAN_STREAM_COMPUTE)
+            bld_add_dep(deps, &nd, c->pend[u]);
     }
     int32_t r = sa_plan_add_node(c->p, SA_PLAN_RECOMPUTE, op, deps, nd);
     if (r < 0)
@@ -222,6 +230,8 @@ static sa_status recompute(dctx *c, int32_t t, int32_t i, int depth)
             touch(c, u);
         } else if (!sa_plan_add_placement(c->p, u, 0, r, r)) { /* scratch for this run only */
             return oom(c);
+        } else {
+            c->pend[u] = r;
         }
     }
     return SA_OK;
@@ -371,7 +381,7 @@ static sa_status run_pass(dctx *c)
         c->n_ptr = 0;
     c->restart = false;
     for (int32_t t = 0; t < c->nt; t++) {
-        c->src[t] = c->pbeg[t] = c->luser[t] = c->hsrc[t] = -1;
+        c->src[t] = c->pbeg[t] = c->luser[t] = c->hsrc[t] = c->pend[t] = -1;
         c->present[t] = sa_dfg_kind_persistent(g->tensors[t].kind) && !pswap(c, t); /* resident at the start */
         c->dirty[t] = pgaps(c, t); /* a resident's host copy is stale (docs/formats.md): its first leave swaps out */
         if (c->pass == 1)
@@ -598,6 +608,7 @@ static bool alloc_dctx(dctx *c, trig **tr)
     c->src = calloc(nt, sizeof(int32_t));
     c->pbeg = calloc(nt, sizeof(int32_t));
     c->luser = calloc(nt, sizeof(int32_t));
+    c->pend = calloc(nt, sizeof(int32_t));
     c->hsrc = calloc(nt, sizeof(int32_t));
     c->touch_list = calloc(nt, sizeof(int32_t));
     c->sync_head = calloc(n, sizeof(int32_t));
@@ -611,7 +622,7 @@ static bool alloc_dctx(dctx *c, trig **tr)
     c->rdeps = calloc((size_t)maxuse + 1, sizeof *c->rdeps);
     return c->pos && c->tstart && c->last_fwd && c->next_after && c->last_use && c->act && c->req &&
            c->need_first && c->need_gap && c->present && c->loaded && c->evicted && c->touched && c->done &&
-           c->dirty && c->drop_at && c->drop_slot && c->drop && c->src && c->pbeg && c->luser && c->hsrc &&
+           c->dirty && c->drop_at && c->drop_slot && c->drop && c->src && c->pbeg && c->luser && c->hsrc && c->pend &&
            c->touch_list && c->sync_head && c->in_off && c->in_list && *tr && c->rdeps;
 }
 
@@ -621,7 +632,7 @@ static void free_dctx(dctx *c, trig *tr)
     free(c->need_first); free(c->need_gap); free(c->present); free(c->loaded); free(c->evicted); free(c->touched);
     free(c->done); free(c->dirty);
     free(c->drop_at); free(c->drop_slot); free(c->drop); free(c->ptr);
-    free(c->src); free(c->pbeg); free(c->luser); free(c->hsrc); free(c->touch_list); free(c->sync_head);
+    free(c->src); free(c->pbeg); free(c->luser); free(c->hsrc); free(c->pend); free(c->touch_list); free(c->sync_head);
     free(c->sync); free(c->in_off); free(c->in_list); free(tr); free(c->rdeps);
 }
 

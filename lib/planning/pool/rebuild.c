@@ -138,6 +138,10 @@ static sa_status recompute(ctx *c, int32_t t, int depth)
         if ((st = acquire(c, o, u, &obj)))
             return st;
         add_obj_deps(c, w->deps, &nd, obj, u, false);
+        /* u's last placement ends first: a swap-out still running (off the
+         * compute stream) would leave it placed twice at once */
+        if (!c->dry && w->prev_end[u] >= 0 && !node_on_compute(c->p, w->prev_end[u]))
+            bld_add_dep(w->deps, &nd, w->prev_end[u]);
         w->place_begin[u] = -2; /* placed by this node (below) */
     }
     int32_t rn = add_node(c, SA_PLAN_RECOMPUTE, op, w->deps, nd);
