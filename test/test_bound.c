@@ -533,6 +533,21 @@ START_TEST(test_optimal_chains_rebuild_intermediates)
 }
 END_TEST
 
+/* The bundled vgg-11 b16 (*d: its device at half its no-swap peak) and the
+ * optimal rows' options under the effort limit, no clock deciding the plan:
+ * 200 nodes, 1,000 refined plans (an eighth of them stops the first
+ * refinement short of its end). */
+static sa_dfg_graph *vgg11_half(sa_policy_opts *po, sa_dfg_device *d)
+{
+    sa_dfg_graph *g = tu_bundled("graphs/vgg-11-b16.json", V100, 0);
+    sa_policy_opts_default(po);
+    po->optimal.max_nodes = 200;
+    po->optimal.refine_plans = 1000;
+    *d = g->device;
+    d->memory_bytes = sa_dfg_peak_bytes(g, NULL) / 2;
+    return g;
+}
+
 /* The refinement (docs/bound.md, "The optimal planner"): on vgg-11 b16 at 0.5x
  * the MILP's decisions simulate to 290.8 ms, and changing them one at a time
  * (and exchanging pairs, and moving the op that waits for a swap-out) against
@@ -546,13 +561,9 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
 {
     if (!sa_milp_have(SA_MILP_AUTO))
         return;
-    sa_dfg_graph *g = tu_bundled("graphs/vgg-11-b16.json", V100, 0);
     sa_policy_opts po;
-    sa_policy_opts_default(&po);
-    po.optimal.max_nodes = 200; /* the effort limit: no clock decides the plan */
-    po.optimal.refine_plans = 1000; /* an eighth of it stops the first refinement short of its end */
-    sa_dfg_device d = g->device;
-    d.memory_bytes = sa_dfg_peak_bytes(g, NULL) / 2;
+    sa_dfg_device d;
+    sa_dfg_graph *g = vgg11_half(&po, &d);
     sa_plan *p[2] = {NULL, NULL};
     sa_err err = {0};
     for (int k = 0; k < 2; k++) {
@@ -625,13 +636,9 @@ START_TEST(test_optimal_pump_portfolio)
 {
     if (!sa_milp_have(SA_MILP_AUTO))
         return;
-    sa_dfg_graph *g = tu_bundled("graphs/vgg-11-b16.json", V100, 0);
     sa_policy_opts po;
-    sa_policy_opts_default(&po);
-    po.optimal.max_nodes = 200;
-    po.optimal.refine_plans = 1000;
-    sa_dfg_device d = g->device;
-    d.memory_bytes = sa_dfg_peak_bytes(g, NULL) / 2;
+    sa_dfg_device d;
+    sa_dfg_graph *g = vgg11_half(&po, &d);
     sa_plan *p[3];
     sa_err err = {0};
     for (int k = 0; k < 3; k++) { /* without the pump; with it on 1 and 2 threads */

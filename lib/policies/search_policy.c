@@ -25,12 +25,13 @@ static bool default_effort(const sa_policy_opts *o)
 /* c's options for the seeding and polishing solves: a node limit and one
  * solver thread whatever the search's thread count, so that their plans do
  * not depend on --threads nor, without a deadline, on the machine's speed
- * (optimal.c reads no clock under a node limit unless deadline_s is set). */
-static void milp_effort(const sa_policy_call *c, sa_policy_opts *po)
+ * (optimal.c reads no clock under a node limit unless deadline_s is set);
+ * with pump, each space solved with the feasibility pump too. */
+static void milp_effort(const sa_policy_call *c, bool pump, sa_policy_opts *po)
 {
     po->optimal.threads = 1;
     po->optimal.max_nodes = c->opts->seed_milp.max_nodes;
-    po->optimal.pump = false; /* run_seed_rows decides it for the seeds */
+    po->optimal.pump = pump;
     /* the default effort refines half as far (unless a cap is given) */
     if (default_effort(c->opts) && !(po->optimal.refine_plans > 0))
         po->optimal.refine_plans = SA_POLICY_AUTO_REFINE_PLANS;
@@ -178,8 +179,7 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, bool pum
     so.search.migrate_ctx = NULL;
     so.search.seeds = NULL;
     so.search.n_seeds = 0;
-    milp_effort(c, &so);
-    so.optimal.pump = pump;
+    milp_effort(c, pump, &so);
     so.on_phase = NULL;
     so.search.time_limit_s = 0; /* the seed deadline instead */
     /* the default effort and --generations 0 ("at once") bound the rules' work */
@@ -258,7 +258,7 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, bool pum
 static sa_status polish(const sa_policy_call *c, double cells, double deadline, sa_plan **best, sa_err *err)
 {
     sa_policy_opts po = *c->opts;
-    milp_effort(c, &po);
+    milp_effort(c, false, &po); /* the seeds' pump would double the polish's time too */
     po.deadline_s = deadline;
     sa_policy_call pc = *c;
     pc.opts = &po;
