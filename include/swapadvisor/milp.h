@@ -61,6 +61,8 @@ typedef struct sa_milp_result {
 sa_milp *sa_milp_new(void);
 void sa_milp_free(sa_milp *m);
 int32_t sa_milp_n_cols(const sa_milp *m);
+/* The coefficients of its rows. */
+int64_t sa_milp_n_nonzeros(const sa_milp *m);
 
 /* Adds a column; returns its index or -1 on allocation failure. */
 int32_t sa_milp_add_col(sa_milp *m, double lb, double ub, double obj, bool integer);

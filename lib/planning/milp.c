@@ -61,6 +61,7 @@ void sa_milp_free(sa_milp *m)
 }
 
 int32_t sa_milp_n_cols(const sa_milp *m) { return m->nc; }
+int64_t sa_milp_n_nonzeros(const sa_milp *m) { return m->nz; }
 
 #define GROW(ptr, cap_new) ((ptr) = realloc((ptr), (size_t)(cap_new) * sizeof *(ptr)))
 

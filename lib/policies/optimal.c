@@ -86,12 +86,12 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
     sa_status st = opt_build_ctx(o, g, dev, sch, space, err);
     if (!st && o->interm && o->n_chained == 0)
         st = sa_fail(err, SA_EINFEASIBLE, "%s: no recompute reads an intermediate: chains change nothing", name);
-    /* the memory rows hold up to one coefficient per position and candidate:
-     * past OPT_MAX_CELLS the model would take the solver minutes and
-     * gigabytes (nasnet-25: 15k positions x 8k candidates ran out of memory) */
+    /* the build scans every position for every candidate and the solves grow
+     * with both: past OPT_MAX_CELLS (nasnet-25: 15k positions x 8k
+     * candidates) they would take minutes */
     if (!st && (double)o->n * (double)o->nc > OPT_MAX_CELLS)
         st = sa_fail(err, SA_EINFEASIBLE, "%s: the MILP would span %d positions x %d candidates (%.0f million "
-                     "memory coefficients at most, over the %.0f million this planner takes); plan with another "
+                     "cells, over the %.0f million this planner takes); plan with another "
                      "policy (swapadvisor, hybrid) or bound with --bound=combinatorial", name, o->n, o->nc,
                      (double)o->n * (double)o->nc * 1e-6, OPT_MAX_CELLS * 1e-6);
     if (st)
@@ -127,7 +127,7 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
             left = left > 0 ? fmin(left, to_dl) : to_dl;
         }
         sa_milp *m = NULL;
-        if ((st = opt_build_milp(o, cap, &m, err)))
+        if ((st = opt_build_milp(o, cap, (double)o->n * (double)o->nc > OPT_SUM_CELLS, &m, err)))
             break;
         sa_milp_opts mo = {po->optimal.solver, left, po->optimal.gap, po->optimal.threads, false,
                         po->optimal.max_nodes, effort && !(space & OPT_PUMP)};

@@ -98,8 +98,16 @@ void opt_free_ctx(octx *o);
 
 /* The MILP for memory cap mem over o's candidates (optimal_milp.c): minimize
  * T + eps * (moved time) subject to the memory at each position and T over
- * each resource.  *out is the caller's (sa_milp_free).  SA_ENOMEM. */
-sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err);
+ * each resource; with sums the memory rows are running sums (the same model,
+ * O(window ends) coefficients instead of up to positions x candidates).  *out
+ * is the caller's (sa_milp_free).  SA_ENOMEM. */
+sa_status opt_build_milp(octx *o, int64_t mem, bool sums, sa_milp **out, sa_err *err);
+/* Past this many positions x candidates the optimal rows build with sums:
+ * resnet-50's and gpt-12-768's models (about 4e5) keep the direct rows, which
+ * solve as fast there and stop on the solutions the tables measured;
+ * inception-4's, wresnet-152-10's and densenet121's (3.4 to 3.7e6) take the
+ * sums, whose solves are up to ten times faster there (docs/bound.md). */
+#define OPT_SUM_CELLS 1.0e6
 
 /* The actions a candidate may take: keep, swap (the swap-in where the
  * compute covers it), swap with the late swap-in, recompute; a persistent

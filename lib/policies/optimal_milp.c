@@ -1,7 +1,7 @@
 /* optimal_milp.c - the optimal planner's MILP (docs/bound.md, "The optimal
  * planner"): one column per open action of each candidate, one memory row per
- * position, so that every integer solution's decisions fit the cap the model
- * was built for, before packing. */
+ * position (on a large model over a running-sum column), so that every integer
+ * solution's decisions fit the cap the model was built for, before packing. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,9 +79,79 @@ static bool add_gap_cols(octx *o, sa_milp *m, double eps)
     return ok;
 }
 
+/* The memory rows' running sum (opt_build_milp): the previous position's
+ * coefficients, dense by column (pv, with pin marking the columns in plist)
+ * and listed (plist), and the row being built (ri, rv).  Columns are added
+ * before the first row; each position's row adds its own column F. */
+typedef struct diffrow {
+    double *pv, *rv;
+    uint8_t *pin;
+    int32_t *plist, *ri, np, f_prev;
+} diffrow;
+
+static bool diffrow_init(diffrow *d, int32_t ncols)
+{
+    memset(d, 0, sizeof *d);
+    d->f_prev = -1;
+    d->pv = calloc((size_t)ncols + 1, sizeof *d->pv);
+    d->pin = calloc((size_t)ncols + 1, 1);
+    d->plist = malloc(((size_t)ncols + 1) * sizeof *d->plist);
+    d->ri = malloc((2 * (size_t)ncols + 2) * sizeof *d->ri);
+    d->rv = malloc((2 * (size_t)ncols + 2) * sizeof *d->rv);
+    return d->pv && d->pin && d->plist && d->ri && d->rv;
+}
+
+static void diffrow_free(diffrow *d)
+{
+    free(d->pv);
+    free(d->pin);
+    free(d->plist);
+    free(d->ri);
+    free(d->rv);
+}
+
+/* The row of a position whose memory is sum val[q] x[idx[q]] (k distinct
+ * columns, all below the count diffrow_init was given), at least lb: a new
+ * column F = that sum, the row F - F_prev - (this sum - the previous one) =
+ * 0.  False when out of memory. */
+static bool diffrow_add(diffrow *d, sa_milp *m, double lb, int32_t k, const int32_t *idx, const double *val)
+{
+    int32_t f = sa_milp_add_col(m, lb, HUGE_VAL, 0, false);
+    if (f < 0)
+        return false;
+    int32_t n = 0;
+    /* this position's columns (pin: 2 where also in the previous row) */
+    for (int32_t q = 0; q < k; q++) {
+        int32_t c = idx[q];
+        double dv = val[q] - (d->pin[c] ? d->pv[c] : 0);
+        if (d->pin[c])
+            d->pin[c] = 2;
+        if (dv != 0)
+            d->ri[n] = c, d->rv[n++] = -dv;
+    }
+    /* the previous position's that are gone */
+    for (int32_t q = 0; q < d->np; q++) {
+        int32_t c = d->plist[q];
+        if (d->pin[c] == 1 && d->pv[c] != 0)
+            d->ri[n] = c, d->rv[n++] = d->pv[c];
+        d->pin[c] = 0;
+    }
+    d->ri[n] = f, d->rv[n++] = 1;
+    if (d->f_prev >= 0)
+        d->ri[n] = d->f_prev, d->rv[n++] = -1;
+    for (int32_t q = 0; q < k; q++) {
+        d->pin[idx[q]] = 1;
+        d->pv[idx[q]] = val[q];
+        d->plist[q] = idx[q];
+    }
+    d->np = k;
+    d->f_prev = f;
+    return sa_milp_add_row(m, 0, 0, n, d->ri, d->rv);
+}
+
 /* The MILP for memory cap mem: minimize T + eps * (moved time) subject to
  * the memory at each position and T over each resource. */
-sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err)
+sa_status opt_build_milp(octx *o, int64_t mem, bool sums, sa_milp **out, sa_err *err)
 {
     sa_milp *m = sa_milp_new();
     int32_t *idx = malloc((size_t)(5 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
@@ -117,7 +187,11 @@ sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err)
             ok = sa_milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
     }
     ok = ok && add_gap_cols(o, m, EPS);
-    /* memory, in MB: base - freed <= mem */
+    /* memory, in MB: base - freed <= mem at each position i; with sums as
+     * F_i = F_{i-1} + (a_i - a_{i-1}) x, F_i >= over_i, so that a window's
+     * column enters only the rows where it opens and closes */
+    diffrow dr = {0};
+    ok = ok && (!sums || diffrow_init(&dr, sa_milp_n_cols(m)));
     for (int32_t i = 0; i < o->n && ok; i++) {
         double over = (double)o->base[i] - (double)mem;
         int32_t k = 0;
@@ -170,7 +244,9 @@ sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err)
                 val[k++] = gp->b * 1e-6;
             }
         }
-        if (over > 0 || k > 0)
+        if (sums)
+            ok = diffrow_add(&dr, m, over * 1e-6, k, idx, val);
+        else if (over > 0 || k > 0)
             ok = sa_milp_add_row(m, over * 1e-6, HUGE_VAL, k, idx, val);
     }
     /* T over the compute stream, each link direction and the duplex link */
@@ -221,6 +297,7 @@ sa_status opt_build_milp(octx *o, int64_t mem, sa_milp **out, sa_err *err)
     }
     free(idx);
     free(val);
+    diffrow_free(&dr);
     if (!ok) {
         sa_milp_free(m);
         return sa_fail(err, SA_ENOMEM, "optimal: out of memory building the MILP");
