@@ -76,6 +76,9 @@ typedef struct sa_policy_opts {
                                * that simulates faster after an eighth of its refinement is refined
                                * on (default false: the node limit does not bound the pump, which
                                * runs at the root) */
+        bool sums;            /* every model's memory rows as running sums (docs/bound.md; default
+                               * false: only past 10^6 positions x candidates; the swapadvisor
+                               * row's default effort sets it for its seeds) */
     } optimal;                /* the optimal and optimal-search rows (optimal.c) */
     bool search_seeds;  /* the swapadvisor row first runs every other row (but ideal) and starts
                          * from their plans: never slower than any of them (default true) */

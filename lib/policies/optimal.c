@@ -48,7 +48,7 @@ typedef struct osol {
     double milp_us;      /* p's time before the refinement */
     orefine rf;          /* how far p has been refined */
     bool refine_cut;     /* a clock cut the refinement */
-    bool widen, pump;    /* OPT_WIDEN, OPT_PUMP */
+    bool widen, pump, sums; /* OPT_WIDEN, OPT_PUMP, OPT_SUMS */
     bool solved;         /* a solve ran */
 } osol;
 
@@ -83,6 +83,7 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
     octx *o = &s->o;
     s->widen = space & OPT_WIDEN;
     s->pump = space & OPT_PUMP;
+    s->sums = po->optimal.sums;
     sa_status st = opt_build_ctx(o, g, dev, sch, space, err);
     if (!st && o->interm && o->n_chained == 0)
         st = sa_fail(err, SA_EINFEASIBLE, "%s: no recompute reads an intermediate: chains change nothing", name);
@@ -127,7 +128,7 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
             left = left > 0 ? fmin(left, to_dl) : to_dl;
         }
         sa_milp *m = NULL;
-        if ((st = opt_build_milp(o, cap, (double)o->n * (double)o->nc > OPT_SUM_CELLS, &m, err)))
+        if ((st = opt_build_milp(o, cap, s->sums || (double)o->n * (double)o->nc > OPT_SUM_CELLS, &m, err)))
             break;
         sa_milp_opts mo = {po->optimal.solver, left, po->optimal.gap, po->optimal.threads, false,
                         po->optimal.max_nodes, effort && !(space & OPT_PUMP)};
@@ -249,7 +250,7 @@ static sa_status finish_space(const sa_policy_call *pc, const char *name, const 
              "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
              "\"demoted\":%d,\"arena\":%lld,\"milp_plan_us\":%.17g,\"refine_plans\":%d%s,\"wall_s\":%.3f%s%s}",
              name, s->widen ? "widened" : "narrow", s->o.interm ? "true" : "false",
-             s->pump ? ",\"pump\":true" : "", best->solver,
+             s->pump ? ",\"pump\":true" : s->sums ? ",\"sums\":true" : "", best->solver,
              best->status == SA_MILP_OPTIMAL ? "optimal" : best->timed_out ? "time_limit" : "node_limit",
              best->objective, bound, gap, s->o.nc, s->rounds + (s->rounds == 0), (long long)s->cap, ds->n_swapped,
              ds->n_persistent_swapped, ds->n_recomputed, ds->n_demoted, (long long)ds->arena_bytes, s->milp_us, s->rf.evals,

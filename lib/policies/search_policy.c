@@ -35,6 +35,9 @@ static void milp_effort(const sa_policy_call *c, bool pump, sa_policy_opts *po)
     /* the default effort refines half as far (unless a cap is given) */
     if (default_effort(c->opts) && !(po->optimal.refine_plans > 0))
         po->optimal.refine_plans = SA_POLICY_AUTO_REFINE_PLANS;
+    /* and with running sums: CBC then stops on other near-optimal solutions,
+     * which carried the default further on the cells measured (docs/policies.md) */
+    po->optimal.sums |= default_effort(c->opts);
 }
 
 /* Whether the MILP may run on schedule sch: a solver in the build, seeds on
