@@ -165,10 +165,10 @@ typedef struct sa_policy_def {
 #define SA_POLICY_POLISH_MILP_CELLS 4.0e6
 #define SA_POLICY_AUTO_MILP_CELLS 1.0e6
 /* The seeds' solves with and without CBC's feasibility pump (sa_policy_opts.optimal.pump)
- * under a given generation count: resnet-50's, gpt-12-768's and vgg-16's models are
- * inside, inception-4's and wresnet-152-10's outside; docs/policies.md has what it gains
- * and costs. */
-#define SA_POLICY_PUMP_MILP_CELLS 1.0e6
+ * under a given generation count: every model the seeds' gate admits (with the running
+ * sums the pump's solves on inception-4's and wresnet-152-10's models take seconds);
+ * docs/policies.md has what it gains and costs. */
+#define SA_POLICY_PUMP_MILP_CELLS 4.0e6
 enum { SA_POLICY_SEED_MILP_NODES = 200 };
 /* The refinement's cap under an effort limit (the search's seeds and polish,
  * up to four runs of the MILP rows, each refining its fastest space's plan
