@@ -149,6 +149,63 @@ static bool diffrow_add(diffrow *d, sa_milp *m, double lb, int32_t k, const int3
     return sa_milp_add_row(m, 0, 0, n, d->ri, d->rv);
 }
 
+/* Position i's memory row: its coefficients into idx, val (one per column);
+ * returns their count. */
+static int32_t memory_row(const octx *o, int32_t i, int32_t *idx, double *val)
+{
+    int32_t k = 0;
+    for (int32_t j = 0; j < o->nc; j++) {
+        const ocand *c = &o->c[j];
+        double b = (double)o->g->tensors[c->t].bytes * 1e-6;
+        bool head = c->s2_from <= i && i <= c->s2_to;
+        bool tail = c->s3_from <= i && i <= c->s3_to;
+        bool ltail = c->late_tail ? c->l3_from <= i && i <= c->s3_to : tail;
+        bool lhead = c->l2_to >= 0 ? i <= c->l2_to : head;
+        if (c->s_col >= 0 && (head || tail || (c->s_from <= i && i <= c->s_to))) {
+            idx[k] = c->s_col;
+            val[k++] = b;
+        }
+        if (c->l_col >= 0 && (lhead || ltail || (c->l_from <= i && i <= c->l_to))) {
+            idx[k] = c->l_col;
+            val[k++] = b;
+        }
+        /* its first gap's memory is held until the swap-out ends */
+        if (c->e_col >= 0 && o->gp[c->gp_first].from <= i && i <= c->e_to) {
+            idx[k] = c->e_col;
+            val[k++] = -b;
+        }
+        /* a recompute frees t over its window; its producer's inputs
+         * that died before it stay until it runs, and when it runs (just
+         * before the use) they and the workspace are there too (counted
+         * whole: they may be); one coefficient per column and row */
+        if (c->r_col >= 0) {
+            double rv = 0;
+            if (c->r_from <= i && i <= c->r_to)
+                rv += b;
+            if (c->r_ext > 0 && c->r_ext_from <= i && i < c->next_use)
+                rv -= (double)c->r_ext * 1e-6;
+            if (i == c->next_use && c->r_in > 0)
+                rv -= (double)c->r_in * 1e-6;
+            if (rv != 0) {
+                idx[k] = c->r_col;
+                val[k++] = rv;
+            }
+        }
+    }
+    for (int32_t j = 0; j < o->ngp; j++) {
+        const ogap *gp = &o->gp[j];
+        if (gp->y_col >= 0 && gp->from <= i && i <= gp->y_to) {
+            idx[k] = gp->y_col;
+            val[k++] = gp->b * 1e-6;
+        }
+        if (gp->z_col >= 0 && gp->from <= i && i <= gp->z_to) {
+            idx[k] = gp->z_col;
+            val[k++] = gp->b * 1e-6;
+        }
+    }
+    return k;
+}
+
 /* The MILP for memory cap mem: minimize T + eps * (moved time) subject to
  * the memory at each position and T over each resource. */
 sa_status opt_build_milp(octx *o, int64_t mem, bool sums, sa_milp **out, sa_err *err)
@@ -194,56 +251,7 @@ sa_status opt_build_milp(octx *o, int64_t mem, bool sums, sa_milp **out, sa_err 
     ok = ok && (!sums || diffrow_init(&dr, sa_milp_n_cols(m)));
     for (int32_t i = 0; i < o->n && ok; i++) {
         double over = (double)o->base[i] - (double)mem;
-        int32_t k = 0;
-        for (int32_t j = 0; j < o->nc; j++) {
-            const ocand *c = &o->c[j];
-            double b = (double)o->g->tensors[c->t].bytes * 1e-6;
-            bool head = c->s2_from <= i && i <= c->s2_to;
-            bool tail = c->s3_from <= i && i <= c->s3_to;
-            bool ltail = c->late_tail ? c->l3_from <= i && i <= c->s3_to : tail;
-            bool lhead = c->l2_to >= 0 ? i <= c->l2_to : head;
-            if (c->s_col >= 0 && (head || tail || (c->s_from <= i && i <= c->s_to))) {
-                idx[k] = c->s_col;
-                val[k++] = b;
-            }
-            if (c->l_col >= 0 && (lhead || ltail || (c->l_from <= i && i <= c->l_to))) {
-                idx[k] = c->l_col;
-                val[k++] = b;
-            }
-            /* its first gap's memory is held until the swap-out ends */
-            if (c->e_col >= 0 && o->gp[c->gp_first].from <= i && i <= c->e_to) {
-                idx[k] = c->e_col;
-                val[k++] = -b;
-            }
-            /* a recompute frees t over its window; its producer's inputs
-             * that died before it stay until it runs, and when it runs (just
-             * before the use) they and the workspace are there too (counted
-             * whole: they may be); one coefficient per column and row */
-            if (c->r_col >= 0) {
-                double rv = 0;
-                if (c->r_from <= i && i <= c->r_to)
-                    rv += b;
-                if (c->r_ext > 0 && c->r_ext_from <= i && i < c->next_use)
-                    rv -= (double)c->r_ext * 1e-6;
-                if (i == c->next_use && c->r_in > 0)
-                    rv -= (double)c->r_in * 1e-6;
-                if (rv != 0) {
-                    idx[k] = c->r_col;
-                    val[k++] = rv;
-                }
-            }
-        }
-        for (int32_t j = 0; j < o->ngp; j++) {
-            const ogap *gp = &o->gp[j];
-            if (gp->y_col >= 0 && gp->from <= i && i <= gp->y_to) {
-                idx[k] = gp->y_col;
-                val[k++] = gp->b * 1e-6;
-            }
-            if (gp->z_col >= 0 && gp->from <= i && i <= gp->z_to) {
-                idx[k] = gp->z_col;
-                val[k++] = gp->b * 1e-6;
-            }
-        }
+        int32_t k = memory_row(o, i, idx, val);
         if (sums)
             ok = diffrow_add(&dr, m, over * 1e-6, k, idx, val);
         else if (over > 0 || k > 0)
