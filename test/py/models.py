@@ -99,6 +99,23 @@ def lstm(batch=2, seq=12):
         [torch.zeros(batch, dtype=torch.long)]
 
 
+class Transposed(nn.Module):
+    """Weights made as transposed views (dense, not row-major)."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.w1 = nn.Parameter(torch.randn(64, 8).t())
+        self.w2 = nn.Parameter(torch.randn(64, 64).t())
+        self.head = nn.Linear(64, classes)
+
+    def forward(self, x):
+        return self.head(torch.relu(torch.relu(x @ self.w1) @ self.w2))
+
+
+def transposed(batch=32):
+    return Transposed(), [(batch, 8)], F.cross_entropy, [torch.zeros(batch, dtype=torch.long)]
+
+
 def frozen(batch=2):
     """Every parameter frozen: the loss depends on none (exit 3)."""
     m = nn.Linear(4, 4)

@@ -126,6 +126,7 @@ class TestTrainsLikeEager(Workdir):
         self.assertEqual(sorted(got), sorted(ref))
         differ = [k for k in ref if not torch.equal(got[k], ref[k])]
         self.assertEqual(differ, [], "%d of %d state tensors differ from eager's" % (len(differ), len(ref)))
+        self.assertEqual({k: got[k].stride() for k in ref}, {k: ref[k].stride() for k in ref})
         with open(rep) as f:
             report = json.load(f)
         self.assertEqual(report["memory_bytes"], pdoc["device"]["memory_bytes"])
@@ -164,6 +165,10 @@ class TestTrainsLikeEager(Workdir):
 
     def test_small_cnn_momentum(self):
         self.check_model(MODELS_PY + ":small_cnn", 4, optimizer="momentum")
+
+    def test_transposed_weights(self):
+        # parameters made as transposed views: the plan reads them with their own strides
+        self.check_model(MODELS_PY + ":transposed", 32, optimizer="momentum")
 
     def test_small_cnn_adam(self):
         self.check_model(MODELS_PY + ":small_cnn", 4, optimizer="adam")

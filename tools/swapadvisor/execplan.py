@@ -295,6 +295,25 @@ class Plan:
         return order
 
 
+def layout_view(flat, shape, stride=None):
+    """flat (a 1-D buffer of at least the shape's element count) seen as a tensor of shape
+    laid out with stride (a dense layout: every element once; None: row-major)."""
+    n = 1
+    for d in shape:
+        n *= d
+    if stride is None:
+        return flat[:n].view(shape)
+    return flat[:n].as_strided(shape, stride)
+
+
+def _fill_flat(flat, t, stride):
+    """flat, holding t's values in the storage order of the dense layout stride (the
+    traced placeholder's: a parameter made as a transposed view keeps its layout, so the
+    plan's kernels read it as the eager loop's do)."""
+    layout_view(flat, tuple(t.shape), stride).copy_(t.detach())
+    return flat
+
+
 class CpuDevice:
     """The device is the CPU: device and host buffers are separate tensors."""
 
@@ -313,8 +332,9 @@ class CpuDevice:
     def to_device(self, host, node):
         return host.clone()
 
-    def host_copy(self, t):
-        return t.detach().clone().reshape(-1)
+    def host_copy(self, t, stride=None):
+        import torch
+        return _fill_flat(torch.empty(t.numel(), dtype=t.dtype), t, stride)
 
     def begin(self, i, stream, deps):
         return None
@@ -394,11 +414,9 @@ class CudaDevice:
         self.adopt(d)
         return d
 
-    def host_copy(self, t):
+    def host_copy(self, t, stride=None):
         import torch
-        h = torch.empty(t.numel(), dtype=t.dtype, pin_memory=True)
-        h.copy_(t.detach().reshape(-1))
-        return h
+        return _fill_flat(torch.empty(t.numel(), dtype=t.dtype, pin_memory=True), t, stride)
 
     def sync(self):
         import torch

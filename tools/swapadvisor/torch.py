@@ -354,6 +354,7 @@ class TrainingStep:
         host_init = {}
         self.inputs = []      # (tid, shape, dtype) per input and target, in order
         self.sync = []        # (tid, kind, name or (param, state name), shape)
+        self.layout = {}      # tid -> the strides its placeholder was traced with, where not row-major
         phs = [n for n in cap.gm.graph.nodes if n.op == "placeholder"]
         for node, (kind, name, param_of) in zip(phs, cap.placeholders):
             t = bind.ph_tensor.get(node.name)
@@ -374,7 +375,9 @@ class TrainingStep:
                 if t is not None and t.id >= 0:
                     self.sync.append((t.id, "tensor", v, tuple(fv.shape)))
             if t is not None and t.id >= 0:
-                host_init[t.id] = dev.host_copy(v)
+                if not fv.is_contiguous():
+                    self.layout[t.id] = tuple(fv.stride())
+                host_init[t.id] = dev.host_copy(v, self.layout.get(t.id))
         from .torch_cli import _loss_node, constant_host_copies
         constant_host_copies(cap, bind, dev, cap.model_name, host_init)
         self.found = [None]   # this step's found_inf (GradScaler), read by the first update
@@ -420,7 +423,7 @@ class TrainingStep:
         """The step that compiles the plan (compile_plan's fallback): the host buffers take
         the inputs and the user's current tensors, then the interpreter runs and records."""
         import torch
-        from . import compiled
+        from . import compiled, execplan
         with torch.no_grad():
             for (tid, shape, dtype, name), x in zip(self.inputs, xs):
                 if tid is not None:
@@ -428,7 +431,7 @@ class TrainingStep:
             for tid, kind, who, shape in self.sync:
                 cur = who if kind == "tensor" else self.opt.state.get(who[0], {}).get(who[1])
                 if cur is not None:
-                    self.host_init[tid].copy_(cur.detach().reshape(-1))
+                    execplan.layout_view(self.host_init[tid], shape, self.layout.get(tid)).copy_(cur.detach())
             prog = compiled.compile_plan(*self._compile, first_step=True)
         self._compiled(prog)
         if prog.first is None:
@@ -438,11 +441,8 @@ class TrainingStep:
         return torch.tensor(loss, dtype=torch.float32) if loss is not None else None
 
     def _view(self, tid, shape):
-        flat = self.prog.final_value(tid)
-        n = 1
-        for d in shape:
-            n *= d
-        return flat[:n].view(shape)
+        from . import execplan
+        return execplan.layout_view(self.prog.final_value(tid), shape, self.layout.get(tid))
 
     def _publish(self):
         """Points the module's tensors and the optimizer's state at the plan's buffers."""

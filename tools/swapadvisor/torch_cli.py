@@ -401,10 +401,12 @@ def load(opts, note):
             v = named.get(name)
             if v is None:
                 raise ExportError("internal: %s has no tensor %r" % (spec.name, name))
-        values[node.name] = (kind, name, param_of, v)
+        fv = node.meta.get("val")
+        stride = None if fv is None or fv.is_contiguous() else tuple(fv.stride())
+        values[node.name] = (kind, name, param_of, v, stride)
         t = bind.ph_tensor.get(node.name)
         if t is not None and t.id >= 0:
-            host_init[t.id] = dev.host_copy(v)
+            host_init[t.id] = dev.host_copy(v, stride)
     constant_host_copies(cap, bind, dev, spec.name, host_init)
     if opts["cap_memory"] and opts["device"] == "cuda":
         cap_allocator(p.memory_bytes, p.workspace_reserve, opts.get("warn") or note)
@@ -443,6 +445,7 @@ def compile_loaded(L, note):
 
 def run(opts, note):
     import torch
+    from . import execplan
     L = load(opts, note)
     bind, p, dev, values, module, spec = L.bind, L.p, L.dev, L.values, L.module, L.spec
     reports = []
@@ -499,13 +502,13 @@ def run(opts, note):
             raise ExportError("internal: ran %d %s nodes of the plan's %d" % (reports[-1]["nodes"][k], k, p.counts[k]))
 
     if opts["save_state"]:
-        for node_name, (kind, name, param_of, v) in values.items():
+        for node_name, (kind, name, param_of, v, stride) in values.items():
             t = bind.ph_tensor.get(node_name)
             if kind == "input" or param_of is not None or t is None or t.id < 0:
                 continue
             fin = final(t.id).to("cpu")
             with torch.no_grad():
-                v.copy_(fin[:v.numel()].view(v.shape))
+                v.copy_(execplan.layout_view(fin, tuple(v.shape), stride))
         sd = module.state_dict()
         if opts["save_state"] == "-":
             buf = io.BytesIO()

@@ -26,6 +26,23 @@ PHASES = ("forward", "backward", "update")
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)).replace("\\", "/") + "/"
 
 
+def dense_strides(t):
+    """t's strides where t is dense but not row-major (every element of its storage once, in
+    a permuted order: a transposed tensor), else None (row-major). The trace gives a
+    parameter or buffer its own dense layout, so that the plan's kernels see the strides
+    the eager loop's do (a BLAS may round a transposed product differently); a layout
+    with gaps or repeats becomes row-major."""
+    if t.is_contiguous() or t.numel() == 0:
+        return None
+    dims = sorted((st, sz) for st, sz in zip(t.stride(), t.shape) if sz != 1)
+    expected = 1
+    for st, sz in dims:
+        if st != expected:
+            return None
+        expected *= sz
+    return tuple(t.stride())
+
+
 def _named_tensors(module, attr):
     """(name, tensor) for every registered parameter (attr "_parameters") or buffer
     ("_buffers"), aliases (tied weights) included, in registration order."""
@@ -320,9 +337,12 @@ def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, c
     # autocast on CUDA is traced on fake CUDA tensors, which need a CUDA build and device
     fake_device = "cuda" if autocast is not None and device_type == "cuda" else "cpu"
 
-    def fake(shape, dt, requires_grad=False):
+    def fake(shape, dt, requires_grad=False, stride=None):
         with fake_mode:
-            t = torch.empty(list(shape), dtype=dt, device=fake_device)
+            if stride is None:
+                t = torch.empty(list(shape), dtype=dt, device=fake_device)
+            else:
+                t = torch.empty_strided(list(shape), list(stride), dtype=dt, device=fake_device)
         if requires_grad:
             t.requires_grad_(True)
         return t
@@ -340,7 +360,7 @@ def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, c
     for name, p in params:
         if id(p) not in by_id:
             by_id[id(p)] = len(p_fake)
-            p_fake.append(fake(p.shape, p.dtype, p.requires_grad))
+            p_fake.append(fake(p.shape, p.dtype, p.requires_grad, dense_strides(p)))
             p_names.append(name)
             cap.placeholders.append(("param", name, None))
         state_dict[name] = p_fake[by_id[id(p)]]
@@ -348,7 +368,7 @@ def capture(spec, optimizer="sgd", dtype="f32", torch_opt=None, autocast=None, c
     for name, b in buffers:
         if id(b) not in b_by_id:
             b_by_id[id(b)] = len(b_fake)
-            b_fake.append(fake(b.shape, b.dtype))
+            b_fake.append(fake(b.shape, b.dtype, stride=dense_strides(b)))
             cap.placeholders.append(("state", name, None))
         state_dict[name] = b_fake[b_by_id[id(b)]]
     trainable = [i for i, p in enumerate(p_fake) if p.requires_grad]
