@@ -163,12 +163,14 @@ class TestTrainsLikeEager(Cached):
         return step
 
     def test_gpt_adamw_cosine_bf16_clip(self):
-        """nanoGPT's shakespeare-char GPT (bench/torch_models.py:nanogpt: 6 layers, 384 wide,
-        256 tokens, tied embedding, dropout 0.2) with its optimizer (AdamW, two groups),
-        warm-up + cosine learning rate set by hand each step, bf16 autocast and clipping at
-        1.0. Dropout draws from the global generator in the eager loop's order (a recomputed
-        dropout replays its draws)."""
-        case = Case(lambda: torch_models.nanogpt(2), nanogpt_optimizer, set_lr=nanogpt_lr,
+        """nanoGPT's shakespeare-char GPT (bench/torch_models.py's code: tied embedding, its
+        65 characters, dropout 0.2) at 2 layers, 128 wide and 64 tokens, with its optimizer
+        (AdamW, two groups), warm-up + cosine learning rate set by hand each step, bf16
+        autocast and clipping at 1.0. Dropout draws from the global generator in the eager
+        loop's order (a recomputed dropout replays its draws). The full size runs in
+        TestReadmeExample (docs/torch.md's example): a CPU without bf16 instructions
+        emulates them, slowly."""
+        case = Case(lambda: torch_models.gpt(2, 64, 128, 4, 2, 65, 0.2), nanogpt_optimizer, set_lr=nanogpt_lr,
                     autocast=torch.bfloat16, clip=1.0)
         case.classes = 65
         step = self.check(case)
