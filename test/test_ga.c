@@ -530,6 +530,69 @@ START_TEST(test_milp_seeds_and_polish_past_400_ops)
 }
 END_TEST
 
+/* Under the default effort the MILP seeds on a model past seed_milp.auto_cells
+ * run after the other rows and only where the fastest of those is more than
+ * seed_milp.auto_need over the ideal.  Not needed, the phases say "unneeded"
+ * and the plan is the one without MILP seeds; needed, optimal's row is noted
+ * after every other, the answer is no slower than its plan, and the plan is
+ * the same at 1 and 2 threads. */
+START_TEST(test_default_effort_runs_the_milp_seed_where_needed)
+{
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 6 / 10);
+    sa_policy_opts po;
+    short_search_opts(&po, 1);
+    po.search.generations = SA_GA_GENERATIONS_AUTO;
+    po.search.auto_effort = 2e6;
+    po.seed_milp.auto_cells = 0;
+    /* needed by no plan: the same plan as with the MILP seeds left out */
+    po.seed_milp.auto_need = 1e9;
+    sa_plan *p = run_search_row_opts(g, &d, &po);
+    if (sa_milp_have(SA_MILP_AUTO))
+        ck_assert_msg(strstr(p->search_json, "{\"phase\":\"seed\",\"policy\":\"optimal\",\"wall_s\":0.000,"
+                                             "\"result\":\"unneeded\"}") != NULL, "%s", p->search_json);
+    ck_assert_ptr_null(strstr(p->search_json, "\"policy\":\"optimal-search\""));
+    char *unneeded = tu_plan_text(p);
+    sa_plan_free(p);
+    sa_policy_opts none = po;
+    none.seed_milp.max_cells = 0;
+    p = run_search_row_opts(g, &d, &none);
+    ck_assert_ptr_null(strstr(p->search_json, "\"policy\":\"optimal"));
+    char *without = tu_plan_text(p);
+    sa_plan_free(p);
+    ck_assert_str_eq(unneeded, without);
+    free(unneeded);
+    free(without);
+    if (!sa_milp_have(SA_MILP_AUTO)) {
+        sa_dfg_free(g);
+        return;
+    }
+    /* needed by any plan slower than the ideal */
+    po.seed_milp.auto_need = 0;
+    char *json[2];
+    for (int k = 0; k < 2; k++) {
+        po.search.threads = 1 + k;
+        p = run_search_row_opts(g, &d, &po);
+        const char *ph = strstr(p->search_json, "\"phases\":[");
+        ck_assert_ptr_nonnull(ph);
+        const char *opt = strstr(ph, "\"policy\":\"optimal\"");
+        ck_assert_msg(opt != NULL, "%s", ph);
+        double us = 0;
+        ck_assert_msg(sscanf(strstr(opt, "\"result\":"), "\"result\":\"plan\",\"iteration_us\":%lf", &us) == 1, "%s", ph);
+        ck_assert_double_le(p->predicted.iteration_us, us + 0.001); /* noted to the nanosecond */
+        ck_assert_ptr_nonnull(strstr(opt, "{\"phase\":\"search\""));
+        ck_assert_ptr_null(strstr(opt + 1, "{\"phase\":\"seed\""));
+        tu_check_policy_plan(p, g, "default effort with the MILP seed", true);
+        json[k] = tu_plan_text(p);
+        sa_plan_free(p);
+    }
+    ck_assert_str_eq(json[0], json[1]);
+    free(json[0]);
+    free(json[1]);
+    sa_dfg_free(g);
+}
+END_TEST
+
 /* Started from a recomputing seed (checkpoint-sqrt) alone, the search's plan
  * (the seed's, or one of its descendants with its recompute genes) passes
  * strict validation and replays exactly on the host runner. */
@@ -1028,6 +1091,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_seeded_search_same_plan_any_thread_count);
     tcase_add_test(tc, test_seed_rows_at_once_noted_in_table_order);
     tcase_add_test(tc, test_milp_seeds_and_polish_past_400_ops);
+    tcase_add_test(tc, test_default_effort_runs_the_milp_seed_where_needed);
     tcase_add_test(tc, test_search_from_recompute_seed_replays);
     tcase_add_test(tc, test_no_recompute_of_in_place_updates);
     tcase_add_test(tc, test_search_errors_are_errors);

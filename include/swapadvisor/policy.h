@@ -99,6 +99,12 @@ typedef struct sa_policy_opts {
                             * spans at most this many (as for max_cells) and a generation count
                             * above 0 is given (default SA_POLICY_PUMP_MILP_CELLS; <= 0: never;
                             * the polish solves without it) */
+        double auto_cells; /* under the default effort (no generation count) the MILP seeds on a
+                            * model past this many run after the other rows and only where
+                            * needed (auto_need; default SA_POLICY_AUTO_MILP_CELLS) */
+        double auto_need;  /* ...where the fastest other row is more than this fraction over the
+                            * ideal (default SA_POLICY_AUTO_MILP_NEED); the search block's phases
+                            * then read "unneeded" for them */
     } seed_milp;        /* the swapadvisor row's use of the MILP (search_policy.c) */
     /* > 0: a time on sa_now_s()'s clock by which the swapadvisor row returns, seeds, search and
      * polish included (the seeds share the first half of what is left when the row starts, the
@@ -164,6 +170,14 @@ typedef struct sa_policy_def {
 #define SA_POLICY_SEED_MILP_CELLS 4.0e6
 #define SA_POLICY_POLISH_MILP_CELLS 4.0e6
 #define SA_POLICY_AUTO_MILP_CELLS 1.0e6
+/* ...past which (up to the seeds' gate) the default effort runs the optimal seed after
+ * the other rows and only when the fastest of them is more than SA_POLICY_AUTO_MILP_NEED
+ * (10 %) over the ideal, the time the MILP might win back (inception-4 at 0.25x: 28 %,
+ * its plan 21 % slower without the seed; wresnet-152-10 at 0.5x: 0.0 %, 7 s of solves
+ * saved), refining SA_POLICY_AUTO_REFINE_LARGE plans (4 ms each on inception-4);
+ * docs/policies.md has the measurements. */
+#define SA_POLICY_AUTO_MILP_NEED 0.10
+enum { SA_POLICY_AUTO_REFINE_LARGE = 300 };
 /* The seeds' solves with and without CBC's feasibility pump (sa_policy_opts.optimal.pump)
  * under a given generation count: every model the seeds' gate admits (with the running
  * sums the pump's solves on inception-4's and wresnet-152-10's models take seconds);

@@ -49,6 +49,8 @@ void sa_policy_opts_default(sa_policy_opts *o)
     o->seed_milp.polish_cells = SA_POLICY_POLISH_MILP_CELLS;
     o->seed_milp.max_nodes = SA_POLICY_SEED_MILP_NODES;
     o->seed_milp.pump_cells = SA_POLICY_PUMP_MILP_CELLS;
+    o->seed_milp.auto_cells = SA_POLICY_AUTO_MILP_CELLS;
+    o->seed_milp.auto_need = SA_POLICY_AUTO_MILP_NEED;
 }
 
 const sa_policy_def *sa_policy_table(int *n)

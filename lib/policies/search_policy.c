@@ -166,9 +166,61 @@ static void run_rows_at_once(const sa_policy_call *c, const sa_policy_def *t, co
     free(ord);
 }
 
-/* with_milp: the MILP rows are seeds, with pump: with optimal.pump. */
-static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, bool pump, budget *b, sa_ga_seed *seeds,
-                               int *n, sa_err *err)
+/* Notes row r's outcome (its plan in got[r->row]) in b; an error other than a
+ * refusal goes to *st and *err. */
+static void note_row(budget *b, const sa_policy_def *t, const row_run *r, sa_plan **got, sa_status *st, sa_err *err)
+{
+    int i = r->row;
+    phase_note(b, "seed", t[i].name, r->wall_s, got[i] ? "plan" : r->st == SA_EINFEASIBLE ? "refused" : "error",
+               got[i] ? got[i]->predicted.iteration_us : 0.0);
+    if (r->st && r->st != SA_EINFEASIBLE) { /* SA_EINFEASIBLE: refused */
+        *err = r->e;
+        *st = r->st;
+    }
+}
+
+/* The MILP rows after the others (milp_if_needed): each runs, on all the
+ * search's threads and refining SA_POLICY_AUTO_REFINE_LARGE plans, only when
+ * no other row came within seed_milp.auto_need of the ideal (got: the other
+ * rows' plans; the ideal bounds every plan, so the MILP could win back at
+ * most that); else its phase reads "unneeded". */
+static sa_status run_milp_if_needed(const sa_policy_call *c, const sa_policy_opts *so, unsigned out, budget *b,
+                                    sa_plan **got, sa_err *err)
+{
+    int n_rows;
+    const sa_policy_def *t = sa_policy_table(&n_rows);
+    double best = HUGE_VAL, ideal = 0;
+    for (int i = 0; i < n_rows; i++)
+        if (got[i]) {
+            best = fmin(best, got[i]->predicted.iteration_us);
+            ideal = got[i]->predicted.ideal_us;
+        }
+    bool need = !(best <= (1.0 + c->opts->seed_milp.auto_need) * ideal);
+    sa_policy_opts lo = *so;
+    if (!(c->opts->optimal.refine_plans > 0))
+        lo.optimal.refine_plans = SA_POLICY_AUTO_REFINE_LARGE;
+    sa_status st = SA_OK;
+    for (int i = 0; i < n_rows && !st; i++) {
+        if (!(t[i].flags & SA_POLICY_SEED_MILP) || (t[i].flags & out) || !strcmp(t[i].name, c->name))
+            continue;
+        if (!need) {
+            phase_note(b, "seed", t[i].name, 0.0, "unneeded", 0.0);
+            continue;
+        }
+        phase(c, t[i].name, 0, 1);
+        row_run r = {.row = i};
+        double t0 = sa_now_s();
+        r.st = sa_policy_run_opts(t[i].name, c->g, c->dev, &lo, &got[i], &r.e);
+        r.wall_s = sa_now_s() - t0;
+        note_row(b, t, &r, got, &st, err);
+    }
+    return st;
+}
+
+/* with_milp: the MILP rows are seeds, after the others and only where needed
+ * with milp_if_needed (run_milp_if_needed); with pump: with optimal.pump. */
+static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, bool milp_if_needed, bool pump, budget *b,
+                               sa_ga_seed *seeds, int *n, sa_err *err)
 {
     int n_rows;
     const sa_policy_def *t = sa_policy_table(&n_rows);
@@ -190,8 +242,8 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, bool pum
         so.rule_work_max = SA_POLICY_AUTO_RULE_WORK;
     so.search.deadline_s = so.deadline_s = b->seed_deadline;
     /* the default effort leaves out the rows with a search of their own */
-    unsigned out = SA_POLICY_NO_SEED | (with_milp ? 0u : SA_POLICY_SEED_MILP) |
-                   (default_effort(c->opts) ? SA_POLICY_SEED_SEARCH : 0u);
+    unsigned later = SA_POLICY_NO_SEED | (default_effort(c->opts) ? SA_POLICY_SEED_SEARCH : 0u);
+    unsigned out = later | (with_milp && !milp_if_needed ? 0u : SA_POLICY_SEED_MILP);
     sa_plan **got = calloc((size_t)n_rows, sizeof *got); /* each row's plan, handed on in the table's order */
     row_run *todo = calloc((size_t)n_rows, sizeof *todo);
     if (!got || !todo) {
@@ -237,13 +289,10 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, bool pum
                 continue; /* cut by the deadline, whatever it said */
             }
         }
-        phase_note(b, "seed", t[i].name, r->wall_s, got[i] ? "plan" : r->st == SA_EINFEASIBLE ? "refused" : "error",
-                   got[i] ? got[i]->predicted.iteration_us : 0.0);
-        if (r->st && r->st != SA_EINFEASIBLE) { /* SA_EINFEASIBLE: refused */
-            *err = r->e;
-            st = r->st;
-        }
+        note_row(b, t, r, got, &st, err);
     }
+    if (!st && with_milp && milp_if_needed)
+        st = run_milp_if_needed(c, &so, later, b, got, err);
     *n = 0;
     for (int i = 0; i < n_rows; i++)
         if (got[i])
@@ -377,10 +426,10 @@ sa_status policy_run_swapadvisor(const sa_policy_call *c, sa_plan **out, sa_err 
         double cells;
         if (!(seeds = calloc((size_t)n_rows, sizeof *seeds)))
             return sa_fail(err, SA_ENOMEM, "out of memory");
-        double gate = c->opts->seed_milp.max_cells;
-        if (default_effort(c->opts) && gate > SA_POLICY_AUTO_MILP_CELLS)
-            gate = SA_POLICY_AUTO_MILP_CELLS;
-        st = milp_fits(c, c->g->topo, gate, &with_milp, &cells, err);
+        st = milp_fits(c, c->g->topo, c->opts->seed_milp.max_cells, &with_milp, &cells, err);
+        /* the default effort's MILP seeds on the larger models only where the
+         * other rows leave time to win back */
+        bool if_needed = default_effort(c->opts) && cells > c->opts->seed_milp.auto_cells;
         /* --generations 0 asks for the seeds' plans at once: the rows that
          * need no solver (a rule of the options, never of the clock) */
         milp_left_out = with_milp && o.generations == 0;
@@ -389,7 +438,7 @@ sa_status policy_run_swapadvisor(const sa_policy_call *c, sa_plan **out, sa_err 
          * pump (it doubles their time; the budgets of work do not afford it) */
         bool pump = with_milp && !sa_ga_work_bounded(o.generations) && cells <= c->opts->seed_milp.pump_cells;
         if (!st)
-            st = run_seed_rows(c, with_milp, pump, &b, seeds, &n, err);
+            st = run_seed_rows(c, with_milp, if_needed, pump, &b, seeds, &n, err);
         if (!st && o.generations == 0)
             st = note_seed_rows(seeds, n, milp_left_out, seed_rows, sizeof seed_rows, err);
         o.seeds = seeds;
