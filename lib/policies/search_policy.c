@@ -207,9 +207,14 @@ static sa_status run_milp_if_needed(const sa_policy_call *c, const sa_policy_opt
             phase_note(b, "seed", t[i].name, 0.0, "unneeded", 0.0);
             continue;
         }
+        double t0 = sa_now_s();
+        if (b->deadline > 0 && b->seed_deadline - t0 < BUDGET_MILP_MIN_S) { /* as run_seed_rows skips it */
+            budget_note(b->skipped, sizeof b->skipped, t[i].name);
+            phase_note(b, "seed", t[i].name, 0.0, "skipped", 0.0);
+            continue;
+        }
         phase(c, t[i].name, 0, 1);
         row_run r = {.row = i};
-        double t0 = sa_now_s();
         r.st = sa_policy_run_opts(t[i].name, c->g, c->dev, &lo, &got[i], &r.e);
         r.wall_s = sa_now_s() - t0;
         note_row(b, t, &r, got, &st, err);
