@@ -422,9 +422,7 @@ START_TEST(test_seeded_search_same_plan_any_thread_count)
         json[k] = tu_plan_text(p); /* less the search block: wall-clock and thread fields differ */
         sa_plan_free(p);
     }
-    ck_assert_str_eq(json[0], json[1]);
-    free(json[0]);
-    free(json[1]);
+    tu_same_text(json[0], json[1]);
     sa_dfg_free(g);
 }
 END_TEST
@@ -498,9 +496,7 @@ START_TEST(test_milp_seeds_and_polish_past_400_ops)
         json[k] = tu_plan_text(p); /* less the search block: wall-clock and thread fields differ */
         sa_plan_free(p);
     }
-    ck_assert_str_eq(json[0], json[1]);
-    free(json[0]);
-    free(json[1]);
+    tu_same_text(json[0], json[1]);
     static const char *const ROWS[] = {"optimal", "optimal-search"};
     for (size_t r = 0; r < SA_ARRAY_LEN(ROWS); r++) {
         sa_policy_opts po;
@@ -586,9 +582,7 @@ START_TEST(test_default_effort_runs_the_milp_seed_where_needed)
         json[k] = tu_plan_text(p);
         sa_plan_free(p);
     }
-    ck_assert_str_eq(json[0], json[1]);
-    free(json[0]);
-    free(json[1]);
+    tu_same_text(json[0], json[1]);
     sa_dfg_free(g);
 }
 END_TEST
@@ -776,9 +770,7 @@ START_TEST(test_fill_during_the_default_effort)
         json[k] = tu_plan_text(r[k].best); /* less the search block: wall-clock and thread fields differ */
         sa_plan_free(r[k].best);
     }
-    ck_assert_str_eq(json[0], json[1]);
-    free(json[0]);
-    free(json[1]);
+    tu_same_text(json[0], json[1]);
     seeded_free(&x);
 }
 END_TEST
@@ -824,9 +816,7 @@ START_TEST(test_few_affordable_generations_leave_the_time_to_the_fill)
         json[k] = tu_plan_text(r.best);
         sa_plan_free(r.best);
     }
-    ck_assert_str_eq(json[0], json[1]);
-    free(json[0]);
-    free(json[1]);
+    tu_same_text(json[0], json[1]);
     /* twice what SA_GA_AUTO_FEW needs: bred, at least SA_GA_AUTO_MIN */
     x.o.threads = 1;
     x.o.auto_effort = 2.0 * SA_GA_AUTO_FEW * per_gen * mean;
@@ -967,9 +957,7 @@ START_TEST(test_no_clock_shapes_the_seeded_plan)
         json[k] = tu_plan_text(p); /* less the search block: wall-clock fields differ */
         sa_plan_free(p);
     }
-    ck_assert_str_eq(json[0], json[1]);
-    free(json[0]);
-    free(json[1]);
+    tu_same_text(json[0], json[1]);
     sa_dfg_free(g);
 }
 END_TEST

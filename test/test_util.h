@@ -80,6 +80,15 @@ static inline char *tu_plan_text(sa_plan *p)
     return json;
 }
 
+/* Asserts that the two texts (tu_plan_text's, say) are the same, and frees
+ * them. */
+static inline void tu_same_text(char *a, char *b)
+{
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+}
+
 /* Runs a shell command made from fmt; returns its exit status (fails the
  * test when it could not run). */
 static inline int tu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
