@@ -48,7 +48,7 @@ typedef struct osol {
     double milp_us;      /* p's time before the refinement */
     orefine rf;          /* how far p has been refined */
     bool refine_cut;     /* a clock cut the refinement */
-    bool widen, pump, sums, waits; /* OPT_WIDEN, OPT_PUMP, OPT_SUMS, OPT_WAITS */
+    bool widen, pump, sums; /* OPT_WIDEN, OPT_PUMP, OPT_SUMS */
     bool solved;         /* a solve ran */
 } osol;
 
@@ -83,7 +83,6 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
     octx *o = &s->o;
     s->widen = space & OPT_WIDEN;
     s->pump = space & OPT_PUMP;
-    s->waits = space & OPT_WAITS;
     s->sums = po->optimal.sums;
     sa_status st = opt_build_ctx(o, g, dev, sch, space, err);
     if (!st && o->interm && o->n_chained == 0)
@@ -246,11 +245,11 @@ static sa_status finish_space(const sa_policy_call *pc, const char *name, const 
     double gap = best->objective > 0 && has_bound ? fmax(0.0, (best->objective - best->best_bound) / best->objective)
                                                   : -1;
     snprintf(search, sizeof search,
-             "{\"algorithm\":\"%s\",\"space\":\"%s\",\"chains\":%s%s%s,\"solver\":\"%s\",\"milp_status\":\"%s\","
+             "{\"algorithm\":\"%s\",\"space\":\"%s\",\"chains\":%s%s,\"solver\":\"%s\",\"milp_status\":\"%s\","
              "\"milp_objective_us\":%.17g%s,\"milp_gap\":%.6f,\"candidates\":%d,"
              "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
              "\"demoted\":%d,\"arena\":%lld,\"milp_plan_us\":%.17g,\"refine_plans\":%d%s,\"wall_s\":%.3f%s%s}",
-             name, s->widen ? "widened" : "narrow", s->o.interm ? "true" : "false", s->waits ? ",\"waits\":true" : "",
+             name, s->widen ? "widened" : "narrow", s->o.interm ? "true" : "false",
              s->pump ? ",\"pump\":true" : s->sums ? ",\"sums\":true" : "", best->solver,
              best->status == SA_MILP_OPTIMAL ? "optimal" : best->timed_out ? "time_limit" : "node_limit",
              best->objective, bound, gap, s->o.nc, s->rounds + (s->rounds == 0), (long long)s->cap, ds->n_swapped,
@@ -318,10 +317,8 @@ static sa_status try_space(const sa_policy_call *pc, const char *name, const int
  * after, as one more space.
  * Under the clock the narrow space's solves get a quarter of the time limit,
  * the widened one's up to three quarters, the refinement the rest; under an effort
- * limit all run.  Only when every space refuses, the widened spaces with waited
- * swap-outs (OPT_WAITS) are tried, as the widened ones; where another space plans
- * they are not, so its plan stays as it was.  Refuses when every space refuses
- * (the last widened space's reason).  No
+ * limit all run.  Refuses when every space refuses (the widened space's
+ * reason).  No
  * chains past a transfer latency of OPT_CHAINS_MAX_LATENCY_US: CLP's
  * pivoting fails an internal assertion (an abort) on the chains' model of a
  * graph whose transfers take 1e15 us, and no swap is worth anything there. */
@@ -341,23 +338,19 @@ static sa_status run_optimal(const sa_policy_call *c, const char *name, const in
     double dl = po.deadline_s, stop_s = dl > 0 ? dl : 0; /* the refinement's end (0: none) */
     bool chains = pc->dev->transfer_latency_us <= OPT_CHAINS_MAX_LATENCY_US;
     /* under the effort limit the widened space without chains last, if no other planned (docs/policies.md) */
-    /* then, only when every space refused, the widened ones with waited swap-outs */
-    enum { WW = OPT_WIDEN | OPT_WAITS };
-    static const unsigned order[2][6] = {{0, OPT_CHAINS, OPT_WIDEN, OPT_WIDEN | OPT_CHAINS, WW | OPT_CHAINS, WW},
-                                         {0, OPT_CHAINS, OPT_WIDEN | OPT_CHAINS, OPT_WIDEN, WW | OPT_CHAINS, WW}};
+    static const unsigned order[2][4] = {{0, OPT_CHAINS, OPT_WIDEN, OPT_WIDEN | OPT_CHAINS},
+                                         {0, OPT_CHAINS, OPT_WIDEN | OPT_CHAINS, OPT_WIDEN}};
     const unsigned *spaces = order[effort];
     osol best = {0}, cand = {0};
     sa_err why = {0};
     sa_status st = SA_OK;
     *out = NULL;
-    for (int k = 0; k < 6 && !st; k++) {
-        if ((spaces[k] & OPT_WAITS) && !(spaces[k - 1] & OPT_WAITS) && best.p)
-            break;
+    for (int k = 0; k < 4 && !st; k++) {
         double lim = spaces[k] & OPT_WIDEN ? limit * 3 / 4 : limit / 4;
         /* a space with chains runs in the time its first left */
         bool no_time = (!effort && sa_now_s() - t0 >= lim - 1.0) || (dl > 0 && sa_now_s() >= dl - 1.0);
         bool big = best.p && (double)best.o.n * (double)best.o.nc > OPT_EFFORT_WIDEN_CELLS;
-        if (((spaces[k] & OPT_CHAINS) && (!chains || no_time)) || (effort && (spaces[k] & ~OPT_WAITS) == OPT_WIDEN && big))
+        if (((spaces[k] & OPT_CHAINS) && (!chains || no_time)) || (effort && spaces[k] == OPT_WIDEN && big))
             continue;
         bool solved = false;
         st = try_space(pc, name, sch, spaces[k], t0, lim, stop_s, &best, &cand, &why, &solved, timed_out, err);
