@@ -180,7 +180,8 @@ static void note_row(budget *b, const sa_policy_def *t, const row_run *r, sa_pla
 }
 
 /* The MILP rows after the others (milp_if_needed): each runs, on all the
- * search's threads and refining SA_POLICY_AUTO_REFINE_LARGE plans, only when
+ * search's threads, refining SA_POLICY_AUTO_REFINE_LARGE plans and each space
+ * solved with CBC's feasibility pump too (optimal.pump), only when
  * no other row came within seed_milp.auto_need of the ideal (got: the other
  * rows' plans; the ideal bounds every plan, so the MILP could win back at
  * most that); else its phase reads "unneeded". */
@@ -199,6 +200,7 @@ static sa_status run_milp_if_needed(const sa_policy_call *c, const sa_policy_opt
     sa_policy_opts lo = *so;
     if (!(c->opts->optimal.refine_plans > 0))
         lo.optimal.refine_plans = SA_POLICY_AUTO_REFINE_LARGE;
+    lo.optimal.pump = true;
     sa_status st = SA_OK;
     for (int i = 0; i < n_rows && !st; i++) {
         if (!(t[i].flags & SA_POLICY_SEED_MILP) || (t[i].flags & out) || !strcmp(t[i].name, c->name))
