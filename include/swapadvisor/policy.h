@@ -176,7 +176,7 @@ typedef struct sa_policy_def {
  * its plan 21 % slower without the seed; wresnet-152-10 at 0.5x: 0.0 %, 7 s of solves
  * saved), refining SA_POLICY_AUTO_REFINE_LARGE plans (4 ms each on inception-4), each
  * space solved with the feasibility pump too (densenet121 at 0.25x: 261.4 -> 258.9 ms,
- * 2-3 s more); docs/policies.md has the measurements. */
+ * 2-4 s more); docs/policies.md has the measurements. */
 #define SA_POLICY_AUTO_MILP_NEED 0.10
 enum { SA_POLICY_AUTO_REFINE_LARGE = 300 };
 /* The seeds' solves with and without CBC's feasibility pump (sa_policy_opts.optimal.pump)

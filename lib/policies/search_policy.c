@@ -166,6 +166,19 @@ static void run_rows_at_once(const sa_policy_call *c, const sa_policy_def *t, co
     free(ord);
 }
 
+/* Under a deadline, whether the row should not start at t0 (it would not end
+ * before the seeds' deadline; a MILP row, with less than BUDGET_MILP_MIN_S
+ * left); a skipped row is noted in b. */
+static bool skip_row(budget *b, const sa_policy_def *row, double t0)
+{
+    if (!(b->deadline > 0) || (t0 + b->one_plan < b->seed_deadline &&
+                               (!(row->flags & SA_POLICY_SEED_MILP) || b->seed_deadline - t0 >= BUDGET_MILP_MIN_S)))
+        return false;
+    budget_note(b->skipped, sizeof b->skipped, row->name);
+    phase_note(b, "seed", row->name, 0.0, "skipped", 0.0);
+    return true;
+}
+
 /* Notes row r's outcome (its plan in got[r->row]) in b; an error other than a
  * refusal goes to *st and *err. */
 static void note_row(budget *b, const sa_policy_def *t, const row_run *r, sa_plan **got, sa_status *st, sa_err *err)
@@ -210,11 +223,8 @@ static sa_status run_milp_if_needed(const sa_policy_call *c, const sa_policy_opt
             continue;
         }
         double t0 = sa_now_s();
-        if (b->deadline > 0 && b->seed_deadline - t0 < BUDGET_MILP_MIN_S) { /* as run_seed_rows skips it */
-            budget_note(b->skipped, sizeof b->skipped, t[i].name);
-            phase_note(b, "seed", t[i].name, 0.0, "skipped", 0.0);
+        if (skip_row(b, &t[i], t0))
             continue;
-        }
         phase(c, t[i].name, 0, 1);
         row_run r = {.row = i};
         r.st = sa_policy_run_opts(t[i].name, c->g, c->dev, &lo, &got[i], &r.e);
@@ -249,8 +259,8 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, bool mil
         so.rule_work_max = SA_POLICY_AUTO_RULE_WORK;
     so.search.deadline_s = so.deadline_s = b->seed_deadline;
     /* the default effort leaves out the rows with a search of their own */
-    unsigned later = SA_POLICY_NO_SEED | (default_effort(c->opts) ? SA_POLICY_SEED_SEARCH : 0u);
-    unsigned out = later | (with_milp && !milp_if_needed ? 0u : SA_POLICY_SEED_MILP);
+    unsigned never = SA_POLICY_NO_SEED | (default_effort(c->opts) ? SA_POLICY_SEED_SEARCH : 0u);
+    unsigned out = never | (with_milp && !milp_if_needed ? 0u : SA_POLICY_SEED_MILP);
     sa_plan **got = calloc((size_t)n_rows, sizeof *got); /* each row's plan, handed on in the table's order */
     row_run *todo = calloc((size_t)n_rows, sizeof *todo);
     if (!got || !todo) {
@@ -277,12 +287,8 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, bool mil
         if (!at_once) {
             phase(c, t[i].name, j, k);
             double t0 = sa_now_s();
-            if (b->deadline > 0 && (t0 + b->one_plan >= b->seed_deadline ||
-                                    ((t[i].flags & SA_POLICY_SEED_MILP) && b->seed_deadline - t0 < BUDGET_MILP_MIN_S))) {
-                budget_note(b->skipped, sizeof b->skipped, t[i].name);
-                phase_note(b, "seed", t[i].name, 0.0, "skipped", 0.0);
+            if (skip_row(b, &t[i], t0))
                 continue;
-            }
             r->st = sa_policy_run_opts(t[i].name, c->g, c->dev, &so, &got[i], &r->e);
             r->wall_s = sa_now_s() - t0;
             /* one plan's time: the first ordinary row's (a peer row may build many) */
@@ -299,7 +305,7 @@ static sa_status run_seed_rows(const sa_policy_call *c, bool with_milp, bool mil
         note_row(b, t, r, got, &st, err);
     }
     if (!st && with_milp && milp_if_needed)
-        st = run_milp_if_needed(c, &so, later, b, got, err);
+        st = run_milp_if_needed(c, &so, never, b, got, err);
     *n = 0;
     for (int i = 0; i < n_rows; i++)
         if (got[i])
