@@ -48,7 +48,7 @@ typedef struct osol {
     double milp_us;      /* p's time before the refinement */
     orefine rf;          /* how far p has been refined */
     bool refine_cut;     /* a clock cut the refinement */
-    bool widen, pump, sums; /* OPT_WIDEN, OPT_PUMP, OPT_SUMS */
+    bool widen, pump, sums, waits; /* OPT_WIDEN, OPT_PUMP, OPT_SUMS, OPT_WAITS */
     bool solved;         /* a solve ran */
 } osol;
 
@@ -83,6 +83,7 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
     octx *o = &s->o;
     s->widen = space & OPT_WIDEN;
     s->pump = space & OPT_PUMP;
+    s->waits = space & OPT_WAITS;
     s->sums = po->optimal.sums;
     sa_status st = opt_build_ctx(o, g, dev, sch, space, err);
     if (!st && o->interm && o->n_chained == 0)
@@ -235,21 +236,23 @@ static sa_status finish_space(const sa_policy_call *pc, const char *name, const 
         return st;
     const sa_milp_result *best = &s->best;
     const dec_stats *ds = &s->ds;
-    char search[1024], bound[64] = "";
+    char search[1024], bound[64] = "", waits[32] = "";
     /* a solver without a bound reports COIN_DBL_MAX or an infinity: the
      * member is left out (JSON has no infinity, and 1.8e308 written with
      * fewer digits reads back as one) */
     bool has_bound = isfinite(best->best_bound) && fabs(best->best_bound) < 1e300;
     if (has_bound)
         snprintf(bound, sizeof bound, ",\"milp_bound_us\":%.17g", best->best_bound);
+    if (s->waits)
+        snprintf(waits, sizeof waits, ",\"waits\":%d", s->o.n_waits);
     double gap = best->objective > 0 && has_bound ? fmax(0.0, (best->objective - best->best_bound) / best->objective)
                                                   : -1;
     snprintf(search, sizeof search,
-             "{\"algorithm\":\"%s\",\"space\":\"%s\",\"chains\":%s%s,\"solver\":\"%s\",\"milp_status\":\"%s\","
+             "{\"algorithm\":\"%s\",\"space\":\"%s\",\"chains\":%s%s%s,\"solver\":\"%s\",\"milp_status\":\"%s\","
              "\"milp_objective_us\":%.17g%s,\"milp_gap\":%.6f,\"candidates\":%d,"
              "\"solves\":%d,\"cap\":%lld,\"swapped\":%d,\"persistent_swapped\":%d,\"recomputed\":%d,"
              "\"demoted\":%d,\"arena\":%lld,\"milp_plan_us\":%.17g,\"refine_plans\":%d%s,\"wall_s\":%.3f%s%s}",
-             name, s->widen ? "widened" : "narrow", s->o.interm ? "true" : "false",
+             name, s->widen ? "widened" : "narrow", s->o.interm ? "true" : "false", waits,
              s->pump ? ",\"pump\":true" : s->sums ? ",\"sums\":true" : "", best->solver,
              best->status == SA_MILP_OPTIMAL ? "optimal" : best->timed_out ? "time_limit" : "node_limit",
              best->objective, bound, gap, s->o.nc, s->rounds + (s->rounds == 0), (long long)s->cap, ds->n_swapped,
@@ -267,8 +270,9 @@ static sa_status finish_space(const sa_policy_call *pc, const char *name, const 
  * apart where their MILP plans are close); *best becomes the faster of the
  * two (the earlier on a tie), the other freed; *solved, whether a MILP
  * solve ran (the space's model was built).  A refusal keeps *best and, without
- * chains, its reason in *why (the widened space's replacing the narrow
- * one's; "chains change nothing" says nothing of the graph).  Other failures
+ * chains or waits, its reason in *why (the widened space's replacing the narrow
+ * one's; "chains change nothing" and "no waited swap-out opens" say nothing of
+ * the graph).  Other failures
  * are returned (err). */
 static sa_status try_space(const sa_policy_call *pc, const char *name, const int32_t *sch, unsigned space,
                            double t0, double limit, double stop_s, osol *best, osol *cand, sa_err *why,
@@ -287,7 +291,7 @@ static sa_status try_space(const sa_policy_call *pc, const char *name, const int
         st = refine_space(pc, sch, cand, stop_s, opt_refine_cap(pc) / OPT_REFINE_FIRST, timed_out, &e);
     if (st == SA_EINFEASIBLE) {
         osol_free(cand);
-        if (!(space & OPT_CHAINS))
+        if (!(space & (OPT_CHAINS | OPT_WAITS)))
             *why = e;
         return SA_OK;
     }
@@ -317,8 +321,14 @@ static sa_status try_space(const sa_policy_call *pc, const char *name, const int
  * after, as one more space.
  * Under the clock the narrow space's solves get a quarter of the time limit,
  * the widened one's up to three quarters, the refinement the rest; under an effort
- * limit all run.  Refuses when every space refuses (the widened space's
- * reason).  No
+ * limit all run.  Only when every space refuses, the widened space with waited
+ * swap-outs (OPT_WAITS) is tried, without chains and without the pump's second
+ * solve, and where it refuses too, again with them open near the positions out
+ * of the other decisions' reach (OPT_NEAR; which of the two plans depends on
+ * the solver's path and the cap's rounds): it is there to find a plan where
+ * none fitted, which the refinement and the search then improve; where another
+ * space plans it is not, so that plan stays as it was.  Refuses when every
+ * space refuses (the widened space's reason).  No
  * chains past a transfer latency of OPT_CHAINS_MAX_LATENCY_US: CLP's
  * pivoting fails an internal assertion (an abort) on the chains' model of a
  * graph whose transfers take 1e15 us, and no swap is worth anything there. */
@@ -338,14 +348,19 @@ static sa_status run_optimal(const sa_policy_call *c, const char *name, const in
     double dl = po.deadline_s, stop_s = dl > 0 ? dl : 0; /* the refinement's end (0: none) */
     bool chains = pc->dev->transfer_latency_us <= OPT_CHAINS_MAX_LATENCY_US;
     /* under the effort limit the widened space without chains last, if no other planned (docs/policies.md) */
-    static const unsigned order[2][4] = {{0, OPT_CHAINS, OPT_WIDEN, OPT_WIDEN | OPT_CHAINS},
-                                         {0, OPT_CHAINS, OPT_WIDEN | OPT_CHAINS, OPT_WIDEN}};
+    /* then, only when every space refused, the widened one with waited swap-outs,
+     * and where it refused too, with them open near the out-of-reach positions */
+    enum { WW = OPT_WIDEN | OPT_WAITS };
+    static const unsigned order[2][6] = {{0, OPT_CHAINS, OPT_WIDEN, OPT_WIDEN | OPT_CHAINS, WW, WW | OPT_NEAR},
+                                         {0, OPT_CHAINS, OPT_WIDEN | OPT_CHAINS, OPT_WIDEN, WW, WW | OPT_NEAR}};
     const unsigned *spaces = order[effort];
     osol best = {0}, cand = {0};
     sa_err why = {0};
     sa_status st = SA_OK;
     *out = NULL;
-    for (int k = 0; k < 4 && !st; k++) {
+    for (int k = 0; k < 6 && !st; k++) {
+        if ((spaces[k] & OPT_WAITS) && best.p)
+            break;
         double lim = spaces[k] & OPT_WIDEN ? limit * 3 / 4 : limit / 4;
         /* a space with chains runs in the time its first left */
         bool no_time = (!effort && sa_now_s() - t0 >= lim - 1.0) || (dl > 0 && sa_now_s() >= dl - 1.0);
@@ -354,7 +369,7 @@ static sa_status run_optimal(const sa_policy_call *c, const char *name, const in
             continue;
         bool solved = false;
         st = try_space(pc, name, sch, spaces[k], t0, lim, stop_s, &best, &cand, &why, &solved, timed_out, err);
-        if (!st && effort && po.optimal.pump && solved && !(dl > 0 && sa_now_s() >= dl - 1.0))
+        if (!st && effort && po.optimal.pump && solved && !(dl > 0 && sa_now_s() >= dl - 1.0) && !(spaces[k] & OPT_WAITS))
             st = try_space(pc, name, sch, spaces[k] | OPT_PUMP, t0, lim, stop_s, &best, &cand, &why, &solved,
                            timed_out, err);
     }

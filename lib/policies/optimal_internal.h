@@ -44,6 +44,13 @@ typedef struct ocand {
     double sh, sd, sb;       /* a swap's h2d us, d2h us and bytes over both directions, all transfers */
     double lh, lsb, stall;   /* the late swap's h2d us and bytes, and the compute stream's estimated wait */
     double s_stall;          /* pers: the hidden swap's wait at the iteration's start; > 0 also opens OPT_GAPS */
+    bool w_open;             /* OPT_WAITS: the waited swap-out is open (it frees earlier than the others) */
+    int32_t w_from, w_to;    /* the positions it frees the tensor: from the op after its last use, which
+                              * waits for the swap-out, to the op before its next use, which the
+                              * swap-in (issued when that op ends) makes wait */
+    int32_t w_early;         /* the last position it frees the tensor at before the other swaps do */
+    int32_t w_col;           /* its column, -1 when not open */
+    double w_stall;          /* the compute stream's wait: the swap-out's d2h, then the swap-in's h2d */
 } ocand;
 
 /* A gap of a persistent candidate: dropped after the use at reader slot
@@ -75,6 +82,8 @@ typedef struct octx {
                               * recomputes where a recompute reads it */
     int32_t n_chained;       /* candidates whose recompute rebuilds one (0: chains change nothing) */
     int32_t n_gaps;          /* persistent candidates offered OPT_GAPS */
+    int32_t n_waits;         /* OPT_WAITS: the waited swap-outs the last model opened (add_wait_cols) */
+    bool near;               /* OPT_NEAR */
 } octx;
 
 /* A decision space: OPT_WIDEN, decide.h's widened one (parameters, state
@@ -86,8 +95,15 @@ typedef struct octx {
  * none of its plans with them fitted; OPT_PUMP, the same model solved with
  * CBC's feasibility pump under an effort limit (without one the pump is
  * always on): another near-optimal solution, which the refinement may carry
- * further (run_optimal). */
-enum { OPT_WIDEN = 1, OPT_CHAINS = 2, OPT_NO_GAPS = 4, OPT_PUMP = 8 };
+ * further (run_optimal); OPT_WAITS (with OPT_WIDEN), a non-persistent
+ * candidate may also be swapped out with the op after its last use waiting
+ * for it (OPT_WAIT): it frees its memory for that op, which no other action
+ * does where the ops after the last use are shorter than the swap-out;
+ * OPT_NEAR (with OPT_WAITS), the waited swap-outs open at the positions
+ * within OPT_NEAR_FRAC of the cap of the other columns' reach too
+ * (add_wait_cols). */
+enum { OPT_WIDEN = 1, OPT_CHAINS = 2, OPT_NO_GAPS = 4, OPT_PUMP = 8, OPT_WAITS = 16, OPT_NEAR = 32 };
+#define OPT_NEAR_FRAC 0.1
 
 /* Builds o (zeroed first; the caller's, opt_free_ctx, whatever the status)
  * for schedule sch and the OPT_ flags of space (optimal_space.c).  SA_ENOMEM,
@@ -112,8 +128,9 @@ sa_status opt_build_milp(octx *o, int64_t mem, bool sums, sa_milp **out, sa_err 
 /* The actions a candidate may take: keep, swap (the swap-in where the
  * compute covers it), swap with the late swap-in, recompute; a persistent
  * one, on the device at the boundary and off it over the gaps it drops
- * (decide.h's DEC_EVICT on a param). */
-enum { OPT_KEEP, OPT_SWAP, OPT_LATE, OPT_RECOMPUTE, OPT_GAPS, OPT_NACTIONS };
+ * (decide.h's DEC_EVICT on a param); with OPT_WAITS, swap with the op after
+ * the last use waiting for the swap-out and the late swap-in. */
+enum { OPT_KEEP, OPT_SWAP, OPT_LATE, OPT_RECOMPUTE, OPT_GAPS, OPT_WAIT, OPT_NACTIONS };
 
 /* decide.h's per-tensor arrays (act, late, sync_at), its per-reader-slot
  * drop, and each candidate's chosen action; all the caller's. */

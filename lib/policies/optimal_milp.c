@@ -169,6 +169,10 @@ static int32_t memory_row(const octx *o, int32_t i, int32_t *idx, double *val)
             idx[k] = c->l_col;
             val[k++] = b;
         }
+        if (c->w_col >= 0 && c->w_from <= i && i <= c->w_to) {
+            idx[k] = c->w_col;
+            val[k++] = b;
+        }
         /* its first gap's memory is held until the swap-out ends */
         if (c->e_col >= 0 && o->gp[c->gp_first].from <= i && i <= c->e_to) {
             idx[k] = c->e_col;
@@ -206,22 +210,181 @@ static int32_t memory_row(const octx *o, int32_t i, int32_t *idx, double *val)
     return k;
 }
 
+/* With waited swap-outs (OPT_WAITS): a memory row for the boundary before
+ * each position a waited swap-out frees its tensor at, over the tensors live
+ * across it, each column freeing the least it frees at the positions on
+ * either side (a swap-in issued at the boundary overlaps the swap-out in the
+ * packing, pack.h): the decisions then fit the cap at the boundary too, where
+ * the positions' rows alone left the packed arena over it.  idx and val: room
+ * for a memory row.  False when out of memory. */
+static bool boundary_rows(const octx *o, sa_milp *m, int64_t mem, int32_t *idx, double *val)
+{
+    int32_t n = o->n, ncol = sa_milp_n_cols(m);
+    int64_t *born = calloc((size_t)n + 1, sizeof *born); /* bytes whose span starts at each position */
+    uint8_t *at = calloc((size_t)n + 1, 1);              /* a waited swap-out frees there */
+    uint8_t *seen = calloc((size_t)ncol + 1, 1);
+    double *c0 = calloc((size_t)ncol + 1, sizeof *c0), *c1 = calloc((size_t)ncol + 1, sizeof *c1);
+    int32_t *cols = malloc(((size_t)ncol + 1) * sizeof *cols), *ri = malloc(((size_t)ncol + 1) * sizeof *ri);
+    double *rv = malloc(((size_t)ncol + 1) * sizeof *rv);
+    bool ok = born && at && seen && c0 && c1 && cols && ri && rv, any = false;
+    for (int32_t j = 0; ok && j < o->nc; j++)
+        if (o->c[j].w_col >= 0 && o->c[j].w_from > 0 && o->c[j].w_from < n) {
+            at[o->c[j].w_from] = 1;
+            any = true;
+        }
+    for (int32_t t = 0; ok && any && t < o->g->n_tensors; t++) {
+        int32_t f, l;
+        if (!sa_dfg_kind_persistent(o->g->tensors[t].kind) && sa_dfg_tensor_span(o->g, o->pos, t, &f, &l))
+            born[f] += o->g->tensors[t].bytes;
+    }
+    for (int32_t i = 1; ok && any && i < n; i++) {
+        if (!at[i])
+            continue;
+        int32_t nu = 0, kk = 0;
+        for (int side = 0; side < 2; side++) {
+            double *c = side ? c1 : c0;
+            int32_t k = memory_row(o, i - 1 + side, idx, val);
+            for (int32_t q = 0; q < k; q++) {
+                c[idx[q]] = val[q];
+                if (!seen[idx[q]])
+                    seen[idx[q]] = 1, cols[nu++] = idx[q];
+            }
+        }
+        /* freed (> 0) where both sides free it, a cost (< 0) where either has it */
+        for (int32_t q = 0; q < nu; q++) {
+            int32_t col = cols[q];
+            double a = c0[col] < c1[col] ? c0[col] : c1[col];
+            if (a != 0)
+                ri[kk] = col, rv[kk++] = a;
+            c0[col] = c1[col] = 0;
+            seen[col] = 0;
+        }
+        ok = sa_milp_add_row(m, ((double)(o->base[i] - born[i]) - (double)mem) * 1e-6, HUGE_VAL, kk, ri, rv);
+    }
+    free(born);
+    free(at);
+    free(seen);
+    free(c0);
+    free(c1);
+    free(cols);
+    free(ri);
+    free(rv);
+    return ok;
+}
+
+/* Candidate c's row "at most one action" over its columns.  False when
+ * out of memory. */
+static bool one_action_row(const ocand *c, sa_milp *m)
+{
+    int32_t ix[5], nx = 0;
+    double v[5] = {1, 1, 1, 1, 1};
+    if (c->w_col >= 0)
+        ix[nx++] = c->w_col;
+    if (c->s_col >= 0)
+        ix[nx++] = c->s_col;
+    if (c->e_col >= 0)
+        ix[nx++] = c->e_col;
+    if (c->l_col >= 0)
+        ix[nx++] = c->l_col;
+    if (c->r_col >= 0)
+        ix[nx++] = c->r_col;
+    return nx < 2 || sa_milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
+}
+
+/* The waited swap-outs' columns (OPT_WAITS), after every other column, and
+ * the one-action rows of the candidates that have one.  A waited swap-out
+ * opens only where, before the candidate's other swaps free its tensor, it
+ * frees it at a position that the other columns cannot bring under mem even
+ * all at once (each candidate freeing there the most any one of its columns,
+ * its gaps' included, frees), or with OPT_NEAR within OPT_NEAR_FRAC of mem
+ * of it: there no other decision fits (near it, none may once the cap's
+ * rounds lower mem by the packing's overshoot), and elsewhere the column
+ * would only cost the solver time (docs/bound.md).  *opened: how
+ * many opened.  idx and val: room for a memory row.  False when out of
+ * memory. */
+static bool add_wait_cols(octx *o, sa_milp *m, int64_t mem, double eps, int32_t *idx, double *val,
+                          int32_t *opened)
+{
+    int32_t n = o->n, ncol = sa_milp_n_cols(m);
+    int32_t *owner = malloc(((size_t)ncol + 1) * sizeof *owner); /* column -> candidate (-1: T) */
+    double *most = calloc((size_t)o->nc + 1, sizeof *most);     /* per candidate, at this position */
+    int32_t *touched = malloc(((size_t)o->nc + 1) * sizeof *touched);
+    int32_t *need = calloc((size_t)n + 1, sizeof *need);        /* positions out of reach before each */
+    bool ok = owner && most && touched && need;
+    double near = o->near ? OPT_NEAR_FRAC * (double)mem * 1e-6 : 0; /* MB */
+    *opened = 0;
+    for (int32_t q = 0; ok && q < ncol; q++)
+        owner[q] = -1;
+    for (int32_t j = 0; ok && j < o->nc; j++) {
+        const ocand *c = &o->c[j];
+        int32_t cols[4] = {c->s_col, c->l_col, c->r_col, c->e_col};
+        for (int q = 0; q < 4; q++)
+            if (cols[q] >= 0)
+                owner[cols[q]] = j;
+    }
+    for (int32_t j = 0; ok && j < o->ngp; j++) {
+        if (o->gp[j].y_col >= 0)
+            owner[o->gp[j].y_col] = o->gp[j].cand;
+        if (o->gp[j].z_col >= 0)
+            owner[o->gp[j].z_col] = o->gp[j].cand;
+    }
+    for (int32_t i = 0; ok && i < n; i++) {
+        int32_t k = memory_row(o, i, idx, val), nt = 0;
+        double freed = 0;
+        for (int32_t q = 0; q < k; q++) {
+            int32_t j = owner[idx[q]];
+            if (val[q] <= 0)
+                continue;
+            if (j < 0) {
+                freed += val[q];
+                continue;
+            }
+            if (most[j] == 0)
+                touched[nt++] = j;
+            if (val[q] > most[j])
+                most[j] = val[q];
+        }
+        for (int32_t q = 0; q < nt; q++) {
+            freed += most[touched[q]];
+            most[touched[q]] = 0;
+        }
+        need[i + 1] = need[i] + (((double)o->base[i] - (double)mem) * 1e-6 > freed - near + 1e-9);
+    }
+    for (int32_t j = 0; ok && j < o->nc; j++) {
+        ocand *c = &o->c[j];
+        if (!c->w_open)
+            continue;
+        if (need[c->w_early + 1] > need[c->w_from]) {
+            ok = (c->w_col = sa_milp_add_col(m, 0, 1, eps * (c->sh + c->sd), true)) >= 0;
+            *opened += ok;
+        }
+        ok = ok && one_action_row(c, m);
+    }
+    free(owner);
+    free(most);
+    free(touched);
+    free(need);
+    return ok;
+}
+
 /* The MILP for memory cap mem: minimize T + eps * (moved time) subject to
- * the memory at each position and T over each resource. */
+ * the memory at each position and T over each resource.  With waited
+ * swap-outs (OPT_WAITS) SA_EINFEASIBLE where none opens (add_wait_cols). */
 sa_status opt_build_milp(octx *o, int64_t mem, bool sums, sa_milp **out, sa_err *err)
 {
     sa_milp *m = sa_milp_new();
-    int32_t *idx = malloc((size_t)(5 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
-    double *val = malloc((size_t)(5 * o->nc + 2 * o->ngp + 2) * sizeof *val);
+    int32_t *idx = malloc((size_t)(6 * o->nc + 2 * o->ngp + 2) * sizeof *idx);
+    double *val = malloc((size_t)(6 * o->nc + 2 * o->ngp + 2) * sizeof *val);
     bool ok = m && idx && val;
     /* a small weight on the moved time: of two plans with the same bottleneck,
      * the one that moves less leaves more slack to the simulator */
     const double EPS = 0.01;
+    bool waits = false;
     int32_t T = ok ? sa_milp_add_col(m, o->compute_us, HUGE_VAL, 1.0, false) : -1;
     ok = ok && T >= 0;
     for (int32_t k = 0; k < o->nc && ok; k++) {
         ocand *c = &o->c[k];
-        c->s_col = c->l_col = c->r_col = c->e_col = -1;
+        c->s_col = c->l_col = c->r_col = c->e_col = c->w_col = -1;
         if (c->pers || c->s_from <= c->s_to || c->s2_from <= c->s2_to || c->s3_from <= c->s3_to)
             ok = (c->s_col = sa_milp_add_col(m, 0, 1, EPS * (c->sh + c->sd), true)) >= 0;
         if (ok && c->l_open)
@@ -230,20 +393,21 @@ sa_status opt_build_milp(octx *o, int64_t mem, bool sums, sa_milp **out, sa_err 
             ok = (c->r_col = sa_milp_add_col(m, 0, 1, EPS * c->rc, true)) >= 0;
         if (ok && c->pers && c->s_stall > 0)
             ok = (c->e_col = sa_milp_add_col(m, 0, 1, EPS * c->e_d, true)) >= 0;
-        int32_t ix[4], nx = 0;
-        double v[4] = {1, 1, 1, 1};
-        if (c->s_col >= 0)
-            ix[nx++] = c->s_col;
-        if (c->e_col >= 0)
-            ix[nx++] = c->e_col;
-        if (c->l_col >= 0)
-            ix[nx++] = c->l_col;
-        if (c->r_col >= 0)
-            ix[nx++] = c->r_col;
-        if (ok && nx > 1)
-            ok = sa_milp_add_row(m, -HUGE_VAL, 1, nx, ix, v);
+        waits = waits || c->w_open;
+        if (ok && !c->w_open)
+            ok = one_action_row(c, m);
     }
     ok = ok && add_gap_cols(o, m, EPS);
+    int32_t opened = 0;
+    ok = ok && (!waits || add_wait_cols(o, m, mem, EPS, idx, val, &opened));
+    o->n_waits = opened;
+    if (ok && waits && opened == 0) {
+        sa_milp_free(m);
+        free(idx);
+        free(val);
+        return sa_fail(err, SA_EINFEASIBLE, "optimal: no position is out of the other decisions' reach: no waited "
+                       "swap-out opens");
+    }
     /* memory, in MB: base - freed <= mem at each position i; with sums as
      * F_i = F_{i-1} + (a_i - a_{i-1}) x, F_i >= over_i, so that a window's
      * column enters only the rows where it opens and closes */
@@ -257,6 +421,7 @@ sa_status opt_build_milp(octx *o, int64_t mem, bool sums, sa_milp **out, sa_err 
         else if (over > 0 || k > 0)
             ok = sa_milp_add_row(m, over * 1e-6, HUGE_VAL, k, idx, val);
     }
+    ok = ok && (sums || opened == 0 || boundary_rows(o, m, mem, idx, val));
     /* T over the compute stream, each link direction and the duplex link */
     for (int res = 0; res < 4 && ok; res++) {
         int32_t k = 0;
@@ -279,6 +444,11 @@ sa_status opt_build_milp(octx *o, int64_t mem, bool sums, sa_milp **out, sa_err 
             if (c->l_col >= 0 && cl > 0) {
                 idx[k] = c->l_col;
                 val[k++] = -cl;
+            }
+            double cw = res == 0 ? c->w_stall : cs;
+            if (c->w_col >= 0 && cw > 0) {
+                idx[k] = c->w_col;
+                val[k++] = -cw;
             }
             double ce = res == 2 ? c->e_d : res == 3 ? (double)o->g->tensors[c->t].bytes / o->r_comb : 0;
             if (c->e_col >= 0 && ce > 0) {
@@ -331,7 +501,8 @@ void opt_take_solution(const octx *o, const sa_milp_result *r, uint8_t *act, uin
         int a = c->s_col >= 0 && r->x[c->s_col] > 0.5   ? OPT_SWAP
               : c->l_col >= 0 && r->x[c->l_col] > 0.5   ? OPT_LATE
               : c->r_col >= 0 && r->x[c->r_col] > 0.5   ? OPT_RECOMPUTE
-              : c->e_col >= 0 && r->x[c->e_col] > 0.5   ? OPT_GAPS : OPT_KEEP;
+              : c->e_col >= 0 && r->x[c->e_col] > 0.5   ? OPT_GAPS
+              : c->w_col >= 0 && r->x[c->w_col] > 0.5   ? OPT_WAIT : OPT_KEEP;
         opt_set_action(c, a, act, late, sync_at);
         chosen[k] = (uint8_t)a;
     }

@@ -15,7 +15,8 @@ enum { OPT_NVALUES = (int)OPT_NACTIONS > (int)OPT_NSYNC ? (int)OPT_NACTIONS : (i
 static bool action_open(const ocand *c, int a)
 {
     return a == OPT_KEEP || (a == OPT_SWAP && c->s_col >= 0) || (a == OPT_LATE && c->l_col >= 0) ||
-           (a == OPT_RECOMPUTE && c->r_col >= 0) || (a == OPT_GAPS && c->e_col >= 0);
+           (a == OPT_RECOMPUTE && c->r_col >= 0) || (a == OPT_GAPS && c->e_col >= 0) ||
+           (a == OPT_WAIT && c->w_col >= 0);
 }
 
 /* Whether d drops candidate k's tensor over one of its gaps (OPT_GAPS
@@ -28,20 +29,26 @@ static bool drops_some(const octx *o, const odec *d, int32_t k)
     return false;
 }
 
+/* Whether action a swaps the tensor out. */
+static bool swapped(int a)
+{
+    return a == OPT_SWAP || a == OPT_LATE || a == OPT_GAPS || a == OPT_WAIT;
+}
+
 /* The op before the one the model frees the memory at waits for a swap-out
  * (pack.h: a transfer ends at the compute node that waits for it, so the
- * memory serves placements after it). */
+ * memory serves placements after it); OPT_WAIT's first freed op waits itself. */
 static int32_t model_sync(const ocand *c, int a)
 {
     return a == OPT_SWAP ? (c->pers ? c->s3_from : c->s_from) - 1
          : a == OPT_LATE ? (c->pers ? (c->late_tail ? c->l3_from : c->s3_from) : c->l_from) - 1
-         : a == OPT_GAPS ? c->e_to : 0;
+         : a == OPT_GAPS ? c->e_to : a == OPT_WAIT ? c->w_from : 0;
 }
 
 void opt_set_action(const ocand *c, int a, uint8_t *act, uint8_t *late, int32_t *sync_at)
 {
     act[c->t] = a == OPT_KEEP ? DEC_KEEP : a == OPT_RECOMPUTE ? DEC_RECOMPUTE : a == OPT_GAPS ? DEC_EVICT : DEC_SWAP;
-    late[c->t] = a == OPT_LATE;
+    late[c->t] = a == OPT_LATE || a == OPT_WAIT;
     sync_at[c->t] = model_sync(c, a);
 }
 
@@ -126,8 +133,7 @@ static bool key_open(const octx *o, const odec *d, const okey *at, int v)
     if (at->kind == KEY_CAND)
         return action_open(&o->c[at->k], v) && (v != OPT_GAPS || drops_some(o, d, at->k));
     if (at->kind == KEY_SYNC)
-        return v < OPT_NSYNC && (d->chosen[at->k] == OPT_SWAP || d->chosen[at->k] == OPT_LATE || d->chosen[at->k] == OPT_GAPS) &&
-               sync_value(o, d, at->k, v) != d->sync_at[o->c[at->k].t];
+        return v < OPT_NSYNC && swapped(d->chosen[at->k]) && sync_value(o, d, at->k, v) != d->sync_at[o->c[at->k].t];
     if (at->kind == KEY_PAIR) {
         int a = d->chosen[at->k], b = d->chosen[at->k2];
         return v == 1 && a != b && action_open(&o->c[at->k], b) && action_open(&o->c[at->k2], a);

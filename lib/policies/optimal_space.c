@@ -66,6 +66,20 @@ static void late_window(const octx *o, ocand *c, int32_t lf, int32_t nu, double 
     c->lsb = c->sb + (hidden_gap ? 0 : gap_b);
 }
 
+/* The waited swap-out over the gap lf .. nu (OPT_WAIT): free from lf + 1,
+ * whose op waits for the swap-out, to nu - 1, when the late swap-in is
+ * issued; open where it frees earlier than the other swaps, whose swap-out
+ * the compute must cover first.  The compute waits for both transfers. */
+static void wait_window(ocand *c, int32_t lf, int32_t nu)
+{
+    int32_t first_free = c->l_open ? c->l_from : c->s_from <= c->s_to ? c->s_from : INT32_MAX;
+    c->w_from = lf + 1;
+    c->w_to = nu - 1;
+    c->w_open = c->d > 0 && c->w_from <= c->w_to && c->w_from < first_free;
+    c->w_early = first_free - 1 < c->w_to ? first_free - 1 : c->w_to;
+    c->w_stall = c->d + c->h;
+}
+
 static bool recompute_open(const octx *o, int32_t t, int32_t next_use)
 {
     const sa_dfg_graph *g = o->g;
@@ -236,7 +250,8 @@ sa_status opt_build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *dev
                         sa_err *err)
 {
     memset(o, 0, sizeof *o);
-    bool widen = space & OPT_WIDEN;
+    bool widen = space & OPT_WIDEN, waits = widen && (space & OPT_WAITS);
+    o->near = waits && (space & OPT_NEAR);
     o->g = g;
     o->dev = dev;
     o->sch = sch;
@@ -314,7 +329,9 @@ sa_status opt_build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *dev
             c->s_from = after(o, lf, c->d);
             c->s_to = before(o, nu, c->h) - 1;
             late_window(o, c, lf, nu, 0, 0);
-            if (c->s_from <= c->s_to || c->l_open)
+            if (waits)
+                wait_window(c, lf, nu);
+            if (c->s_from <= c->s_to || c->l_open || c->w_open)
                 o->nc++;
             continue;
         }
@@ -335,6 +352,8 @@ sa_status opt_build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *dev
         c->s_to = before(o, nu, c->h) - 1;
         if (widen)
             late_window(o, c, lf, nu, 0, 0);
+        if (waits)
+            wait_window(c, lf, nu);
         /* recompute: free right after the last forward use, rebuilt just before the use */
         if (recompute_open(o, t, nu)) {
             c->r_from = lf + 1;
@@ -345,7 +364,7 @@ sa_status opt_build_ctx(octx *o, const sa_dfg_graph *g, const sa_dfg_device *dev
             if (rerun(o, t, nu, 1, &c->rc, &c->r_in, &c->r_ext, &c->r_ext_from))
                 o->n_chained++;
         }
-        if (c->s_from <= c->s_to || c->r_from <= c->r_to || c->l_open)
+        if (c->s_from <= c->s_to || c->r_from <= c->r_to || c->l_open || c->w_open)
             o->nc++;
     }
     for (int32_t i = 1; i <= o->n; i++)
