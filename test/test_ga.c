@@ -581,6 +581,16 @@ START_TEST(test_default_effort_runs_the_milp_seed_where_needed)
         sa_plan_free(p);
     }
     tu_same_text(json[0], json[1]);
+    /* under a deadline that leaves the seeds less than a MILP row's minimum
+     * (BUDGET_MILP_MIN_S, 30 s), the deferred row is skipped, and said so */
+    po.search.threads = 1;
+    po.deadline_s = sa_now_s() + 20;
+    p = run_search_row_opts(g, &d, &po);
+    ck_assert_msg(strstr(p->search_json, "{\"phase\":\"seed\",\"policy\":\"optimal\",\"wall_s\":0.000,"
+                                         "\"result\":\"skipped\"}") != NULL, "%s", p->search_json);
+    ck_assert_msg(strstr(p->search_json, "\"seeds_skipped\":[\"optimal\"]") != NULL, "%s", p->search_json);
+    tu_check_policy_plan(p, g, "default effort with the MILP seed skipped at the deadline", false);
+    sa_plan_free(p);
     sa_dfg_free(g);
 }
 END_TEST
