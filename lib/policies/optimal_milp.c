@@ -306,15 +306,13 @@ static bool add_wait_cols(octx *o, sa_milp *m, int64_t mem, double eps, int32_t 
                           int32_t *opened)
 {
     int32_t n = o->n, ncol = sa_milp_n_cols(m);
-    int32_t *owner = malloc(((size_t)ncol + 1) * sizeof *owner); /* column -> candidate (-1: T) */
+    int32_t *owner = malloc(((size_t)ncol + 1) * sizeof *owner); /* column -> candidate (T: none) */
     double *most = calloc((size_t)o->nc + 1, sizeof *most);     /* per candidate, at this position */
     int32_t *touched = malloc(((size_t)o->nc + 1) * sizeof *touched);
     int32_t *need = calloc((size_t)n + 1, sizeof *need);        /* positions out of reach before each */
     bool ok = owner && most && touched && need;
     double near = o->near ? OPT_NEAR_FRAC * (double)mem * 1e-6 : 0; /* MB */
     *opened = 0;
-    for (int32_t q = 0; ok && q < ncol; q++)
-        owner[q] = -1;
     for (int32_t j = 0; ok && j < o->nc; j++) {
         const ocand *c = &o->c[j];
         int32_t cols[4] = {c->s_col, c->l_col, c->r_col, c->e_col};
@@ -332,13 +330,9 @@ static bool add_wait_cols(octx *o, sa_milp *m, int64_t mem, double eps, int32_t 
         int32_t k = memory_row(o, i, idx, val), nt = 0;
         double freed = 0;
         for (int32_t q = 0; q < k; q++) {
-            int32_t j = owner[idx[q]];
+            int32_t j = owner[idx[q]]; /* every memory row column has one */
             if (val[q] <= 0)
                 continue;
-            if (j < 0) {
-                freed += val[q];
-                continue;
-            }
             if (most[j] == 0)
                 touched[nt++] = j;
             if (val[q] > most[j])
