@@ -883,7 +883,7 @@ START_TEST(test_milp_backends_agree)
         int32_t ix[3] = {a, b, c};
         double v[3] = {2, 3, 1};
         ck_assert(sa_milp_add_row(m, -HUGE_VAL, 4, 3, ix, v));
-        sa_milp_opts o = {mb, 10, 0, 1, false, 0, false};
+        sa_milp_opts o = {mb, 10, 0, 1, false, 0, false, 0};
         sa_milp_result r;
         sa_err err = {0};
         ck_assert_int_eq(sa_milp_solve(m, &o, &r, &err), SA_OK);

@@ -39,6 +39,7 @@ typedef struct sa_milp_opts {
     bool no_pump;         /* CBC only: no feasibility pump.  The node limit does not bound CBC's root,
                            * whose pump took most of the time of every root-only solve of the search's
                            * MILPs and, on a 1,259-op graph, over 20 minutes in one (docs/bound.md) */
+    int pump_passes;      /* CBC only, with the pump: its passes (CBC's passF; <= 0: CBC's default, 30) */
 } sa_milp_opts;
 
 typedef enum sa_milp_status {

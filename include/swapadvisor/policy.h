@@ -76,6 +76,7 @@ typedef struct sa_policy_opts {
                                * that simulates faster after an eighth of its refinement is refined
                                * on (default false: the node limit does not bound the pump, which
                                * runs at the root) */
+        int pump_passes;      /* the pump's passes where it runs (<= 0, the default: CBC's, 30) */
         bool sums;            /* every model's memory rows as running sums (docs/bound.md; default
                                * false: only past 10^6 positions x candidates; the swapadvisor
                                * row's default effort sets it for its seeds) */
@@ -175,10 +176,14 @@ typedef struct sa_policy_def {
  * (10 %) over the ideal, the time the MILP might win back (inception-4 at 0.25x: 28 %,
  * its plan 21 % slower without the seed; wresnet-152-10 at 0.5x: 0.0 %, 7 s of solves
  * saved), refining SA_POLICY_AUTO_REFINE_LARGE plans (4 ms each on inception-4), each
- * space solved with the feasibility pump too (densenet121 at 0.25x: 261.4 -> 258.9 ms,
- * 2-4 s more); docs/policies.md has the measurements. */
+ * space solved with the feasibility pump too (densenet121 at 0.25x: 261.4 -> 255.3 ms
+ * at SA_POLICY_AUTO_PUMP_PASSES); docs/policies.md has the measurements. */
 #define SA_POLICY_AUTO_MILP_NEED 0.10
 enum { SA_POLICY_AUTO_REFINE_LARGE = 300 };
+/* ...with SA_POLICY_AUTO_PUMP_PASSES of the pump's passes instead of CBC's 30 (inception-4
+ * at 0.25x: its solves 10.3 -> 7.3 s, the same answer; densenet121 at 0.25x: 258.9 ->
+ * 255.3 ms; with 5 passes 261.4, docs/policies.md). */
+enum { SA_POLICY_AUTO_PUMP_PASSES = 10 };
 /* The seeds' solves with and without CBC's feasibility pump (sa_policy_opts.optimal.pump)
  * under a given generation count: every model the seeds' gate admits (with the running
  * sums the pump's solves on inception-4's and wresnet-152-10's models take seconds);

@@ -473,7 +473,7 @@ sa_status bound_lp(const sa_dfg_graph *g, const sa_dfg_device *dev, const int32_
         if (!built) {
             st = sa_fail(err, SA_ENOMEM, "out of memory building the LP bound");
         } else {
-            sa_milp_opts mo = {SA_MILP_AUTO, left, 0, 1, true, 0, false};
+            sa_milp_opts mo = {SA_MILP_AUTO, left, 0, 1, true, 0, false, 0};
             if (!(st = sa_milp_solve(w.lp, &mo, &res, err))) {
                 spent += res.seconds;
                 if (res.status == SA_MILP_OPTIMAL) {

@@ -207,6 +207,11 @@ static sa_status solve_cbc(const sa_milp *m, const sa_milp_opts *o, sa_milp_resu
         Cbc_setMaximumNodes(cm, o->max_nodes);
     if (o->no_pump)
         Cbc_setParameter(cm, "feas", "off");
+    else if (o->pump_passes > 0) {
+        char buf[16];
+        snprintf(buf, sizeof buf, "%d", o->pump_passes);
+        Cbc_setParameter(cm, "passF", buf);
+    }
     Cbc_solve(cm);
     r->solver = "cbc";
     r->timed_out = Cbc_secondaryStatus(cm) == 4; /* 4: stopped on time (3: on nodes) */

@@ -132,7 +132,7 @@ static sa_status solve_space(const sa_policy_call *pc, const char *name, const i
         if ((st = opt_build_milp(o, cap, s->sums || (double)o->n * (double)o->nc > OPT_SUM_CELLS, &m, err)))
             break;
         sa_milp_opts mo = {po->optimal.solver, left, po->optimal.gap, po->optimal.threads, false,
-                        po->optimal.max_nodes, effort && !(space & OPT_PUMP)};
+                        po->optimal.max_nodes, effort && !(space & OPT_PUMP), po->optimal.pump_passes};
         sa_milp_result r;
         s->solved = true;
         st = sa_milp_solve(m, &mo, &r, err);

@@ -214,6 +214,8 @@ static sa_status run_milp_if_needed(const sa_policy_call *c, const sa_policy_opt
     if (!(c->opts->optimal.refine_plans > 0))
         lo.optimal.refine_plans = SA_POLICY_AUTO_REFINE_LARGE;
     lo.optimal.pump = true;
+    if (!(lo.optimal.pump_passes > 0))
+        lo.optimal.pump_passes = SA_POLICY_AUTO_PUMP_PASSES;
     sa_status st = SA_OK;
     for (int i = 0; i < n_rows && !st; i++) {
         if (!(t[i].flags & SA_POLICY_SEED_MILP) || (t[i].flags & out) || !strcmp(t[i].name, c->name))

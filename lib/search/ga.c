@@ -663,6 +663,14 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     }
     if (bf >= 0 && pop[bf].t < pop[bi].t)
         bi = bf;
+    /* where a pool individual is the best, its counts get the same kind of pass */
+    int64_t fill_effort = effort_so_far(s) - gen_effort;
+    char pfill[256] = "";
+    sa_status pst = s->c.joint ? gx_fill_pool_json(&s->c, s->ws, s->threads, &pop[bi], o->deadline_s, pfill,
+                                                   sizeof pfill, err)
+                               : SA_OK;
+    if (pst)
+        return pst;
     int32_t bs = s->c.joint ? best_seed(o) : -1;
     bool seed_won = bs >= 0 && !(pop[bi].t <= o->seeds[bs].plan->predicted.iteration_us);
     if (!isfinite(pop[bi].t) && !seed_won)
@@ -689,7 +697,6 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
             return st;
     }
     res->wall_s = omp_get_wtime() - s->t0;
-    int64_t fill_effort = effort_so_far(s) - gen_effort;
     for (int k = 0; k <= gen; k++)
         if (s->best_hist[k] <= 1.01 * t_ans) {
             res->time_to_1pct_s = s->time_hist[k];
@@ -726,11 +733,11 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
              "\"evaluations\":%lld,\"effort\":%lld%s,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"
              "\"time_to_1pct_s\":%.3f%s,\"size_classes\":%d,\"objects\":%d,"
-             "\"pool_bytes\":%lld%s%s%s%s}",
+             "\"pool_bytes\":%lld%s%s%s%s%s}",
              sa_ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations,
              (long long)gen_effort, aff, o->mutation,
              o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, first, pop[bi].a.n_classes,
-             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, fill, joint,
+             pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, fill, pfill, joint,
              o->pool_recompute ? ",\"pool_recompute\":true" : "", s->cut ? ",\"cut\":true" : "");
     if (!sa_plan_set_search_json(res->best, json))
         return sa_fail(err, SA_ENOMEM, "out of memory");

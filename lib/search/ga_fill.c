@@ -8,8 +8,10 @@
  * GA_FILL_BATCH tries are evaluated in parallel, each against the same
  * decisions, the first that gains (in candidate order) is taken and the
  * next batch starts after it, so the answer is that of one try at a time
- * whatever the batches and the thread count. */
+ * whatever the batches and the thread count.  A pool plan's counterpart
+ * (gx_fill_pool_json) moves memory between its size classes the same way. */
 #include <math.h>
+#include <stdio.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,11 +46,36 @@ static double leave_cost(const gctx *c, const indiv *x, int32_t t)
     return recompute_round_trip_us(c->dev, d->bytes);
 }
 
-int32_t gx_fill_most(const gctx *c)
+/* Which of the m tries just evaluated is taken: the first faster than t
+ * (*take; -1: none), unless one failed first (its status, err set). */
+static sa_status first_gain(const indiv *trial, const sa_status *st, const sa_err *errs, int m, double t, int *take,
+                            sa_err *err)
+{
+    *take = -1;
+    for (int j = 0; j < m; j++) {
+        if (st[j]) {
+            *err = errs[j];
+            return st[j];
+        }
+        if (trial[j].t < t) {
+            *take = j;
+            return SA_OK;
+        }
+    }
+    return SA_OK;
+}
+
+/* The fill's cap on tries on c's graph before its candidates' count. */
+static int32_t fill_cap(const gctx *c)
 {
     int32_t work = sa_ga_work_bounded(c->o->generations) ? GA_FILL_AUTO_WORK : GA_FILL_WORK;
     int32_t most = work / (c->g->n_ops > 0 ? c->g->n_ops : 1);
-    most = most > GA_FILL_TRIES ? GA_FILL_TRIES : most < GA_FILL_BATCH ? GA_FILL_BATCH : most;
+    return most > GA_FILL_TRIES ? GA_FILL_TRIES : most < GA_FILL_BATCH ? GA_FILL_BATCH : most;
+}
+
+int32_t gx_fill_most(const gctx *c)
+{
+    int32_t most = fill_cap(c);
     return most < 2 * c->n_cand ? most : 2 * c->n_cand; /* two tries a candidate at most */
 }
 
@@ -112,16 +139,9 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
             bool cut = false;
             st[j] = gx_evaluate(c, &ws[omp_get_thread_num()], &trial[j], deadline_s, &cut, &errs[j]);
         }
-        int take = -1;
-        for (int j = 0; j < m && take < 0; j++) {
-            if (st[j]) {
-                *err = errs[j];
-                rc = st[j];
-                goto out;
-            }
-            if (trial[j].t < x->t)
-                take = j;
-        }
+        int take;
+        if ((rc = first_gain(trial, st, errs, m, x->t, &take, err)))
+            goto out;
         *tried += take < 0 ? m : take + 1;
         batch = take < 0 ? (2 * batch > GA_FILL_BATCH ? GA_FILL_BATCH : 2 * batch)
                          : (batch / 2 < GA_FILL_BATCH_MIN ? GA_FILL_BATCH_MIN : batch / 2);
@@ -141,4 +161,134 @@ out:
     free(st);
     free(errs);
     return rc;
+}
+
+/* The bytes of step of the larger of classes i and j moved from class j's
+ * objects to class i's: *dj objects of j given up, *di of i gained; false
+ * when j has too few or i has no room. */
+static bool pool_move(const pool_alloc *a, int32_t i, int32_t j, int32_t step, int32_t *di, int32_t *dj)
+{
+    int64_t bi = a->obj_bytes[i], bj = a->obj_bytes[j];
+    if (bi <= 0 || bj <= 0)
+        return false;
+    int64_t bytes = (int64_t)step * (bi > bj ? bi : bj);
+    int64_t rj = (bytes + bj - 1) / bj;
+    if (rj > a->cnt[j])
+        return false;
+    int64_t ri = rj * bj / bi, room = (int64_t)a->cls_cap[i] - a->cnt[i];
+    if (ri > room)
+        ri = room;
+    if (ri <= 0)
+        return false;
+    *di = (int32_t)ri;
+    *dj = (int32_t)rj;
+    return true;
+}
+
+/* gx_fill_pool_json's pass (ga_internal.h); *moved, *tried its counts. */
+static sa_status fill_pool(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *moved,
+                           int32_t *tried, sa_err *err)
+{
+    /* trial[j].a is laid out like x->a (the same n_sizes), so the copies below
+     * never allocate and cannot fail */
+    *moved = *tried = 0;
+    if (x->layout != PLANNER_POOL || !isfinite(x->t) || x->a.n_classes < 2)
+        return SA_OK;
+    pool_layout_sizes(&x->a, c->g);
+    int32_t nc = x->a.n_classes, most = 2 * fill_cap(c);
+    indiv *trial = calloc(GA_FILL_BATCH, sizeof *trial);
+    sa_status *st = calloc(GA_FILL_BATCH, sizeof *st);
+    sa_err *errs = calloc(GA_FILL_BATCH, sizeof *errs);
+    int32_t *mi = malloc(GA_FILL_BATCH * 3 * sizeof *mi);
+    sa_status rc = SA_OK;
+    if (!trial || !st || !errs || !mi) {
+        rc = sa_fail(err, SA_ENOMEM, "out of memory filling a pool");
+        goto out;
+    }
+    for (int j = 0; j < GA_FILL_BATCH; j++)
+        if (!pool_alloc_init(&trial[j].a, x->a.n_sizes)) {
+            rc = sa_fail(err, SA_ENOMEM, "out of memory filling a pool");
+            goto out;
+        }
+    int32_t pairs = nc * (nc - 1);
+    for (int32_t step = 16; step >= 1 && *tried < most;) {
+        bool gained = false;
+        for (int32_t k = 0; k < pairs && *tried < most;) {
+            if (deadline_s > 0 && sa_now_s() >= deadline_s)
+                goto out;
+            int m = 0;
+            for (; k < pairs && m < GA_FILL_BATCH; k++) {
+                int32_t i = k / (nc - 1), j = k % (nc - 1), di, dj;
+                j += j >= i;
+                if (pool_move(&x->a, i, j, step, &di, &dj)) {
+                    mi[3 * m] = i;
+                    mi[3 * m + 1] = j;
+                    mi[3 * m + 2] = k;
+                    m++;
+                }
+            }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+            for (int j = 0; j < m; j++) {
+                pool_alloc keep = trial[j].a;
+                trial[j] = *x;
+                trial[j].a = keep;
+                pool_alloc_copy(&trial[j].a, &x->a);
+                pool_layout_sizes(&trial[j].a, c->g);
+                int32_t di, dj;
+                pool_move(&x->a, mi[3 * j], mi[3 * j + 1], step, &di, &dj);
+                trial[j].a.cnt[mi[3 * j]] += di;
+                trial[j].a.cnt[mi[3 * j + 1]] -= dj;
+                bool cut = false;
+                st[j] = gx_evaluate(c, &ws[omp_get_thread_num()], &trial[j], deadline_s, &cut, &errs[j]);
+            }
+            int take;
+            if ((rc = first_gain(trial, st, errs, m, x->t, &take, err)))
+                goto out;
+            *tried += take < 0 ? m : take + 1;
+            if (take < 0)
+                continue;
+            /* the pairs after it in the batch are tried again against the new counts */
+            k = mi[3 * take + 2] + 1;
+            if (!pool_alloc_copy(&x->a, &trial[take].a) || !pool_layout(&x->a, c->g)) {
+                rc = sa_fail(err, SA_ENOMEM, "out of memory filling a pool");
+                goto out;
+            }
+            x->t = trial[take].t;
+            ++*moved;
+            gained = true;
+        }
+        if (!gained)
+            step /= 2;
+    }
+out:
+    if (trial)
+        for (int j = 0; j < GA_FILL_BATCH; j++)
+            pool_alloc_free(&trial[j].a);
+    free(trial);
+    free(st);
+    free(errs);
+    free(mi);
+    return rc;
+}
+
+sa_status gx_fill_pool_json(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, char *json, size_t cap,
+                            sa_err *err)
+{
+    json[0] = '\0';
+    if (x->layout != PLANNER_POOL || !isfinite(x->t))
+        return SA_OK;
+    int64_t effort = 0;
+    for (int i = 0; i < threads; i++)
+        effort -= ws[i].effort;
+    double from = x->t, t0 = omp_get_wtime();
+    int32_t moved, tried;
+    sa_status st = fill_pool(c, ws, threads, x, deadline_s, &moved, &tried, err);
+    if (st)
+        return st;
+    for (int i = 0; i < threads; i++)
+        effort += ws[i].effort;
+    snprintf(json, cap,
+             ",\"pool_fill\":{\"moved\":%d,\"tried\":%d,\"from_us\":%.3f,\"to_us\":%.3f,\"effort\":%lld,\"wall_s\":%.3f}",
+             moved, tried, from, x->t, (long long)effort, omp_get_wtime() - t0);
+    return SA_OK;
 }

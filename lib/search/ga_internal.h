@@ -111,6 +111,19 @@ enum { GA_FILL_TRIES = 512, GA_FILL_BATCH = 8, GA_FILL_BATCH_MIN = 2, GA_FILL_WO
 enum { GA_FILL_AUTO_WORK = 256 * 4096 };
 sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *kept,
                          int32_t *switched, int32_t *tried, sa_err *err);
+/* ga_fill.c: the pool individual x's object counts, memory moved between
+ * every ordered pair of its size classes (16 objects of the larger class's
+ * size, halved after a pass over the pairs without a gain, down to 1), each
+ * move kept where the plan gets strictly faster (x->a and x->t change in
+ * place; at most twice gx_fill_most's cap before its candidate count; tries
+ * as gx_fill_memory's, the result the same for any thread count), stopped at
+ * deadline_s (> 0); and its member of the search block (",\"pool_fill\":{...}":
+ * the moves kept, the plans tried, x's time before and after, their planner
+ * effort and wall time) in json[0 .. cap).  A best-fit or unplanned x is left
+ * alone, json "".  SA_ENOMEM or an evaluation's error (err says why): x then
+ * holds the moves already made, each of which gained. */
+sa_status gx_fill_pool_json(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, char *json, size_t cap,
+                            sa_err *err);
 /* The most tries gx_fill_memory makes on c's graph (its cap, or two a
  * candidate). */
 int32_t gx_fill_most(const gctx *c);
