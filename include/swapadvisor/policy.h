@@ -76,7 +76,9 @@ typedef struct sa_policy_opts {
                                * that simulates faster after an eighth of its refinement is refined
                                * on (default false: the node limit does not bound the pump, which
                                * runs at the root) */
-        int pump_passes;      /* the pump's passes where it runs (<= 0, the default: CBC's, 30) */
+        int pump_passes;      /* the pump's passes where it runs (<= 0, the default: CBC's, 30; the
+                               * swapadvisor row's default effort gives its deferred MILP seeds
+                               * SA_POLICY_AUTO_PUMP_PASSES) */
         bool sums;            /* every model's memory rows as running sums (docs/bound.md; default
                                * false: only past 10^6 positions x candidates; the swapadvisor
                                * row's default effort sets it for its seeds) */

@@ -172,10 +172,7 @@ static sa_status search_init(search *s, const sa_dfg_graph *g, const sa_dfg_devi
  * so the same whatever thread evaluated which. */
 static int64_t effort_so_far(const search *s)
 {
-    int64_t e = 0;
-    for (int i = 0; i < s->threads; i++)
-        e += s->ws[i].effort;
-    return e;
+    return gx_effort(s->ws, s->threads);
 }
 
 /* The first error among individuals [from, to) of the last parallel job, in
@@ -663,8 +660,8 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     }
     if (bf >= 0 && pop[bf].t < pop[bi].t)
         bi = bf;
-    /* where a pool individual is the best, its counts get the same kind of pass */
     int64_t fill_effort = effort_so_far(s) - gen_effort;
+    /* where a pool individual is the best, its counts get the same kind of pass */
     char pfill[256] = "";
     sa_status pst = s->c.joint ? gx_fill_pool_json(&s->c, s->ws, s->threads, &pop[bi], o->deadline_s, pfill,
                                                    sizeof pfill, err)

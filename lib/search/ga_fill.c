@@ -163,6 +163,12 @@ out:
     return rc;
 }
 
+/* A move of the pool fill: dj objects of class j given up for di of class i;
+ * k, the pair's index in the pass. */
+typedef struct pool_mv {
+    int32_t i, j, di, dj, k;
+} pool_mv;
+
 /* The bytes of step of the larger of classes i and j moved from class j's
  * objects to class i's: *dj objects of j given up, *di of i gained; false
  * when j has too few or i has no room. */
@@ -190,16 +196,16 @@ static sa_status fill_pool(const gctx *c, tws *ws, int threads, indiv *x, double
                            int32_t *tried, sa_err *err)
 {
     /* trial[j].a is laid out like x->a (the same n_sizes), so the copies below
-     * never allocate and cannot fail */
+     * never allocate and cannot fail; the evaluation lays each out */
     *moved = *tried = 0;
-    if (x->layout != PLANNER_POOL || !isfinite(x->t) || x->a.n_classes < 2)
+    if (x->a.n_classes < 2)
         return SA_OK;
-    pool_layout_sizes(&x->a, c->g);
+    pool_layout_sizes(&x->a, c->g); /* the moves read its object sizes and caps */
     int32_t nc = x->a.n_classes, most = 2 * fill_cap(c);
     indiv *trial = calloc(GA_FILL_BATCH, sizeof *trial);
     sa_status *st = calloc(GA_FILL_BATCH, sizeof *st);
     sa_err *errs = calloc(GA_FILL_BATCH, sizeof *errs);
-    int32_t *mi = malloc(GA_FILL_BATCH * 3 * sizeof *mi);
+    pool_mv *mi = malloc(GA_FILL_BATCH * sizeof *mi);
     sa_status rc = SA_OK;
     if (!trial || !st || !errs || !mi) {
         rc = sa_fail(err, SA_ENOMEM, "out of memory filling a pool");
@@ -218,14 +224,12 @@ static sa_status fill_pool(const gctx *c, tws *ws, int threads, indiv *x, double
                 goto out;
             int m = 0;
             for (; k < pairs && m < GA_FILL_BATCH; k++) {
-                int32_t i = k / (nc - 1), j = k % (nc - 1), di, dj;
-                j += j >= i;
-                if (pool_move(&x->a, i, j, step, &di, &dj)) {
-                    mi[3 * m] = i;
-                    mi[3 * m + 1] = j;
-                    mi[3 * m + 2] = k;
-                    m++;
-                }
+                pool_mv *v = &mi[m];
+                v->i = k / (nc - 1);
+                v->j = k % (nc - 1);
+                v->j += v->j >= v->i;
+                v->k = k;
+                m += pool_move(&x->a, v->i, v->j, step, &v->di, &v->dj);
             }
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
             for (int j = 0; j < m; j++) {
@@ -233,11 +237,8 @@ static sa_status fill_pool(const gctx *c, tws *ws, int threads, indiv *x, double
                 trial[j] = *x;
                 trial[j].a = keep;
                 pool_alloc_copy(&trial[j].a, &x->a);
-                pool_layout_sizes(&trial[j].a, c->g);
-                int32_t di, dj;
-                pool_move(&x->a, mi[3 * j], mi[3 * j + 1], step, &di, &dj);
-                trial[j].a.cnt[mi[3 * j]] += di;
-                trial[j].a.cnt[mi[3 * j + 1]] -= dj;
+                trial[j].a.cnt[mi[j].i] += mi[j].di;
+                trial[j].a.cnt[mi[j].j] -= mi[j].dj;
                 bool cut = false;
                 st[j] = gx_evaluate(c, &ws[omp_get_thread_num()], &trial[j], deadline_s, &cut, &errs[j]);
             }
@@ -248,7 +249,7 @@ static sa_status fill_pool(const gctx *c, tws *ws, int threads, indiv *x, double
             if (take < 0)
                 continue;
             /* the pairs after it in the batch are tried again against the new counts */
-            k = mi[3 * take + 2] + 1;
+            k = mi[take].k + 1;
             if (!pool_alloc_copy(&x->a, &trial[take].a) || !pool_layout(&x->a, c->g)) {
                 rc = sa_fail(err, SA_ENOMEM, "out of memory filling a pool");
                 goto out;
@@ -277,16 +278,13 @@ sa_status gx_fill_pool_json(const gctx *c, tws *ws, int threads, indiv *x, doubl
     json[0] = '\0';
     if (x->layout != PLANNER_POOL || !isfinite(x->t))
         return SA_OK;
-    int64_t effort = 0;
-    for (int i = 0; i < threads; i++)
-        effort -= ws[i].effort;
+    int64_t effort = -gx_effort(ws, threads);
     double from = x->t, t0 = omp_get_wtime();
     int32_t moved, tried;
     sa_status st = fill_pool(c, ws, threads, x, deadline_s, &moved, &tried, err);
     if (st)
         return st;
-    for (int i = 0; i < threads; i++)
-        effort += ws[i].effort;
+    effort += gx_effort(ws, threads);
     snprintf(json, cap,
              ",\"pool_fill\":{\"moved\":%d,\"tried\":%d,\"from_us\":%.3f,\"to_us\":%.3f,\"effort\":%lld,\"wall_s\":%.3f}",
              moved, tried, from, x->t, (long long)effort, omp_get_wtime() - t0);

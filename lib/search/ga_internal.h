@@ -77,6 +77,14 @@ int32_t gx_population(int population);
  * pool_recompute) in w->rc.  deadline_s > 0 (sa_now_s()'s clock) stops the
  * planner part-way past it: x is then unplanned too and *cut is set. */
 bool gx_tws_init(tws *w, const gctx *c);
+/* The planner effort of the evaluations in ws[0 .. threads) so far. */
+static inline int64_t gx_effort(const tws *ws, int threads)
+{
+    int64_t e = 0;
+    for (int i = 0; i < threads; i++)
+        e += ws[i].effort;
+    return e;
+}
 void gx_tws_free(tws *w);
 /* ga_first.c: the first generation's individuals (x allocated by the caller).
  * A random individual: random topological order, random monotone CLS, CNT
