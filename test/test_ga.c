@@ -287,7 +287,7 @@ START_TEST(test_hook_stop_and_refusals)
         {0, -1, "genome word 0"},                           /* not an op id */
         {1, -2, "is not a new op"},                          /* bad[1] = bad[0] below */
         {g->n_ops, 2, "neither pool nor best fit"},          /* layout gene */
-        {g->n_ops + 1, 2, "timing"},                         /* swap-out timing gene */
+        {g->n_ops + 1, 24, "timing"},                        /* swap timing gene: 0 .. 23 */
         {g->n_ops + 2, -4, "no seed"},                       /* origin below the pool rule (-3) */
         {g->n_ops + 3, 0, "classes"},                        /* no classes */
         {g->n_ops + 4, 1, "CLS starts at 0"},                /* CLS not from 0 */
@@ -635,8 +635,10 @@ START_TEST(test_search_from_recompute_seed_replays)
 END_TEST
 
 /* A best-fit plan of g in d that sets every forward activation to a (DEC_SWAP
- * or DEC_RECOMPUTE), the rest kept: the fill tests' seed. */
-static sa_plan *forward_activations_plan(const sa_dfg_graph *g, const sa_dfg_device *d, uint8_t a)
+ * or DEC_RECOMPUTE), the rest kept, with dc's timing (NULL: the default's):
+ * the fill tests' seed. */
+static sa_plan *forward_activations_plan_timed(const sa_dfg_graph *g, const sa_dfg_device *d, uint8_t a,
+                                               const dec_opts *timed)
 {
     uint8_t *act = calloc((size_t)g->n_tensors, 1);
     ck_assert_ptr_nonnull(act);
@@ -647,11 +649,80 @@ static sa_plan *forward_activations_plan(const sa_dfg_graph *g, const sa_dfg_dev
     sa_err err = {0};
     dec_opts dc;
     dec_opts_default(&dc);
+    if (timed)
+        dc = *timed;
     planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = &dc};
     ck_assert_msg(planner_plan(g, d, &q, seed, &err) == SA_OK, "%s", err.msg);
     free(act);
     return seed;
 }
+
+static sa_plan *forward_activations_plan(const sa_dfg_graph *g, const sa_dfg_device *d, uint8_t a)
+{
+    return forward_activations_plan_timed(g, d, a, NULL);
+}
+
+/* A seed whose decisions fit only with its own timing (every forward
+ * activation swapped, the swap-outs waited for by the next op and the
+ * swap-ins one op ahead, in the arena that plan needs): its individual in the
+ * search, planned with the timed swaps first, takes another timing that fits
+ * (the search block's retimed: 0 when only timings 0 and 1 are tried); the
+ * answer replays and is the same at 1 and 2 threads. */
+START_TEST(test_seed_fits_with_its_own_timing)
+{
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL));
+    dec_opts late;
+    dec_opts_default(&late);
+    late.out_sync = 1;
+    late.prefetch = 1;
+    sa_plan *seed = forward_activations_plan_timed(g, &d, DEC_SWAP, &late);
+    d.memory_bytes = seed->device.memory_bytes = seed->arena_bytes;
+    /* the precondition: the same decisions do not fit with timed or synchronous swap-outs and covered swap-ins */
+    for (int32_t s = 0; s <= 1; s++) {
+        dec_opts dc;
+        dec_opts_default(&dc);
+        dc.out_sync = s;
+        uint8_t *act = calloc((size_t)g->n_tensors, 1);
+        for (int32_t t = 0; t < g->n_tensors; t++)
+            act[t] = g->tensors[t].kind == SA_DFG_ACTIVATION && g->ops[g->tensors[t].producer].phase == SA_DFG_FORWARD
+                         ? DEC_SWAP
+                         : DEC_KEEP;
+        sa_plan *p = sa_plan_new(g, &d);
+        sa_err e = {0};
+        dec_stats ds;
+        planner_req q = {.layout = PLANNER_BESTFIT, .act = act, .dec = &dc, .stats = &ds, .within_memory = true};
+        sa_status st = planner_plan(g, &d, &q, p, &e);
+        ck_assert_msg(st == SA_EINFEASIBLE || (st == SA_OK && ds.arena_bytes > d.memory_bytes),
+                      "out_sync %d fits: %d %s", s, st, e.msg);
+        sa_plan_free(p);
+        free(act);
+    }
+    sa_ga_seed sd = {"late", seed, false};
+    char *json[2] = {NULL, NULL};
+    for (int th = 1; th <= 2; th++) {
+        sa_ga_opts o;
+        sa_ga_opts_default(&o);
+        o.generations = 1;
+        o.population = 8;
+        o.threads = th;
+        o.seeds = &sd;
+        o.n_seeds = 1;
+        sa_ga_result r;
+        sa_err err = {0};
+        ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+        const char *f = strstr(r.best->search_json, "\"retimed\":1,");
+        ck_assert_msg(f != NULL, "%s", r.best->search_json);
+        ck_assert_double_le(r.first_us, seed->predicted.iteration_us);
+        tu_check_policy_plan(r.best, g, "search from a late seed", true);
+        json[th - 1] = tu_plan_text(r.best); /* less the search block: wall-clock and thread fields differ */
+        sa_plan_free(r.best);
+    }
+    tu_same_text(json[0], json[1]);
+    sa_plan_free(seed);
+    sa_dfg_free(g);
+}
+END_TEST
 
 /* The fill, from a seed that sends every forward activation of the ladder
  * one way: the search's last step sets the filled individual's (the fastest
@@ -679,8 +750,10 @@ START_TEST(test_fill_keeps_and_switches)
     sa_ga_seed sd = {_i == 0 ? "swap-all" : "recompute-all", seed, false};
     sa_ga_opts o;
     sa_ga_opts_default(&o);
-    o.generations = 0; /* the first generation only: the seed's individual is the best best-fit one */
-    o.population = 8;
+    /* the first generation only, of the topo individual and the seed's: the
+     * seed's is the best-fit one (with more, the cost rule's may be faster) */
+    o.generations = 0;
+    o.population = 2;
     o.seeds = &sd;
     o.n_seeds = 1;
     sa_ga_result r;
@@ -1095,6 +1168,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_deadline_cuts_and_is_recorded);
     tcase_add_test(tc, test_started_plan_is_cut_at_its_deadline);
     tcase_add_loop_test(tc, test_fill_keeps_and_switches, 0, 2);
+    tcase_add_test(tc, test_seed_fits_with_its_own_timing);
     tcase_add_test(tc, test_fill_during_the_default_effort);
     tcase_add_test(tc, test_few_affordable_generations_leave_the_time_to_the_fill);
     suite_add_tcase(s, tc);

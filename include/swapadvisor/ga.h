@@ -76,7 +76,10 @@ typedef struct sa_ga_gen_stats {
  * as sa_ga_genome_words(g) int32 words, plain data that can be sent anywhere:
  *   [0, n_ops)              the schedule: op ids, a topological order
  *   [n_ops]                 the layout gene (planner_layout: pool or best fit)
- *   [n_ops + 1]             the best-fit swap-out timing gene (0 timed, 1 synchronous)
+ *   [n_ops + 1]             the best-fit swap timing gene, 0 .. 23: bits 0-1 the swap-out's
+ *                           (timed, or waited for 1, 4 or 16 ops after its issue), the
+ *                           rest the swap-in's (where the compute covers it, or 8, 4,
+ *                           3, 2 or 1 ops ahead); 0 timed and covered, 1 synchronous
  *   [n_ops + 2]             origin: the seed (sa_ga_opts.seeds index) its layout and
  *                           decisions descend from, -1 none, -2 the cost rule,
  *                           -3 the pool recompute rule (pool_recompute)

@@ -36,7 +36,7 @@ static bool indiv_init(indiv *x, const gctx *c)
     x->act = calloc((size_t)c->g->n_tensors + 1, 1);
     x->t = HUGE_VAL;
     x->layout = PLANNER_POOL;
-    x->sync = 0;
+    x->timing = 0;
     x->origin = ORIGIN_NONE;
     return x->sch && x->act && pool_alloc_init(&x->a, c->ns);
 }
@@ -107,6 +107,7 @@ typedef struct search {
     int n_mid;              /* fills run during the search (SA_GA_AUTO_FILLS), and what each did */
     struct { int gen; int32_t tried; double from, to; } mid[SA_GA_AUTO_FILLS];
     double mid_effort;      /* theirs, part of effort_so_far */
+    int32_t retimed;        /* generation 0's individuals that fit only with another timing (retime_seeds) */
     double affordable;      /* under the default effort: the generations the budget buys at generation
                              * 0's mean effort per evaluation (0 before it is known) */
 } search;
@@ -228,6 +229,46 @@ static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err
     return first_error(s, from, to, err);
 }
 
+/* A seed's best-fit individual (or the cost rule's) that does not fit with
+ * timing 0 takes the fastest of the other timings (the earliest on a tie;
+ * timing 1 when none fits), as the baselines fall back to synchronous
+ * swap-outs and late swap-ins in little memory: their decisions then enter
+ * the search as their plans carry them out.  One thread tries one
+ * individual's timings: the same at any thread count.  s->retimed: those
+ * that fit so.  An evaluation's error (the first in index order). */
+static sa_status retime_seeds(search *s, sa_ga_result *res, sa_err *err)
+{
+    int32_t to = s->c.o->n_seeds + 2 < s->np ? s->c.o->n_seeds + 2 : s->np, n = 0;
+    int64_t tries = 0;
+#pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1) reduction(+ : tries, n)
+    for (int32_t i = 1; i < to; i++) {
+        indiv *x = &s->pop[i];
+        bool cut;
+#pragma omp atomic read
+        cut = s->cut;
+        s->est[i] = SA_OK;
+        if (isfinite(x->t) || x->layout != PLANNER_BESTFIT || cut)
+            continue;
+        uint8_t best = 1;
+        double bt = HUGE_VAL;
+        for (uint8_t k = 1; k < GA_TIMINGS && !s->est[i]; k++) {
+            x->timing = k;
+            s->est[i] = evaluate_one(s, &s->ws[omp_get_thread_num()], i, &s->eerr[i]);
+            tries++;
+            if (x->t < bt) {
+                bt = x->t;
+                best = k;
+            }
+        }
+        x->timing = best;
+        x->t = bt;
+        n += isfinite(bt);
+    }
+    res->evaluations += tries;
+    s->retimed = n;
+    return first_error(s, 1, to, err);
+}
+
 /* Generation 0: individual 0 is the topo policy's (the default order, one
  * class per size), then, with seeds, one per seed (as many as fit) and the
  * cost rule's, the others random;
@@ -261,15 +302,8 @@ static sa_status first_generation(search *s, sa_ga_result *res, sa_err *err)
     if ((st = first_error(s, 1, s->np, err)) || (st = evaluate_range(s, 0, s->np, err)))
         return st;
     res->evaluations = s->np;
-    /* a seed that timed swap-outs cannot fit tries synchronous ones (as the
-     * baselines fall back to them) */
-    for (int32_t i = 1; s->c.joint && i < s->np && i - 1 <= o->n_seeds; i++)
-        if (!isfinite(s->pop[i].t) && s->pop[i].layout == PLANNER_BESTFIT && !s->cut) {
-            s->pop[i].sync = 1;
-            if ((st = evaluate_one(s, &s->ws[0], i, err)))
-                return st;
-            res->evaluations++;
-        }
+    if (s->c.joint && (st = retime_seeds(s, res, err)))
+        return st;
     int32_t bi = 0;
     for (int32_t i = 1; i < s->np; i++)
         if (s->pop[i].t < s->pop[bi].t)
@@ -338,47 +372,6 @@ static sa_status end_of_generation(search *s, int gen, const sa_ga_result *res, 
     return SA_OK;
 }
 
-/* The joint genes of child j of generation gen (layout and decisions), from
- * its allocation parents head and tail, with a stream of their own (so the
- * schedule and pool genes draw as without seeds): head's layout, decisions
- * crossed at a random tensor when both parents plan by best fit (else
- * head's), then a layout flip with probability P
- * (to best fit only when some decision is not keep) and, in the best-fit
- * layout, up to four decision changes, each with probability one half, to
- * evict (the cost rule) with probability one half, else to keep, swap or
- * recompute alike. */
-static void make_joint_genes(const gctx *c, int gen, int32_t j, const indiv *head, const indiv *tail, indiv *kid)
-{
-    rng r;
-    rng_seed(&r, c->o->seed, (uint64_t)gen, UINT64_C(0x20000) + (uint64_t)j);
-    int32_t nt = c->g->n_tensors, cr = nt > 1 ? 1 + rng_below(&r, nt - 1) : 0;
-    bool prc = c->o->pool_recompute; /* pool individuals read their decisions too */
-    if (!prc && (tail->layout != PLANNER_BESTFIT || head->layout != PLANNER_BESTFIT))
-        cr = nt; /* a pool parent's decisions are no one's choice: head's whole */
-    memcpy(kid->act, head->act, (size_t)cr);
-    memcpy(kid->act + cr, tail->act + cr, (size_t)(nt - cr));
-    kid->layout = head->layout;
-    kid->sync = head->sync;
-    if (rng_unit(&r) < c->o->mutation)
-        kid->sync ^= 1;
-    if (c->joint && rng_unit(&r) < c->o->mutation) {
-        bool moved = false;
-        for (int32_t k = 0; k < c->n_cand && !moved; k++)
-            moved = kid->act[c->cand[k]] != DEC_KEEP;
-        if (kid->layout == PLANNER_BESTFIT)
-            kid->layout = PLANNER_POOL;
-        else if (moved)
-            kid->layout = PLANNER_BESTFIT;
-    }
-    if ((kid->layout != PLANNER_BESTFIT && !prc) || c->n_cand == 0)
-        return;
-    for (int k = 0; k < GA_DECISION_TRIES; k++)
-        if (rng_unit(&r) < 0.5) {
-            uint8_t v = rng_unit(&r) < 0.5 ? DEC_EVICT : (uint8_t)rng_below(&r, DEC_EVICT);
-            kid->act[c->cand[rng_below(&r, c->n_cand)]] = v;
-        }
-}
-
 /* Child j of generation gen from pair j / 4: 2 schedules x 2 allocations,
  * crossed over and mutated with the child's own random streams. */
 static void make_child(search *s, tws *w, int gen, int32_t j)
@@ -408,7 +401,7 @@ static void make_child(search *s, tws *w, int gen, int32_t j)
     kid->layout = PLANNER_POOL;
     kid->origin = ah->origin;
     if (c->joint || o->pool_recompute)
-        make_joint_genes(c, gen, j, o->mode == SA_GA_SCHEDULE_ONLY ? pa : ah, at, kid);
+        gx_joint_genes(c, gen, j, o->mode == SA_GA_SCHEDULE_ONLY ? pa : ah, at, kid);
 }
 
 /* Pairs the parents (a shuffle drawn from gr), makes and evaluates the
@@ -621,13 +614,13 @@ static void seed_json(const search *s, const indiv *x, int32_t bs, bool seed_won
     double su = bs >= 0 ? o->seeds[bs].plan->predicted.iteration_us : HUGE_VAL;
     double t = seed_won ? su : x->t;
     snprintf(buf, len,
-             ",\"layout\":\"%s\",\"origin\":\"%s\",\"seeds\":%d,\"best_seed\":\"%s\",\"best_seed_us\":%.3f,"
-             "\"gain_pct\":%.3f,\"answer\":\"%s\"",
+             ",\"layout\":\"%s\",\"origin\":\"%s\",\"seeds\":%d,\"retimed\":%d,\"best_seed\":\"%s\","
+             "\"best_seed_us\":%.3f,\"gain_pct\":%.3f,\"answer\":\"%s\"",
              seed_won ? "seed" : x->layout == PLANNER_BESTFIT ? "bestfit" : "pool",
              seed_won ? o->seeds[bs].name
              : x->origin >= 0 ? o->seeds[x->origin].name
              : x->origin == ORIGIN_RULE ? "cost-rule" : x->origin == ORIGIN_POOL_RULE ? "pool-recompute-rule" : "none",
-             o->n_seeds,
+             o->n_seeds, (int)s->retimed,
              bs >= 0 ? o->seeds[bs].name : "none", bs >= 0 ? su : 0.0,
              bs >= 0 && isfinite(t) ? 100.0 * (su - t) / su : 0.0, seed_won ? "seed" : "search");
 }
@@ -682,7 +675,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
             return sa_fail(err, SA_ENOMEM, "out of memory");
         dec_stats ds;
         dec_opts d = s->c.dec;
-        d.out_sync = pop[bi].sync;
+        gx_timing(&d, pop[bi].timing);
         swp_opts so = s->c.so;
         if (o->pool_recompute && pop[bi].layout == PLANNER_POOL)
             so.recompute = gx_pool_flags(&s->c, &s->ws[0], &pop[bi]);

@@ -82,7 +82,7 @@ static sa_status evaluate_bestfit(const gctx *c, tws *w, indiv *x, double deadli
 {
     dec_stats ds;
     dec_opts d = c->dec;
-    d.out_sync = x->sync;
+    gx_timing(&d, x->timing);
     planner_req q = {.schedule = x->sch, .layout = PLANNER_BESTFIT, .act = x->act, .dec = &d, .stats = &ds,
                      .sim = w->sim, .pack = w->pack, .within_memory = true, .deadline_s = deadline_s, .cut = cut,
                      .effort = &w->effort};

@@ -64,7 +64,7 @@ sa_status gx_seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base, ind
             x->act[pl->tensor] = DEC_RECOMPUTE;
     }
     x->layout = sd->pool ? PLANNER_POOL : PLANNER_BESTFIT;
-    x->sync = 0;
+    x->timing = 0;
     x->origin = k;
     return SA_OK;
 }
@@ -85,7 +85,7 @@ sa_status gx_rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err)
             x->act[c->cand[k]] = DEC_EVICT;
     }
     x->layout = PLANNER_BESTFIT;
-    x->sync = 0;
+    x->timing = 0;
     x->origin = ORIGIN_RULE;
     return SA_OK;
 }

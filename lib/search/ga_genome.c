@@ -81,22 +81,22 @@ static sa_status check_layout(const gview *v, sa_err *err)
     return SA_OK;
 }
 
-/* best fit's swap-out timing: 0 timed, 1 synchronous */
-static void put_sync(const gctx *c, const indiv *x, int32_t *w)
+/* best fit's swap timing (ga_internal.h, GA_TIMINGS) */
+static void put_timing(const gctx *c, const indiv *x, int32_t *w)
 {
     (void)c;
-    *w = x->sync;
+    *w = x->timing;
 }
-static void get_sync(const gctx *c, const int32_t *w, indiv *x)
+static void get_timing(const gctx *c, const int32_t *w, indiv *x)
 {
     (void)c;
-    x->sync = (uint8_t)*w;
+    x->timing = (uint8_t)*w;
 }
-static sa_status check_sync(const gview *v, sa_err *err)
+static sa_status check_timing(const gview *v, sa_err *err)
 {
-    int32_t at = v->at[GENE_SYNC], x = v->w[at];
-    if (x != 0 && x != 1)
-        return sa_fail(err, SA_EFORMAT, "genome word %d: swap-out timing %d is not 0 or 1", at, x);
+    int32_t at = v->at[GENE_TIMING], x = v->w[at];
+    if (x < 0 || x >= GA_TIMINGS)
+        return sa_fail(err, SA_EFORMAT, "genome word %d: swap timing %d is not in 0 .. %d", at, x, GA_TIMINGS - 1);
     return SA_OK;
 }
 
@@ -204,7 +204,7 @@ static sa_status check_act(const gview *v, sa_err *err)
 static const gene_kind genes[GENE_COUNT] = {
     [GENE_SCHEDULE] = {op_words, put_schedule, get_schedule, check_schedule},
     [GENE_LAYOUT] = {one_word, put_layout, get_layout, check_layout},
-    [GENE_SYNC] = {one_word, put_sync, get_sync, check_sync},
+    [GENE_TIMING] = {one_word, put_timing, get_timing, check_timing},
     [GENE_ORIGIN] = {one_word, put_origin, get_origin, check_origin},
     [GENE_CLASSES] = {one_word, put_classes, get_classes, check_classes},
     [GENE_CLS] = {size_words, put_cls, get_cls, check_cls},

@@ -23,12 +23,32 @@ enum { ORIGIN_NONE = -1, ORIGIN_RULE = -2, ORIGIN_POOL_RULE = -3 };
  * search better than many (docs/benchmarks.md has the figures) */
 enum { GA_DECISION_TRIES = 4 };
 
+/* Best fit's timing gene: the low two bits index GA_OUT_SYNC (dec_opts.out_sync:
+ * 0 timed, else the op that many positions after the swap-out's issue waits for
+ * it), the rest GA_PREFETCH (dec_opts.prefetch: 0 where the compute covers the
+ * swap-in, else that many ops ahead).  0 and 1 are the timed and synchronous
+ * swap-outs with the covering swap-in; the rest are the fixed timings the
+ * baselines fall back to in little memory (adaptive.c, hybrid.c), so that their
+ * plans' decisions fit in the search as in their own plans.  A mutation flips
+ * bit 0 (timed and synchronous; 4 and 16 ops). */
+static const int32_t GA_OUT_SYNC[] = {0, 1, 4, 16};
+static const int32_t GA_PREFETCH[] = {0, 8, 4, 3, 2, 1};
+enum { GA_TIMINGS = 4 * 6 };
+_Static_assert(sizeof GA_OUT_SYNC / sizeof GA_OUT_SYNC[0] == 4 &&
+                   GA_TIMINGS == 4 * sizeof GA_PREFETCH / sizeof GA_PREFETCH[0],
+               "GA_TIMINGS covers both tables");
+static inline void gx_timing(dec_opts *d, uint8_t timing)
+{
+    d->out_sync = GA_OUT_SYNC[timing & 3];
+    d->prefetch = GA_PREFETCH[timing >> 2];
+}
+
 typedef struct indiv {
     int32_t *sch;
     pool_alloc a;
     uint8_t layout;  /* planner_layout: PLANNER_POOL plans with a, PLANNER_BESTFIT with act */
     uint8_t *act;    /* dec_action per tensor (n_tensors + 1) */
-    uint8_t sync;    /* best fit: swap-outs synchronous (the next op waits: dec_opts.out_sync 1) or timed (0) */
+    uint8_t timing;  /* best fit's swap timing (GA_TIMINGS values, gx_timing) */
     int32_t origin;  /* the seed its layout and decisions descend from; ORIGIN_NONE (topo or random),
                       * ORIGIN_RULE (the cost rule's individual) */
     double t;        /* simulated iteration time; HUGE_VAL when infeasible */
@@ -66,6 +86,7 @@ void gx_cross_schedule(const gctx *c, tws *w, const int32_t *head, const int32_t
                            int32_t *out);
 void gx_cross_alloc(tws *w, const pool_alloc *head, const pool_alloc *tail, int32_t cr, pool_alloc *out);
 void gx_mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a);
+void gx_joint_genes(const gctx *c, int gen, int32_t j, const indiv *head, const indiv *tail, indiv *kid);
 /* N_p as the search runs it: sa_ga_opts.population, at least 2, rounded up to even. */
 int32_t gx_population(int population);
 
@@ -137,7 +158,7 @@ sa_status gx_fill_pool_json(const gctx *c, tws *ws, int threads, indiv *x, doubl
 int32_t gx_fill_most(const gctx *c);
 
 /* The genes of a genome, in order (ga_genome.c holds their table). */
-enum { GENE_SCHEDULE, GENE_LAYOUT, GENE_SYNC, GENE_ORIGIN, GENE_CLASSES, GENE_CLS, GENE_CNT, GENE_ACT, GENE_COUNT };
+enum { GENE_SCHEDULE, GENE_LAYOUT, GENE_TIMING, GENE_ORIGIN, GENE_CLASSES, GENE_CLS, GENE_CNT, GENE_ACT, GENE_COUNT };
 
 /* x as sa_ga_genome_words words at w, and back; the check of a genome's form
  * (any origin from -3 up), pos n_ops words of scratch. */

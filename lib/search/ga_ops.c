@@ -1,7 +1,9 @@
 /* ga_ops.c - the genetic search's operators (paper section 5.2): walks and
- * crossovers of schedules, crossover and mutation of pool allocations. */
+ * crossovers of schedules, crossover and mutation of pool allocations; and
+ * ours: the joint genes' (layout, timing, decisions) crossover and mutation. */
 #include <string.h>
 
+#include "swapadvisor/planner.h"
 #include "ga_internal.h"
 
 /* ---- schedules ---- */
@@ -146,4 +148,48 @@ void gx_mutate_alloc(const gctx *c, tws *w, rng *r, pool_alloc *a)
 int32_t gx_population(int population)
 {
     return population < 2 ? 2 : population + (population & 1);
+}
+
+/* ---- layout and decisions ---- */
+
+/* The joint genes of child j of generation gen (layout, timing and
+ * decisions), from its allocation parents head and tail, with a stream of
+ * their own (so the schedule and pool genes draw as without seeds): head's
+ * layout and timing, decisions crossed at a random tensor when both parents
+ * plan by best fit (else head's), then a timing mutation (bit 0 flipped) and
+ * a layout flip, each with probability P
+ * (to best fit only when some decision is not keep) and, in the best-fit
+ * layout, up to four decision changes, each with probability one half, to
+ * evict (the cost rule) with probability one half, else to keep, swap or
+ * recompute alike. */
+void gx_joint_genes(const gctx *c, int gen, int32_t j, const indiv *head, const indiv *tail, indiv *kid)
+{
+    rng r;
+    rng_seed(&r, c->o->seed, (uint64_t)gen, UINT64_C(0x20000) + (uint64_t)j);
+    int32_t nt = c->g->n_tensors, cr = nt > 1 ? 1 + rng_below(&r, nt - 1) : 0;
+    bool prc = c->o->pool_recompute; /* pool individuals read their decisions too */
+    if (!prc && (tail->layout != PLANNER_BESTFIT || head->layout != PLANNER_BESTFIT))
+        cr = nt; /* a pool parent's decisions are no one's choice: head's whole */
+    memcpy(kid->act, head->act, (size_t)cr);
+    memcpy(kid->act + cr, tail->act + cr, (size_t)(nt - cr));
+    kid->layout = head->layout;
+    kid->timing = head->timing;
+    if (rng_unit(&r) < c->o->mutation)
+        kid->timing ^= 1;
+    if (c->joint && rng_unit(&r) < c->o->mutation) {
+        bool moved = false;
+        for (int32_t k = 0; k < c->n_cand && !moved; k++)
+            moved = kid->act[c->cand[k]] != DEC_KEEP;
+        if (kid->layout == PLANNER_BESTFIT)
+            kid->layout = PLANNER_POOL;
+        else if (moved)
+            kid->layout = PLANNER_BESTFIT;
+    }
+    if ((kid->layout != PLANNER_BESTFIT && !prc) || c->n_cand == 0)
+        return;
+    for (int k = 0; k < GA_DECISION_TRIES; k++)
+        if (rng_unit(&r) < 0.5) {
+            uint8_t v = rng_unit(&r) < 0.5 ? DEC_EVICT : (uint8_t)rng_below(&r, DEC_EVICT);
+            kid->act[c->cand[rng_below(&r, c->n_cand)]] = v;
+        }
 }
