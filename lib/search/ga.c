@@ -230,15 +230,21 @@ static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err
 }
 
 /* A seed's best-fit individual (or the cost rule's) that does not fit with
- * timing 0 takes the fastest of the other timings (the earliest on a tie;
- * timing 1 when none fits), as the baselines fall back to synchronous
- * swap-outs and late swap-ins in little memory: their decisions then enter
- * the search as their plans carry them out.  One thread tries one
+ * timing 0 takes the fastest of other timings (the lowest on a tie; 1 when
+ * none fits), as the baselines fall back to synchronous swap-outs and late
+ * swap-ins in little memory: their decisions then enter the search as their
+ * plans carry them out.  Timing 1, then from the latest timing back, at most
+ * the fill's cap (gx_fill_cap) over those individuals each: no more plans
+ * than a fill (a 100,000-op chain: timing 1 only).  One thread tries one
  * individual's timings: the same at any thread count.  s->retimed: those
  * that fit so.  An evaluation's error (the first in index order). */
 static sa_status retime_seeds(search *s, sa_ga_result *res, sa_err *err)
 {
-    int32_t to = s->c.o->n_seeds + 2 < s->np ? s->c.o->n_seeds + 2 : s->np, n = 0;
+    int32_t to = s->c.o->n_seeds + 2 < s->np ? s->c.o->n_seeds + 2 : s->np, n = 0, m = 0;
+    for (int32_t i = 1; i < to; i++)
+        m += !isfinite(s->pop[i].t) && s->pop[i].layout == PLANNER_BESTFIT;
+    int32_t each = m > 0 ? gx_fill_cap(&s->c) / m : 0;
+    each = each < 1 ? 1 : each > GA_TIMINGS - 1 ? GA_TIMINGS - 1 : each;
     int64_t tries = 0;
 #pragma omp parallel for num_threads(s->threads) schedule(dynamic, 1) reduction(+ : tries, n)
     for (int32_t i = 1; i < to; i++) {
@@ -251,11 +257,12 @@ static sa_status retime_seeds(search *s, sa_ga_result *res, sa_err *err)
             continue;
         uint8_t best = 1;
         double bt = HUGE_VAL;
-        for (uint8_t k = 1; k < GA_TIMINGS && !s->est[i]; k++) {
+        for (int32_t j = 0; j < each && !s->est[i]; j++) {
+            uint8_t k = (uint8_t)(j == 0 ? 1 : GA_TIMINGS - j);
             x->timing = k;
             s->est[i] = evaluate_one(s, &s->ws[omp_get_thread_num()], i, &s->eerr[i]);
             tries++;
-            if (x->t < bt) {
+            if (x->t < bt || (x->t == bt && k < best)) {
                 bt = x->t;
                 best = k;
             }

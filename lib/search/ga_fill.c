@@ -65,8 +65,7 @@ static sa_status first_gain(const indiv *trial, const sa_status *st, const sa_er
     return SA_OK;
 }
 
-/* The fill's cap on tries on c's graph before its candidates' count. */
-static int32_t fill_cap(const gctx *c)
+int32_t gx_fill_cap(const gctx *c)
 {
     int32_t work = sa_ga_work_bounded(c->o->generations) ? GA_FILL_AUTO_WORK : GA_FILL_WORK;
     int32_t most = work / (c->g->n_ops > 0 ? c->g->n_ops : 1);
@@ -75,7 +74,7 @@ static int32_t fill_cap(const gctx *c)
 
 int32_t gx_fill_most(const gctx *c)
 {
-    int32_t most = fill_cap(c);
+    int32_t most = gx_fill_cap(c);
     return most < 2 * c->n_cand ? most : 2 * c->n_cand; /* two tries a candidate at most */
 }
 
@@ -201,7 +200,7 @@ static sa_status fill_pool(const gctx *c, tws *ws, int threads, indiv *x, double
     if (x->a.n_classes < 2)
         return SA_OK;
     pool_layout_sizes(&x->a, c->g); /* the moves read its object sizes and caps */
-    int32_t nc = x->a.n_classes, most = 2 * fill_cap(c);
+    int32_t nc = x->a.n_classes, most = 2 * gx_fill_cap(c);
     indiv *trial = calloc(GA_FILL_BATCH, sizeof *trial);
     sa_status *st = calloc(GA_FILL_BATCH, sizeof *st);
     sa_err *errs = calloc(GA_FILL_BATCH, sizeof *errs);

@@ -138,6 +138,9 @@ enum { GA_FILL_TRIES = 512, GA_FILL_BATCH = 8, GA_FILL_BATCH_MIN = 2, GA_FILL_WO
  * / ops: half, which changes only graphs past 2,048 ops (nasnet-25's 15k: at
  * most 70 tries of 80-120 ms each instead of 140; a 100,000-op chain: 10) */
 enum { GA_FILL_AUTO_WORK = 256 * 4096 };
+/* The fill's cap on plans tried on c's graph (before its candidates' count):
+ * the above's work over the graph's ops, within GA_FILL_BATCH .. GA_FILL_TRIES. */
+int32_t gx_fill_cap(const gctx *c);
 sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double deadline_s, int32_t *kept,
                          int32_t *switched, int32_t *tried, sa_err *err);
 /* ga_fill.c: the pool individual x's object counts, memory moved between
