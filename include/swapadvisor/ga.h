@@ -15,11 +15,12 @@
  * decisions): its layout gene picks the planner core's size-class pool
  * (planned by Belady eviction in its pool genes CLS / CNT) or best fit (its
  * per-tensor keep / swap / recompute genes, laid out by SmartPool's best
- * fit).  Children take the layout, pool and decisions of their allocation
- * parent, crossed with the other parent's at a random point and mutated
- * (a layout flip with probability P, up to four decisions changed, each to
- * keep, swap, recompute or evict: the cost rule of decide.h picks swap or
- * recompute).
+ * fit, with the swap timing of its timing gene: 24 values, see the genome
+ * below).  Children take the layout, timing, pool and decisions of their
+ * allocation parent, crossed with the other parent's at a random point and
+ * mutated (a timing change and a layout flip with probability P each, up to
+ * four decisions changed, each to keep, swap, recompute or evict: the cost
+ * rule of decide.h picks swap or recompute).
  *
  * Seeds.  The caller may hand in plans of other policies for the same graph
  * and memory (sa_ga_opts.seeds; the swapadvisor policy row passes every other
@@ -28,7 +29,10 @@
  * it has a swap_out; recomputed: a placement begins at a recompute node);
  * a seed made with the pool layout (sa_ga_seed.pool) stays a pool individual
  * with the topo individual's pool genes.  The cost rule's individual (every
- * forward activation DEC_EVICT, best fit) joins them.
+ * forward activation DEC_EVICT, best fit) joins them.  A best-fit one that
+ * does not fit with timing 0 takes the fastest timing that fits (the search
+ * block's "retimed" counts them), as the baselines' own plans fall back to
+ * synchronous swap-outs and late swap-ins.
  * After the last generation the best best-fit individual's swapped,
  * recomputed and evicted tensors are set back to keep, costliest first, where
  * the plan still fits and gets faster (the fill: memory left idle is spent;

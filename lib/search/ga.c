@@ -233,9 +233,9 @@ static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err
  * timing 0 takes the fastest of other timings (the lowest on a tie; 1 when
  * none fits), as the baselines fall back to synchronous swap-outs and late
  * swap-ins in little memory: their decisions then enter the search as their
- * plans carry them out.  Timing 1, then from the latest timing back, at most
- * the fill's cap (gx_fill_cap) over those individuals each: no more plans
- * than a fill (a 100,000-op chain: timing 1 only).  One thread tries one
+ * plans carry them out.  Timing 1, then from the latest timing back, each at
+ * most the fill's cap (gx_fill_cap) over those individuals, but one: about a
+ * fill's plans (six on a 100,000-op chain: timing 1 only).  One thread tries one
  * individual's timings: the same at any thread count.  s->retimed: those
  * that fit so.  An evaluation's error (the first in index order). */
 static sa_status retime_seeds(search *s, sa_ga_result *res, sa_err *err)

@@ -25,12 +25,12 @@ enum { GA_DECISION_TRIES = 4 };
 
 /* Best fit's timing gene: the low two bits index GA_OUT_SYNC (dec_opts.out_sync:
  * 0 timed, else the op that many positions after the swap-out's issue waits for
- * it), the rest GA_PREFETCH (dec_opts.prefetch: 0 where the compute covers the
- * swap-in, else that many ops ahead).  0 and 1 are the timed and synchronous
- * swap-outs with the covering swap-in; the rest are the fixed timings the
- * baselines fall back to in little memory (adaptive.c, hybrid.c), so that their
- * plans' decisions fit in the search as in their own plans.  A mutation flips
- * bit 0 (timed and synchronous; 4 and 16 ops). */
+ * it), timing / 4 GA_PREFETCH (dec_opts.prefetch: 0 where the compute covers
+ * the swap-in, else that many ops ahead).  0 and 1 are the timed and
+ * synchronous swap-outs with the covering swap-in; the others combine the
+ * values the baselines fall back to in little memory (adaptive.c, hybrid.c),
+ * so that their plans' decisions fit in the search as in their own plans.  A
+ * mutation flips bit 0 (timed and synchronous; 4 and 16 ops). */
 static const int32_t GA_OUT_SYNC[] = {0, 1, 4, 16};
 static const int32_t GA_PREFETCH[] = {0, 8, 4, 3, 2, 1};
 enum { GA_TIMINGS = 4 * 6 };
@@ -76,7 +76,7 @@ typedef struct gctx {
     int32_t ns;      /* distinct sizes */
     bool split;      /* no fixed-object pool fits: pools rely on splitting objects */
     bool joint;      /* seeds given: layout and decision genes evolve too */
-    dec_opts dec;    /* the best-fit layout's timing (automatic) and packing */
+    dec_opts dec;    /* the best-fit layout's packing; its timing is each individual's gene (gx_timing) */
     int32_t *cand;   /* tensors whose decision genes may change (activations, gradients) */
     int32_t n_cand;
 } gctx;
