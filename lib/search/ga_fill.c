@@ -46,18 +46,47 @@ static double leave_cost(const gctx *c, const indiv *x, int32_t t)
     return recompute_round_trip_us(c->dev, d->bytes);
 }
 
-/* Which of the m tries just evaluated is taken: the first faster than t
- * (*take; -1: none), unless one failed first (its status, err set). */
-static sa_status first_gain(const indiv *trial, const sa_status *st, const sa_err *errs, int m, double t, int *take,
-                            sa_err *err)
+/* Both fills' scratch for one batch of tries: GA_FILL_BATCH individuals (the
+ * caller sets up their genes), their statuses and errors. */
+typedef struct fill_batch {
+    indiv *trial;
+    sa_status *st;
+    sa_err *errs;
+} fill_batch;
+
+static bool batch_init(fill_batch *b)
 {
+    b->trial = calloc(GA_FILL_BATCH, sizeof *b->trial);
+    b->st = calloc(GA_FILL_BATCH, sizeof *b->st);
+    b->errs = calloc(GA_FILL_BATCH, sizeof *b->errs);
+    return b->trial && b->st && b->errs;
+}
+
+static void batch_free(fill_batch *b)
+{
+    free(b->trial);
+    free(b->st);
+    free(b->errs);
+}
+
+/* Evaluates b's first m trials on the threads' workspaces and says which is
+ * taken: the first faster than t (*take; -1: none), unless one failed first
+ * (its status, err set: the first in trial order, whatever the threads). */
+static sa_status batch_try(const gctx *c, tws *ws, int threads, fill_batch *b, int m, double t, double deadline_s,
+                           int *take, sa_err *err)
+{
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (int j = 0; j < m; j++) {
+        bool cut = false;
+        b->st[j] = gx_evaluate(c, &ws[omp_get_thread_num()], &b->trial[j], deadline_s, &cut, &b->errs[j]);
+    }
     *take = -1;
     for (int j = 0; j < m; j++) {
-        if (st[j]) {
-            *err = errs[j];
-            return st[j];
+        if (b->st[j]) {
+            *err = b->errs[j];
+            return b->st[j];
         }
-        if (trial[j].t < t) {
+        if (b->trial[j].t < t) {
             *take = j;
             return SA_OK;
         }
@@ -87,11 +116,11 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
         return SA_OK;
     fill_cand *fc = malloc((2 * (size_t)c->n_cand + 1) * sizeof *fc);
     uint8_t *acts = malloc((size_t)GA_FILL_BATCH * ((size_t)nt + 1));
-    indiv *trial = calloc(GA_FILL_BATCH, sizeof *trial);
-    sa_status *st = calloc(GA_FILL_BATCH, sizeof *st);
-    sa_err *errs = calloc(GA_FILL_BATCH, sizeof *errs);
+    fill_batch b;
+    bool ok = batch_init(&b);
+    indiv *trial = b.trial;
     sa_status rc = SA_OK;
-    if (!fc || !acts || !trial || !st || !errs) {
+    if (!fc || !acts || !ok) {
         rc = sa_fail(err, SA_ENOMEM, "out of memory filling idle memory");
         goto out;
     }
@@ -131,15 +160,12 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
         int m = 1;
         while (m < batch && k + m < n && x->act[fc[k + m].t] == fc[k + m].from)
             m++;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (int j = 0; j < m; j++) {
             memcpy(trial[j].act, x->act, (size_t)nt + 1);
             trial[j].act[fc[k + j].t] = fc[k + j].to;
-            bool cut = false;
-            st[j] = gx_evaluate(c, &ws[omp_get_thread_num()], &trial[j], deadline_s, &cut, &errs[j]);
         }
         int take;
-        if ((rc = first_gain(trial, st, errs, m, x->t, &take, err)))
+        if ((rc = batch_try(c, ws, threads, &b, m, x->t, deadline_s, &take, err)))
             goto out;
         *tried += take < 0 ? m : take + 1;
         batch = take < 0 ? (2 * batch > GA_FILL_BATCH ? GA_FILL_BATCH : 2 * batch)
@@ -156,9 +182,7 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
 out:
     free(fc);
     free(acts);
-    free(trial);
-    free(st);
-    free(errs);
+    batch_free(&b);
     return rc;
 }
 
@@ -201,12 +225,12 @@ static sa_status fill_pool(const gctx *c, tws *ws, int threads, indiv *x, double
         return SA_OK;
     pool_layout_sizes(&x->a, c->g); /* the moves read its object sizes and caps */
     int32_t nc = x->a.n_classes, most = 2 * gx_fill_cap(c);
-    indiv *trial = calloc(GA_FILL_BATCH, sizeof *trial);
-    sa_status *st = calloc(GA_FILL_BATCH, sizeof *st);
-    sa_err *errs = calloc(GA_FILL_BATCH, sizeof *errs);
+    fill_batch b;
+    bool ok = batch_init(&b);
+    indiv *trial = b.trial;
     pool_mv *mi = malloc(GA_FILL_BATCH * sizeof *mi);
     sa_status rc = SA_OK;
-    if (!trial || !st || !errs || !mi) {
+    if (!ok || !mi) {
         rc = sa_fail(err, SA_ENOMEM, "out of memory filling a pool");
         goto out;
     }
@@ -230,7 +254,6 @@ static sa_status fill_pool(const gctx *c, tws *ws, int threads, indiv *x, double
                 v->k = k;
                 m += pool_move(&x->a, v->i, v->j, step, &v->di, &v->dj);
             }
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
             for (int j = 0; j < m; j++) {
                 pool_alloc keep = trial[j].a;
                 trial[j] = *x;
@@ -238,11 +261,9 @@ static sa_status fill_pool(const gctx *c, tws *ws, int threads, indiv *x, double
                 pool_alloc_copy(&trial[j].a, &x->a);
                 trial[j].a.cnt[mi[j].i] += mi[j].di;
                 trial[j].a.cnt[mi[j].j] -= mi[j].dj;
-                bool cut = false;
-                st[j] = gx_evaluate(c, &ws[omp_get_thread_num()], &trial[j], deadline_s, &cut, &errs[j]);
             }
             int take;
-            if ((rc = first_gain(trial, st, errs, m, x->t, &take, err)))
+            if ((rc = batch_try(c, ws, threads, &b, m, x->t, deadline_s, &take, err)))
                 goto out;
             *tried += take < 0 ? m : take + 1;
             if (take < 0)
@@ -264,9 +285,7 @@ out:
     if (trial)
         for (int j = 0; j < GA_FILL_BATCH; j++)
             pool_alloc_free(&trial[j].a);
-    free(trial);
-    free(st);
-    free(errs);
+    batch_free(&b);
     free(mi);
     return rc;
 }

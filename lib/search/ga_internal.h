@@ -147,7 +147,7 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
  * every ordered pair of its size classes (16 objects of the larger class's
  * size, halved after a pass over the pairs without a gain, down to 1), each
  * move kept where the plan gets strictly faster (x->a and x->t change in
- * place; at most twice gx_fill_most's cap before its candidate count; tries
+ * place; at most twice gx_fill_cap's plans; tries
  * as gx_fill_memory's, the result the same for any thread count), stopped at
  * deadline_s (> 0); and its member of the search block (",\"pool_fill\":{...}":
  * the moves kept, the plans tried, x's time before and after, their planner
