@@ -427,6 +427,59 @@ START_TEST(test_seeded_search_same_plan_any_thread_count)
 }
 END_TEST
 
+/* A number of the search block at key, or HUGE_VAL for null. */
+static double json_us(const char *at, const char *key)
+{
+    ck_assert_ptr_nonnull(at);
+    at += strlen(key);
+    return strncmp(at, "null", 4) ? strtod(at, NULL) : HUGE_VAL;
+}
+
+/* Each layout's best parent (the search block's layout_best_us, HUGE_VAL for
+ * null) after a run of gens generations, and the answer's layout. */
+static void layout_bests(const sa_dfg_graph *g, const sa_dfg_device *d, int gens, double temperature, double *bestfit,
+                         double *pool, char *layout, size_t len)
+{
+    sa_policy_opts po;
+    short_search_opts(&po, 1);
+    po.search.generations = gens;
+    po.search.temperature = temperature;
+    sa_plan *p = run_search_row_opts(g, d, &po);
+    const char *at = strstr(p->search_json, "\"layout_best_us\":{\"bestfit\":");
+    *bestfit = json_us(at, "\"layout_best_us\":{\"bestfit\":");
+    *pool = json_us(at ? strstr(at, "\"pool\":") : NULL, "\"pool\":");
+    const char *l = strstr(p->search_json, "\"layout\":\"");
+    ck_assert_ptr_nonnull(l);
+    snprintf(layout, len, "%.*s", (int)strcspn(l + 10, "\""), l + 10);
+    sa_plan_free(p);
+}
+
+/* Each layout's best parent survives every generation: where the best-fit
+ * seeds lead and a sharp survival (temperature 0.01) would keep only their
+ * lineage, the best pool parent still never gets slower as the generations
+ * go on (runs of 1 .. 24 generations share their first ones; the fills
+ * touch the overall best and the best best-fit parent only). */
+START_TEST(test_each_layout_best_survives)
+{
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev(sa_dfg_peak_bytes(g, NULL) * 9 / 10);
+    const int gens[] = {1, 2, 4, 8, 16, 24};
+    double last_pool = HUGE_VAL;
+    for (size_t k = 0; k < SA_ARRAY_LEN(gens); k++) {
+        double bf, pool;
+        char layout[16];
+        layout_bests(g, &d, gens[k], 0.01, &bf, &pool, layout, sizeof layout);
+        ck_assert_str_eq(layout, "bestfit"); /* so no fill touched a pool parent */
+        ck_assert_msg(pool < HUGE_VAL, "%d generations: no pool parent left", gens[k]);
+        ck_assert_msg(pool >= bf, "%d generations: pool %.3f us, best-fit %.3f", gens[k], pool, bf);
+        ck_assert_msg(pool <= last_pool, "%d generations: the best pool parent %.3f us, %.3f before", gens[k], pool,
+                      last_pool);
+        last_pool = pool;
+    }
+    sa_dfg_free(g);
+}
+END_TEST
+
 /* With more than one thread and no deadline the seed rows run at once, yet
  * the search block's phases name them as one after another would: the
  * SA_POLICY_SEED_FIRST rows, then the rest, each in the table's order, and
@@ -1163,6 +1216,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_hook_stop_and_refusals);
     tcase_add_test(tc, test_search_never_slower_than_any_policy);
     tcase_add_test(tc, test_seeded_search_same_plan_any_thread_count);
+    tcase_add_test(tc, test_each_layout_best_survives);
     tcase_add_test(tc, test_seed_rows_at_once_noted_in_table_order);
     tcase_add_test(tc, test_milp_seeds_and_polish_past_400_ops);
     tcase_add_test(tc, test_default_effort_runs_the_milp_seed_where_needed);
@@ -1177,5 +1231,6 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_fill_during_the_default_effort);
     tcase_add_test(tc, test_few_affordable_generations_leave_the_time_to_the_fill);
     suite_add_tcase(s, tc);
+
     return s;
 }

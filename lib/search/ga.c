@@ -443,9 +443,10 @@ static sa_status breed(search *s, int gen, rng *gr, sa_err *err)
 
 /* Survival: the best, then softmax draws without replacement (from gr);
  * survivors move into the parent slots.  With seeds the best individual of
- * the best-fit layout survives as well: a seed's decisions under the
- * core's automatic timing may start no faster than the pool individuals,
- * and the draws would otherwise lose the lineage before it improves. */
+ * the other layout survives as well: a seed's best-fit decisions may start
+ * no faster than the pool individuals, and a pool lineage behind a best-fit
+ * one is slower for many generations before it overtakes it; the draws
+ * would otherwise lose either before it improves. */
 static void survive(search *s, rng *gr)
 {
     const sa_ga_opts *o = s->c.o;
@@ -465,9 +466,9 @@ static void survive(search *s, rng *gr)
     }
     int32_t nk = 0;
     s->keep[nk++] = s->order[0];
-    if (s->c.joint && pop[s->order[0]].layout != PLANNER_BESTFIT)
-        for (int32_t i = 0; i < nc; i++) /* the best best-fit one survives too (see below) */
-            if (pop[s->cands[i].idx].layout == PLANNER_BESTFIT && isfinite(pop[s->cands[i].idx].t)) {
+    if (s->c.joint)
+        for (int32_t i = 0; i < nc; i++) /* the other layout's best survives too */
+            if (pop[s->cands[i].idx].layout != pop[s->order[0]].layout && isfinite(pop[s->cands[i].idx].t)) {
                 s->keep[nk++] = s->cands[i].idx;
                 memmove(&s->cands[i], &s->cands[i + 1], (size_t)(nc - i - 1) * sizeof *s->cands);
                 nc--;
@@ -598,32 +599,27 @@ static sa_status exchange(search *s, int gen, bool final, bool *stop, sa_ga_resu
     return SA_OK;
 }
 
-/* The fastest seed (ga.h): its index, or -1 when none has a finite time. */
-static int32_t best_seed(const sa_ga_opts *o)
-{
-    int32_t b = -1;
-    for (int32_t k = 0; o->seeds && k < o->n_seeds; k++)
-        if (o->seeds[k].plan && isfinite(o->seeds[k].plan->predicted.iteration_us) &&
-            (b < 0 || o->seeds[k].plan->predicted.iteration_us < o->seeds[b].plan->predicted.iteration_us))
-            b = k;
-    return b;
-}
-
 /* The joint members of the search block (empty without seeds): the answer's
- * layout ("seed" when a seed's own plan is the answer), the seed its genes
- * descend from, the fastest seed and the answer's gain over it. */
+ * layout ("seed" when a seed's own plan is the answer), each layout's best
+ * parent (null: none planned), the seed the answer's genes descend from,
+ * the fastest seed and the answer's gain over it. */
 static void seed_json(const search *s, const indiv *x, int32_t bs, bool seed_won, char *buf, size_t len)
 {
     const sa_ga_opts *o = s->c.o;
     buf[0] = 0;
     if (!s->c.joint)
         return;
-    double su = bs >= 0 ? o->seeds[bs].plan->predicted.iteration_us : HUGE_VAL;
-    double t = seed_won ? su : x->t;
+    double su = bs >= 0 ? o->seeds[bs].plan->predicted.iteration_us : HUGE_VAL, t = seed_won ? su : x->t;
+    double lb[2] = {HUGE_VAL, HUGE_VAL}; /* best-fit, pool */
+    char ls[2][32];
+    for (int32_t i = 0; i < s->np; i++)
+        lb[s->pop[i].layout != PLANNER_BESTFIT] = fmin(lb[s->pop[i].layout != PLANNER_BESTFIT], s->pop[i].t);
+    for (int k = 0; k < 2; k++)
+        isfinite(lb[k]) ? snprintf(ls[k], sizeof ls[k], "%.3f", lb[k]) : snprintf(ls[k], sizeof ls[k], "null");
     snprintf(buf, len,
-             ",\"layout\":\"%s\",\"origin\":\"%s\",\"seeds\":%d,\"retimed\":%d,\"best_seed\":\"%s\","
-             "\"best_seed_us\":%.3f,\"gain_pct\":%.3f,\"answer\":\"%s\"",
-             seed_won ? "seed" : x->layout == PLANNER_BESTFIT ? "bestfit" : "pool",
+             ",\"layout\":\"%s\",\"layout_best_us\":{\"bestfit\":%s,\"pool\":%s},\"origin\":\"%s\","
+             "\"seeds\":%d,\"retimed\":%d,\"best_seed\":\"%s\",\"best_seed_us\":%.3f,\"gain_pct\":%.3f,\"answer\":\"%s\"",
+             seed_won ? "seed" : x->layout == PLANNER_BESTFIT ? "bestfit" : "pool", ls[0], ls[1],
              seed_won ? o->seeds[bs].name
              : x->origin >= 0 ? o->seeds[x->origin].name
              : x->origin == ORIGIN_RULE ? "cost-rule" : x->origin == ORIGIN_POOL_RULE ? "pool-recompute-rule" : "none",
@@ -668,7 +664,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
                                : SA_OK;
     if (pst)
         return pst;
-    int32_t bs = s->c.joint ? best_seed(o) : -1;
+    int32_t bs = s->c.joint ? gx_best_seed(o) : -1;
     bool seed_won = bs >= 0 && !(pop[bi].t <= o->seeds[bs].plan->predicted.iteration_us);
     if (!isfinite(pop[bi].t) && !seed_won)
         return sa_fail(err, SA_EINFEASIBLE, "no schedule and allocation could be planned in %lld bytes",

@@ -2,6 +2,7 @@
  * random one, one per seed (its plan's schedule and decisions), the cost
  * rule's and the recompute rule's.  Each fills an individual allocated by
  * the caller; a failure leaves it incomplete, for the caller to free. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,4 +100,15 @@ sa_status gx_pool_rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err 
     x->layout = PLANNER_POOL;
     x->origin = ORIGIN_POOL_RULE;
     return st;
+}
+
+/* The fastest seed (ga.h): its index, or -1 when none has a finite time. */
+int32_t gx_best_seed(const sa_ga_opts *o)
+{
+    int32_t b = -1;
+    for (int32_t k = 0; o->seeds && k < o->n_seeds; k++)
+        if (o->seeds[k].plan && isfinite(o->seeds[k].plan->predicted.iteration_us) &&
+            (b < 0 || o->seeds[k].plan->predicted.iteration_us < o->seeds[b].plan->predicted.iteration_us))
+            b = k;
+    return b;
 }

@@ -117,6 +117,8 @@ sa_status gx_seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base, ind
 /* The cost rule's best-fit individual and the recompute rule's pool one. */
 sa_status gx_rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err);
 sa_status gx_pool_rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err);
+/* The fastest seed (ga.h): its index, or -1 when none has a finite time. */
+int32_t gx_best_seed(const sa_ga_opts *o);
 sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, double deadline_s, bool *cut, sa_err *err);
 const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
 
