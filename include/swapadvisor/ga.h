@@ -20,7 +20,9 @@
  * allocation parent, crossed with the other parent's at a random point and
  * mutated (a timing change and a layout flip with probability P each, up to
  * four decisions changed, each to keep, swap, recompute or evict: the cost
- * rule of decide.h picks swap or recompute).
+ * rule of decide.h picks swap or recompute).  The best parent of the other
+ * layout survives each generation beside the overall best (the search
+ * block's "layout_best_us" gives each layout's fastest last parent).
  *
  * Seeds.  The caller may hand in plans of other policies for the same graph
  * and memory (sa_ga_opts.seeds; the swapadvisor policy row passes every other
