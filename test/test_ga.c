@@ -1231,6 +1231,5 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_fill_during_the_default_effort);
     tcase_add_test(tc, test_few_affordable_generations_leave_the_time_to_the_fill);
     suite_add_tcase(s, tc);
-
     return s;
 }

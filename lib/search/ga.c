@@ -234,8 +234,8 @@ static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err
  * none fits), as the baselines fall back to synchronous swap-outs and late
  * swap-ins in little memory: their decisions then enter the search as their
  * plans carry them out.  Timing 1, then from the latest timing back, each at
- * most the fill's cap (gx_fill_cap) over those individuals, but one: about a
- * fill's plans (six on a 100,000-op chain: timing 1 only).  One thread tries one
+ * most the fill's cap (gx_fill_cap) over the number of those individuals, at
+ * least one: about a fill's plans (six on a 100,000-op chain: timing 1 only).  One thread tries one
  * individual's timings: the same at any thread count.  s->retimed: those
  * that fit so.  An evaluation's error (the first in index order). */
 static sa_status retime_seeds(search *s, sa_ga_result *res, sa_err *err)
@@ -322,15 +322,15 @@ static sa_status first_generation(search *s, sa_ga_result *res, sa_err *err)
     return SA_OK;
 }
 
-/* The fastest planned best-fit individual among pop[0 .. n) (the earliest on
- * a tie), or -1: the one the fill works on. */
-static int32_t best_bestfit(const indiv *pop, int32_t n)
+/* The fastest planned individual of the layout among pop[0 .. n) (the
+ * earliest on a tie), or -1; the best-fit one is what the fill works on. */
+static int32_t best_of(const indiv *pop, int32_t n, planner_layout layout)
 {
-    int32_t bf = -1;
+    int32_t b = -1;
     for (int32_t i = 0; i < n; i++)
-        if (pop[i].layout == PLANNER_BESTFIT && isfinite(pop[i].t) && (bf < 0 || pop[i].t < pop[bf].t))
-            bf = i;
-    return bf;
+        if (pop[i].layout == layout && isfinite(pop[i].t) && (b < 0 || pop[i].t < pop[b].t))
+            b = i;
+    return b;
 }
 
 /* Records generation gen (history, the caller's callback) and says whether
@@ -370,7 +370,7 @@ static sa_status end_of_generation(search *s, int gen, const sa_ga_result *res, 
     if (gen == 0 && s->effort_max > 0 && res->evaluations > 0) {
         double per_gen = (double)effort_so_far(s) / (double)res->evaluations * (double)s->nkids;
         s->affordable = per_gen > 0 ? s->effort_max / per_gen : SA_GA_AUTO_MAX;
-        few = s->affordable < SA_GA_AUTO_FEW && s->c.joint && best_bestfit(s->pop, s->np) >= 0;
+        few = s->affordable < SA_GA_AUTO_FEW && s->c.joint && best_of(s->pop, s->np, PLANNER_BESTFIT) >= 0;
     }
     *stop = (s->gens > 0 && gen >= s->gens) || (o->time_limit_s > 0 && elapsed >= o->time_limit_s) || few ||
             (s->effort_max > 0 && gen >= SA_GA_AUTO_MIN && (double)effort_so_far(s) >= s->effort_max) ||
@@ -519,7 +519,7 @@ static sa_status fill_during(search *s, int gen, int64_t evaluations, sa_err *er
         spent < s->effort_max * (s->n_mid + 1) / (SA_GA_AUTO_FILLS + 1) ||
         (double)gx_fill_most(&s->c) * (spent - s->mid_effort) / (double)evaluations > s->effort_max / 8)
         return SA_OK;
-    int32_t bf = best_bestfit(s->pop, s->np), kept, switched, tried;
+    int32_t bf = best_of(s->pop, s->np, PLANNER_BESTFIT), kept, switched, tried;
     if (bf < 0)
         return SA_OK; /* none yet: a later generation may have one */
     double from = s->pop[bf].t;
@@ -610,12 +610,15 @@ static void seed_json(const search *s, const indiv *x, int32_t bs, bool seed_won
     if (!s->c.joint)
         return;
     double su = bs >= 0 ? o->seeds[bs].plan->predicted.iteration_us : HUGE_VAL, t = seed_won ? su : x->t;
-    double lb[2] = {HUGE_VAL, HUGE_VAL}; /* best-fit, pool */
+    const planner_layout lay[2] = {PLANNER_BESTFIT, PLANNER_POOL};
     char ls[2][32];
-    for (int32_t i = 0; i < s->np; i++)
-        lb[s->pop[i].layout != PLANNER_BESTFIT] = fmin(lb[s->pop[i].layout != PLANNER_BESTFIT], s->pop[i].t);
-    for (int k = 0; k < 2; k++)
-        isfinite(lb[k]) ? snprintf(ls[k], sizeof ls[k], "%.3f", lb[k]) : snprintf(ls[k], sizeof ls[k], "null");
+    for (int k = 0; k < 2; k++) {
+        int32_t b = best_of(s->pop, s->np, lay[k]);
+        if (b < 0)
+            snprintf(ls[k], sizeof ls[k], "null");
+        else
+            snprintf(ls[k], sizeof ls[k], "%.3f", s->pop[b].t);
+    }
     snprintf(buf, len,
              ",\"layout\":\"%s\",\"layout_best_us\":{\"bestfit\":%s,\"pool\":%s},\"origin\":\"%s\","
              "\"seeds\":%d,\"retimed\":%d,\"best_seed\":\"%s\",\"best_seed_us\":%.3f,\"gain_pct\":%.3f,\"answer\":\"%s\"",
@@ -638,7 +641,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     const sa_dfg_device *dev = s->c.dev;
     const sa_ga_opts *o = s->c.o;
     indiv *pop = s->pop;
-    int32_t bi = 0, bf = best_bestfit(pop, s->np), kept = 0, switched = 0, tried = 0;
+    int32_t bi = 0, bf = best_of(pop, s->np, PLANNER_BESTFIT), kept = 0, switched = 0, tried = 0;
     double fill_from = 0, fill_to = 0, fill_s = 0;
     for (int32_t i = 0; i < s->np; i++)
         if (pop[i].t < pop[bi].t)
