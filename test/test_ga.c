@@ -81,6 +81,8 @@ START_TEST(test_auto_generations_follow_the_effort)
     sa_dfg_graph *g = tu_ladder(30);
     sa_dfg_device d = three_quarter_peak(g);
     o.population = 4;
+    /* the counted runs below must be the default's first generations: the same survival */
+    o.temperature = SA_GA_AUTO_TEMPERATURE;
     sa_ga_result a, r, b;
     sa_err err = {0};
     /* a budget of three times what 4 generations (and the first) cost: about 15 generations */
@@ -476,6 +478,51 @@ START_TEST(test_each_layout_best_survives)
                       last_pool);
         last_pool = pool;
     }
+    sa_dfg_free(g);
+}
+END_TEST
+
+/* The search's survival temperature, when none is asked: SA_GA_AUTO_TEMPERATURE
+ * under the default effort, the paper's 1 under a generation count (or a time
+ * limit, which runs one), as the search block says; the default's plan is the
+ * one asking that temperature gives, and not the paper's temperature's. */
+START_TEST(test_default_temperature_follows_the_effort)
+{
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
+    ck_assert_double_eq(sa_ga_temperature(&o), SA_GA_AUTO_TEMPERATURE);
+    o.generations = 40;
+    ck_assert_double_eq(sa_ga_temperature(&o), 1.0);
+    o.temperature = 0.5;
+    ck_assert_double_eq(sa_ga_temperature(&o), 0.5);
+    sa_dfg_graph *g = tu_ladder(30);
+    sa_dfg_device d = three_quarter_peak(g);
+    sa_ga_result a;
+    sa_err err = {0};
+    o.temperature = 0;
+    o.population = 4;
+    o.generations = 4;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &a, &err) == SA_OK, "%s", err.msg);
+    ck_assert_ptr_nonnull(strstr(a.best->search_json, "\"temperature\":1,"));
+    o.auto_effort = 10.0 * (double)a.effort; /* about 50 generations */
+    sa_plan_free(a.best);
+    const double asked[] = {0, SA_GA_AUTO_TEMPERATURE, 1.0};
+    char *json[3];
+    for (int k = 0; k < 3; k++) {
+        o.generations = SA_GA_GENERATIONS_AUTO;
+        o.temperature = asked[k];
+        ck_assert_msg(sa_ga_search(g, &d, &o, &a, &err) == SA_OK, "%s", err.msg);
+        char key[64];
+        snprintf(key, sizeof key, "\"temperature\":%g,", k < 2 ? SA_GA_AUTO_TEMPERATURE : 1.0);
+        ck_assert_msg(strstr(a.best->search_json, key) != NULL, "%s", a.best->search_json);
+        sa_plan_set_search_json(a.best, NULL);
+        ck_assert_int_eq(sa_plan_to_json(a.best, &json[k], &err), SA_OK);
+        sa_plan_free(a.best);
+    }
+    ck_assert_str_eq(json[0], json[1]);
+    ck_assert_str_ne(json[0], json[2]);
+    for (int k = 0; k < 3; k++)
+        free(json[k]);
     sa_dfg_free(g);
 }
 END_TEST
@@ -1209,6 +1256,7 @@ Suite *suite_ga(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_same_seed_same_plan_any_thread_count);
     tcase_add_test(tc, test_auto_generations_follow_the_effort);
+    tcase_add_test(tc, test_default_temperature_follows_the_effort);
     tcase_add_test(tc, test_search_never_worse_than_topo);
     tcase_add_test(tc, test_search_refuses_impossible_memory);
     tcase_add_test(tc, test_hook_offers_and_empty_exchange_changes_nothing);

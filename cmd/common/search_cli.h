@@ -44,8 +44,8 @@
     "                        when built in)\n" \
     "  --population N        N_p, individuals surviving a generation (default 24)\n" \
     "  --mutation P          mutation probability per pick / element (default 0.05)\n" \
-    "  --temperature T       softmax temperature on t_norm in survival (default 1,\n" \
-    "                        the paper's)\n" \
+    "  --temperature T       survival softmax temperature (default 1, the paper's;\n" \
+    "                        0.3 at the default effort)\n" \
     "  --search MODE         both (default), schedule (fixed allocation), alloc\n" \
     "                        (fixed order)\n" \
     "  --no-seeds            start without the other policies' plans (the paper's\n" \

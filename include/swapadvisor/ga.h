@@ -5,8 +5,8 @@
  * schedules and two allocations (4 children), mutates the children, plans and
  * simulates them in parallel (OpenMP, one workspace per thread, a random stream
  * per child so the result does not depend on the thread count), and keeps N_p
- * survivors drawn by softmax over t_norm = (T_best - t) / T_best (the best is
- * always kept).  Every individual is planned and simulated by the planner
+ * survivors drawn by softmax over t_norm = (T_best - t) / T_best at the
+ * temperature sa_ga_temperature gives (the best is always kept).  Every individual is planned and simulated by the planner
  * core (planner.h, the size-class pool layout).  Children the memory cannot
  * hold (the core answers SA_EINFEASIBLE) score +infinity and die out; out
  * of memory and internal errors end the search as errors.
@@ -141,7 +141,7 @@ typedef struct sa_ga_opts {
                             * "cut":true.  0: no clock (with time_limit_s 0 the plan depends on the
                             * inputs and the seed only) */
     double mutation;       /* P: per-pick / per-element mutation probability */
-    double temperature;    /* softmax temperature on t_norm (1 = the paper) */
+    double temperature;    /* softmax temperature on t_norm; <= 0 (the default): sa_ga_temperature's */
     sa_ga_mode mode;
     /* called after every generation from the calling thread; may be NULL */
     void (*on_generation)(const sa_ga_gen_stats *s, void *ctx);
@@ -219,6 +219,16 @@ enum { SA_GA_AUTO_FEW = 10 };
  * cost and plans stay those of the generations asked.  The search block's fill.during
  * lists them. */
 enum { SA_GA_AUTO_FILLS = 3 };
+/* The default effort's survival temperature: its few thousand generations at most gain
+ * more from a sharper survival than from the paper's 1, which a generation count or a
+ * time limit keeps (docs/policies.md, "The default effort"). */
+#define SA_GA_AUTO_TEMPERATURE 0.3
+/* The temperature a search under o runs at: o->temperature where > 0, else
+ * SA_GA_AUTO_TEMPERATURE under SA_GA_GENERATIONS_AUTO and 1 otherwise. */
+static inline double sa_ga_temperature(const sa_ga_opts *o)
+{
+    return o->temperature > 0 ? o->temperature : o->generations == SA_GA_GENERATIONS_AUTO ? SA_GA_AUTO_TEMPERATURE : 1.0;
+}
 
 void sa_ga_opts_default(sa_ga_opts *o);
 const char *sa_ga_mode_name(sa_ga_mode m);

@@ -21,7 +21,7 @@ void sa_ga_opts_default(sa_ga_opts *o)
     o->population = 24;
     o->generations = SA_GA_GENERATIONS_AUTO;
     o->mutation = 0.05;
-    o->temperature = 1.0;
+    o->temperature = 0; /* by the effort: sa_ga_temperature */
     o->mode = SA_GA_BOTH;
 }
 
@@ -462,7 +462,7 @@ static void survive(search *s, rng *gr)
     for (int32_t i = 1; i < total; i++) {
         double t = pop[s->order[i]].t;
         double tn = isfinite(t) ? (s->tbest - t) / s->tbest : -HUGE_VAL;
-        s->cands[nc++] = (cand){exp(tn / (o->temperature > 0 ? o->temperature : 1.0)), s->order[i]};
+        s->cands[nc++] = (cand){exp(tn / sa_ga_temperature(o)), s->order[i]};
     }
     int32_t nk = 0;
     s->keep[nk++] = s->order[0];
@@ -732,7 +732,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
              "\"pool_bytes\":%lld%s%s%s%s%s}",
              sa_ga_mode_name(o->mode), (unsigned long long)o->seed, s->np, gen, (long long)res->evaluations,
              (long long)gen_effort, aff, o->mutation,
-             o->temperature, s->threads, res->wall_s, res->time_to_1pct_s, first, pop[bi].a.n_classes,
+             sa_ga_temperature(o), s->threads, res->wall_s, res->time_to_1pct_s, first, pop[bi].a.n_classes,
              pop[bi].a.n_objects, (long long)pop[bi].a.pool_bytes, fill, pfill, joint,
              o->pool_recompute ? ",\"pool_recompute\":true" : "", s->cut ? ",\"cut\":true" : "");
     if (!sa_plan_set_search_json(res->best, json))
