@@ -527,6 +527,119 @@ START_TEST(test_default_temperature_follows_the_effort)
 }
 END_TEST
 
+/* Generation 0 as the final exchange offers it (every individual, fastest
+ * first): each one's layout, origin and time. */
+typedef struct gen0 {
+    int32_t n_ops; /* the caller's: where the layout and origin genes are */
+    int n, calls;
+    int layout[16], origin[16];
+    double us[16];
+} gen0;
+
+static sa_status gen0_hook(sa_ga_migration *m, void *ctx, sa_err *err)
+{
+    (void)err;
+    gen0 *x = ctx;
+    x->calls++;
+    x->n = m->n_out < 16 ? m->n_out : 16;
+    for (int i = 0; i < x->n; i++) {
+        const int32_t *w = m->out + (size_t)i * (size_t)m->words;
+        x->layout[i] = w[x->n_ops];
+        x->origin[i] = w[x->n_ops + 2];
+        x->us[i] = m->out_us[i];
+    }
+    return SA_OK;
+}
+
+/* A search of ladder(8) at frac of its peak from the pool plans of topo-rc and
+ * topo (seeds 0 and 1), generation 0 only, population np, on threads: the
+ * twins count, generation 0 (gen0_hook's) and the plan's text. */
+static int twin_run(double frac, int np, int threads, gen0 *x, char **text)
+{
+    sa_dfg_graph *g = tu_ladder(8);
+    sa_dfg_device d = tu_policy_dev((int64_t)(frac * (double)sa_dfg_peak_bytes(g, NULL)));
+    const char *names[2] = {"topo-rc", "topo"};
+    sa_plan *seed[2];
+    sa_ga_seed sd[2];
+    sa_err err = {0};
+    for (int k = 0; k < 2; k++) {
+        ck_assert_msg(sa_policy_run(names[k], g, &d, &seed[k], &err) == SA_OK, "%s", err.msg);
+        sd[k] = (sa_ga_seed){names[k], seed[k], true};
+    }
+    sa_ga_opts o;
+    sa_ga_opts_default(&o);
+    o.population = np;
+    o.generations = 0;
+    o.threads = threads;
+    o.seeds = sd;
+    o.n_seeds = 2;
+    *x = (gen0){.n_ops = g->n_ops};
+    o.migrate = gen0_hook;
+    o.migrate_ctx = x;
+    o.migrate_every = 1;
+    o.migrants = np;
+    sa_ga_result r;
+    ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
+    const char *tw = strstr(r.best->search_json, "\"twins\":");
+    int twins = -1;
+    ck_assert_msg(tw && sscanf(tw, "\"twins\":%d", &twins) == 1, "%s", r.best->search_json);
+    tu_check_policy_plan(r.best, g, "search from twins", true);
+    *text = tu_plan_text(r.best);
+    sa_plan_free(r.best);
+    for (int k = 0; k < 2; k++)
+        sa_plan_free(seed[k]);
+    sa_dfg_free(g);
+    ck_assert_int_eq(x->calls, 1);
+    return twins;
+}
+
+/* A seed's individual gets a twin in the other layout, which takes a random
+ * individual's place where it leads generation 0.  From the pool plans of
+ * topo-rc and topo at 0.9x of ladder(8)'s peak: the twins are best-fit
+ * individuals of the seeds' origins (no child is bred; the cost rule's
+ * individual has its own origin), each faster than every other individual;
+ * the seeds' own individuals and the cost rule's are still there (only random
+ * ones were replaced); the same plan on two threads.  With no random
+ * individual to replace (a population of 4: topo, two seeds, the cost rule)
+ * or at 0.6x, where no twin leads, none enters. */
+START_TEST(test_seed_twin_in_the_other_layout)
+{
+    gen0 x;
+    char *text[2];
+    for (int k = 0; k < 2; k++) {
+        int twins = twin_run(0.9, 8, 1 + k, &x, &text[k]);
+        ck_assert_int_ge(twins, 1);
+        ck_assert_int_eq(x.n, 8);
+        int seen = 0, own[2] = {0, 0}, rule = 0;
+        double others = HUGE_VAL, slowest_twin = 0;
+        for (int i = 0; i < x.n; i++) {
+            bool twin = x.layout[i] == PLANNER_BESTFIT && (x.origin[i] == 0 || x.origin[i] == 1);
+            seen += twin;
+            if (twin)
+                slowest_twin = fmax(slowest_twin, x.us[i]);
+            else
+                others = fmin(others, x.us[i]);
+            if (x.layout[i] == PLANNER_POOL && (x.origin[i] == 0 || x.origin[i] == 1))
+                own[x.origin[i]]++;
+            rule += x.origin[i] == -2; /* the genome's origin of the cost rule (ga.h) */
+        }
+        ck_assert_int_eq(seen, twins);
+        ck_assert_msg(slowest_twin < others, "a twin at %.3f us, another individual at %.3f", slowest_twin, others);
+        ck_assert_int_eq(own[0], 1);
+        ck_assert_int_eq(own[1], 1);
+        ck_assert_int_eq(rule, 1);
+    }
+    tu_same_text(text[0], text[1]);
+    ck_assert_int_eq(twin_run(0.9, 4, 1, &x, &text[0]), 0);
+    free(text[0]);
+    ck_assert_int_eq(twin_run(0.6, 8, 1, &x, &text[0]), 0);
+    for (int i = 0; i < x.n; i++)
+        ck_assert_msg(x.layout[i] != PLANNER_BESTFIT || (x.origin[i] != 0 && x.origin[i] != 1),
+                      "a best-fit individual of a seed's origin without a twin");
+    free(text[0]);
+}
+END_TEST
+
 /* With more than one thread and no deadline the seed rows run at once, yet
  * the search block's phases name them as one after another would: the
  * SA_POLICY_SEED_FIRST rows, then the rest, each in the table's order, and
@@ -1257,6 +1370,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_same_seed_same_plan_any_thread_count);
     tcase_add_test(tc, test_auto_generations_follow_the_effort);
     tcase_add_test(tc, test_default_temperature_follows_the_effort);
+    tcase_add_test(tc, test_seed_twin_in_the_other_layout);
     tcase_add_test(tc, test_search_never_worse_than_topo);
     tcase_add_test(tc, test_search_refuses_impossible_memory);
     tcase_add_test(tc, test_hook_offers_and_empty_exchange_changes_nothing);

@@ -34,7 +34,11 @@
  * forward activation DEC_EVICT, best fit) joins them.  A best-fit one that
  * does not fit with timing 0 takes the fastest timing that fits (the search
  * block's "retimed" counts them), as the baselines' own plans fall back to
- * synchronous swap-outs and late swap-ins.
+ * synchronous swap-outs and late swap-ins.  Each seed's individual also gets
+ * a twin in the other layout (a best-fit twin at the fastest of its first
+ * timings); a twin faster than every individual of the generation takes a
+ * random individual's place, the fastest first ("twins" counts them): a pool
+ * seed's decisions packed by best fit can beat every seed's own individual.
  * After the last generation the best best-fit individual's swapped,
  * recomputed and evicted tensors are set back to keep, costliest first, where
  * the plan still fits and gets faster (the fill: memory left idle is spent;

@@ -30,24 +30,6 @@ const char *sa_ga_mode_name(sa_ga_mode m)
     return m == SA_GA_SCHEDULE_ONLY ? "schedule" : m == SA_GA_ALLOC_ONLY ? "alloc" : "both";
 }
 
-static bool indiv_init(indiv *x, const gctx *c)
-{
-    x->sch = calloc((size_t)c->n + 1, sizeof *x->sch);
-    x->act = calloc((size_t)c->g->n_tensors + 1, 1);
-    x->t = HUGE_VAL;
-    x->layout = PLANNER_POOL;
-    x->timing = 0;
-    x->origin = ORIGIN_NONE;
-    return x->sch && x->act && pool_alloc_init(&x->a, c->ns);
-}
-
-static void indiv_free(indiv *x)
-{
-    free(x->sch);
-    free(x->act);
-    pool_alloc_free(&x->a);
-}
-
 /* A new plan with p's contents (search block aside) for g; NULL on OOM. */
 static sa_plan *copy_plan(const sa_plan *p, const sa_dfg_graph *g)
 {
@@ -71,15 +53,6 @@ static sa_plan *copy_plan(const sa_plan *p, const sa_dfg_graph *g)
 }
 
 typedef struct cand { double w; int32_t idx; } cand;
-
-static int cmp_time(const void *a, const void *b, void *ctx)
-{
-    const indiv *pop = ctx;
-    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
-    if (pop[i].t != pop[j].t)
-        return pop[i].t < pop[j].t ? -1 : 1;
-    return i - j;
-}
 
 /* ---- the search ---- */
 
@@ -108,6 +81,7 @@ typedef struct search {
     struct { int gen; int32_t tried; double from, to; } mid[SA_GA_AUTO_FILLS];
     double mid_effort;      /* theirs, part of effort_so_far */
     int32_t retimed;        /* generation 0's individuals that fit only with another timing (retime_seeds) */
+    int32_t twins;          /* and the seeds' twins that took a random one's place (gx_seed_twins) */
     double affordable;      /* under the default effort: the generations the budget buys at generation
                              * 0's mean effort per evaluation (0 before it is known) */
 } search;
@@ -115,7 +89,7 @@ typedef struct search {
 static void search_free(search *s)
 {
     for (int32_t i = 0; s->pop && i < s->total; i++)
-        indiv_free(&s->pop[i]);
+        gx_indiv_free(&s->pop[i]);
     for (int i = 0; s->ws && i < s->threads; i++)
         gx_tws_free(&s->ws[i]);
     free(s->pop); free(s->ws); free(s->order); free(s->pairs); free(s->cands); free(s->keep); free(s->next);
@@ -163,7 +137,7 @@ static sa_status search_init(search *s, const sa_dfg_graph *g, const sa_dfg_devi
             s->c.cand[s->c.n_cand++] = t;
     }
     for (int32_t i = 0; ok && i < s->total; i++)
-        ok = indiv_init(&s->pop[i], &s->c);
+        ok = gx_indiv_init(&s->pop[i], &s->c);
     for (int i = 0; ok && i < s->threads; i++)
         ok = gx_tws_init(&s->ws[i], &s->c);
     return ok ? SA_OK : sa_fail(err, SA_ENOMEM, "out of memory starting the search");
@@ -278,9 +252,10 @@ static sa_status retime_seeds(search *s, sa_ga_result *res, sa_err *err)
 
 /* Generation 0: individual 0 is the topo policy's (the default order, one
  * class per size), then, with seeds, one per seed (as many as fit) and the
- * cost rule's, the others random;
- * all evaluated.  SA_EINFEASIBLE when
- * no pool fits the memory at all; SA_ENOMEM; SA_EINTERNAL. */
+ * rules', the others random; all evaluated, then the seeds' unfit best-fit
+ * individuals retimed and their twins in the other layout put in the random
+ * ones' places where they lead it.  SA_EINFEASIBLE when no pool fits the memory at
+ * all; SA_ENOMEM; SA_EINTERNAL. */
 static sa_status first_generation(search *s, sa_ga_result *res, sa_err *err)
 {
     const sa_dfg_graph *g = s->c.g;
@@ -311,6 +286,15 @@ static sa_status first_generation(search *s, sa_ga_result *res, sa_err *err)
     res->evaluations = s->np;
     if (s->c.joint && (st = retime_seeds(s, res, err)))
         return st;
+    int32_t from = o->n_seeds + 2 + (o->pool_recompute ? 1 : 0); /* the first random individual */
+    if (s->c.joint && from < s->np) {
+        gx_twin_job job = {s->pop, s->pop + s->np, from, s->np, s->ws, s->threads, s->gen_deadline, &s->cut,
+                           s->est + s->np, s->eerr + s->np, s->order};
+        int64_t ev;
+        if ((st = gx_seed_twins(&s->c, &job, &s->twins, &ev, err)))
+            return st;
+        res->evaluations += ev;
+    }
     int32_t bi = 0;
     for (int32_t i = 1; i < s->np; i++)
         if (s->pop[i].t < s->pop[bi].t)
@@ -457,7 +441,7 @@ static void survive(search *s, rng *gr)
         if (pop[i].t < s->tbest)
             s->tbest = pop[i].t;
     }
-    qsort_r(s->order, (size_t)total, sizeof *s->order, cmp_time, pop);
+    qsort_r(s->order, (size_t)total, sizeof *s->order, gx_cmp_time, pop);
     int32_t nc = 0;
     for (int32_t i = 1; i < total; i++) {
         double t = pop[s->order[i]].t;
@@ -553,7 +537,7 @@ static sa_status exchange(search *s, int gen, bool final, bool *stop, sa_ga_resu
     }
     for (int32_t i = 0; i < np; i++)
         s->order[i] = i;
-    qsort_r(s->order, (size_t)np, sizeof *s->order, cmp_time, s->pop);
+    qsort_r(s->order, (size_t)np, sizeof *s->order, gx_cmp_time, s->pop);
     for (int i = 0; i < k; i++) {
         gx_genome_export(&s->c, &s->pop[s->order[i]], out + (size_t)i * (size_t)words);
         out_us[i] = s->pop[s->order[i]].t;
@@ -621,12 +605,12 @@ static void seed_json(const search *s, const indiv *x, int32_t bs, bool seed_won
     }
     snprintf(buf, len,
              ",\"layout\":\"%s\",\"layout_best_us\":{\"bestfit\":%s,\"pool\":%s},\"origin\":\"%s\","
-             "\"seeds\":%d,\"retimed\":%d,\"best_seed\":\"%s\",\"best_seed_us\":%.3f,\"gain_pct\":%.3f,\"answer\":\"%s\"",
+             "\"seeds\":%d,\"retimed\":%d,\"twins\":%d,\"best_seed\":\"%s\",\"best_seed_us\":%.3f,\"gain_pct\":%.3f,\"answer\":\"%s\"",
              seed_won ? "seed" : x->layout == PLANNER_BESTFIT ? "bestfit" : "pool", ls[0], ls[1],
              seed_won ? o->seeds[bs].name
              : x->origin >= 0 ? o->seeds[x->origin].name
              : x->origin == ORIGIN_RULE ? "cost-rule" : x->origin == ORIGIN_POOL_RULE ? "pool-recompute-rule" : "none",
-             o->n_seeds, (int)s->retimed,
+             o->n_seeds, (int)s->retimed, (int)s->twins,
              bs >= 0 ? o->seeds[bs].name : "none", bs >= 0 ? su : 0.0,
              bs >= 0 && isfinite(t) ? 100.0 * (su - t) / su : 0.0, seed_won ? "seed" : "search");
 }

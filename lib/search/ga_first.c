@@ -1,8 +1,10 @@
 /* ga_first.c - the first generation's individuals besides the topo one: a
  * random one, one per seed (its plan's schedule and decisions), the cost
- * rule's and the recompute rule's.  Each fills an individual allocated by
- * the caller; a failure leaves it incomplete, for the caller to free. */
+ * rule's and the recompute rule's, and the seeds' twins in the other
+ * layout.  Each fills an individual allocated by the caller; a failure
+ * leaves it incomplete, for the caller to free. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,4 +113,90 @@ int32_t gx_best_seed(const sa_ga_opts *o)
             (b < 0 || o->seeds[k].plan->predicted.iteration_us < o->seeds[b].plan->predicted.iteration_us))
             b = k;
     return b;
+}
+
+/* The j-th timing a best-fit twin tries: timed, synchronous, then from the
+ * latest back (retime_seeds' order after timing 0). */
+static uint8_t twin_timing(int32_t j)
+{
+    return (uint8_t)(j == 0 ? 0 : j == 1 ? 1 : GA_TIMINGS + 1 - j);
+}
+
+int gx_cmp_time(const void *a, const void *b, void *ctx)
+{
+    const indiv *x = ctx;
+    int32_t i = *(const int32_t *)a, j = *(const int32_t *)b;
+    if (x[i].t != x[j].t)
+        return x[i].t < x[j].t ? -1 : 1;
+    return i - j;
+}
+
+sa_status gx_seed_twins(const gctx *c, const gx_twin_job *job, int32_t *entered, int64_t *evaluations, sa_err *err)
+{
+    indiv *pop = job->pop, *tw = job->twins;
+    int32_t n = c->o->n_seeds < job->from - 1 ? c->o->n_seeds : job->from - 1, m = 0;
+    *entered = 0;
+    *evaluations = 0;
+    for (int32_t k = 0; k < n; k++)
+        m += pop[1 + k].layout == PLANNER_POOL;
+    int32_t each = m > 0 ? gx_fill_cap(c) / m : 0;
+    each = each < 1 ? 1 : each > GA_TIMINGS ? GA_TIMINGS : each;
+    int64_t evals = 0;
+#pragma omp parallel for num_threads(job->threads) schedule(dynamic, 1) reduction(+ : evals)
+    for (int32_t k = 0; k < n; k++) {
+        const indiv *x = &pop[1 + k];
+        indiv *y = &tw[k];
+        tws *w = &job->ws[omp_get_thread_num()];
+        memcpy(y->sch, x->sch, (size_t)c->n * sizeof *y->sch);
+        memcpy(y->act, x->act, (size_t)c->g->n_tensors + 1);
+        y->origin = x->origin;
+        y->layout = x->layout == PLANNER_POOL ? PLANNER_BESTFIT : PLANNER_POOL;
+        y->t = HUGE_VAL;
+        job->est[k] = pool_alloc_copy(&y->a, &x->a) ? SA_OK
+                                                     : sa_fail(&job->eerr[k], SA_ENOMEM, "out of memory copying a pool");
+        double bt = HUGE_VAL;
+        uint8_t best = x->timing; /* a pool twin keeps its seed's, should a child flip it back */
+        for (int32_t j = 0; j < (y->layout == PLANNER_BESTFIT ? each : 1) && !job->est[k]; j++) {
+            bool cut = job->deadline_s > 0 && sa_now_s() >= job->deadline_s;
+            y->timing = y->layout == PLANNER_BESTFIT ? twin_timing(j) : x->timing;
+            if (!cut) {
+                job->est[k] = gx_evaluate(c, w, y, job->deadline_s, &cut, &job->eerr[k]);
+                evals++;
+            }
+            if (cut) { /* unplanned, and the search block says the deadline cut it */
+#pragma omp atomic write
+                *job->cut = true;
+                break;
+            }
+            if (y->t < bt || (y->t == bt && y->timing < best)) {
+                bt = y->t;
+                best = y->timing;
+            }
+        }
+        y->timing = best;
+        y->t = bt;
+    }
+    *evaluations = evals;
+    for (int32_t k = 0; k < n; k++)
+        if (job->est[k]) {
+            *err = job->eerr[k];
+            return job->est[k];
+        }
+    double lead = HUGE_VAL; /* generation 0's fastest individual */
+    for (int32_t i = 0; i < job->np; i++)
+        lead = fmin(lead, pop[i].t);
+    int32_t q = 0;
+    for (int32_t k = 0; k < n; k++)
+        if (tw[k].t < lead)
+            job->order[q++] = k;
+    qsort_r(job->order, (size_t)q, sizeof *job->order, gx_cmp_time, tw);
+    if (q > job->np - job->from)
+        q = job->np - job->from;
+    for (int32_t j = 0; j < q; j++) { /* the twin and the random individual trade places */
+        indiv t = pop[job->from + j];
+        pop[job->from + j] = tw[job->order[j]];
+        tw[job->order[j]] = t;
+    }
+    *entered = q;
+    return SA_OK;
 }

@@ -3,14 +3,33 @@
  * gene kinds below: the word count, export, import and the checks are all
  * derived from it, so a gene added to the table is exported, imported and
  * checked, and a genome that passes the checks imports into an individual the
- * search can evaluate. */
+ * search can evaluate.  The individual's allocation lives here too. */
 #include "swapadvisor/ga.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "swapadvisor/planner.h"
 #include "ga_internal.h"
+
+bool gx_indiv_init(indiv *x, const gctx *c)
+{
+    x->sch = calloc((size_t)c->n + 1, sizeof *x->sch);
+    x->act = calloc((size_t)c->g->n_tensors + 1, 1);
+    x->t = HUGE_VAL;
+    x->layout = PLANNER_POOL;
+    x->timing = 0;
+    x->origin = ORIGIN_NONE;
+    return x->sch && x->act && pool_alloc_init(&x->a, c->ns);
+}
+
+void gx_indiv_free(indiv *x)
+{
+    free(x->sch);
+    free(x->act);
+    pool_alloc_free(&x->a);
+}
 
 /* What a gene's check sees: the genome, where each gene starts in it, and
  * n_ops words of scratch. */

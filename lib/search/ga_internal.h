@@ -117,8 +117,35 @@ sa_status gx_seed_indiv(const gctx *c, tws *w, int32_t k, const indiv *base, ind
 /* The cost rule's best-fit individual and the recompute rule's pool one. */
 sa_status gx_rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err);
 sa_status gx_pool_rule_indiv(const gctx *c, const indiv *base, indiv *x, sa_err *err);
+/* qsort_r's order of indices into the individuals ctx: by time, then index
+ * (so that ties resolve alike whatever the thread count). */
+int gx_cmp_time(const void *a, const void *b, void *ctx);
 /* The fastest seed (ga.h): its index, or -1 when none has a finite time. */
 int32_t gx_best_seed(const sa_ga_opts *o);
+/* Generation 0's twins (ga.h): pop[1 .. n_seeds] are the seeds' individuals
+ * (the rules' after them have none), pop[from .. np) the random ones,
+ * twins[0 .. n_seeds) allocated individuals to build in, est, eerr and order
+ * scratch of as many. */
+typedef struct gx_twin_job {
+    indiv *pop, *twins;
+    int32_t from, np;
+    tws *ws;
+    int threads;
+    double deadline_s;   /* > 0: no evaluation starts past it (sa_now_s()'s clock)... */
+    bool *cut;           /* ...and one it skips or stops sets *cut */
+    sa_status *est;
+    sa_err *eerr;
+    int32_t *order;
+} gx_twin_job;
+/* Each seed's individual in the other layout (a best-fit twin at the
+ * fastest of its first timings, the lowest on a tie, as many as the fill's
+ * cap allows over the pool individuals, at least one, at most all; a pool
+ * twin keeps its seed's timing gene); the twins faster than every individual
+ * of pop, fastest first (ties: the earlier seed), take the random
+ * individuals' places, as many as there are.  *entered: those;
+ * *evaluations: the plans tried.  SA_ENOMEM or an evaluation's error (the
+ * first in seed order, whatever the threads): pop is then unchanged. */
+sa_status gx_seed_twins(const gctx *c, const gx_twin_job *job, int32_t *entered, int64_t *evaluations, sa_err *err);
 sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, double deadline_s, bool *cut, sa_err *err);
 const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
 
@@ -161,6 +188,11 @@ sa_status gx_fill_pool_json(const gctx *c, tws *ws, int threads, indiv *x, doubl
 /* The most tries gx_fill_memory makes on c's graph (its cap, or two a
  * candidate). */
 int32_t gx_fill_most(const gctx *c);
+
+/* ga_genome.c: an individual's arrays for c's graph, unplanned (false on
+ * OOM: gx_indiv_free frees what was made). */
+bool gx_indiv_init(indiv *x, const gctx *c);
+void gx_indiv_free(indiv *x);
 
 /* The genes of a genome, in order (ga_genome.c holds their table). */
 enum { GENE_SCHEDULE, GENE_LAYOUT, GENE_TIMING, GENE_ORIGIN, GENE_CLASSES, GENE_CLS, GENE_CNT, GENE_ACT, GENE_COUNT };
