@@ -232,7 +232,7 @@ static sa_status retime_seeds(search *s, sa_ga_result *res, sa_err *err)
         uint8_t best = 1;
         double bt = HUGE_VAL;
         for (int32_t j = 0; j < each && !s->est[i]; j++) {
-            uint8_t k = (uint8_t)(j == 0 ? 1 : GA_TIMINGS - j);
+            uint8_t k = gx_timing_try(j, 1);
             x->timing = k;
             s->est[i] = evaluate_one(s, &s->ws[omp_get_thread_num()], i, &s->eerr[i]);
             tries++;

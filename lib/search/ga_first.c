@@ -115,13 +115,6 @@ int32_t gx_best_seed(const sa_ga_opts *o)
     return b;
 }
 
-/* The j-th timing a best-fit twin tries: timed, synchronous, then from the
- * latest back (retime_seeds' order after timing 0). */
-static uint8_t twin_timing(int32_t j)
-{
-    return (uint8_t)(j == 0 ? 0 : j == 1 ? 1 : GA_TIMINGS + 1 - j);
-}
-
 int gx_cmp_time(const void *a, const void *b, void *ctx)
 {
     const indiv *x = ctx;
@@ -158,7 +151,7 @@ sa_status gx_seed_twins(const gctx *c, const gx_twin_job *job, int32_t *entered,
         uint8_t best = x->timing; /* a pool twin keeps its seed's, should a child flip it back */
         for (int32_t j = 0; j < (y->layout == PLANNER_BESTFIT ? each : 1) && !job->est[k]; j++) {
             bool cut = job->deadline_s > 0 && sa_now_s() >= job->deadline_s;
-            y->timing = y->layout == PLANNER_BESTFIT ? twin_timing(j) : x->timing;
+            y->timing = y->layout == PLANNER_BESTFIT ? gx_timing_try(j, 0) : x->timing;
             if (!cut) {
                 job->est[k] = gx_evaluate(c, w, y, job->deadline_s, &cut, &job->eerr[k]);
                 evals++;

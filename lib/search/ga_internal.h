@@ -43,6 +43,15 @@ static inline void gx_timing(dec_opts *d, uint8_t timing)
     d->prefetch = GA_PREFETCH[timing >> 2];
 }
 
+/* The j-th timing a search of the fastest timing tries, from timing first (0,
+ * or 1 where timing 0 is known not to fit): 0, 1, then from the latest back,
+ * the values the baselines' plans fall back to in little memory coming first. */
+static inline uint8_t gx_timing_try(int32_t j, int32_t first)
+{
+    int32_t k = j + first;
+    return (uint8_t)(k <= 1 ? k : GA_TIMINGS + 1 - k);
+}
+
 typedef struct indiv {
     int32_t *sch;
     pool_alloc a;
