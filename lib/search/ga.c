@@ -203,6 +203,26 @@ static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err
     return first_error(s, from, to, err);
 }
 
+/* Generation 0's places: 0 is the topo policy's individual; with seeds, 1 ..
+ * n_seeds theirs (in seed order) and then the cost rule's; the pool rule's
+ * next where asked; the random individuals from .random on.  A place past
+ * the population is not filled.  -1: no such place. */
+typedef struct gen0_places {
+    int32_t rule, pool_rule, random;
+} gen0_places;
+
+static gen0_places places_of(const search *s)
+{
+    int32_t next = s->c.joint ? s->c.o->n_seeds + 1 : 1;
+    gen0_places p = {-1, -1, 0};
+    if (s->c.joint)
+        p.rule = next++;
+    if (s->c.o->pool_recompute)
+        p.pool_rule = next++;
+    p.random = next;
+    return p;
+}
+
 /* A seed's best-fit individual (or the cost rule's) that does not fit with
  * timing 0 takes the fastest of other timings (the lowest on a tie; 1 when
  * none fits), as the baselines fall back to synchronous swap-outs and late
@@ -214,7 +234,8 @@ static sa_status evaluate_range(search *s, int32_t from, int32_t to, sa_err *err
  * that fit so.  An evaluation's error (the first in index order). */
 static sa_status retime_seeds(search *s, sa_ga_result *res, sa_err *err)
 {
-    int32_t to = s->c.o->n_seeds + 2 < s->np ? s->c.o->n_seeds + 2 : s->np, n = 0, m = 0;
+    int32_t to = places_of(s).rule + 1, n = 0, m = 0;
+    to = to < s->np ? to : s->np;
     for (int32_t i = 1; i < to; i++)
         m += !isfinite(s->pop[i].t) && s->pop[i].layout == PLANNER_BESTFIT;
     int32_t each = m > 0 ? gx_fill_cap(&s->c) / m : 0;
@@ -260,6 +281,7 @@ static sa_status first_generation(search *s, sa_ga_result *res, sa_err *err)
 {
     const sa_dfg_graph *g = s->c.g;
     const sa_ga_opts *o = s->c.o;
+    const gen0_places at = places_of(s);
     sa_status st;
     memcpy(s->pop[0].sch, g->topo, (size_t)s->c.n * sizeof *g->topo);
     if ((st = pool_fine_grained(&s->pop[0].a, g, g->topo, s->c.dev->memory_bytes, err)))
@@ -274,9 +296,9 @@ static sa_status first_generation(search *s, sa_ga_result *res, sa_err *err)
         tws *w = &s->ws[omp_get_thread_num()];
         if (s->c.joint && i - 1 < o->n_seeds)
             s->est[i] = gx_seed_indiv(&s->c, w, i - 1, &s->pop[0], &s->pop[i], &s->eerr[i]);
-        else if (s->c.joint && i - 1 == o->n_seeds)
+        else if (i == at.rule)
             s->est[i] = gx_rule_indiv(&s->c, &s->pop[0], &s->pop[i], &s->eerr[i]);
-        else if (o->pool_recompute && i - 1 == (s->c.joint ? o->n_seeds + 1 : 0))
+        else if (i == at.pool_rule)
             s->est[i] = gx_pool_rule_indiv(&s->c, &s->pop[0], &s->pop[i], &s->eerr[i]);
         else
             s->est[i] = gx_random_indiv(&s->c, w, &r, &s->pop[0], &s->pop[i], &s->eerr[i]);
@@ -286,9 +308,8 @@ static sa_status first_generation(search *s, sa_ga_result *res, sa_err *err)
     res->evaluations = s->np;
     if (s->c.joint && (st = retime_seeds(s, res, err)))
         return st;
-    int32_t from = o->n_seeds + 2 + (o->pool_recompute ? 1 : 0); /* the first random individual */
-    if (s->c.joint && from < s->np) {
-        gx_twin_job job = {s->pop, s->pop + s->np, from, s->np, s->ws, s->threads, s->gen_deadline, &s->cut,
+    if (s->c.joint && at.random < s->np) {
+        gx_twin_job job = {s->pop, s->pop + s->np, at.random, s->np, s->ws, s->threads, s->gen_deadline, &s->cut,
                            s->est + s->np, s->eerr + s->np, s->order};
         int64_t ev;
         if ((st = gx_seed_twins(&s->c, &job, &s->twins, &ev, err)))
