@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "policies/optimal_internal.h"
 #include "swapadvisor/bound.h"
@@ -910,6 +911,48 @@ START_TEST(test_milp_backends_agree)
 }
 END_TEST
 
+/* Every option sa_milp_solve hands CBC by name (threads, the pump's passes,
+ * the pump off) is one CBC knows: an unknown name is not an error there, only
+ * a "No match for NAME" line on stdout, and the solve runs without it. */
+START_TEST(test_cbc_knows_every_parameter_named)
+{
+    if (!sa_milp_have(SA_MILP_CBC))
+        return;
+    sa_milp *m = sa_milp_new();
+    int32_t ix[3];
+    double obj[3] = {-5, -4, -3}, v[3] = {2, 3, 1};
+    for (int i = 0; i < 3; i++)
+        ix[i] = sa_milp_add_col(m, 0, 1, obj[i], true);
+    ck_assert(sa_milp_add_row(m, -HUGE_VAL, 4, 3, ix, v));
+    /* threads, max_nodes and passF set; then the pump off ("feas") */
+    sa_milp_opts set[2] = {{SA_MILP_CBC, 10, 0, 2, false, 5, false, 3}, {SA_MILP_CBC, 10, 0, 1, false, 5, true, 0}};
+    for (int k = 0; k < 2; k++) {
+        FILE *cap = tmpfile();
+        ck_assert_ptr_nonnull(cap);
+        fflush(stdout);
+        int saved = dup(STDOUT_FILENO);
+        ck_assert(saved >= 0 && dup2(fileno(cap), STDOUT_FILENO) >= 0);
+        sa_milp_result r;
+        sa_err err = {0};
+        sa_status st = sa_milp_solve(m, &set[k], &r, &err);
+        fflush(stdout);
+        ck_assert(dup2(saved, STDOUT_FILENO) >= 0);
+        close(saved);
+        ck_assert_int_eq(st, SA_OK);
+        ck_assert_int_eq(r.status, SA_MILP_OPTIMAL);
+        ck_assert(fabs(r.objective + 8) < 1e-6);
+        sa_milp_result_free(&r);
+        char out[4096] = "";
+        rewind(cap);
+        size_t n = fread(out, 1, sizeof out - 1, cap);
+        out[n] = '\0';
+        fclose(cap);
+        ck_assert_msg(!strstr(out, "No match"), "options %d: CBC said: %s", k, out);
+    }
+    sa_milp_free(m);
+}
+END_TEST
+
 Suite *suite_bound(void)
 {
     Suite *s = suite_create("bound");
@@ -923,6 +966,7 @@ Suite *suite_bound(void)
     tcase_add_test(th, test_bound_memory_term_charges_the_cheapest_way);
     tcase_add_test(th, test_bound_lp_windows_see_when_a_swap_out_must_run);
     tcase_add_test(th, test_bound_attach);
+    tcase_add_test(th, test_cbc_knows_every_parameter_named);
     suite_add_tcase(s, th);
     TCase *tr = tcase_create("refine");
     tcase_set_timeout(tr, 300);
