@@ -620,12 +620,8 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
         ck_assert_msg(sa_policy_run_opts("optimal", g, &d, &po, &p[k], &err) == SA_OK, "%s", err.msg);
     }
     tu_check_policy_plan(p[0], g, "optimal", true);
-    const char *m = strstr(p[0]->search_json, "\"milp_plan_us\":");
-    const char *n = strstr(p[0]->search_json, "\"refine_plans\":");
-    ck_assert_ptr_nonnull(m);
-    ck_assert_ptr_nonnull(n);
-    double milp_us = strtod(m + strlen("\"milp_plan_us\":"), NULL);
-    long plans = strtol(n + strlen("\"refine_plans\":"), NULL, 10);
+    double milp_us = tu_json_num(p[0]->search_json, "\"milp_plan_us\":");
+    long plans = (long)tu_json_num(p[0]->search_json, "\"refine_plans\":");
     ck_assert_msg(p[0]->predicted.iteration_us < 0.97 * milp_us, "polished %.1f us, the MILP's plan %.1f us",
                   p[0]->predicted.iteration_us, milp_us);
     /* only the widened space without chains plans here: its refinement
@@ -633,9 +629,7 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
      * after the 538 tries one refinement straight to the cap ends after
      * (593 when the solves ran CBC's feasibility pump) */
     ck_assert_int_eq(plans, 538);
-    const char *b = strstr(p[0]->search_json, "\"milp_bound_us\":");
-    ck_assert_ptr_nonnull(b);
-    double bound_us = strtod(b + strlen("\"milp_bound_us\":"), NULL);
+    double bound_us = tu_json_num(p[0]->search_json, "\"milp_bound_us\":");
     /* 2.0 % above it without the pump (256.8 against 251.8 ms) */
     ck_assert_msg(p[0]->predicted.iteration_us <= 1.025 * bound_us, "%.1f us, the MILP's bound %.1f us",
                   p[0]->predicted.iteration_us, bound_us);
@@ -665,9 +659,7 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
     ck_assert_int_eq(p[0]->arena_bytes, p[1]->arena_bytes);
     for (int32_t v = 0; v < p[0]->n_nodes; v++)
         ck_assert(p[0]->nodes[v].kind == p[1]->nodes[v].kind && p[0]->nodes[v].ref == p[1]->nodes[v].ref);
-    const char *n1 = strstr(p[1]->search_json, "\"refine_plans\":");
-    ck_assert_ptr_nonnull(n1);
-    ck_assert_int_eq(strtol(n1 + strlen("\"refine_plans\":"), NULL, 10), plans);
+    ck_assert_int_eq((long)tu_json_num(p[1]->search_json, "\"refine_plans\":"), plans);
     for (int k = 0; k < 2; k++)
         sa_plan_free(p[k]);
     sa_dfg_free(g);
@@ -696,11 +688,8 @@ START_TEST(test_optimal_sums_option)
     }
     tu_check_policy_plan(p[1], g, "optimal with sums", true);
     double obj[2];
-    for (int k = 0; k < 2; k++) {
-        const char *o = strstr(p[k]->search_json, "\"milp_objective_us\":");
-        ck_assert_ptr_nonnull(o);
-        obj[k] = strtod(o + strlen("\"milp_objective_us\":"), NULL);
-    }
+    for (int k = 0; k < 2; k++)
+        obj[k] = tu_json_num(p[k]->search_json, "\"milp_objective_us\":");
     ck_assert_msg(fabs(obj[1] - obj[0]) <= 0.02 * obj[0], "objective %.1f with sums, %.1f without", obj[1], obj[0]);
     ck_assert(p[1]->predicted.iteration_us == p[2]->predicted.iteration_us);
     ck_assert_int_eq(p[1]->n_nodes, p[2]->n_nodes);
@@ -747,11 +736,7 @@ START_TEST(test_optimal_pump_portfolio)
         so.seed_milp.pump_cells = k ? SA_POLICY_PUMP_MILP_CELLS : 0;
         sa_plan *sp = NULL;
         ck_assert_msg(sa_policy_run_opts("swapadvisor", g, &d, &so, &sp, &err) == SA_OK, "%s", err.msg);
-        const char *row = strstr(sp->search_json, "\"policy\":\"optimal\",");
-        ck_assert_ptr_nonnull(row);
-        const char *it = strstr(row, "\"iteration_us\":");
-        ck_assert_ptr_nonnull(it);
-        seed_us[k] = strtod(it + strlen("\"iteration_us\":"), NULL);
+        seed_us[k] = tu_json_num(strstr(sp->search_json, "\"policy\":\"optimal\","), "\"iteration_us\":");
         sa_plan_free(sp);
     }
     ck_assert_double_eq_tol(seed_us[0], p[0]->predicted.iteration_us, 1e-3);

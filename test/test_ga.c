@@ -429,14 +429,6 @@ START_TEST(test_seeded_search_same_plan_any_thread_count)
 }
 END_TEST
 
-/* A number of the search block at key, or HUGE_VAL for null. */
-static double json_us(const char *at, const char *key)
-{
-    ck_assert_ptr_nonnull(at);
-    at += strlen(key);
-    return strncmp(at, "null", 4) ? strtod(at, NULL) : HUGE_VAL;
-}
-
 /* Each layout's best parent (the search block's layout_best_us, HUGE_VAL for
  * null) after a run of gens generations, and the answer's layout. */
 static void layout_bests(const sa_dfg_graph *g, const sa_dfg_device *d, int gens, double temperature, double *bestfit,
@@ -447,9 +439,8 @@ static void layout_bests(const sa_dfg_graph *g, const sa_dfg_device *d, int gens
     po.search.generations = gens;
     po.search.temperature = temperature;
     sa_plan *p = run_search_row_opts(g, d, &po);
-    const char *at = strstr(p->search_json, "\"layout_best_us\":{\"bestfit\":");
-    *bestfit = json_us(at, "\"layout_best_us\":{\"bestfit\":");
-    *pool = json_us(at ? strstr(at, "\"pool\":") : NULL, "\"pool\":");
+    *bestfit = tu_json_num(p->search_json, "\"layout_best_us\":{\"bestfit\":");
+    *pool = tu_json_num(strstr(p->search_json, "\"layout_best_us\":"), "\"pool\":");
     const char *l = strstr(p->search_json, "\"layout\":\"");
     ck_assert_ptr_nonnull(l);
     snprintf(layout, len, "%.*s", (int)strcspn(l + 10, "\""), l + 10);

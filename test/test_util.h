@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -66,6 +67,17 @@ static inline sa_dfg_graph *tu_bundled(const char *path, const char *profile, in
     sa_err err = {0};
     ck_assert_msg(sa_dfg_load_file(path, &g, &err) == SA_OK, "%s", err.msg);
     return tu_profiled(g, profile, memory);
+}
+
+/* The number after key (say "\"refine_plans\":") at its first occurrence
+ * in json, a search block's text; HUGE_VAL for null.  Fails the test where
+ * json or the key is missing. */
+static inline double tu_json_num(const char *json, const char *key)
+{
+    const char *at = json ? strstr(json, key) : NULL;
+    ck_assert_msg(at != NULL, "no %s in the search block", key);
+    at += strlen(key);
+    return strncmp(at, "null", 4) ? strtod(at, NULL) : HUGE_VAL;
 }
 
 /* p as JSON less its search block (whose wall-clock, thread and exchange
