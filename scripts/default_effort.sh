@@ -68,7 +68,7 @@ for c in $cells; do
     [ $rc -eq 0 ] && d=$(iter "$p")
     [ -e "$rp" ] && r=$(iter "$rp")
     [ -n "$old" ] && r=$old
-    [ "$d" != refused ] && [ "$r" != refused ] && gap=$(echo "scale=2; 100 * ($d - $r) / $r" | bc)
+    [ "$d" != refused ] && [ "$r" != refused ] && gap=$(printf '%.2f' "$(echo "scale=6; 100 * ($d - $r) / $r" | bc)")
     printf '%-16s %-6s %10.1f %12s %12s %8s\n' "$name" "$mem" "$secs" "$d" "$r" "$gap" | tee -a "$tmp"
 done
 mv "$tmp" "$out"

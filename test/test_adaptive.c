@@ -120,10 +120,10 @@ START_TEST(test_adaptive_stop_at_the_effort_budget)
         tu_check_policy_plan(cut[i], g, name, true);
         ck_assert(cut[i]->predicted.iteration_us >= full[i]->predicted.iteration_us);
     }
-    ck_assert_double_lt(tu_json_num(cut[0]->search_json, "\"plans_built\":"),
-                        tu_json_num(full[0]->search_json, "\"plans_built\":"));
-    ck_assert_double_lt(tu_json_num(cut[1]->search_json, "\"leaves\":"),
-                        tu_json_num(full[1]->search_json, "\"leaves\":"));
+    ck_assert_int_lt(tu_json_count(cut[0]->search_json, "\"plans_built\":"),
+                     tu_json_count(full[0]->search_json, "\"plans_built\":"));
+    ck_assert_int_lt(tu_json_count(cut[1]->search_json, "\"leaves\":"),
+                     tu_json_count(full[1]->search_json, "\"leaves\":"));
     po.rule_work_max = 1;
     sa_plan *p = NULL;
     ck_assert_int_eq(sa_policy_run_opts("tflms", g, &d, &po, &p, &err), SA_EINFEASIBLE);

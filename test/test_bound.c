@@ -621,7 +621,7 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
     }
     tu_check_policy_plan(p[0], g, "optimal", true);
     double milp_us = tu_json_num(p[0]->search_json, "\"milp_plan_us\":");
-    long plans = (long)tu_json_num(p[0]->search_json, "\"refine_plans\":");
+    long plans = tu_json_count(p[0]->search_json, "\"refine_plans\":");
     ck_assert_msg(p[0]->predicted.iteration_us < 0.97 * milp_us, "polished %.1f us, the MILP's plan %.1f us",
                   p[0]->predicted.iteration_us, milp_us);
     /* only the widened space without chains plans here: its refinement
@@ -659,7 +659,7 @@ START_TEST(test_optimal_refine_beats_the_milp_plan)
     ck_assert_int_eq(p[0]->arena_bytes, p[1]->arena_bytes);
     for (int32_t v = 0; v < p[0]->n_nodes; v++)
         ck_assert(p[0]->nodes[v].kind == p[1]->nodes[v].kind && p[0]->nodes[v].ref == p[1]->nodes[v].ref);
-    ck_assert_int_eq((long)tu_json_num(p[1]->search_json, "\"refine_plans\":"), plans);
+    ck_assert_int_eq(tu_json_count(p[1]->search_json, "\"refine_plans\":"), plans);
     for (int k = 0; k < 2; k++)
         sa_plan_free(p[k]);
     sa_dfg_free(g);
@@ -736,7 +736,9 @@ START_TEST(test_optimal_pump_portfolio)
         so.seed_milp.pump_cells = k ? SA_POLICY_PUMP_MILP_CELLS : 0;
         sa_plan *sp = NULL;
         ck_assert_msg(sa_policy_run_opts("swapadvisor", g, &d, &so, &sp, &err) == SA_OK, "%s", err.msg);
-        seed_us[k] = tu_json_num(strstr(sp->search_json, "\"policy\":\"optimal\","), "\"iteration_us\":");
+        const char *row = strstr(sp->search_json, "\"policy\":\"optimal\",");
+        ck_assert_ptr_nonnull(row);
+        seed_us[k] = tu_json_num(row, "\"iteration_us\":");
         sa_plan_free(sp);
     }
     ck_assert_double_eq_tol(seed_us[0], p[0]->predicted.iteration_us, 1e-3);

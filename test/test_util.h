@@ -80,6 +80,15 @@ static inline double tu_json_num(const char *json, const char *key)
     return strncmp(at, "null", 4) ? strtod(at, NULL) : HUGE_VAL;
 }
 
+/* tu_json_num's number where it must be a finite count (the test fails on
+null). */
+static inline long tu_json_count(const char *json, const char *key)
+{
+    double v = tu_json_num(json, key);
+    ck_assert_msg(isfinite(v), "%s is null in the search block", key);
+    return (long)v;
+}
+
 /* p as JSON less its search block (whose wall-clock, thread and exchange
  * fields differ between runs that plan alike); p's block is dropped, the
  * text is the caller's. */
