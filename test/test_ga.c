@@ -571,9 +571,7 @@ static int twin_run(double frac, int np, int threads, gen0 *x, char **text)
     o.migrants = np;
     sa_ga_result r;
     ck_assert_msg(sa_ga_search(g, &d, &o, &r, &err) == SA_OK, "%s", err.msg);
-    const char *tw = strstr(r.best->search_json, "\"twins\":");
-    int twins = -1;
-    ck_assert_msg(tw && sscanf(tw, "\"twins\":%d", &twins) == 1, "%s", r.best->search_json);
+    int twins = (int)tu_json_count(r.best->search_json, "\"twins\":");
     tu_check_policy_plan(r.best, g, "search from twins", true);
     *text = tu_plan_text(r.best);
     sa_plan_free(r.best);

@@ -6,10 +6,11 @@
  * simulates them in parallel (OpenMP, one workspace per thread, a random stream
  * per child so the result does not depend on the thread count), and keeps N_p
  * survivors drawn by softmax over t_norm = (T_best - t) / T_best at the
- * temperature sa_ga_temperature gives (the best is always kept).  Every individual is planned and simulated by the planner
- * core (planner.h, the size-class pool layout).  Children the memory cannot
- * hold (the core answers SA_EINFEASIBLE) score +infinity and die out; out
- * of memory and internal errors end the search as errors.
+ * temperature sa_ga_temperature gives (the best is always kept).  Every
+ * individual is planned and simulated by the planner core (planner.h, the
+ * size-class pool layout).  Children the memory cannot hold (the core answers
+ * SA_EINFEASIBLE) score +infinity and die out; out of memory and internal
+ * errors end the search as errors.
  *
  * Joint search.  An individual is (schedule, layout, pool,
  * decisions): its layout gene picks the planner core's size-class pool
@@ -231,7 +232,9 @@ enum { SA_GA_AUTO_FILLS = 3 };
  * SA_GA_AUTO_TEMPERATURE under SA_GA_GENERATIONS_AUTO and 1 otherwise. */
 static inline double sa_ga_temperature(const sa_ga_opts *o)
 {
-    return o->temperature > 0 ? o->temperature : o->generations == SA_GA_GENERATIONS_AUTO ? SA_GA_AUTO_TEMPERATURE : 1.0;
+    if (o->temperature > 0)
+        return o->temperature;
+    return o->generations == SA_GA_GENERATIONS_AUTO ? SA_GA_AUTO_TEMPERATURE : 1.0;
 }
 
 void sa_ga_opts_default(sa_ga_opts *o);

@@ -250,21 +250,9 @@ static sa_status retime_seeds(search *s, sa_ga_result *res, sa_err *err)
         s->est[i] = SA_OK;
         if (isfinite(x->t) || x->layout != PLANNER_BESTFIT || cut)
             continue;
-        uint8_t best = 1;
-        double bt = HUGE_VAL;
-        for (int32_t j = 0; j < each && !s->est[i]; j++) {
-            uint8_t k = gx_timing_try(j, 1);
-            x->timing = k;
-            s->est[i] = evaluate_one(s, &s->ws[omp_get_thread_num()], i, &s->eerr[i]);
-            tries++;
-            if (x->t < bt || (x->t == bt && k < best)) {
-                bt = x->t;
-                best = k;
-            }
-        }
-        x->timing = best;
-        x->t = bt;
-        n += isfinite(bt);
+        s->est[i] = gx_fastest_timing(&s->c, &s->ws[omp_get_thread_num()], x, 1, each, s->gen_deadline, &s->cut,
+                                      &tries, &s->eerr[i]);
+        n += isfinite(x->t);
     }
     res->evaluations += tries;
     s->retimed = n;

@@ -122,3 +122,32 @@ sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, double deadline_s, bool *
     x->t = w->p->predicted.iteration_us;
     return SA_OK;
 }
+
+sa_status gx_fastest_timing(const gctx *c, tws *w, indiv *x, int32_t first, int32_t n, double deadline_s, bool *cut,
+                            int64_t *tries, sa_err *err)
+{
+    uint8_t best = gx_timing_try(0, first);
+    double bt = HUGE_VAL;
+    for (int32_t j = 0; j < n; j++) {
+        bool stop = deadline_s > 0 && sa_now_s() >= deadline_s;
+        x->timing = gx_timing_try(j, first);
+        if (!stop) {
+            sa_status st = gx_evaluate(c, w, x, deadline_s, &stop, err);
+            ++*tries;
+            if (st)
+                return st;
+        }
+        if (stop) { /* unplanned, and the search block says the deadline cut it */
+#pragma omp atomic write
+            *cut = true;
+            break;
+        }
+        if (x->t < bt || (x->t == bt && x->timing < best)) {
+            bt = x->t;
+            best = x->timing;
+        }
+    }
+    x->timing = best;
+    x->t = bt;
+    return SA_OK;
+}

@@ -127,7 +127,7 @@ int gx_cmp_time(const void *a, const void *b, void *ctx)
 sa_status gx_seed_twins(const gctx *c, const gx_twin_job *job, int32_t *entered, int64_t *evaluations, sa_err *err)
 {
     indiv *pop = job->pop, *tw = job->twins;
-    int32_t n = c->o->n_seeds < job->from - 1 ? c->o->n_seeds : job->from - 1, m = 0;
+    int32_t n = c->o->n_seeds, m = 0;
     *entered = 0;
     *evaluations = 0;
     for (int32_t k = 0; k < n; k++)
@@ -147,27 +147,13 @@ sa_status gx_seed_twins(const gctx *c, const gx_twin_job *job, int32_t *entered,
         y->t = HUGE_VAL;
         job->est[k] = pool_alloc_copy(&y->a, &x->a) ? SA_OK
                                                      : sa_fail(&job->eerr[k], SA_ENOMEM, "out of memory copying a pool");
-        double bt = HUGE_VAL;
-        uint8_t best = x->timing; /* a pool twin keeps its seed's, should a child flip it back */
-        for (int32_t j = 0; j < (y->layout == PLANNER_BESTFIT ? each : 1) && !job->est[k]; j++) {
-            bool cut = job->deadline_s > 0 && sa_now_s() >= job->deadline_s;
-            y->timing = y->layout == PLANNER_BESTFIT ? gx_timing_try(j, 0) : x->timing;
-            if (!cut) {
-                job->est[k] = gx_evaluate(c, w, y, job->deadline_s, &cut, &job->eerr[k]);
-                evals++;
-            }
-            if (cut) { /* unplanned, and the search block says the deadline cut it */
-#pragma omp atomic write
-                *job->cut = true;
-                break;
-            }
-            if (y->t < bt || (y->t == bt && y->timing < best)) {
-                bt = y->t;
-                best = y->timing;
-            }
-        }
-        y->timing = best;
-        y->t = bt;
+        /* a pool plan reads no timing: one try, and the twin keeps its seed's
+         * timing gene, should a child flip it back */
+        if (!job->est[k])
+            job->est[k] = gx_fastest_timing(c, w, y, 0, y->layout == PLANNER_BESTFIT ? each : 1, job->deadline_s,
+                                            job->cut, &evals, &job->eerr[k]);
+        if (y->layout == PLANNER_POOL)
+            y->timing = x->timing;
     }
     *evaluations = evals;
     for (int32_t k = 0; k < n; k++)

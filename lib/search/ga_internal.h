@@ -156,6 +156,14 @@ typedef struct gx_twin_job {
  * first in seed order, whatever the threads): pop is then unchanged. */
 sa_status gx_seed_twins(const gctx *c, const gx_twin_job *job, int32_t *entered, int64_t *evaluations, sa_err *err);
 sa_status gx_evaluate(const gctx *c, tws *w, indiv *x, double deadline_s, bool *cut, sa_err *err);
+/* x's first n timings from first (gx_timing_try's order) evaluated, x left at
+ * the fastest (the lowest timing on a tie; the first tried where none plans);
+ * the same at any thread count.  No evaluation starts past deadline_s (> 0),
+ * and one it skips or stops sets *cut (atomically: threads share it) and ends
+ * the tries.  *tries counts the plans evaluated.  An evaluation's error (err
+ * says why): x is then half-tried. */
+sa_status gx_fastest_timing(const gctx *c, tws *w, indiv *x, int32_t first, int32_t n, double deadline_s, bool *cut,
+                            int64_t *tries, sa_err *err);
 const uint8_t *gx_pool_flags(const gctx *c, const tws *w, const indiv *x);
 
 /* ga_fill.c: the best-fit individual x's swapped, recomputed or evicted
