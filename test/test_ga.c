@@ -1123,6 +1123,63 @@ START_TEST(test_few_affordable_generations_leave_the_time_to_the_fill)
 }
 END_TEST
 
+/* The end fills: after the generations the fill runs on the best best-fit
+ * parent and then on the next ones, distinct in time, best first, while they
+ * cost under SA_GA_END_FILL_SHARE times the generations' effort and the first
+ * at most a quarter of it.  The search block says how many were filled and the place
+ * of the one whose fill is fastest; the answer is no slower than it and the
+ * plan the same on one thread and two.  On the ladder with 24 parents some
+ * seeds leave one best-fit parent distinct in time, others more, and at some
+ * seed a later parent's fill beats the best parent's.  With the first
+ * generation only (--generations 0) the first fill costs more than a quarter
+ * of the generations' effort: it fills the best parent only. */
+START_TEST(test_end_fills_fill_several_parents)
+{
+    seeded x;
+    seeded_init(&x);
+    sa_err err = {0};
+    x.o.generations = 4;
+    x.o.population = 24;
+    bool more = false, later = false;
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        char *json[2];
+        x.o.seed = seed;
+        for (int k = 0; k < 2; k++) {
+            x.o.threads = 1 + k;
+            sa_ga_result r;
+            ck_assert_msg(sa_ga_search(x.g, &x.d, &x.o, &r, &err) == SA_OK, "%s", err.msg);
+            const char *sj = r.best->search_json;
+            long filled = tu_json_count(sj, "\"filled\":"), rank = tu_json_count(sj, "\"rank\":");
+            ck_assert_int_ge(filled, 1);
+            more |= filled > 1;
+            ck_assert_int_le(filled, SA_GA_END_FILLS);
+            ck_assert_int_ge(rank, 0);
+            ck_assert_int_lt(rank, filled);
+            later |= rank > 0;
+            ck_assert_int_ge(tu_json_count(sj, "\"tried\":"),
+                             tu_json_count(sj, "\"kept\":") + tu_json_count(sj, "\"switched\":"));
+            ck_assert_double_le(tu_json_num(sj, "\"to_us\":"), tu_json_num(sj, "\"from_us\":"));
+            ck_assert_double_le(r.best->predicted.iteration_us, tu_json_num(sj, "\"to_us\":"));
+            tu_check_policy_plan(r.best, x.g, "search after the end fills", true);
+            json[k] = tu_plan_text(r.best);
+            sa_plan_free(r.best);
+        }
+        tu_same_text(json[0], json[1]);
+    }
+    ck_assert_msg(more, "no search filled more than one parent at seeds 1-8");
+    ck_assert_msg(later, "no later parent's fill was the fastest at seeds 1-8");
+    /* the first generation only: the first fill costs more than a quarter of it */
+    x.o.generations = 0;
+    x.o.threads = 1;
+    sa_ga_result r;
+    ck_assert_msg(sa_ga_search(x.g, &x.d, &x.o, &r, &err) == SA_OK, "%s", err.msg);
+    ck_assert_int_eq(tu_json_count(r.best->search_json, "\"filled\":"), 1);
+    ck_assert_int_eq(tu_json_count(r.best->search_json, "\"rank\":"), 0);
+    sa_plan_free(r.best);
+    seeded_free(&x);
+}
+END_TEST
+
 /* No policy recomputes an op that updates a persistent tensor in place (the
  * ladder's sgd updates), and the validator rejects such a recompute written
  * by hand. */
@@ -1381,6 +1438,7 @@ Suite *suite_ga(void)
     tcase_add_test(tc, test_seed_fits_with_its_own_timing);
     tcase_add_test(tc, test_fill_during_the_default_effort);
     tcase_add_test(tc, test_few_affordable_generations_leave_the_time_to_the_fill);
+    tcase_add_test(tc, test_end_fills_fill_several_parents);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -42,11 +42,12 @@
  * seed's decisions packed by best fit can beat every seed's own individual.
  * After the last generation the best best-fit individual's swapped,
  * recomputed and evicted tensors are set back to keep, costliest first, where
- * the plan still fits and gets faster (the fill: memory left idle is spent;
- * the search block's "fill" counts what was kept of what was tried and gives
- * the individual's time before and after (from_us, to_us); with
- * deadline_s the generations stop at nine tenths of the time to it and the
- * fill has the rest).
+ * the plan still fits and gets faster (the fill: memory left idle is spent),
+ * and then the next best-fit individuals' (SA_GA_END_FILLS); the search
+ * block's "fill" says how many were filled, which one's fill was fastest
+ * (rank), what it kept of what all of them tried and that individual's time
+ * before and after (from_us, to_us); with deadline_s the generations stop at
+ * nine tenths of the time to it and the fills have the rest.
  * The answer is never slower than the fastest seed: when no individual beats
  * it, that seed's plan itself is the answer.  The search block then records
  * the fastest seed, the gain over it and where the answer came from.
@@ -224,6 +225,15 @@ enum { SA_GA_AUTO_FEW = 10 };
  * cost and plans stay those of the generations asked.  The search block's fill.during
  * lists them. */
 enum { SA_GA_AUTO_FILLS = 3 };
+/* Under any effort the fill after the last generation (the end fill) runs on the best
+ * best-fit parent and then on the next ones, distinct in time, best first, up to
+ * SA_GA_END_FILLS, while the end fills have cost under SA_GA_END_FILL_SHARE times the planner
+ * effort the generations spent (generation 0's and the fills' during the search included)
+ * and the first at most a quarter of it: what a fill
+ * reaches depends on the plan it starts from more than on how fast that plan was
+ * (docs/policies.md, "The fill").  The fastest filled individual goes on to the answer. */
+enum { SA_GA_END_FILLS = 8 };
+#define SA_GA_END_FILL_SHARE 1.5
 /* The default effort's survival temperature: its few thousand generations at most gain
  * more from a sharper survival than from the paper's 1, which a generation count or a
  * time limit keeps (docs/policies.md, "The default effort"). */

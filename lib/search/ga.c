@@ -634,24 +634,22 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     const sa_dfg_device *dev = s->c.dev;
     const sa_ga_opts *o = s->c.o;
     indiv *pop = s->pop;
-    int32_t bi = 0, bf = best_of(pop, s->np, PLANNER_BESTFIT), kept = 0, switched = 0, tried = 0;
-    double fill_from = 0, fill_to = 0, fill_s = 0;
+    int32_t bi = 0;
+    gx_end_fill ef = {.best = -1};
+    double fill_s = 0;
     for (int32_t i = 0; i < s->np; i++)
         if (pop[i].t < pop[bi].t)
             bi = i;
     int64_t gen_effort = res->effort = effort_so_far(s);
-    if (s->c.joint && bf >= 0) {
-        fill_from = pop[bf].t;
+    if (s->c.joint) {
         double t0 = omp_get_wtime();
-        sa_status fst = gx_fill_memory(&s->c, s->ws, s->threads, &pop[bf], o->deadline_s, &kept, &switched,
-                                       &tried, err);
+        sa_status fst = gx_fill_end(&s->c, s->ws, s->threads, pop, s->np, (double)gen_effort, o->deadline_s, &ef, err);
         if (fst)
             return fst;
-        fill_to = pop[bf].t;
         fill_s = omp_get_wtime() - t0;
     }
-    if (bf >= 0 && pop[bf].t < pop[bi].t)
-        bi = bf;
+    if (ef.best >= 0 && pop[ef.best].t < pop[bi].t)
+        bi = ef.best;
     int64_t fill_effort = effort_so_far(s) - gen_effort;
     /* where a pool individual is the best, its counts get the same kind of pass */
     char pfill[256] = "";
@@ -700,11 +698,13 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     if (s->affordable > 0)
         snprintf(aff, sizeof aff, ",\"affordable_generations\":%.1f", s->affordable);
     seed_json(s, &pop[bi], bs, seed_won, joint, sizeof joint);
-    /* the fill's figures, with seeds (it runs only then); the individual's
-     * time before and after it where there was one to fill */
-    char fill[512] = "", span[64] = "", during[320] = "";
-    if (fill_from > 0)
-        snprintf(span, sizeof span, ",\"from_us\":%.3f,\"to_us\":%.3f", fill_from, fill_to);
+    /* the end fills' figures, with seeds (they run only then); where one ran,
+     * the fastest filled individual's time before and after its fill, how many
+     * were filled and its place among them */
+    char fill[512] = "", span[128] = "", during[320] = "";
+    if (ef.best >= 0)
+        snprintf(span, sizeof span, ",\"from_us\":%.3f,\"to_us\":%.3f,\"filled\":%d,\"rank\":%d", ef.from, ef.to,
+                 (int)ef.filled, (int)ef.rank);
     if (s->effort_max > 0 && s->c.joint) {
         size_t at = (size_t)snprintf(during, sizeof during, ",\"during\":[");
         for (int k = 0; k < s->n_mid && at < sizeof during; k++)
@@ -716,8 +716,8 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     }
     if (s->c.joint)
         snprintf(fill, sizeof fill,
-                 ",\"fill\":{\"kept\":%d,\"switched\":%d,\"tried\":%d%s,\"effort\":%lld,\"wall_s\":%.3f%s}", kept,
-                 switched, tried, span, (long long)fill_effort, fill_s, during);
+                 ",\"fill\":{\"kept\":%d,\"switched\":%d,\"tried\":%d%s,\"effort\":%lld,\"wall_s\":%.3f%s}",
+                 (int)ef.kept, (int)ef.switched, (int)ef.tried, span, (long long)fill_effort, fill_s, during);
     snprintf(json, sizeof json,
              "{\"algorithm\":\"swapadvisor\",\"mode\":\"%s\",\"seed\":%llu,\"population\":%d,\"generations\":%d,"
              "\"evaluations\":%lld,\"effort\":%lld%s,\"mutation\":%g,\"temperature\":%g,\"threads\":%d,\"wall_s\":%.3f,"

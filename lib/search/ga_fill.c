@@ -186,6 +186,40 @@ out:
     return rc;
 }
 
+sa_status gx_fill_end(const gctx *c, tws *ws, int threads, indiv *pop, int32_t np, double budget, double deadline_s,
+                      gx_end_fill *r, sa_err *err)
+{
+    *r = (gx_end_fill){.best = -1};
+    int64_t start = gx_effort(ws, threads);
+    /* under a deadline the fills after the first stop half-way to it: the
+     * pool fill after them has the rest */
+    double now = sa_now_s(), half = deadline_s > now ? now + (deadline_s - now) / 2 : deadline_s, last = -HUGE_VAL;
+    for (int k = 0; k < SA_GA_END_FILLS; k++) {
+        double spent = (double)(gx_effort(ws, threads) - start);
+        if (k > 0 && (spent >= SA_GA_END_FILL_SHARE * budget || (k == 1 && spent > budget / 4) ||
+                      (half > 0 && sa_now_s() >= half)))
+            break;
+        int32_t x = -1; /* the fastest best-fit individual slower than the last one filled */
+        for (int32_t i = 0; i < np; i++)
+            if (pop[i].layout == PLANNER_BESTFIT && isfinite(pop[i].t) && pop[i].t > last &&
+                (x < 0 || pop[i].t < pop[x].t))
+                x = i;
+        if (x < 0)
+            break;
+        double from = last = pop[x].t;
+        int32_t kept, switched, tried;
+        sa_status st =
+            gx_fill_memory(c, ws, threads, &pop[x], k > 0 ? half : deadline_s, &kept, &switched, &tried, err);
+        r->tried += tried;
+        if (st)
+            return st;
+        if (r->best < 0 || pop[x].t < pop[r->best].t)
+            *r = (gx_end_fill){x, r->filled, k, kept, switched, r->tried, from, pop[x].t};
+        r->filled++;
+    }
+    return SA_OK;
+}
+
 /* A move of the pool fill: dj objects of class j given up for di of class i;
  * k, the pair's index in the pass. */
 typedef struct pool_mv {
