@@ -689,7 +689,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
             res->time_to_1pct_s = s->time_hist[k];
             break;
         }
-    char joint[512], json[2048], first[64] = "";
+    char joint[512], json[4096], first[64] = "";
     /* JSON has no infinity: without a planned individual (every one cut by
      * the deadline) the member is left out */
     if (isfinite(res->first_us))
@@ -701,10 +701,16 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     /* the end fills' figures, with seeds (they run only then); where one ran,
      * the fastest filled individual's time before and after its fill, how many
      * were filled and its place among them */
-    char fill[512] = "", span[128] = "", during[320] = "";
-    if (ef.best >= 0)
-        snprintf(span, sizeof span, ",\"from_us\":%.3f,\"to_us\":%.3f,\"filled\":%d,\"rank\":%d", ef.from, ef.to,
-                 (int)ef.filled, (int)ef.rank);
+    char fill[1536] = "", span[1024] = "", during[320] = "";
+    if (ef.best >= 0) {
+        size_t at = (size_t)snprintf(span, sizeof span, ",\"from_us\":%.3f,\"to_us\":%.3f,\"filled\":%d,\"rank\":%d,\"each\":[",
+                                     ef.from, ef.to, (int)ef.filled, (int)ef.rank);
+        for (int k = 0; k < ef.filled && at < sizeof span; k++)
+            at += (size_t)snprintf(span + at, sizeof span - at, "%s{\"from_us\":%.3f,\"to_us\":%.3f,\"effort\":%lld}",
+                                   k ? "," : "", ef.each_from[k], ef.each_to[k], (long long)ef.each_effort[k]);
+        if (at < sizeof span)
+            snprintf(span + at, sizeof span - at, "]");
+    }
     if (s->effort_max > 0 && s->c.joint) {
         size_t at = (size_t)snprintf(during, sizeof during, ",\"during\":[");
         for (int k = 0; k < s->n_mid && at < sizeof during; k++)

@@ -196,8 +196,7 @@ sa_status gx_fill_end(const gctx *c, tws *ws, int threads, indiv *pop, int32_t n
     double now = sa_now_s(), half = deadline_s > now ? now + (deadline_s - now) / 2 : deadline_s, last = -HUGE_VAL;
     for (int k = 0; k < SA_GA_END_FILLS; k++) {
         double spent = (double)(gx_effort(ws, threads) - start);
-        if (k > 0 && (spent >= SA_GA_END_FILL_SHARE * budget || (k == 1 && spent > budget / 4) ||
-                      (half > 0 && sa_now_s() >= half)))
+        if (k > 0 && (spent >= SA_GA_END_FILL_SHARE * budget || (half > 0 && sa_now_s() >= half)))
             break;
         int32_t x = -1; /* the fastest best-fit individual slower than the last one filled */
         for (int32_t i = 0; i < np; i++)
@@ -207,14 +206,24 @@ sa_status gx_fill_end(const gctx *c, tws *ws, int threads, indiv *pop, int32_t n
         if (x < 0)
             break;
         double from = last = pop[x].t;
+        int64_t e0 = gx_effort(ws, threads);
         int32_t kept, switched, tried;
         sa_status st =
             gx_fill_memory(c, ws, threads, &pop[x], k > 0 ? half : deadline_s, &kept, &switched, &tried, err);
         r->tried += tried;
         if (st)
             return st;
-        if (r->best < 0 || pop[x].t < pop[r->best].t)
-            *r = (gx_end_fill){x, r->filled, k, kept, switched, r->tried, from, pop[x].t};
+        if (r->best < 0 || pop[x].t < pop[r->best].t) {
+            r->best = x;
+            r->rank = k;
+            r->kept = kept;
+            r->switched = switched;
+            r->from = from;
+            r->to = pop[x].t;
+        }
+        r->each_from[k] = from;
+        r->each_to[k] = pop[x].t;
+        r->each_effort[k] = gx_effort(ws, threads) - e0;
         r->filled++;
     }
     return SA_OK;

@@ -192,19 +192,22 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
 /* What gx_fill_end did: the filled individual fastest after its fill (-1:
  * none was filled), how many were filled and that one's place among them
  * (0: the best parent), its changes kept and switched and its time before and
- * after, and the plans tried by all the fills. */
+ * after, the plans tried by all the fills, and each fill's individual's time
+ * before and after it and its planner effort, in the order they ran. */
 typedef struct gx_end_fill {
     int32_t best, filled, rank, kept, switched, tried;
     double from, to;
+    double each_from[SA_GA_END_FILLS], each_to[SA_GA_END_FILLS];
+    int64_t each_effort[SA_GA_END_FILLS];
 } gx_end_fill;
 /* ga_fill.c: the end fills (ga.h, SA_GA_END_FILLS): gx_fill_memory on the
  * best best-fit individual of pop[0 .. np), then on the next ones, best
  * first and distinct in time (of equal times the lowest index only), while
  * the fills have cost under SA_GA_END_FILL_SHARE of budget (the planner
- * effort the generations spent) and the first cost at most a quarter of it; the first stops at deadline_s (> 0), the others half-way to
- * it from the call.  The filled individuals change in place.  Errors as
- * gx_fill_memory's (r->tried then counts every try, the rest of *r the fills
- * that ended). */
+ * effort the generations spent); the first stops at deadline_s (> 0), the
+ * others half-way to it from the call.
+ * The filled individuals change in place.  Errors as gx_fill_memory's
+ * (r->tried then counts every try, the rest of *r the fills that ended). */
 sa_status gx_fill_end(const gctx *c, tws *ws, int threads, indiv *pop, int32_t np, double budget, double deadline_s,
                       gx_end_fill *r, sa_err *err);
 /* ga_fill.c: the pool individual x's object counts, memory moved between
