@@ -648,16 +648,22 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
             return fst;
         fill_s = omp_get_wtime() - t0;
     }
+    /* where a pool individual is the best after the best parent's fill alone,
+     * its counts get the same kind of pass, as with one fill: the later fills
+     * then never make the answer slower */
+    int32_t bp = bi;
+    bool pool_pass = s->c.joint && pop[bp].layout == PLANNER_POOL && !(ef.filled > 0 && ef.each_to[0] < pop[bp].t);
     if (ef.best >= 0 && pop[ef.best].t < pop[bi].t)
         bi = ef.best;
     int64_t fill_effort = effort_so_far(s) - gen_effort;
-    /* where a pool individual is the best, its counts get the same kind of pass */
     char pfill[256] = "";
-    sa_status pst = s->c.joint ? gx_fill_pool_json(&s->c, s->ws, s->threads, &pop[bi], o->deadline_s, pfill,
-                                                   sizeof pfill, err)
-                               : SA_OK;
+    sa_status pst = pool_pass ? gx_fill_pool_json(&s->c, s->ws, s->threads, &pop[bp], o->deadline_s, pfill,
+                                                  sizeof pfill, err)
+                              : SA_OK;
     if (pst)
         return pst;
+    if (pool_pass && pop[bp].t < pop[bi].t)
+        bi = bp;
     int32_t bs = s->c.joint ? gx_best_seed(o) : -1;
     bool seed_won = bs >= 0 && !(pop[bi].t <= o->seeds[bs].plan->predicted.iteration_us);
     if (!isfinite(pop[bi].t) && !seed_won)
