@@ -1151,9 +1151,10 @@ static double check_end_fills(const char *sj, long filled)
 
 /* The end fills: after the generations the fill runs on the best best-fit
  * parent and then on the next ones, distinct in time, best first, while they
- * cost under SA_GA_END_FILL_SHARE times the generations' effort.  The search block says how many were filled and the place
- * of the one whose fill is fastest; the answer is no slower than it and the
- * plan the same on one thread and two.  On the ladder with 24 parents some
+ * cost under SA_GA_END_FILL_SHARE times the generations' effort.  The search
+ * block says how many were filled and the place of the one whose fill is
+ * fastest; the answer is no slower than it and the plan the same on one
+ * thread and two.  On the ladder with 24 parents some
  * seeds leave one best-fit parent distinct in time, others more, and at some
  * seed a later parent's fill beats the best parent's.  At 0-2 generations of
  * 2-24 the limit holds, and where the first fill cost that much (at some of
@@ -1196,10 +1197,9 @@ START_TEST(test_end_fills_fill_several_parents)
     ck_assert_msg(later, "no later parent's fill was the fastest at seeds 1-8");
     x.o.threads = 1;
     bool dear = false;
-    for (int np = 2; np <= 24; np += 2)
-    for (int gens = 0; gens <= 2; gens++) {
-        x.o.population = np;
-        x.o.generations = gens;
+    for (int k = 0; k < 12 * 3; k++) { /* populations 2, 4 .. 24 by 0-2 generations */
+        x.o.population = 2 + 2 * (k / 3);
+        x.o.generations = k % 3;
         sa_ga_result r;
         ck_assert_msg(sa_ga_search(x.g, &x.d, &x.o, &r, &err) == SA_OK, "%s", err.msg);
         const char *sj = r.best->search_json;

@@ -229,9 +229,8 @@ enum { SA_GA_AUTO_FILLS = 3 };
  * best-fit parent and then on the next ones, distinct in time, best first, up to
  * SA_GA_END_FILLS, while the end fills have cost under SA_GA_END_FILL_SHARE times the planner
  * effort the generations spent (generation 0's and the fills' during the search included):
- * what a fill
- * reaches depends on the plan it starts from more than on how fast that plan was
- * (docs/policies.md, "The fill").  The fastest filled individual goes on to the answer. */
+ * what a fill reaches depends on the plan it starts from more than on how fast that plan
+ * was (docs/policies.md, "The fill").  The fastest filled individual goes on to the answer. */
 enum { SA_GA_END_FILLS = 8 };
 #define SA_GA_END_FILL_SHARE 1.5
 /* The default effort's survival temperature: its few thousand generations at most gain

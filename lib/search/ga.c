@@ -710,7 +710,7 @@ static sa_status finish(search *s, int gen, sa_ga_result *res, sa_err *err)
     char fill[1536] = "", span[1024] = "", during[320] = "";
     if (ef.best >= 0) {
         size_t at = (size_t)snprintf(span, sizeof span, ",\"from_us\":%.3f,\"to_us\":%.3f,\"filled\":%d,\"rank\":%d,\"each\":[",
-                                     ef.from, ef.to, (int)ef.filled, (int)ef.rank);
+                                     ef.each_from[ef.rank], ef.each_to[ef.rank], (int)ef.filled, (int)ef.rank);
         for (int k = 0; k < ef.filled && at < sizeof span; k++)
             at += (size_t)snprintf(span + at, sizeof span - at, "%s{\"from_us\":%.3f,\"to_us\":%.3f,\"effort\":%lld}",
                                    k ? "," : "", ef.each_from[k], ef.each_to[k], (long long)ef.each_effort[k]);

@@ -195,8 +195,8 @@ sa_status gx_fill_end(const gctx *c, tws *ws, int threads, indiv *pop, int32_t n
      * pool fill after them has the rest */
     double now = sa_now_s(), half = deadline_s > now ? now + (deadline_s - now) / 2 : deadline_s, last = -HUGE_VAL;
     for (int k = 0; k < SA_GA_END_FILLS; k++) {
-        double spent = (double)(gx_effort(ws, threads) - start);
-        if (k > 0 && (spent >= SA_GA_END_FILL_SHARE * budget || (half > 0 && sa_now_s() >= half)))
+        int64_t e0 = gx_effort(ws, threads);
+        if (k > 0 && ((double)(e0 - start) >= SA_GA_END_FILL_SHARE * budget || (half > 0 && sa_now_s() >= half)))
             break;
         int32_t x = -1; /* the fastest best-fit individual slower than the last one filled */
         for (int32_t i = 0; i < np; i++)
@@ -205,8 +205,7 @@ sa_status gx_fill_end(const gctx *c, tws *ws, int threads, indiv *pop, int32_t n
                 x = i;
         if (x < 0)
             break;
-        double from = last = pop[x].t;
-        int64_t e0 = gx_effort(ws, threads);
+        last = r->each_from[k] = pop[x].t;
         int32_t kept, switched, tried;
         sa_status st =
             gx_fill_memory(c, ws, threads, &pop[x], k > 0 ? half : deadline_s, &kept, &switched, &tried, err);
@@ -218,10 +217,7 @@ sa_status gx_fill_end(const gctx *c, tws *ws, int threads, indiv *pop, int32_t n
             r->rank = k;
             r->kept = kept;
             r->switched = switched;
-            r->from = from;
-            r->to = pop[x].t;
         }
-        r->each_from[k] = from;
         r->each_to[k] = pop[x].t;
         r->each_effort[k] = gx_effort(ws, threads) - e0;
         r->filled++;

@@ -191,12 +191,12 @@ sa_status gx_fill_memory(const gctx *c, tws *ws, int threads, indiv *x, double d
                          int32_t *switched, int32_t *tried, sa_err *err);
 /* What gx_fill_end did: the filled individual fastest after its fill (-1:
  * none was filled), how many were filled and that one's place among them
- * (0: the best parent), its changes kept and switched and its time before and
- * after, the plans tried by all the fills, and each fill's individual's time
- * before and after it and its planner effort, in the order they ran. */
+ * (0: the best parent; its time before and after are each_from[rank] and
+ * each_to[rank]), its changes kept and switched, the plans tried by all the
+ * fills, and each fill's individual's time before and after it and its
+ * planner effort, in the order they ran. */
 typedef struct gx_end_fill {
     int32_t best, filled, rank, kept, switched, tried;
-    double from, to;
     double each_from[SA_GA_END_FILLS], each_to[SA_GA_END_FILLS];
     int64_t each_effort[SA_GA_END_FILLS];
 } gx_end_fill;
